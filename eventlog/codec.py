@@ -1,0 +1,97 @@
+"""Bytes on disk: how an event becomes one checksummed JSON line, and back.
+
+A log line is the event's canonical JSON with up to two framing members appended
+before the closing brace, and ends in ``\\n``::
+
+    {"type":"message.appended","seq":7,"ts":"...",...,"more":2,"h":"xxh3-64:<16 hex>"}
+
+* ``h`` is always last. It is ``xxh3_64`` of every byte of the line *before* the
+  ``,"h":"`` member, as 16 lowercase hex digits. So a line can be checked from its raw
+  bytes without decoding it: ``xxh3_64(line[:-33]).hexdigest() == line[-19:-3]``.
+* ``more`` appears only inside an atomic batch of several events: it says how many
+  lines of the same batch follow this one. Recovery cuts an incomplete batch whole.
+
+The event JSON is produced by one msgspec encoder with ``order="deterministic"``, so
+``frame(decode(line))`` gives back the same bytes. ``canonical_json`` and
+``content_hash`` are the project's dedup-hash contract: changing the canonical form
+changes every stored hash, which is why hashes carry an algorithm prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import xxhash
+
+from eventlog.events import AnyEvent, Event
+
+ENCODER = msgspec.json.Encoder(order="deterministic")
+DECODER = msgspec.json.Decoder(AnyEvent)
+
+CHECKSUM_PREFIX = b',"h":"xxh3-64:'
+SUFFIX_LEN = len(CHECKSUM_PREFIX) + 16 + 3  # prefix, 16 hex digits, '"}' and '\n'
+HASH128_PREFIX = "xxh3_128:"
+
+_xxh64_hex = xxhash.xxh3_64_hexdigest
+_xxh128_hex = xxhash.xxh3_128_hexdigest
+
+
+class Frame(msgspec.Struct):
+    """The few members recovery needs from a line, decoded without the whole event."""
+
+    seq: int = 0
+    more: int = 0
+    dedup: str = ""
+
+
+FRAME_DECODER = msgspec.json.Decoder(Frame)
+
+
+def frame(event: Event, more: int = 0) -> bytes:
+    """Encode ``event`` as one checksummed log line (``more`` = batch lines still to come)."""
+    body = ENCODER.encode(event)
+    if more:
+        head = body[:-1] + b',"more":%d' % more
+    else:
+        head = body[:-1]
+    return head + CHECKSUM_PREFIX + _xxh64_hex(head).encode() + b'"}\n'
+
+
+def checksum_ok(line: bytes | memoryview) -> bool:
+    """True when ``line`` (ending in ``\\n``) carries a correct ``h`` member."""
+    n = len(line)
+    if n <= SUFFIX_LEN or line[n - SUFFIX_LEN : n - 19] != CHECKSUM_PREFIX or line[n - 3 :] != b'"}\n':
+        return False
+    return _xxh64_hex(line[: n - SUFFIX_LEN]).encode() == line[n - 19 : n - 3]
+
+
+def fingerprint(line: bytes | memoryview) -> str:
+    """The checksum a line carries (``xxh3-64:<hex>``): a cheap identity for offsets."""
+    n = len(line)
+    return "xxh3-64:" + bytes(line[n - 19 : n - 3]).decode()
+
+
+def decode(line: bytes | memoryview) -> Event:
+    """Decode one line (framing members are ignored) into its event Struct."""
+    return DECODER.decode(line)  # type: ignore[no-any-return]
+
+
+def canonical_json(value: Any) -> bytes:
+    """The canonical form hashes are taken over: sorted keys, compact, UTF-8, no escaping.
+
+    Changing this form changes every stored hash; bump ``HASH128_PREFIX`` if you must.
+    """
+    return ENCODER.encode(value)
+
+
+def content_hash(value: Any) -> str:
+    """``xxh3_128:<32 hex>`` of ``canonical_json(value)``."""
+    return HASH128_PREFIX + _xxh128_hex(canonical_json(value))
+
+
+def hash_key(key: str) -> int:
+    """The 128-bit integer a dedup key is stored as in a HashSet."""
+    if key.startswith(HASH128_PREFIX) and len(key) == len(HASH128_PREFIX) + 32:
+        return int(key[len(HASH128_PREFIX) :], 16)
+    return xxhash.xxh3_128_intdigest(key.encode("utf-8", "surrogatepass"))

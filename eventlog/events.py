@@ -1,0 +1,106 @@
+"""The event catalogue: every fact evlog records is one of these frozen, tagged Structs.
+
+Each event is one JSON object per line in the log. ``type`` (the tag) comes first,
+then ``seq`` and ``ts`` (assigned by the log on append), then the event's own fields.
+Rules for changing this file (they keep old logs readable, see CONVENTIONS.md 5):
+
+* add new fields only with a default; never rename a field, change its type or a tag;
+* never set ``forbid_unknown_fields`` (a newer writer may add fields an older reader
+  must skip);
+* every subclass passes ``kw_only=True`` so base fields (``seq``, ``ts``) stay first.
+
+``dedup`` is an optional idempotency key: when set, the log writes the event only if no
+event with the same key exists (the second append returns the first one's seq).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+
+
+class Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True, omit_defaults=True):
+    """Base of every event: ``seq`` (dense, from 1) and ``ts`` (UTC, ISO 8601) are set by the log."""
+
+    seq: int = 0
+    ts: str = ""
+    dedup: str = ""
+
+    @property
+    def type(self) -> str:
+        """The event's dotted type name (its tag)."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+# --- the log's own events ------------------------------------------------------------
+
+
+class LogRecovered(Event, tag="log.recovered", kw_only=True):
+    """Opening for write cut a torn or damaged tail off the active segment."""
+
+    segment: str
+    offset: int
+    bytes_truncated: int
+    reason: str
+    quarantine: str = ""
+    records_after_damage: int = 0
+
+
+# --- sessions and messages -----------------------------------------------------------
+
+
+class SessionCreated(Event, tag="session.created", kw_only=True):
+    """A conversation session exists from now on."""
+
+    session_key: str
+    title: str = ""
+    metadata: dict[str, Any] = {}
+    created_at: str = ""
+    project: str = ""
+
+
+class SessionUpdated(Event, tag="session.updated", kw_only=True):
+    """Session metadata changed; ``None`` fields are left as they were."""
+
+    session_key: str
+    title: str | None = None
+    preview: str | None = None
+    metadata: dict[str, Any] | None = None
+    updated_at: str = ""
+
+
+class SessionDeleted(Event, tag="session.deleted", kw_only=True):
+    """The session and its messages leave the projections (the log keeps them)."""
+
+    session_key: str
+
+
+class MessageAppended(Event, tag="message.appended", kw_only=True):
+    """One chat message of a session, as the agent harness saw it."""
+
+    session_key: str
+    message_id: str
+    role: str
+    content: str
+    timestamp: str = ""
+    tool_calls: list[Any] | None = None
+    extra: dict[str, Any] = {}
+
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    LogRecovered,
+    SessionCreated,
+    SessionUpdated,
+    SessionDeleted,
+    MessageAppended,
+)
+
+AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007
+
+TYPES_BY_TAG: dict[str, type[Event]] = {
+    cls.__struct_config__.tag: cls for cls in EVENT_TYPES  # type: ignore[misc]
+}
+
+#: Types a user may not append by hand (they describe the log itself).
+RESERVED_TYPES = frozenset(tag for tag in TYPES_BY_TAG if tag.startswith("log."))

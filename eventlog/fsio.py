@@ -1,0 +1,103 @@
+"""The file-system calls that change durable state, behind one small seam.
+
+Everything that writes, syncs, renames or truncates a file goes through a ``FileSystem``
+object, so tests can replace it: one that raises ``OSError`` at the n-th call (INVARIANTS
+I20) and one that remembers which bytes were never fsynced and mangles them to simulate
+a crash (I1, I18). Reads use plain ``open()``: a crash changes what is on disk, not how
+it is read.
+
+``atomic_write`` is the one way evlog replaces a whole file (checkpoints, projections,
+indexes): temp file in the same directory, write, fsync, rename over the target, fsync
+the directory. A reader sees the old file or the new one, never a mix or an empty file.
+"""
+
+from __future__ import annotations
+
+import os
+
+TMP_SUFFIX = ".tmp"
+
+
+class FileSystem:
+    """Real POSIX calls. Subclasses in tests inject faults or simulate crashes."""
+
+    def open_append(self, path: str) -> int:
+        """Open (creating if needed) ``path`` for appending; returns a file descriptor."""
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    def open_trunc(self, path: str) -> int:
+        """Create or empty ``path`` for writing; returns a file descriptor."""
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+
+    def write(self, fd: int, data: bytes) -> None:
+        """Write all of ``data`` (retrying short writes)."""
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+
+    def fsync(self, fd: int) -> None:
+        """Make the file's data durable (``fdatasync`` where the OS has it)."""
+        os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
+
+    def close(self, fd: int) -> None:
+        """Close a descriptor."""
+        os.close(fd)
+
+    def truncate(self, fd: int, size: int) -> None:
+        """Cut the file behind ``fd`` to ``size`` bytes."""
+        os.ftruncate(fd, size)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Atomically replace ``dst`` with ``src``."""
+        os.replace(src, dst)
+
+    def unlink(self, path: str) -> None:
+        """Remove a file."""
+        os.unlink(path)
+
+    def fsync_dir(self, path: str) -> None:
+        """Make a directory's entries (creates, renames, unlinks) durable."""
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def atomic_write(self, path: str, data: bytes, *, sync: bool = True) -> None:
+        """Replace ``path`` with ``data`` so readers and crashes see old or new, never a mix.
+
+        ``sync=False`` skips the fsyncs: for disposable files (indexes) that are
+        validated on use and rebuilt when wrong.
+        """
+        tmp = path + TMP_SUFFIX
+        fd = self.open_trunc(tmp)
+        try:
+            self.write(fd, data)
+            if sync:
+                self.fsync(fd)
+        finally:
+            self.close(fd)
+        self.rename(tmp, path)
+        if sync:
+            self.fsync_dir(os.path.dirname(path) or ".")
+
+
+OS_FS = FileSystem()
+
+
+def remove_stray_temp_files(directory: str) -> list[str]:
+    """Delete ``*.tmp`` left in ``directory`` by a crash mid-``atomic_write``; returns their names."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return removed
+    for name in names:
+        if name.endswith(TMP_SUFFIX):
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed.append(name)
+            except FileNotFoundError:
+                pass
+    return removed
