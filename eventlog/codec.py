@@ -58,6 +58,29 @@ def frame(event: Event, more: int = 0) -> bytes:
     return head + CHECKSUM_PREFIX + _xxh64_hex(head).encode() + b'"}\n'
 
 
+_TAG_END: dict[type, int] = {}
+
+
+def stamp_and_frame(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
+    """``frame(replace(event, seq=seq, ts=ts))`` without building the stamped Struct.
+
+    The encoder writes ``type`` first and then ``seq`` and ``ts`` (the base fields), so
+    the stamp is spliced in right after the tag of the unstamped encoding. A test
+    checks that this gives exactly the bytes of ``frame`` on the stamped event.
+    """
+    if event.seq or event.ts:
+        event = msgspec.structs.replace(event, seq=0, ts="")
+    body = ENCODER.encode(event)
+    k = _TAG_END.get(type(event))
+    if k is None:
+        k = _TAG_END[type(event)] = len(b'{"type":') + len(ENCODER.encode(event.__struct_config__.tag))
+    if more:
+        head = b'%s,"seq":%d,"ts":"%s"%s,"more":%d' % (body[:k], seq, ts, body[k:-1], more)
+    else:
+        head = b'%s,"seq":%d,"ts":"%s"%s' % (body[:k], seq, ts, body[k:-1])
+    return b"".join((head, CHECKSUM_PREFIX, _xxh64_hex(head).encode(), b'"}\n'))
+
+
 def checksum_ok(line: bytes | memoryview) -> bool:
     """True when ``line`` (ending in ``\\n``) carries a correct ``h`` member."""
     n = len(line)

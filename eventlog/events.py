@@ -20,7 +20,7 @@ from typing import Any, Union
 import msgspec
 
 
-class Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True, omit_defaults=True):
+class Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Base of every event: ``seq`` (dense, from 1) and ``ts`` (UTC, ISO 8601) are set by the log."""
 
     seq: int = 0
@@ -45,6 +45,7 @@ class LogRecovered(Event, tag="log.recovered", kw_only=True):
     reason: str
     quarantine: str = ""
     records_after_damage: int = 0
+    segments_quarantined: list[str] = []
 
 
 # --- sessions and messages -----------------------------------------------------------

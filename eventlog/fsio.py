@@ -31,10 +31,11 @@ class FileSystem:
 
     def write(self, fd: int, data: bytes) -> None:
         """Write all of ``data`` (retrying short writes)."""
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        n = os.write(fd, data)
+        if n != len(data):
+            view = memoryview(data)[n:]
+            while view:
+                view = view[os.write(fd, view) :]
 
     def fsync(self, fd: int) -> None:
         """Make the file's data durable (``fdatasync`` where the OS has it)."""

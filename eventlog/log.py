@@ -45,14 +45,13 @@ from typing import Literal
 import msgspec
 
 from eventlog import codec
-from eventlog.codec import CHECKSUM_PREFIX, DECODER, SUFFIX_LEN, frame, hash_key
+from eventlog.codec import CHECKSUM_PREFIX, DECODER, SUFFIX_LEN, hash_key, stamp_and_frame
 from eventlog.errors import (
     ConflictError,
     CorruptionError,
     DuplicateInBatchError,
     InvalidEventError,
     LogIOError,
-    SeqOutOfRange,
     WriterClosedError,
 )
 from eventlog.events import Event, LogRecovered
@@ -61,6 +60,7 @@ from eventlog.hashindex import HashIndex
 from eventlog.lock import WriterLock
 from eventlog.segments import (
     INDEX_EVERY,
+    READ_CHUNK,
     batch_more,
     encode_index,
     foreign_files,
@@ -126,6 +126,75 @@ class _TypeOnly(msgspec.Struct):
 _TYPE_DECODER = msgspec.json.Decoder(_TypeOnly)
 
 
+def _complete_chunks(path: str, pos: int, stop: int | None, seg: str, sealed: bool) -> Iterator[bytes]:
+    """Chunks of whole lines from ``pos``, each ending at a batch boundary.
+
+    The live end of the active segment (a torn line, or the lines of a batch whose last
+    line is not written yet) is held back; in a sealed segment it is corruption.
+    """
+    with open(path, "rb") as f:
+        f.seek(pos)
+        carry = b""
+        left = None if stop is None else stop - pos
+        while True:
+            want = READ_CHUNK if left is None else min(READ_CHUNK, left)
+            data = f.read(want) if want > 0 else b""
+            if left is not None:
+                left -= len(data)
+            if not data:
+                break
+            if carry:
+                data = carry + data
+            cut = _batch_boundary(data)
+            carry = data[cut:]
+            if cut:
+                yield data[:cut]
+                pos += cut
+    if carry and sealed:
+        what = "a torn record" if not carry.endswith(b"\n") else "an incomplete atomic batch"
+        raise CorruptionError(f"{seg}: sealed segment ends in {what} at byte {pos}", segment=seg, offset=pos)
+
+
+def _batch_boundary(data: bytes) -> int:
+    """Length of the longest prefix of ``data`` made of whole lines and whole batches."""
+    end = data.rfind(b"\n") + 1
+    while end:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        line = data[start:end]
+        n = len(line)
+        if n <= SUFFIX_LEN or not (line[n - SUFFIX_LEN - 1] in _DIGITS and batch_more(line, n)):
+            return end  # the last line closes a batch (or is a single event)
+        end = start  # inside a batch whose end is not here yet: hold the line back
+    return 0
+
+
+def _verify_chunk(body: bytes, lines: list[bytes], seg: str, pos: int, first_seq: int) -> list[Event]:
+    """Check framing, checksums and dense seqs of a chunk of lines; return the events."""
+    h = _xxh64_hex
+    bad = [k for k, ln in enumerate(lines) if ln[-32:-18] != CHECKSUM_PREFIX or h(ln[:-32]).encode() != ln[-18:-2]]
+    if bad:
+        k = bad[0]
+        off = pos + sum(len(ln) + 1 for ln in lines[:k])
+        raise CorruptionError(f"{seg}: checksum mismatch at byte {off} (seq {first_seq + k}); run 'evlog verify'",
+                              segment=seg, offset=off, seq=first_seq + k)
+    try:
+        evs = DECODER.decode_lines(body)
+    except msgspec.MsgspecError:
+        for k, ln in enumerate(lines):
+            try:
+                DECODER.decode(ln)
+            except msgspec.MsgspecError as e:
+                off = pos + sum(len(x) + 1 for x in lines[:k])
+                raise InvalidEventError(f"{seg} byte {off} (seq {first_seq + k}): cannot decode event: {e}") from e
+        raise
+    if evs[0].seq != first_seq or evs[-1].seq != first_seq + len(evs) - 1 or [e.seq for e in evs] != list(range(first_seq, first_seq + len(evs))):
+        k = next(k for k, e in enumerate(evs) if e.seq != first_seq + k)
+        off = pos + sum(len(ln) + 1 for ln in lines[:k])
+        raise CorruptionError(f"{seg}: seq {evs[k].seq} at byte {off} where {first_seq + k} was expected",
+                              segment=seg, offset=off, seq=first_seq + k)
+    return evs
+
+
 def _utc_iso(t: float) -> str:
     secs = int(t)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + ".%06dZ" % int((t - secs) * 1_000_000)
@@ -138,7 +207,7 @@ class Log:
         self.dir = log_dir
         self.writable = False
         self._lock: WriterLock | None = None
-        self._mutex = threading.RLock()
+        self._mutex = threading.Lock()
         self._index_cache: dict[int, tuple[int, list[tuple[int, int]]]] = {}
 
     # ------------------------------------------------------------------ opening
@@ -186,14 +255,15 @@ class Log:
             self.segment_bytes = segment_bytes
             self._poisoned: str | None = None
             self._unsynced = 0
-            self._last_ts = ""
+            self._ts_ms = -1
+            self._ts_bytes = b""
             self.recovered: LogRecovered | None = None
             remove_stray_temp_files(self.dir)
             self._recover(repair)
             self.writable = True
             self._load_dedup()
             if self.recovered is not None:
-                self.recovered = self.append(self.recovered)  # type: ignore[assignment]
+                self.recovered = msgspec.structs.replace(self.recovered, seq=self.append(self.recovered))
         except BaseException:
             self._close_fd()
             self._lock.release()
@@ -207,11 +277,14 @@ class Log:
             self._flusher.start()
 
     def _recover(self, repair: bool) -> None:
+        if repair:
+            self._repair_sealed()
         bases = segment_bases(self.dir)
         if not bases:
             self._create_segment(1)
             self._active_base, self._size, self.next_seq = 1, 0, 1
             self._active_index: list[tuple[int, int]] = []
+            self._next_mark = 0
             return
         # Sealed segments: names must chain and each must end on a whole record.
         for base, nxt in zip(bases, bases[1:], strict=False):
@@ -243,7 +316,57 @@ class Log:
         self._size = res.valid_end
         self.next_seq = res.next_seq
         self._active_index = res.index
+        self._next_mark = res.index[-1][1] + INDEX_EVERY if res.index else 0
         self._open_active()
+
+    def _repair_sealed(self) -> None:
+        """Find the first damage in any segment; cut there and quarantine every later segment."""
+        bases = segment_bases(self.dir)
+        expected = bases[0] if bases else 1
+        for i, base in enumerate(bases):
+            if base != expected:  # a gap or overlap: the previous segment ends the good log
+                self._quarantine_segments(bases[i:], f"repair: segment {segment_name(base)} starts at seq {base} where {expected} was expected")
+                return
+            res = scan_segment(self._seg_path(base), base)
+            later = bases[i + 1 :]
+            if later and res.damage is None and res.next_seq == later[0]:
+                expected = res.next_seq
+                continue
+            if not later:
+                return  # the active segment: ordinary recovery (with repair) handles it
+            reason = res.damage.reason if res.damage else f"{segment_name(later[0])} does not continue at seq {res.next_seq}"
+            moved = self._quarantine_segments(later, "")
+            self._cut(base, res.valid_end, res.size, f"repair: {reason}", 0)
+            self.recovered = msgspec.structs.replace(self.recovered, segments_quarantined=moved)  # type: ignore[arg-type]
+            return
+
+    def _quarantine_segments(self, bases: list[int], reason: str) -> list[str]:
+        """Move whole segments into log/quarantine/ (recording it if ``reason`` is given)."""
+        qdir = os.path.join(self.dir, QUARANTINE_DIR)
+        os.makedirs(qdir, exist_ok=True)
+        moved, total = [], 0
+        for b in bases:
+            total += os.path.getsize(self._seg_path(b))
+            self.fs.rename(self._seg_path(b), os.path.join(qdir, segment_name(b)))
+            moved.append(segment_name(b))
+            for stale in (index_path(self.dir, b),):
+                if os.path.exists(stale):
+                    os.unlink(stale)
+        self.fs.fsync_dir(self.dir)
+        if reason:
+            remaining = segment_bases(self.dir)
+            prev = remaining[-1] if remaining else bases[0]
+            if os.path.exists(index_path(self.dir, prev)):
+                os.unlink(index_path(self.dir, prev))  # it becomes the active segment again
+            self.recovered = LogRecovered(
+                segment=segment_name(prev),
+                offset=os.path.getsize(self._seg_path(prev)) if remaining else 0,
+                bytes_truncated=total,
+                reason=reason,
+                quarantine=QUARANTINE_DIR,
+                segments_quarantined=moved,
+            )
+        return moved
 
     def _cut(self, base: int, valid_end: int, size: int, reason: str, records_after: int) -> None:
         path = self._seg_path(base)
@@ -324,27 +447,52 @@ class Log:
 
     # ------------------------------------------------------------------ appending
 
-    def append(self, event: Event, *, expected: int | None = None) -> Event:
-        """Append one event; returns it with ``seq`` and ``ts`` set (the original if deduplicated)."""
-        return self.append_batch([event], expected=expected)[0]
+    def append(self, event: Event, *, expected: int | None = None) -> int:
+        """Append one event; returns its seq (the first one's seq if its dedup key is known)."""
+        with self._mutex:
+            if expected is not None or self._poisoned or not self.writable:
+                self._check_writable(expected)
+            key = event.dedup
+            if key:
+                h = hash_key(key)
+                first = self._dedup.get(h)
+                if first is not None:
+                    return first
+            seq = self.next_seq
+            ms = int(self.clock() * 1000)
+            line = stamp_and_frame(event, seq, self._ts_bytes if ms == self._ts_ms else self._stamp(ms))
+            pos = self._size
+            if pos + len(line) > self.segment_bytes or pos >= self._next_mark:
+                self._write(line, None)  # the general path: roll, index mark
+            else:
+                try:
+                    self.fs.write(self._fd, line)  # type: ignore[arg-type]
+                except OSError as e:
+                    self._poison(f"write failed: {e}")
+                    raise LogIOError(f"append not acknowledged: writing {segment_name(self._active_base)} failed: {e}") from e
+                self._size = pos + len(line)
+                self.next_seq = seq + 1
+                if self.durability == "fsync":
+                    self._sync("fsync failed")
+                else:
+                    self._unsynced += 1
+            if key:
+                self._dedup.add(h, seq)
+            return seq
 
-    def append_batch(self, events: Iterable[Event], *, expected: int | None = None) -> list[Event]:
+    def append_batch(self, events: Iterable[Event], *, expected: int | None = None) -> list[int]:
         """Append events atomically: after any crash all of them are in the log or none.
 
-        ``expected`` is the last seq the caller saw; if the log has moved on, nothing is
-        written and ``ConflictError`` is raised. Events whose dedup key the log already
-        holds are not written again; the original (as stored) is returned in their place.
-        A batch that repeats a dedup key writes nothing and raises ``DuplicateInBatchError``.
+        Returns each event's seq. ``expected`` is the last seq the caller saw; if the log
+        has moved on, nothing is written and ``ConflictError`` is raised. Events whose
+        dedup key the log already holds are not written again (their first seq is
+        returned). A batch that repeats a dedup key writes nothing and raises
+        ``DuplicateInBatchError``.
         """
         events = list(events)
         with self._mutex:
-            if not self.writable:
-                raise WriterClosedError("this log was opened read-only" if self._lock is None else "the log is closed")
-            if self._poisoned:
-                raise WriterClosedError(f"the writer refuses appends after an I/O error ({self._poisoned}); reopen the log")
-            if expected is not None and expected != self.next_seq - 1:
-                raise ConflictError(f"expected the log to end at seq {expected}, but it ends at seq {self.next_seq - 1}")
-            out: list[Event | None] = [None] * len(events)
+            self._check_writable(expected)
+            seqs: list[int] = [0] * len(events)
             todo: list[int] = []
             keys: dict[int, int] = {}
             for i, ev in enumerate(events):
@@ -357,48 +505,67 @@ class Log:
                     keys[k] = i
                     first = self._dedup.get(k)
                     if first is not None:
-                        out[i] = self._read_one(first)
+                        seqs[i] = first
                         continue
                 todo.append(i)
-            if todo:
-                self._write(events, todo, out)
-            return out  # type: ignore[return-value]
+            if not todo:
+                return seqs
+            ts = self._stamp()
+            seq = self.next_seq
+            n = len(todo)
+            lines = [stamp_and_frame(events[i], seq + j, ts, n - 1 - j) for j, i in enumerate(todo)]
+            self._write(b"".join(lines), lines)
+            for j, i in enumerate(todo):
+                seqs[i] = seq + j
+                if events[i].dedup:
+                    self._dedup.add(hash_key(events[i].dedup), seq + j)
+            return seqs
 
-    def _write(self, events: list[Event], todo: list[int], out: list[Event | None]) -> None:
-        now = _utc_iso(self.clock())
-        ts = now if now > self._last_ts else self._last_ts
-        seq = self.next_seq
-        n = len(todo)
-        replace = msgspec.structs.replace
-        stamped = [replace(events[i], seq=seq + j, ts=ts) for j, i in enumerate(todo)]
-        lines = [frame(ev, n - 1 - j) for j, ev in enumerate(stamped)]
-        data = lines[0] if n == 1 else b"".join(lines)
-        if self._size and self._size + len(data) > self.segment_bytes:
-            self._roll()
+    def _check_writable(self, expected: int | None) -> None:
+        if not self.writable:
+            raise WriterClosedError("this log was opened read-only" if self._lock is None else "the log is closed")
+        if self._poisoned:
+            raise WriterClosedError(f"the writer refuses appends after an I/O error ({self._poisoned}); reopen the log")
+        if expected is not None and expected != self.next_seq - 1:
+            raise ConflictError(f"expected the log to end at seq {expected}, but it ends at seq {self.next_seq - 1}")
+
+    def _stamp(self, ms: int | None = None) -> bytes:
+        """The ``ts`` of the next append: UTC, millisecond precision, never going backwards."""
+        if ms is None:
+            ms = int(self.clock() * 1000)
+        if ms != self._ts_ms:
+            if ms < self._ts_ms:
+                return self._ts_bytes
+            self._ts_ms = ms
+            self._ts_bytes = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)).encode()
+        return self._ts_bytes
+
+    def _write(self, data: bytes, lines: list[bytes] | None) -> None:
+        """Write one append's bytes (``lines``: a batch's lines, None for one event), then sync."""
         pos = self._size
+        if pos and pos + len(data) > self.segment_bytes:
+            self._roll()
+            pos = 0
         try:
             self.fs.write(self._fd, data)  # type: ignore[arg-type]
         except OSError as e:
             self._poison(f"write failed: {e}")
             raise LogIOError(f"append not acknowledged: writing {segment_name(self._active_base)} failed: {e}") from e
-        self._size += len(data)
-        self.next_seq = seq + n
-        self._last_ts = ts
-        next_mark = self._active_index[-1][1] + INDEX_EVERY if self._active_index else 0
-        for j, line in enumerate(lines):
-            if pos >= next_mark:
-                self._active_index.append((seq + j, pos))
-                next_mark = pos + INDEX_EVERY
-            pos += len(line)
+        seq = self.next_seq
+        count = 1 if lines is None else len(lines)
+        self._size = pos + len(data)
+        self.next_seq = seq + count
+        if pos >= self._next_mark:
+            for line in lines or (data,):
+                if pos >= self._next_mark:
+                    self._active_index.append((seq, pos))
+                    self._next_mark = pos + INDEX_EVERY
+                pos += len(line)
+                seq += 1
         if self.durability == "fsync":
             self._sync("fsync failed")
         else:
-            self._unsynced += n
-        for j, i in enumerate(todo):
-            ev = stamped[j]
-            out[i] = ev
-            if ev.dedup:
-                self._dedup.add(hash_key(ev.dedup), ev.seq)
+            self._unsynced += count
 
     def _sync(self, what: str) -> None:
         try:
@@ -429,6 +596,7 @@ class Log:
         self._active_base = self.next_seq
         self._size = 0
         self._active_index = []
+        self._next_mark = 0
         self._save_dedup_quietly()
 
     def _save_dedup_quietly(self) -> None:
@@ -590,12 +758,6 @@ class Log:
         rec = self.find(seq)
         return rec.fingerprint if rec else None
 
-    def _read_one(self, seq: int) -> Event:
-        rec = self.find(seq)
-        if rec is None:
-            raise SeqOutOfRange(f"seq {seq} is not in the log")
-        return rec.event
-
     def find(self, seq: int) -> Record | None:
         """The record with ``seq``, or None if the log does not hold it."""
         for rec in self.records(seq, until_seq=seq):
@@ -604,22 +766,22 @@ class Log:
 
     def read(self, from_seq: int = 1, *, until_seq: int | None = None) -> Iterator[Event]:
         """Events from ``from_seq`` to ``until_seq`` (inclusive) or the current end, verified."""
-        for item in self._scan(from_seq, until_seq, records=False):
-            yield item  # type: ignore[misc]
+        return self._scan(from_seq, until_seq, records=False)  # type: ignore[return-value]
 
     def records(self, from_seq: int = 1, *, until_seq: int | None = None) -> Iterator[Record]:
         """Like ``read`` but each event comes with its segment, byte range and fingerprint."""
-        for item in self._scan(from_seq, until_seq, records=True):
-            yield item  # type: ignore[misc]
+        return self._scan(from_seq, until_seq, records=True)  # type: ignore[return-value]
 
     def _scan(
         self, from_seq: int, until_seq: int | None, *, records: bool, cursor: list[int] | None = None
     ) -> Iterator[Event | Record]:
         """The one verifying read loop.
 
-        ``cursor`` is ``[segment base, byte position, seq there]``; it always points at
-        the line after the last yielded record (or whole batch), so ``follow`` can
-        resume from it.
+        Reads whole chunks, checks every line's framing and checksum, decodes the chunk
+        with one ``decode_lines`` call and checks that seqs are dense. ``cursor`` is
+        ``[segment base, byte position, seq there]``; it always points after the last
+        yielded record (or whole batch) so ``follow`` can resume from it. Lines of a batch
+        whose end is not written yet are held back; a torn tail is not returned.
         """
         bases = segment_bases(self.dir)
         if not bases:
@@ -635,47 +797,33 @@ class Log:
             seg = segment_name(cursor[0])
             raise CorruptionError(f"segment {seg} disappeared while being read", segment=seg)
         until = until_seq if until_seq is not None else 1 << 62
-        decode = DECODER.decode
         while True:
             base, pos, expected = cursor
-            seg = segment_name(base)
             sealed = i + 1 < len(bases)
             stop = self._size if self.writable and base == self._active_base else None
-            pending: list[Event | Record] = []
-            in_batch = False
-            for lpos, line in iter_lines(self._seg_path(base), pos, stop):
-                n = len(line)
-                if line[n - 1] != 10:
-                    if sealed:
-                        raise CorruptionError(f"{seg}: sealed segment ends in a torn record at byte {lpos}", segment=seg, offset=lpos, seq=expected)
-                    return  # the live end: a write in flight or a torn tail recovery will cut
-                if line[n - SUFFIX_LEN : n - 19] != CHECKSUM_PREFIX or _xxh64_hex(line[: n - SUFFIX_LEN]) != line[n - 19 : n - 3].decode():
-                    raise CorruptionError(f"{seg}: checksum mismatch at byte {lpos} (seq {expected}); run 'evlog verify'", segment=seg, offset=lpos, seq=expected)
-                try:
-                    ev = decode(line)
-                except msgspec.DecodeError as e:
-                    raise InvalidEventError(f"{seg} byte {lpos} (seq {expected}): cannot decode event: {e}") from e
-                s = ev.seq
-                if s != expected:
-                    raise CorruptionError(f"{seg}: seq {s} at byte {lpos} where {expected} was expected", segment=seg, offset=lpos, seq=expected)
-                expected = s + 1
-                more = batch_more(line, n) if line[n - SUFFIX_LEN - 1] in _DIGITS else 0
-                if from_seq <= s <= until:
-                    pending.append(Record(s, base, lpos, lpos + n, "xxh3-64:" + line[n - 19 : n - 3].decode(), ev) if records else ev)
-                if more:
-                    in_batch = True
-                    continue
-                in_batch = False
-                cursor[0], cursor[1], cursor[2] = base, lpos + n, expected
-                if pending:
-                    yield from pending
-                    pending = []
-                if s >= until:
+            for body in _complete_chunks(self._seg_path(base), pos, stop, segment_name(base), sealed):
+                lines = body.split(b"\n")
+                lines.pop()
+                evs = _verify_chunk(body, lines, segment_name(base), pos, expected)
+                n = len(evs)
+                lo = from_seq - expected if from_seq > expected else 0
+                hi = until - expected + 1 if until < expected + n else n
+                if records:
+                    out: list = []
+                    p = pos
+                    for k, line in enumerate(lines):
+                        e = p + len(line) + 1
+                        if lo <= k < hi:
+                            out.append(Record(expected + k, base, p, e, "xxh3-64:" + line[-18:-2].decode(), evs[k]))
+                        p = e
+                else:
+                    out = evs[lo:hi] if (lo or hi < n) else evs
+                pos += len(body)
+                expected += n
+                cursor[0], cursor[1], cursor[2] = base, pos, expected
+                yield from out
+                if expected > until:
                     return
-            if in_batch:
-                if sealed:
-                    raise CorruptionError(f"{seg}: sealed segment ends inside an atomic batch", segment=seg, seq=expected)
-                return  # the rest of the batch is not written yet: invisible until it is
             if not sealed:
                 return
             nxt = bases[i + 1]

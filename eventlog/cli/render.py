@@ -1,0 +1,67 @@
+"""Pure functions that turn library results into text: one line of human output or JSON.
+
+Commands never format by hand; they pass what the library returned to one of these.
+JSON output is one object per line (NDJSON), keys as the library names them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import msgspec
+
+from eventlog.codec import ENCODER
+from eventlog.events import Event, MessageAppended
+
+_PREVIEW = 100
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Builtins for dataclasses, msgspec Structs and containers of them."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, msgspec.Struct):
+        return msgspec.to_builtins(obj)
+    if isinstance(obj, dict):
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    return obj
+
+
+def json_line(obj: Any) -> str:
+    """One compact JSON object (no trailing newline), UTF-8 kept as is."""
+    if isinstance(obj, Event):
+        return ENCODER.encode(obj).decode()
+    return json.dumps(to_jsonable(obj), ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+
+
+def preview(text: str, width: int = _PREVIEW) -> str:
+    """One line of at most ``width`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def event_line(ev: Event) -> str:
+    """A readable one-line summary of an event: ``#seq ts type details``."""
+    head = f"#{ev.seq:<6} {ev.ts[:23]:<23} {ev.type:<20}"
+    match ev:
+        case MessageAppended():
+            return f"{head} [{preview(ev.session_key, 40)}] {ev.role}: {preview(ev.content)}"
+        case _:
+            fields = msgspec.to_builtins(ev)
+            parts = []
+            for k, v in fields.items():
+                if k in ("type", "seq", "ts", "dedup"):
+                    continue
+                text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                parts.append(f"{k}={preview(text, 60)}")
+            return f"{head} {' '.join(parts)}"
+
+
+def kv_block(pairs: list[tuple[str, Any]]) -> str:
+    """Aligned ``key: value`` lines."""
+    width = max((len(k) for k, _ in pairs), default=0)
+    return "\n".join(f"{k + ':':<{width + 1}} {v}" for k, v in pairs)

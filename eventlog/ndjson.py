@@ -1,0 +1,69 @@
+"""Events from NDJSON input (what ``evlog append`` reads), checked strictly.
+
+Each non-blank line is one JSON object ``{"type": ..., <fields>}``. ``seq``, ``ts`` and
+the framing members are assigned by the log and may not be given. The whole input is
+validated before anything is returned, and the first bad line raises
+``InvalidEventError`` naming the source, the line number and the field, so a caller
+that appends the result as one batch appends all of it or nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import msgspec
+
+from eventlog.errors import InvalidEventError
+from eventlog.events import RESERVED_TYPES, TYPES_BY_TAG, Event
+
+_ASSIGNED = ("seq", "ts", "h", "more")
+_AT_PATH = re.compile(r"- at `\$\.?([^`]*)`")
+_MISSING = re.compile(r"missing required field `([^`]+)`")
+
+
+def parse_events(lines: Iterable[bytes], source: str = "<stdin>") -> list[Event]:
+    """Parse and validate NDJSON event lines; raise on the first bad one."""
+    events = []
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        events.append(parse_event(raw, source, lineno))
+    return events
+
+
+def parse_event(raw: bytes, source: str = "<input>", lineno: int = 1) -> Event:
+    """Parse one NDJSON line into an event (see module docstring)."""
+
+    def bad(msg: str, field: str = "") -> InvalidEventError:
+        where = f"{source} line {lineno}" + (f", field `{field}`" if field else "")
+        return InvalidEventError(f"{where}: {msg}", source=source, line=lineno, field=field)
+
+    try:
+        obj = msgspec.json.decode(raw)
+    except msgspec.DecodeError as e:
+        raise bad(f"not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise bad(f"expected a JSON object, got {type(obj).__name__}")
+    tag = obj.get("type")
+    if not isinstance(tag, str):
+        raise bad("missing or non-string event type", "type")
+    cls = TYPES_BY_TAG.get(tag)
+    if cls is None:
+        raise bad(f"unknown event type {tag!r} (known: {', '.join(sorted(TYPES_BY_TAG))})", "type")
+    if tag in RESERVED_TYPES:
+        raise bad(f"{tag!r} events are written by the log itself", "type")
+    for name in _ASSIGNED:
+        if name in obj:
+            raise bad("is assigned by the log; remove it from the input", name)
+    allowed = set(cls.__struct_fields__)
+    for name in obj:
+        if name != "type" and name not in allowed:
+            raise bad(f"unknown field for {tag} (fields: {', '.join(f for f in cls.__struct_fields__ if f not in _ASSIGNED)})", name)
+    try:
+        return msgspec.convert(obj, cls)
+    except msgspec.ValidationError as e:
+        text = str(e)
+        m = _AT_PATH.search(text) or _MISSING.search(text)
+        field = m.group(1) if m else ""
+        raise bad(_AT_PATH.sub("", text).strip(), field) from None
