@@ -26,6 +26,7 @@ _SHIFT = 64 - _BUCKET_BITS
 _MASK64 = (1 << 64) - 1
 _MAGIC = b"EVHI1\n"
 _HEADER = struct.Struct("<6sQQ")  # magic, count, xxh3_64 of the payload
+_EMPTY = array("Q")  # shared by empty buckets; never modified
 
 
 class HashIndex:
@@ -34,9 +35,9 @@ class HashIndex:
     __slots__ = ("_hi", "_lo", "_val", "_len")
 
     def __init__(self) -> None:
-        self._hi = [array("Q") for _ in range(_BUCKETS)]
-        self._lo = [array("Q") for _ in range(_BUCKETS)]
-        self._val = [array("Q") for _ in range(_BUCKETS)]
+        self._hi = [_EMPTY] * _BUCKETS  # buckets are created on first insert
+        self._lo = [_EMPTY] * _BUCKETS
+        self._val = [_EMPTY] * _BUCKETS
         self._len = 0
 
     def __len__(self) -> int:
@@ -76,6 +77,10 @@ class HashIndex:
                 if los[i] == lo:
                     return self._val[b][i]
                 i += 1
+        if his is _EMPTY:
+            his = self._hi[b] = array("Q")
+            self._lo[b] = array("Q")
+            self._val[b] = array("Q")
         his.insert(i, hi)
         self._lo[b].insert(i, lo)
         self._val[b].insert(i, value)

@@ -171,7 +171,7 @@ def _batch_boundary(data: bytes) -> int:
 def _verify_chunk(body: bytes, lines: list[bytes], seg: str, pos: int, first_seq: int) -> list[Event]:
     """Check framing, checksums and dense seqs of a chunk of lines; return the events."""
     h = _xxh64_hex
-    bad = [k for k, ln in enumerate(lines) if ln[-32:-18] != CHECKSUM_PREFIX or h(ln[:-32]).encode() != ln[-18:-2]]
+    bad = [k for k, ln in enumerate(lines) if ln[-32:-18] != CHECKSUM_PREFIX or h(ln[:-32]).encode() != ln[-18:-2] or ln[-2:] != b'"}']
     if bad:
         k = bad[0]
         off = pos + sum(len(ln) + 1 for ln in lines[:k])
@@ -262,8 +262,9 @@ class Log:
             self._recover(repair)
             self.writable = True
             self._load_dedup()
-            if self.recovered is not None:
+            if self.recovered is not None:  # recorded durably whatever the policy
                 self.recovered = msgspec.structs.replace(self.recovered, seq=self.append(self.recovered))
+                self._sync("fsync of the recovery record failed")
         except BaseException:
             self._close_fd()
             self._lock.release()
@@ -299,7 +300,7 @@ class Log:
                 )
         base = bases[-1]
         path = self._seg_path(base)
-        res = scan_segment(path, base)
+        res = scan_segment(path, base, strict=repair)
         if res.damage is not None:
             d = res.damage
             if d.records_after and not repair:
@@ -327,7 +328,7 @@ class Log:
             if base != expected:  # a gap or overlap: the previous segment ends the good log
                 self._quarantine_segments(bases[i:], f"repair: segment {segment_name(base)} starts at seq {base} where {expected} was expected")
                 return
-            res = scan_segment(self._seg_path(base), base)
+            res = scan_segment(self._seg_path(base), base, strict=True)
             later = bases[i + 1 :]
             if later and res.damage is None and res.next_seq == later[0]:
                 expected = res.next_seq
@@ -948,9 +949,16 @@ class Log:
         for base in bases:
             path = self._seg_path(base)
             st.bytes += os.path.getsize(path)
-            for _pos, line in iter_lines(path):
-                if line[-1:] == b"\n":
+            for pos, line in iter_lines(path):
+                if line[-1:] != b"\n":
+                    continue  # the live end: a write in flight or a torn tail
+                try:
+                    if not codec.checksum_ok(line):
+                        raise msgspec.DecodeError("checksum mismatch")
                     counts[dec(line).type] += 1
+                except msgspec.MsgspecError as e:
+                    seg = segment_name(base)
+                    raise CorruptionError(f"{seg}: damaged record at byte {pos} ({e}); run 'evlog verify'", segment=seg, offset=pos) from e
         st.events = sum(counts.values())
         st.first_seq = bases[0] if bases and st.events else 0
         st.last_seq = st.first_seq + st.events - 1 if st.events else 0

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import msgspec
 import xxhash
 
-from eventlog.codec import FRAME_DECODER, SUFFIX_LEN, checksum_ok
+from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, checksum_ok
 
 SEGMENT_SUFFIX = ".jsonl"
 INDEX_SUFFIX = ".idx"
@@ -140,12 +140,14 @@ class ScanResult:
         return self.next_seq - self.base
 
 
-def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None = None) -> ScanResult:
+def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None = None, strict: bool = False) -> ScanResult:
     """Validate a segment from ``start`` (a line boundary holding ``start_seq``).
 
     Stops at the first invalid line, a line out of seq order, or the torn tail; an
     incomplete batch is invalid as a whole. Looks past the damage only to count intact
     lines, which tells a torn write (none) from damage in the middle (some).
+    ``strict`` also decodes every event fully (as ``verify`` and ``repair`` do), so a
+    checksummed line that is not a valid event counts as damage.
     """
     size = os.path.getsize(path)
     seq = base if start_seq is None else start_seq
@@ -165,8 +167,10 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
         else:
             try:
                 fr = FRAME_DECODER.decode(line)
-            except msgspec.DecodeError:
-                reason = "not valid JSON"
+                if strict:
+                    DECODER.decode(line)
+            except msgspec.DecodeError as e:
+                reason = f"not a valid event ({e})"
             else:
                 if fr.seq != seq:
                     reason = f"seq {fr.seq} where {seq} was expected"

@@ -48,7 +48,8 @@ def append(ctx: click.Context, source: click.utils.LazyFile, as_json: bool) -> N
     Each line is {"type": ..., <fields>}; seq and ts are assigned by the log. A bad
     line rejects the whole batch (the error names the line and field).
     """
-    name = "<stdin>" if source.name in ("-", "<stdin>") else source.name
+    name = getattr(source, "name", "-")
+    name = "<stdin>" if name in ("-", "<stdin>") else name
     events = parse_events(source, name)
     with open_workspace(ctx, writable=True) as ws:
         last = ws.log.last_seq

@@ -1,0 +1,36 @@
+"""The event catalogue follows its own rules (CONVENTIONS 4 and 5)."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+import pytest
+
+from eventlog import codec
+from eventlog.events import EVENT_TYPES, TYPES_BY_TAG, Event
+
+
+@pytest.mark.parametrize("cls", EVENT_TYPES, ids=lambda c: c.__struct_config__.tag)
+def test_event_types_are_frozen_tagged_and_keep_seq_and_ts_first(cls):
+    cfg = cls.__struct_config__
+    assert re.fullmatch(r"[a-z]+(\.[a-z_]+)+", cfg.tag), "tags are dotted lowercase names"
+    assert cfg.frozen and cfg.tag_field == "type"
+    assert not cfg.forbid_unknown_fields, "old readers must skip fields added later"
+    assert cls.__struct_fields__[:3] == ("seq", "ts", "dedup"), "declare subclasses with kw_only=True"
+    assert cls.__doc__ and cls.__doc__.strip(), "every event has a one-line docstring"
+    for f in msgspec.structs.fields(cls):
+        assert f.name not in ("more", "h", "type"), f"{f.name} is reserved for framing"
+
+
+def test_tags_are_unique_and_decodable():
+    assert len(TYPES_BY_TAG) == len(EVENT_TYPES)
+    for tag, cls in TYPES_BY_TAG.items():
+        assert cls.__struct_config__.tag == tag
+        assert issubclass(cls, Event)
+
+
+def test_unknown_fields_from_a_newer_writer_are_skipped():
+    line = b'{"type":"session.created","seq":3,"ts":"t","session_key":"k","added_later":{"x":1}}'
+    ev = codec.decode(line)
+    assert ev.session_key == "k" and ev.seq == 3
