@@ -89,12 +89,50 @@ class MessageAppended(Event, tag="message.appended", kw_only=True):
     extra: dict[str, Any] = {}
 
 
+class SessionConsolidated(Event, tag="session.consolidated", kw_only=True):
+    """The session's messages up to ``up_to_count`` were summarised into history."""
+
+    session_key: str
+    up_to_count: int
+    up_to_message_id: str = ""
+    run_id: str = ""
+
+
+# --- history and long-term memory ----------------------------------------------------
+
+
+class HistoryAppended(Event, tag="history.appended", kw_only=True):
+    """An entry of Dream's input (its cursor is this event's seq): a summary, digest or note."""
+
+    text: str
+    source: str
+    project: str = ""
+    session_key: str = ""
+    message_ids: list[str] = []
+    refs: dict[str, Any] = {}
+
+
+class MemoryAppended(Event, tag="memory.appended", kw_only=True):
+    """One fact added under a section of the global (user) or a project's MEMORY.md."""
+
+    fact_id: str
+    scope: str  # "user" (global MEMORY.md) or "project"
+    section: str
+    text: str
+    project: str = ""
+    run_id: str = ""
+    sources: list[int] = []  # history cursors (seqs of history.appended events)
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     LogRecovered,
     SessionCreated,
     SessionUpdated,
     SessionDeleted,
     MessageAppended,
+    SessionConsolidated,
+    HistoryAppended,
+    MemoryAppended,
 )
 
 AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007

@@ -16,15 +16,22 @@ The home is ``--home``, else ``$EVLOG_HOME``, else ``~/.evlog``.
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from eventlog.errors import ConfigError, WorkspaceNotFound
+from eventlog.errors import ConfigError, EvlogError, WorkspaceNotFound
+from eventlog.events import Event
 from eventlog.fsio import OS_FS, FileSystem
 from eventlog.log import DEFAULT_GROUP_COMMIT_INTERVAL, DEFAULT_SEGMENT_BYTES, DURABILITY_POLICIES, Log
+
+if TYPE_CHECKING:
+    from projections.projector import Projector
+
+T = TypeVar("T")
 
 CONFIG_FILE = "evlog.json"
 LOG_DIR = "log"
@@ -37,6 +44,7 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
     durability: str = "fsync"
     group_commit_interval: float = DEFAULT_GROUP_COMMIT_INTERVAL
+    projection_flush_interval: float = 1.0  # seconds session files etc. may trail the log
 
     def validate(self) -> Config:
         """Raise ConfigError for values the log cannot work with; return self."""
@@ -46,6 +54,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
             raise ConfigError(f"durability must be one of {', '.join(DURABILITY_POLICIES)} (got {self.durability!r})")
         if not 0 < self.group_commit_interval <= 10:
             raise ConfigError(f"group_commit_interval must be in (0, 10] seconds (got {self.group_commit_interval})")
+        if not 0 < self.projection_flush_interval <= 3600:
+            raise ConfigError(f"projection_flush_interval must be in (0, 3600] seconds (got {self.projection_flush_interval})")
         return self
 
 
@@ -93,12 +103,25 @@ def init_workspace(home: str, **settings: Any) -> tuple[Config, list[str]]:
 
 
 class Workspace:
-    """An open workspace: its config and its log (read-only unless ``writable``)."""
+    """An open workspace: its config, its log and (on first use) its projections.
 
-    def __init__(self, home: str, config: Config, log: Log) -> None:
+    Opened ``writable``, it is the log's one writer: ``append`` writes events and brings
+    the projections up to date in memory; their files are written by ``flush`` (called
+    by a background thread every ``projection_flush_interval`` seconds, and on close).
+    Opened read-only, projections are loaded from their checkpoint and caught up in
+    memory; no file is written.
+    """
+
+    def __init__(self, home: str, config: Config, log: Log, fs: FileSystem) -> None:
         self.home = home
         self.config = config
         self.log = log
+        self.fs = fs
+        self.lock = threading.RLock()  # guards the projections (appends, catch-up, flush)
+        self._projector: Projector | None = None
+        self._flushed_seq = -1
+        self._stop = threading.Event()
+        self._flusher: threading.Thread | None = None
 
     @classmethod
     def open(
@@ -125,15 +148,107 @@ class Workspace:
             fs=fs,
             clock=clock,
         )
-        return cls(home, config, log)
+        return cls(home, config, log, fs)
 
     def path(self, *parts: str) -> str:
         """A path inside the workspace."""
         return os.path.join(self.home, *parts)
 
+    # -- projections -----------------------------------------------------------------
+
+    @property
+    def projections(self) -> Projector:
+        """The workspace's projections, caught up with the log."""
+        with self.lock:
+            if self._projector is None:
+                from projections import default_projections
+                from projections.projector import Projector
+
+                live = self.log.writable
+                proj = Projector(self.log, self.home, default_projections(self.home, self.fs, live=live), self.fs,
+                                 checkpoint=True)
+                if live:
+                    proj.clean_temp_files()
+                self._projector = proj
+                if live and proj.outputs_missing():
+                    proj.rebuild()  # a projection file was deleted: give it back (costs a replay)
+                    self._flushed_seq = proj.seq
+                self._catch_up()
+                if live:
+                    self._flusher = threading.Thread(target=self._flush_loop, name="evlog-projections", daemon=True)
+                    self._flusher.start()
+            else:
+                self._catch_up()
+            return self._projector
+
+    def _catch_up(self) -> None:
+        from projections.base import ProjectionDrift
+
+        try:
+            self._projector.catch_up()  # type: ignore[union-attr]
+        except ProjectionDrift:
+            self._recover_drift()
+
+    def _recover_drift(self) -> None:
+        if self.log.writable:
+            self._projector.rebuild()  # type: ignore[union-attr]
+            self._flushed_seq = self._projector.seq  # type: ignore[union-attr]
+        else:
+            raise EvlogError("projection files changed while being read (a writer is rewriting them, or they "
+                             "were edited by hand); retry, or run 'evlog replay' to rebuild them")
+
+    def read_projection(self, fn: Callable[[], T]) -> T:
+        """Run a read that may touch projection files; a drift found there is repaired (writer) or reported."""
+        from projections.base import ProjectionDrift
+
+        with self.lock:
+            try:
+                return fn()
+            except ProjectionDrift:
+                self._recover_drift()
+                return fn()
+
+    def append(self, events: Sequence[Event]) -> list[int]:
+        """Append events as one atomic batch and bring the projections up to date."""
+        with self.lock:
+            seqs = self.log.append_batch(events) if len(events) != 1 else [self.log.append(events[0])]
+            if self._projector is not None:
+                self._catch_up()
+            return seqs
+
+    def flush(self) -> None:
+        """Write every projection file that changed (and their checkpoint) now."""
+        if not self.log.writable:
+            return
+        with self.lock:
+            if self._projector is None:
+                self.projections  # noqa: B018  (builds and catches up)
+            self._catch_up()
+            if self._projector.seq != self._flushed_seq:  # type: ignore[union-attr]
+                self._projector.flush()  # type: ignore[union-attr]
+                self._flushed_seq = self._projector.seq  # type: ignore[union-attr]
+
+    def _flush_loop(self) -> None:
+        while not self._stop.wait(self.config.projection_flush_interval):
+            try:
+                with self.lock:
+                    if self.log.writable and self._projector is not None and self._projector.seq != self._flushed_seq:
+                        self._projector.flush()
+                        self._flushed_seq = self._projector.seq
+            except Exception:  # noqa: BLE001 - a background flush must never kill the process
+                pass  # the next flush (or close) retries; the log already holds everything
+
     def close(self) -> None:
-        """Close the log (releasing the writer lock if held)."""
-        self.log.close()
+        """Flush projections (if this is the writer) and close the log; idempotent."""
+        self._stop.set()
+        if self._flusher is not None:
+            self._flusher.join()
+            self._flusher = None
+        try:
+            if self.log.writable:
+                self.flush()  # projections always follow what this writer appended
+        finally:
+            self.log.close()
 
     def __enter__(self) -> Workspace:
         return self

@@ -77,4 +77,4 @@ def main() -> None:
     cli(prog_name="evlog")
 
 
-from eventlog.cli import log_commands  # noqa: E402,F401  (registers the commands)
+from eventlog.cli import log_commands, projection_commands  # noqa: E402,F401  (registers the commands)

@@ -1,0 +1,88 @@
+"""Commands over the projections: sessions (list, show) and replay."""
+
+from __future__ import annotations
+
+import click
+
+from eventlog.cli import ExitStatus, cli
+from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
+from eventlog.cli.render import json_line, preview
+from eventlog.errors import NotFound
+
+
+def _store(ctx: click.Context):  # noqa: ANN202
+    from projections.session_store import LocalSessionStore
+
+    return LocalSessionStore(open_workspace(ctx))  # read-only: reads need no lock
+
+
+@cli.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+def sessions(ctx: click.Context, as_json: bool) -> None:
+    """List sessions, newest first (key, title, messages, updated_at)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    rows = _store(ctx).list()
+    emit(rows, as_json, lambda s: f"{s.updated_at[:19]:<19}  {s.message_count:>6}  {preview(s.key, 40):<40}  {preview(s.title, 60)}")
+    if not as_json and not rows:
+        note("no sessions yet (evlog ingest PATH imports transcripts)")
+
+
+@sessions.command("show")
+@click.argument("key")
+@click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Show the newest N messages (0 = all the session file keeps).")
+@json_option
+@click.pass_context
+def sessions_show(ctx: click.Context, key: str, count: int, as_json: bool) -> None:
+    """Show a session's metadata and its newest messages."""
+    store = _store(ctx)
+    info = store.get(key)
+    if info is None:
+        raise NotFound(f"no session {key!r} (see 'evlog sessions')")
+    messages = store.history(key, count or None)
+    if as_json:
+        emit(messages, True, json_line)
+        return
+    click.echo(f"{info.key}  title={info.title!r}  messages={info.message_count}  updated_at={info.updated_at}")
+    emit(messages, False, lambda m: f"[{m.timestamp[:19]}] {m.role}: {preview(m.content, 200)}")
+
+
+@cli.command()
+@click.option("--check", is_flag=True, help="Rebuild into a temporary directory and compare byte for byte with the live files.")
+@click.option("--until", default=None, metavar="SEQ|TIME", help="Rebuild the state as of this seq or time (needs --to).")
+@click.option("--to", "to_dir", type=click.Path(file_okay=False), default=None, help="Write the rebuilt files here instead.")
+@json_option
+@click.pass_context
+def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | None, as_json: bool) -> None:
+    """Rebuild every projection (sessions, history, MEMORY.md, ...) from the log.
+
+    Without options the workspace's own files are thrown away and rebuilt. --check
+    names every file that differs from a fresh replay and exits 1 if any does.
+    """
+    from projections import replay as rp
+
+    reject_together(**{"--check": check, "--to": to_dir})
+    reject_together(**{"--check": check, "--until": until})
+    if until is not None and to_dir is None:
+        raise click.UsageError("--until needs --to DIR (the live files always follow the whole log)")
+    if check:
+        with open_workspace(ctx, writable=True) as ws:
+            drifts = rp.check(ws)
+        emit(drifts, as_json, lambda d: f"{d.problem}: {d.path}")
+        if not as_json:
+            note(f"{len(drifts)} file(s) drifted from the log" if drifts else "every projection file matches a fresh replay")
+        if drifts:
+            ctx.exit(ExitStatus.CHECK_FAILED)
+        return
+    if to_dir is not None:
+        ws = open_workspace(ctx)
+        result = rp.rebuild_into(ws.log, to_dir, rp.resolve_until(ws.log, until) if until else None)
+    else:
+        with open_workspace(ctx, writable=True) as ws:
+            result = rp.rebuild(ws)
+    if as_json:
+        click.echo(json_line(result))
+    else:
+        note(f"rebuilt {result.files} file(s) in {result.root} from seq 1..{result.seq}")

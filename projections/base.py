@@ -1,0 +1,80 @@
+"""What a projection is: a pure fold of log events into files, with a saved state.
+
+A projection keeps an in-memory state that ``apply(event)`` updates (cheaply: no file
+I/O) and ``flush()`` renders into its files, each replaced atomically. ``state()``
+returns the state as msgspec-encodable data and ``load(state)`` restores it; the
+``Projector`` saves all states with the seq they cover in one checkpoint, so a restart
+continues from there instead of from seq 1. Because files are rendered from the state
+alone, applying the same events to the same state always writes the same bytes: that
+is what makes incremental updates and a full replay byte-identical (INVARIANTS I8).
+
+``outputs()`` lists the files a projection owns (relative to its root), so ``replay
+--check`` can compare them and a rebuild can remove files that should no longer exist.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from eventlog.events import Event
+from eventlog.fsio import FileSystem
+
+
+class ProjectionDrift(Exception):  # noqa: N818 - internal signal, never leaves the projector
+    """A projection file does not match the saved state; the projector rebuilds from the log."""
+
+
+class Projection(ABC):
+    """Base class; see the module docstring for the contract."""
+
+    name: ClassVar[str]
+    #: Event types this projection reacts to (the projector skips others cheaply).
+    consumes: ClassVar[frozenset[str]]
+
+    def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
+        self.root = root
+        self.fs = fs
+        self.live = live  # False when rebuilding elsewhere (replay --to/--check): no side effects outside root
+
+    @abstractmethod
+    def apply(self, ev: Event) -> None:
+        """Fold one event into the in-memory state (no file I/O)."""
+
+    @abstractmethod
+    def flush(self) -> None:
+        """Write every file whose content changed since the last flush, atomically."""
+
+    @abstractmethod
+    def state(self) -> Any:
+        """The state to checkpoint (msgspec-encodable)."""
+
+    @abstractmethod
+    def load(self, state: Any) -> None:
+        """Restore a state returned by ``state()`` (raises ValueError/TypeError if unusable)."""
+
+    @abstractmethod
+    def outputs(self) -> list[str]:
+        """Relative paths of every file this projection should hold now."""
+
+    def owned_dirs(self) -> list[str]:
+        """Directories (relative) whose files all belong to this projection."""
+        return []
+
+    def path(self, *parts: str) -> str:
+        """An absolute path under the projection root."""
+        return os.path.join(self.root, *parts)
+
+    def write_file(self, rel: str, data: bytes) -> None:
+        """Replace one output file atomically (creating its directory)."""
+        full = self.path(rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        self.fs.atomic_write(full, data)
+
+    def remove_file(self, rel: str) -> None:
+        """Delete one output file if it exists."""
+        try:
+            self.fs.unlink(self.path(rel))
+        except FileNotFoundError:
+            pass

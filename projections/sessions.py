@@ -1,0 +1,246 @@
+"""The sessions projection: ``sessions/<safe name>.jsonl`` in the seed's format, and an index.
+
+Each session file's line 1 is the session's metadata::
+
+    {"key","title","preview","created_at","updated_at","last_consolidated","metadata"}
+
+then one message per line, oldest first: ``{"id","sessionKey","role","content",
+"timestamp"}`` plus ``tool_calls`` when present and the message's ``extra`` fields. A
+file holds at most ``MAX_FILE_MESSAGES`` (2000) messages; older ones drop out of the
+file, never out of the log. Files are replaced atomically (temp + fsync + rename +
+directory fsync) when flushed, so a harness reading them never sees half a file.
+
+The in-memory state is an index (one ``SessionState`` per live session: metadata, how
+many messages it has and the xxh3 of its file as last written) plus the message lines
+appended since the last flush. ``apply`` never reads a file, so keeping the index
+current is cheap and listing sessions never opens a session file. ``flush`` reads a
+dirty session's file once, checks it against the index (a mismatch raises
+``ProjectionDrift``: the projector then rebuilds from the log), appends the new lines,
+trims to the cap and writes it back.
+
+``updated_at`` is the newest of the session's event times and message timestamps,
+normalised to UTC ``YYYY-MM-DDTHH:MM:SS.fffZ`` (naive timestamps are taken as UTC);
+``preview`` is the start of the newest user or assistant message unless set explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import xxhash
+
+from eventlog.events import (
+    Event,
+    MessageAppended,
+    SessionConsolidated,
+    SessionCreated,
+    SessionDeleted,
+    SessionUpdated,
+)
+from projections.base import Projection, ProjectionDrift
+from projections.naming import safe_name
+
+MAX_FILE_MESSAGES = 2000
+PREVIEW_CHARS = 120
+SESSIONS_DIR = "sessions"
+_line_encoder = msgspec.json.Encoder()  # insertion order: lines are built in a fixed order
+
+
+class SessionState(msgspec.Struct, kw_only=True):
+    """What the index knows about one session."""
+
+    key: str
+    file: str
+    title: str = ""
+    preview: str = ""
+    preview_set: bool = False  # set explicitly: not overwritten by new messages
+    created_at: str = ""
+    updated_at: str = ""
+    last_consolidated: int = 0
+    metadata: dict[str, Any] = {}
+    project: str = ""
+    count: int = 0  # messages appended since the session was created
+    file_hash: str = ""  # xxh3-64 of the file as last written; "" = never written
+    created_seq: int = 0
+
+
+class _Meta(msgspec.Struct):
+    key: str
+    title: str
+    preview: str
+    created_at: str
+    updated_at: str
+    last_consolidated: int
+    metadata: dict[str, Any]
+
+
+def normalize_time(value: str) -> str:
+    """A timestamp as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``, or "" if it cannot be parsed."""
+    if not value:
+        return ""
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        try:
+            dt = datetime.fromtimestamp(float(value) / (1000 if float(value) > 1e11 else 1), UTC)
+        except (ValueError, OverflowError, OSError):
+            return ""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def message_line(ev: MessageAppended) -> bytes:
+    """One message line of a session file (seed format, then tool_calls and extra fields)."""
+    line: dict[str, Any] = {
+        "id": ev.message_id,
+        "sessionKey": ev.session_key,
+        "role": ev.role,
+        "content": ev.content,
+        "timestamp": ev.timestamp or ev.ts,
+    }
+    if ev.tool_calls is not None:
+        line["tool_calls"] = ev.tool_calls
+    for k in sorted(ev.extra):
+        if k not in line:
+            line[k] = ev.extra[k]
+    return _line_encoder.encode(line) + b"\n"
+
+
+def file_hash(data: bytes) -> str:
+    """The fingerprint the index keeps of a session file."""
+    return "xxh3-64:" + xxhash.xxh3_64_hexdigest(data)
+
+
+class SessionsProjection(Projection):
+    """Session files plus the session index (see the module docstring)."""
+
+    name = "sessions"
+    consumes = frozenset({"session.created", "session.updated", "session.deleted", "message.appended", "session.consolidated"})
+
+    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
+        super().__init__(root, fs, live=live)
+        self.load(None)
+
+    # -- state -----------------------------------------------------------------------
+
+    def load(self, state: Any) -> None:
+        self.index: dict[str, SessionState] = {}
+        self.pending: dict[str, list[bytes]] = {}  # new message lines not yet in the file
+        self.dirty: set[str] = set()
+        self.removed: set[str] = set()  # files to delete at the next flush
+        if state is not None:
+            for item in msgspec.convert(state, list[SessionState]):
+                self.index[item.key] = item
+
+    def state(self) -> Any:
+        return list(self.index.values())
+
+    def outputs(self) -> list[str]:
+        return [os.path.join(SESSIONS_DIR, s.file) for s in self.index.values()]
+
+    def owned_dirs(self) -> list[str]:
+        return [SESSIONS_DIR]
+
+    # -- folding ---------------------------------------------------------------------
+
+    def apply(self, ev: Event) -> None:
+        match ev:
+            case MessageAppended():
+                s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, "", "")
+                s.count += 1
+                self.pending.setdefault(s.key, []).append(message_line(ev))
+                self._touch(s, ev.ts, ev.timestamp)
+                if not s.preview_set and ev.role in ("user", "assistant") and ev.content.strip():
+                    s.preview = " ".join(ev.content.split())[:PREVIEW_CHARS]
+            case SessionCreated():
+                if ev.session_key not in self.index:
+                    self._create(ev.session_key, ev, ev.title, ev.metadata, ev.created_at, ev.project)
+            case SessionUpdated():
+                s = self.index.get(ev.session_key)
+                if s is None:
+                    return
+                if ev.title is not None:
+                    s.title = ev.title
+                if ev.preview is not None:
+                    s.preview, s.preview_set = ev.preview, True
+                if ev.metadata is not None:
+                    s.metadata = {**s.metadata, **ev.metadata}
+                self._touch(s, ev.ts, ev.updated_at)
+            case SessionConsolidated():
+                s = self.index.get(ev.session_key)
+                if s is not None and ev.up_to_count > s.last_consolidated:
+                    s.last_consolidated = ev.up_to_count
+                    self.dirty.add(s.key)
+            case SessionDeleted():
+                s = self.index.pop(ev.session_key, None)
+                if s is not None:
+                    self.pending.pop(s.key, None)
+                    self.dirty.discard(s.key)
+                    self.removed.add(s.file)
+
+    def _create(self, key: str, ev: Event, title: str, metadata: dict, created_at: str, project: str) -> SessionState:
+        s = SessionState(
+            key=key,
+            file=safe_name(key, ".jsonl"),
+            title=title,
+            metadata=dict(metadata),
+            created_at=normalize_time(created_at) or ev.ts,
+            updated_at=ev.ts,
+            project=project,
+            created_seq=ev.seq,
+        )
+        self.index[key] = s
+        self.removed.discard(s.file)
+        self.dirty.add(key)
+        return s
+
+    def _touch(self, s: SessionState, ts: str, source_time: str) -> None:
+        t = normalize_time(source_time) or ts
+        if t > s.updated_at:
+            s.updated_at = t
+        self.dirty.add(s.key)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def file_lines(self, s: SessionState) -> list[bytes]:
+        """The message lines of a session file as last flushed (checked against the index)."""
+        if not s.file_hash:
+            return []
+        try:
+            with open(self.path(SESSIONS_DIR, s.file), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise ProjectionDrift(f"session file {s.file} is missing") from None
+        if file_hash(data) != s.file_hash:
+            raise ProjectionDrift(f"session file {s.file} does not match the index")
+        return data.split(b"\n")[1:-1]
+
+    def lines(self, key: str) -> list[bytes]:
+        """Every message line the session's file holds (or will hold once flushed)."""
+        s = self.index[key]
+        lines = [ln + b"\n" for ln in self.file_lines(s)] + self.pending.get(key, [])
+        return lines[-MAX_FILE_MESSAGES:]
+
+    # -- writing ---------------------------------------------------------------------
+
+    def render(self, s: SessionState, lines: list[bytes]) -> bytes:
+        """The full file: metadata line, then the message lines."""
+        meta = _Meta(s.key, s.title, s.preview, s.created_at, s.updated_at, s.last_consolidated, s.metadata)
+        return _line_encoder.encode(meta) + b"\n" + b"".join(lines)
+
+    def flush(self) -> None:
+        for name in sorted(self.removed):
+            self.remove_file(os.path.join(SESSIONS_DIR, name))
+        self.removed.clear()
+        for key in sorted(self.dirty):
+            s = self.index[key]
+            data = self.render(s, self.lines(key))
+            self.write_file(os.path.join(SESSIONS_DIR, s.file), data)
+            s.file_hash = file_hash(data)
+            self.pending.pop(key, None)
+        self.dirty.clear()
