@@ -151,7 +151,7 @@ class SessionsProjection(Projection):
     def apply(self, ev: Event) -> None:
         match ev:
             case MessageAppended():
-                s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, "", "")
+                s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, ev.timestamp, "")
                 s.count += 1
                 self.pending.setdefault(s.key, []).append(message_line(ev))
                 self._touch(s, ev.ts, ev.timestamp)
@@ -184,13 +184,14 @@ class SessionsProjection(Projection):
                     self.removed.add(s.file)
 
     def _create(self, key: str, ev: Event, title: str, metadata: dict, created_at: str, project: str) -> SessionState:
+        created = normalize_time(created_at) or ev.ts
         s = SessionState(
             key=key,
             file=safe_name(key, ".jsonl"),
             title=title,
             metadata=dict(metadata),
-            created_at=normalize_time(created_at) or ev.ts,
-            updated_at=ev.ts,
+            created_at=created,
+            updated_at=created,
             project=project,
             created_seq=ev.seq,
         )
