@@ -89,6 +89,16 @@ class MessageAppended(Event, tag="message.appended", kw_only=True):
     extra: dict[str, Any] = {}
 
 
+class MessageUpdated(Event, tag="message.updated", kw_only=True):
+    """A stored message's content changed (e.g. a response still being written when first read)."""
+
+    session_key: str
+    message_id: str
+    content: str
+    tool_calls: list[Any] | None = None
+    extra: dict[str, Any] = {}
+
+
 class SessionConsolidated(Event, tag="session.consolidated", kw_only=True):
     """The session's messages up to ``up_to_count`` were summarised into history."""
 
@@ -124,15 +134,115 @@ class MemoryAppended(Event, tag="memory.appended", kw_only=True):
     sources: list[int] = []  # history cursors (seqs of history.appended events)
 
 
+# --- processors: offsets, diary, short- and long-term memory ---------------------------
+
+
+class OffsetCommitted(Event, tag="offset.committed", kw_only=True):
+    """A processor consumed the log up to and including ``record_seq`` (at ``segment``/``position``)."""
+
+    processor: str
+    record_seq: int  # last consumed record; its line ends at byte ``position`` of ``segment``
+    segment: str
+    position: int
+    fingerprint: str
+
+
+class OffsetReset(Event, tag="offset.reset", kw_only=True):
+    """A processor's position did not hold and was moved; ``lost_bytes`` were never read."""
+
+    processor: str
+    reason: str
+    policy: str = ""
+    from_seq: int = 0
+    to_seq: int = 0
+    date: str = ""  # for positions in a diary (the digest)
+    from_offset: int = 0
+    to_offset: int = 0
+    lost_bytes: int = 0
+
+
+class DiaryAppended(Event, tag="diary.appended", kw_only=True):
+    """One line added to the day's diary (``dedup`` is the message's xxh3_128 content hash)."""
+
+    date: str
+    line: str
+    session_key: str = ""
+    message_id: str = ""
+    source_seq: int = 0
+
+
+class DiaryTrimmed(Event, tag="diary.trimmed", kw_only=True):
+    """The oldest lines of a diary were dropped to keep it within its byte budget."""
+
+    date: str
+    dropped_lines: int
+    dropped_bytes: int
+    start_before: int  # logical offsets: the diary's first byte before and after
+    start_after: int
+    budget: int
+    undigested_bytes: int = 0  # bytes dropped that the digest had not read: lost to it
+
+
+class DiaryDigested(Event, tag="diary.digested", kw_only=True):
+    """The digest read the diary's logical byte range [start, end)."""
+
+    date: str
+    start: int
+    end: int
+    entry_id: str = ""
+
+
+class StmAdded(Event, tag="memory.stm.added", kw_only=True):
+    """A short-term memory entry distilled from a diary range."""
+
+    entry_id: str
+    text: str
+    date: str = ""
+    start: int = 0
+    end: int = 0
+    session_keys: list[str] = []
+
+
+class MemoryRecalled(Event, tag="memory.recalled", kw_only=True):
+    """Memory entries were recalled (looked up and used) by an agent."""
+
+    entry_ids: list[str]
+    query: str = ""
+
+
+class LtmPromoted(Event, tag="memory.ltm.promoted", kw_only=True):
+    """A short-term entry was still in use and moved to long-term memory."""
+
+    entry_id: str
+    reason: str
+
+
+class StmDropped(Event, tag="memory.stm.dropped", kw_only=True):
+    """A short-term entry went stale and was dropped (it stays in the log)."""
+
+    entry_id: str
+    reason: str
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     LogRecovered,
     SessionCreated,
     SessionUpdated,
     SessionDeleted,
     MessageAppended,
+    MessageUpdated,
     SessionConsolidated,
     HistoryAppended,
     MemoryAppended,
+    OffsetCommitted,
+    OffsetReset,
+    DiaryAppended,
+    DiaryTrimmed,
+    DiaryDigested,
+    StmAdded,
+    MemoryRecalled,
+    LtmPromoted,
+    StmDropped,
 )
 
 AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007

@@ -446,6 +446,10 @@ class Log:
         """The seq of the event that carries dedup key ``key``, or None (writer only)."""
         return self._dedup.get(hash_key(key))
 
+    def lookup_dedup_int(self, key: int) -> int | None:
+        """``lookup_dedup`` for a key already hashed to its 128-bit integer (see ``codec.hash_key``)."""
+        return self._dedup.get(key)
+
     # ------------------------------------------------------------------ appending
 
     def append(self, event: Event, *, expected: int | None = None) -> int:

@@ -45,6 +45,9 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     durability: str = "fsync"
     group_commit_interval: float = DEFAULT_GROUP_COMMIT_INTERVAL
     projection_flush_interval: float = 1.0  # seconds session files etc. may trail the log
+    diary_budget_bytes: int = 200_000  # a day's diary never exceeds this many bytes of UTF-8
+    digest_batch_bytes: int = 50_000  # the digest reads at most this much diary per entry
+    stale_after_days: float = 7.0  # the archive drops short-term entries unused this long
 
     def validate(self) -> Config:
         """Raise ConfigError for values the log cannot work with; return self."""
@@ -54,6 +57,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
             raise ConfigError(f"durability must be one of {', '.join(DURABILITY_POLICIES)} (got {self.durability!r})")
         if not 0 < self.group_commit_interval <= 10:
             raise ConfigError(f"group_commit_interval must be in (0, 10] seconds (got {self.group_commit_interval})")
+        if self.diary_budget_bytes < 1 or self.digest_batch_bytes < 1 or self.stale_after_days <= 0:
+            raise ConfigError("diary_budget_bytes, digest_batch_bytes and stale_after_days must be positive")
         if not 0 < self.projection_flush_interval <= 3600:
             raise ConfigError(f"projection_flush_interval must be in (0, 3600] seconds (got {self.projection_flush_interval})")
         return self

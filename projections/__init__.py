@@ -1,8 +1,9 @@
 """Projections: pure folds of the log into the files users and agents read.
 
 Every file here can be deleted and rebuilt from the log (``evlog replay``): session files
-(``sessions.py``), Dream's input ``memory/history.jsonl`` (``history.py``) and the layered
-MEMORY.md files (``memory.py``). ``projector.py`` keeps them caught up and checkpointed;
+(``sessions.py``), Dream's input ``memory/history.jsonl`` (``history.py``), the layered
+MEMORY.md files (``memory.py``), daily diaries (``diary.py``), short- and long-term memory
+entries (``memory_entries.py``) and the processors' positions (``offsets.py``). ``projector.py`` keeps them caught up and checkpointed;
 ``session_store.py`` is the API agents embed; ``replay.py`` rebuilds and checks.
 """
 
@@ -14,8 +15,13 @@ from projections.base import Projection
 
 def default_projections(root: str, fs: FileSystem, *, live: bool = True) -> list[Projection]:
     """The projections every workspace maintains, rooted at ``root``."""
+    from projections.diary import DiaryProjection
     from projections.history import HistoryProjection
     from projections.memory import MemoryProjection
+    from projections.memory_entries import MemoryEntriesProjection
+    from projections.offsets import OffsetsProjection
     from projections.sessions import SessionsProjection
 
-    return [SessionsProjection(root, fs, live=live), HistoryProjection(root, fs, live=live), MemoryProjection(root, fs, live=live)]
+    kinds = (SessionsProjection, HistoryProjection, MemoryProjection, DiaryProjection, OffsetsProjection,
+             MemoryEntriesProjection)
+    return [kind(root, fs, live=live) for kind in kinds]

@@ -10,6 +10,9 @@ file holds at most ``MAX_FILE_MESSAGES`` (2000) messages; older ones drop out of
 file, never out of the log. Files are replaced atomically (temp + fsync + rename +
 directory fsync) when flushed, so a harness reading them never sees half a file.
 
+A ``message.updated`` event replaces the content (and tool calls and extra fields) of
+the message with that id in the file; it does not add a line.
+
 The in-memory state is an index (one ``SessionState`` per live session: metadata, how
 many messages it has and the xxh3 of its file as last written) plus the message lines
 appended since the last flush. ``apply`` never reads a file, so keeping the index
@@ -35,6 +38,7 @@ import xxhash
 from eventlog.events import (
     Event,
     MessageAppended,
+    MessageUpdated,
     SessionConsolidated,
     SessionCreated,
     SessionDeleted,
@@ -111,6 +115,21 @@ def message_line(ev: MessageAppended) -> bytes:
     return _line_encoder.encode(line) + b"\n"
 
 
+def _updated(line: bytes, updates: dict[str, MessageUpdated]) -> bytes:
+    """A message line with the newest update of its message applied (or unchanged)."""
+    msg = msgspec.json.decode(line)
+    up = updates.get(msg.get("id"))
+    if up is None:
+        return line
+    msg["content"] = up.content
+    if up.tool_calls is not None:
+        msg["tool_calls"] = up.tool_calls
+    for k in sorted(up.extra):
+        if k not in ("id", "sessionKey", "role", "content", "timestamp", "tool_calls"):
+            msg[k] = up.extra[k]
+    return _line_encoder.encode(msg) + b"\n"
+
+
 def file_hash(data: bytes) -> str:
     """The fingerprint the index keeps of a session file."""
     return "xxh3-64:" + xxhash.xxh3_64_hexdigest(data)
@@ -120,7 +139,8 @@ class SessionsProjection(Projection):
     """Session files plus the session index (see the module docstring)."""
 
     name = "sessions"
-    consumes = frozenset({"session.created", "session.updated", "session.deleted", "message.appended", "session.consolidated"})
+    consumes = frozenset({"session.created", "session.updated", "session.deleted", "message.appended",
+                          "message.updated", "session.consolidated"})
 
     def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
         super().__init__(root, fs, live=live)
@@ -131,6 +151,7 @@ class SessionsProjection(Projection):
     def load(self, state: Any) -> None:
         self.index: dict[str, SessionState] = {}
         self.pending: dict[str, list[bytes]] = {}  # new message lines not yet in the file
+        self.updates: dict[str, dict[str, MessageUpdated]] = {}  # key -> message id -> newest update
         self.dirty: set[str] = set()
         self.removed: set[str] = set()  # files to delete at the next flush
         if state is not None:
@@ -157,6 +178,11 @@ class SessionsProjection(Projection):
                 self._touch(s, ev.ts, ev.timestamp)
                 if not s.preview_set and ev.role in ("user", "assistant") and ev.content.strip():
                     s.preview = " ".join(ev.content.split())[:PREVIEW_CHARS]
+            case MessageUpdated():
+                s = self.index.get(ev.session_key)
+                if s is not None:
+                    self.updates.setdefault(s.key, {})[ev.message_id] = ev
+                    self._touch(s, ev.ts, "")
             case SessionCreated():
                 if ev.session_key not in self.index:
                     self._create(ev.session_key, ev, ev.title, ev.metadata, ev.created_at, ev.project)
@@ -180,6 +206,7 @@ class SessionsProjection(Projection):
                 s = self.index.pop(ev.session_key, None)
                 if s is not None:
                     self.pending.pop(s.key, None)
+                    self.updates.pop(s.key, None)
                     self.dirty.discard(s.key)
                     self.removed.add(s.file)
 
@@ -225,7 +252,11 @@ class SessionsProjection(Projection):
         """Every message line the session's file holds (or will hold once flushed)."""
         s = self.index[key]
         lines = [ln + b"\n" for ln in self.file_lines(s)] + self.pending.get(key, [])
-        return lines[-MAX_FILE_MESSAGES:]
+        lines = lines[-MAX_FILE_MESSAGES:]
+        updates = self.updates.get(key)
+        if updates:
+            lines = [_updated(ln, updates) for ln in lines]
+        return lines
 
     # -- writing ---------------------------------------------------------------------
 
@@ -244,4 +275,5 @@ class SessionsProjection(Projection):
             self.write_file(os.path.join(SESSIONS_DIR, s.file), data)
             s.file_hash = file_hash(data)
             self.pending.pop(key, None)
+            self.updates.pop(key, None)
         self.dirty.clear()

@@ -68,7 +68,8 @@ def test_hash_key_accepts_prefixed_hashes_and_plain_keys():
 
 def test_every_event_type_round_trips_with_defaults():
     for cls in EVENT_TYPES:
-        kwargs = {f.name: ("x" if f.type is str else 1) for f in msgspec.structs.fields(cls) if f.required}
+        samples = {str: "x", int: 1, list: [], dict: {}}
+        kwargs = {f.name: samples[getattr(f.type, "__origin__", f.type)] for f in msgspec.structs.fields(cls) if f.required}
         ev = cls(**kwargs)
         line = codec.stamp_and_frame(ev, 1, b"2026-01-01T00:00:00.000Z")
         assert codec.decode(line) == msgspec.structs.replace(ev, seq=1, ts="2026-01-01T00:00:00.000Z")

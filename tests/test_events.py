@@ -21,6 +21,8 @@ def test_event_types_are_frozen_tagged_and_keep_seq_and_ts_first(cls):
     assert cls.__doc__ and cls.__doc__.strip(), "every event has a one-line docstring"
     for f in msgspec.structs.fields(cls):
         assert f.name not in ("more", "h", "type"), f"{f.name} is reserved for framing"
+    own = cls.__annotations__
+    assert not {"seq", "ts", "dedup"} & set(own), "a subclass must not redefine the base fields"
 
 
 def test_tags_are_unique_and_decodable():

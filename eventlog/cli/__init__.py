@@ -77,4 +77,9 @@ def main() -> None:
     cli(prog_name="evlog")
 
 
-from eventlog.cli import log_commands, projection_commands  # noqa: E402,F401  (registers the commands)
+from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
+    ingest_command,
+    log_commands,
+    processor_commands,
+    projection_commands,
+)

@@ -1,0 +1,83 @@
+"""``evlog ingest``: transcripts of other agents (files or whole folders) into the log."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from eventlog.cli import ExitStatus, cli
+from eventlog.cli.common import json_option, note, open_workspace
+from eventlog.cli.render import json_line, to_jsonable
+from eventlog.ingest import FORMAT_CHOICES, FileResult, IngestReport, collect_files, ingest_paths
+
+
+def file_line(r: FileResult) -> str:
+    """One human line for one file's result."""
+    if r.error:
+        return f"FAILED {r.error}"
+    dup = f", {r.duplicates} already in the log" if r.duplicates else ""
+    return f"ok     {r.path}: {r.format}, {r.sessions} session(s), {r.messages} new message(s){dup}"
+
+
+def summary_line(report: IngestReport) -> str:
+    """The closing human line of a run."""
+    failed = len(report.failed)
+    head = f"ingested {len(report.files) - failed} of {len(report.files)} file(s)"
+    return (f"{head}: {report.sessions} session(s), {report.messages} new message(s), "
+            f"{report.duplicates} duplicate(s) skipped, {report.events} event(s) appended"
+            + (f"; {failed} file(s) FAILED and appended nothing" if failed else ""))
+
+
+def stderr_is_tty() -> bool:
+    """Progress is drawn only on a terminal."""
+    return sys.stderr.isatty()
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True,
+              help="Transcript format; auto detects it per file from its first line.")
+@click.option("--project", type=click.Path(file_okay=False), default=None,
+              help="Project directory of every ingested session (default: the cwd the transcript records, if any).")
+@click.option("-v", "--verbose", is_flag=True, help="Also print each file's notes (what was skipped or matched).")
+@json_option
+@click.pass_context
+def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | None, verbose: bool, as_json: bool) -> None:
+    """Ingest agent transcripts: files, or folders searched for *.jsonl.
+
+    Formats: catbuddy (and evlog's own session files), nanobot, claude-code (a project
+    folder under ~/.claude/projects, or single files) and codex (rollout files). Each
+    file goes in as one atomic batch; a malformed file appends nothing and is reported
+    with its line and reason, the others still go in. Ingesting again appends only
+    what is new. Exits 0 when every file went in, 1 when some failed.
+    """
+    files = collect_files(paths)  # a missing path fails here, before the workspace is locked
+    if not files:
+        note("no transcript files (*.jsonl) found")
+        return
+    project = os.path.abspath(project) if project else ""
+    held: list[FileResult] = []
+
+    def show(r: FileResult) -> None:
+        if as_json:
+            click.echo(json_line({**to_jsonable(r), "ok": r.ok}))
+            return
+        note(file_line(r))
+        for n in r.notes if verbose else ():
+            note(f"         {n}")
+
+    with open_workspace(ctx, writable=True) as ws:
+        if stderr_is_tty():  # a bar while it runs, the per-file lines after it
+            with click.progressbar(length=len(files), label="ingesting", file=sys.stderr) as bar:
+                report = ingest_paths(ws.log, files, fmt=fmt, project=project,
+                                      on_progress=lambda r, _done, _total: (held.append(r), bar.update(1)))
+        else:
+            report = ingest_paths(ws.log, files, fmt=fmt, project=project, on_progress=lambda r, _done, _total: show(r))
+    for r in held:
+        show(r)
+    if not as_json:
+        note(summary_line(report))
+    if not report.ok:
+        ctx.exit(ExitStatus.CHECK_FAILED)

@@ -1,0 +1,391 @@
+"""Ingest: turn agent transcripts written by other tools into session and message events.
+
+Each supported format (catbuddy/evlog session files, nanobot sessions, Claude Code
+project folders, Codex rollouts; see the sub-module of the same name for its mapping)
+has a parser that reads one file into a small neutral model (``model.ParsedFile``:
+sessions with their messages, in file order). ``ingest_paths`` then turns each file's
+model into ``session.created`` / ``message.appended`` / ``session.updated`` events and
+appends them in ONE ``append_batch`` call per file. Every file is parsed and validated
+in full before anything of it is appended, so a malformed file (bad JSON, invalid
+UTF-8, a field of the wrong type, a truncated last line, not a transcript at all)
+appends nothing and is reported with its path, line and reason, while the other files
+go in. Parsing is a first pass over every file of the run, because a Claude Code
+``summary`` line in one file titles a session in another; parsed files are kept for
+the second (appending) pass up to ``KEEP_PARSED_BYTES`` of source, beyond that they are
+parsed again, so memory stays bounded on a large ``~/.claude/projects``.
+
+Every event carries a ``dedup`` key derived from the source's identity, never from the
+time of the ingest: ``ingest:<session key>:created``, ``ingest:<session key>:msg:<message
+id>`` (plus ``@<last line uuid>`` for a Claude response merged from several lines) and
+``ingest:<session key>:title:<hash of leaf and title>``. The log writes an event once
+per key and returns the first seq for a known one, so ingesting the same data again
+appends nothing, and a file that grew appends only its new messages. Message ids are
+the source's own where it has them (catbuddy ``id``, Claude ``uuid``) and a stable hash
+of the message with an occurrence counter where it has none (nanobot, Codex).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+import msgspec
+import xxhash
+
+from eventlog.errors import ConfigError, IngestError, NotFound
+from eventlog.events import Event, MessageAppended, MessageUpdated, SessionCreated, SessionUpdated
+from eventlog.ingest import catbuddy, claude_code, codex, nanobot
+from eventlog.ingest.detect import describe, detect, read_records
+from eventlog.ingest.model import ParsedFile, ParsedSession, Summary
+
+__all__ = ["FORMATS", "FORMAT_CHOICES", "FileResult", "IngestReport", "collect_files", "ingest_paths", "parse_file"]
+
+#: format name -> parser(records, path) -> ParsedFile
+FORMATS: dict[str, Callable[[Iterable[tuple[int, Any]], str], ParsedFile]] = {
+    catbuddy.FORMAT: catbuddy.parse,
+    nanobot.FORMAT: nanobot.parse,
+    claude_code.FORMAT: claude_code.parse,
+    codex.FORMAT: codex.parse,
+}
+FORMAT_CHOICES: tuple[str, ...] = ("auto", *FORMATS)
+#: Parsed files are kept between the two passes up to this many bytes of source.
+KEEP_PARSED_BYTES = 256 * 1024 * 1024
+#: Files a folder is searched for (files named on the command line are always read).
+TRANSCRIPT_SUFFIX = ".jsonl"
+
+
+@dataclass
+class FileResult:
+    """What ingesting one file did.
+
+    ``sessions``: sessions the file holds; ``messages``: message events appended;
+    ``duplicates``: message events not appended because the log already had them (or
+    the file repeats them); ``events``: all events appended (sessions, messages,
+    titles). ``error`` is ``"<path>:<line>: <reason>"`` for a file that appended
+    nothing, else None; ``notes`` say what was skipped or could not be matched.
+    """
+
+    path: str
+    format: str = ""
+    sessions: int = 0
+    messages: int = 0
+    duplicates: int = 0
+    events: int = 0
+    error: str | None = None
+    error_line: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the file went in (or had nothing to add)."""
+        return self.error is None
+
+
+@dataclass
+class IngestReport:
+    """The results of one ``ingest_paths`` run, one per file, in the order read."""
+
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every file went in."""
+        return all(f.ok for f in self.files)
+
+    @property
+    def failed(self) -> list[FileResult]:
+        """The files that appended nothing because of an error."""
+        return [f for f in self.files if not f.ok]
+
+    @property
+    def sessions(self) -> int:
+        return sum(f.sessions for f in self.files)
+
+    @property
+    def messages(self) -> int:
+        return sum(f.messages for f in self.files)
+
+    @property
+    def duplicates(self) -> int:
+        return sum(f.duplicates for f in self.files)
+
+    @property
+    def events(self) -> int:
+        return sum(f.events for f in self.files)
+
+
+ProgressCallback = Callable[[FileResult, int, int], None]
+
+
+def collect_files(paths: Iterable[str]) -> list[str]:
+    """The files to ingest: each file as given, each folder's ``*.jsonl`` files recursively.
+
+    Folders are walked in sorted order, skipping hidden names; a file reached twice is
+    read once. A path that does not exist raises ``NotFound`` before anything is read.
+    """
+    paths = list(paths)
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        raise NotFound(f"no such file or directory: {', '.join(missing)}")
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            out.append(path)
+
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, names in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(names):
+                    if name.lower().endswith(TRANSCRIPT_SUFFIX) and not name.startswith("."):
+                        add(os.path.join(root, name))
+        elif os.path.isfile(p):
+            add(p)
+        else:
+            raise ConfigError(f"not a regular file or folder: {p}")
+    return out
+
+
+def parse_file(path: str, fmt: str = "auto") -> ParsedFile:
+    """Read and validate one transcript file; ``IngestError`` names path, line and reason."""
+    if fmt not in FORMAT_CHOICES:
+        raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    try:
+        records = read_records(path)
+        try:
+            return _parse(records, path, fmt)
+        finally:
+            records.close()
+    except IngestError as e:
+        raise IngestError(f"{path}:{e.line}: {e}", path=path, line=e.line) from None
+    except OSError as e:
+        raise IngestError(f"{path}: cannot read: {e.strerror or e}", path=path) from None
+    except RecursionError:
+        raise IngestError(f"{path}: nested too deeply to read", path=path) from None
+
+
+def _parse(records: Iterator[tuple[int, Any]], path: str, fmt: str) -> ParsedFile:
+    if fmt == "auto":
+        try:
+            first = next(records, None)
+        except IngestError as e:
+            raise IngestError(f"not a transcript: line {e.line} is not a JSON record ({e})", line=e.line) from None
+        if first is None:
+            return ParsedFile("empty", notes=["empty file"])
+        found = detect(first[1])
+        if found is None:
+            raise IngestError(f"not a transcript (not catbuddy, nanobot, claude-code or codex): line {first[0]} is "
+                              f"{describe(first[1])}", line=first[0])
+        fmt = found
+        records = chain([first], records)
+    parsed = FORMATS[fmt](records, path)
+    if not parsed.sessions and not parsed.summaries and not parsed.notes:
+        parsed.notes.append("empty file")
+    return parsed
+
+
+def ingest_paths(
+    log: Any,
+    paths: Iterable[str],
+    *,
+    fmt: str = "auto",
+    project: str = "",
+    on_progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Ingest transcript files and folders into ``log`` (an open, writable ``eventlog.log.Log``).
+
+    ``fmt`` is ``"auto"`` (detected per file) or a format name from ``FORMATS``;
+    ``project``, when given, is the project of every ingested session (else the one the
+    transcript names, e.g. Claude Code's and Codex's ``cwd``). ``on_progress(result,
+    done, total)`` is called after each file is appended (or fails). Per-file problems
+    are in the report; a path that does not exist or a bad ``fmt`` raises before
+    anything is read; log failures (I/O, lock) raise and stop the run.
+    """
+    if fmt not in FORMAT_CHOICES:
+        raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    files = collect_files(paths)
+    total = len(files)
+    # pass 1: parse everything (keeping what fits), index Claude uuids, collect summaries
+    parsed: list[ParsedFile | IngestError | None] = []
+    kept = 0
+    leaves: dict[str, tuple[str, str, int]] = {}  # uuid -> (session key, timestamp, file index)
+    summaries: list[tuple[int, Summary]] = []
+    for i, path in enumerate(files):
+        try:
+            pf = parse_file(path, fmt)
+        except IngestError as e:
+            parsed.append(e)
+            continue
+        for uuid, (key, ts) in pf.uuids.items():
+            leaves.setdefault(uuid, (key, ts, i))
+        summaries.extend((i, s) for s in pf.summaries)
+        size = _size(path)
+        if kept + size <= KEEP_PARSED_BYTES:
+            kept += size
+            parsed.append(pf)
+        else:
+            parsed.append(None)  # parse again when its turn comes
+    titles, title_notes = _resolve_titles(files, summaries, leaves)
+    # pass 2: one atomic batch per file
+    report = IngestReport()
+    for i, path in enumerate(files):
+        result = FileResult(path)
+        item = parsed[i]
+        parsed[i] = None  # free it once appended
+        if item is None:
+            try:
+                item = parse_file(path, fmt)
+            except IngestError as e:
+                item = e
+        if isinstance(item, IngestError):
+            result.error, result.error_line = str(item), item.line
+        else:
+            result.format = item.format
+            result.notes = item.notes + title_notes.get(i, [])
+            _append(log, item, titles.get(i, []), project, result)
+        report.files.append(result)
+        if on_progress is not None:
+            on_progress(result, i + 1, total)
+    return report
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _resolve_titles(
+    files: list[str], summaries: list[tuple[int, Summary]], leaves: dict[str, tuple[str, str, int]]
+) -> tuple[dict[int, list[tuple[str, str, str]]], dict[int, list[str]]]:
+    """Pick each session's title from the summaries pointing into it: the newest leaf wins.
+
+    Returns {file index: [(session key, title, leaf uuid)]} for the file holding each
+    titled session (the title goes into that file's batch, after its session.created),
+    and notes per file.
+    """
+    best: dict[str, tuple[tuple[str, int, int], str, str, int, int]] = {}
+    notes: dict[int, list[str]] = {}
+    matched: dict[int, int] = {}
+    for src, s in summaries:
+        target = leaves.get(s.leaf_uuid)
+        if target is None:
+            notes.setdefault(src, []).append(
+                f"line {s.line}: summary {s.title!r} points at {s.leaf_uuid}, which is in no session of this run; not applied")
+            continue
+        key, ts, holder = target
+        matched[src] = matched.get(src, 0) + 1
+        rank = (ts, src, s.line)
+        if key not in best or rank >= best[key][0]:
+            best[key] = (rank, s.title, s.leaf_uuid, holder, src)
+    for src, n in matched.items():
+        notes.setdefault(src, []).append(f"{n} summary line(s) matched a session of this run")
+    titles: dict[int, list[tuple[str, str, str]]] = {}
+    for key, (rank, title, leaf, holder, src) in best.items():
+        titles.setdefault(holder, []).append((key, title, leaf))
+        where = "" if src == holder else f" ({os.path.basename(files[src])} line {rank[2]})"
+        notes.setdefault(holder, []).append(f"title of {key} from its newest summary{where}: {title!r}")
+    return titles, notes
+
+
+def _events(pf: ParsedFile, titles: list[tuple[str, str, str]], project: str) -> tuple[list[Event], int]:
+    """The file's events in order, each dedup key once; also how many messages repeated a key."""
+    events: list[Event] = []
+    keys: set[str] = set()
+    repeats = 0
+
+    def add(ev: Event) -> None:
+        nonlocal repeats
+        if ev.dedup in keys:
+            repeats += isinstance(ev, MessageAppended)
+            return
+        keys.add(ev.dedup)
+        events.append(ev)
+
+    for s in pf.sessions:
+        add(_created(s, project))
+        for m in s.messages:
+            add(MessageAppended(
+                session_key=s.key,
+                message_id=m.message_id,
+                role=m.role,
+                content=m.content,
+                timestamp=m.timestamp,
+                tool_calls=m.tool_calls,
+                extra=m.extra,
+                dedup=f"ingest:{s.key}:msg:{m.message_id}" + (f"@{m.version}" if m.version else ""),
+            ))
+    for key, title, leaf in titles:
+        digest = xxhash.xxh3_64_hexdigest(f"{leaf}\0{title}".encode("utf-8", "surrogatepass"))
+        add(SessionUpdated(session_key=key, title=title, dedup=f"ingest:{key}:title:{digest}"))
+    return events, repeats
+
+
+def _created(s: ParsedSession, project: str) -> SessionCreated:
+    return SessionCreated(
+        session_key=s.key,
+        title=s.title,
+        metadata=s.metadata,
+        created_at=s.created_at,
+        project=project or s.project,
+        dedup=f"ingest:{s.key}:created",
+    )
+
+
+def _as_update_if_grown(log: Any, ev: Event) -> Event | None:
+    """A versioned message already stored in an older version becomes a ``message.updated``.
+
+    A Claude response caught while still being written is stored under its first line's
+    id; when it is ingested again complete, the session must show one message with the
+    whole text, not two. The first version is stored as ``message.appended`` with the
+    plain key ``ingest:<key>:msg:<id>``; a later, different version is a
+    ``message.updated`` keyed by its version (written once, like everything else).
+    """
+    if not isinstance(ev, MessageAppended) or "@" not in ev.dedup.rsplit(":msg:", 1)[-1]:
+        return ev
+    plain, _, version = ev.dedup.rpartition("@")
+    first = log.lookup_dedup(plain)
+    if first is None:
+        return msgspec.structs.replace(ev, dedup=plain, extra={**ev.extra, "version": version})
+    rec = log.find(first)
+    stored = rec.event if rec is not None else None
+    if isinstance(stored, MessageAppended) and stored.extra.get("version") == version:
+        return None
+    return MessageUpdated(session_key=ev.session_key, message_id=ev.message_id, content=ev.content,
+                          tool_calls=ev.tool_calls, extra={**ev.extra, "version": version}, dedup=ev.dedup)
+
+
+def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], project: str, result: FileResult) -> None:
+    events, repeats = _events(pf, titles, project)
+    result.sessions = len(pf.sessions)
+    result.duplicates = repeats
+    if repeats:
+        result.notes.append(f"{repeats} message line(s) repeat an earlier message id of the same session; kept the first")
+    converted = [_as_update_if_grown(log, ev) for ev in events]
+    result.duplicates += sum(1 for ev in converted if ev is None)  # unchanged versions of stored messages
+    events = [ev for ev in converted if ev is not None]
+    if not events:
+        return
+    last = log.last_seq
+    try:
+        seqs = log.append_batch(events)
+    except (msgspec.MsgspecError, UnicodeError, OverflowError, TypeError, ValueError) as e:
+        # raised while encoding, before anything is written
+        result.error = f"{result.path}: cannot store its events: {e}"
+        return
+    for ev, seq in zip(events, seqs, strict=True):
+        new = seq > last
+        result.events += new
+        if isinstance(ev, MessageAppended):
+            if new:
+                result.messages += 1
+            else:
+                result.duplicates += 1

@@ -1,0 +1,47 @@
+"""Archive: short-term -> long-term memory. Promote what is used, drop what is stale.
+
+A short-term entry is *used* when an agent recalled it (``memory.recalled``) or a fact in
+MEMORY.md cites it (see ``projections.memory_entries``). Used entries are promoted
+(``memory.ltm.promoted``); entries unused for ``stale_after_days`` are dropped
+(``memory.stm.dropped``; the log keeps them); the rest wait. One atomic append per run;
+running it again without new use or time passing changes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from eventlog.events import Event, LtmPromoted, StmDropped
+from eventlog.workspace import Workspace
+from processors.runner import RunReport
+
+
+def _age_days(ts: str, now: float) -> float:
+    try:
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC).timestamp()
+    except ValueError:
+        return 0.0
+    return (now - t) / 86400
+
+
+def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> RunReport:
+    """Promote used short-term entries and drop stale ones (see the module docstring)."""
+    report = RunReport("archive")
+    with ws.lock:
+        entries = ws.projections["memory_entries"]
+        now = clock()
+        out: list[Event] = []
+        for e in entries.entries("stm"):  # type: ignore[attr-defined]
+            report.events_read += 1
+            if e.recalled or e.cited_by:
+                why = f"recalled {e.recalled} time(s)" if e.recalled else f"cited by fact {', '.join(e.cited_by[:3])}"
+                out.append(LtmPromoted(entry_id=e.entry_id, reason=why))
+            elif _age_days(e.last_used or e.created_at, now) > ws.config.stale_after_days:
+                out.append(StmDropped(entry_id=e.entry_id, reason=f"unused for more than {ws.config.stale_after_days:g} days"))
+        if out:
+            ws.append(out)
+        report.count(out)
+        report.entries_written = len(out)
+    return report

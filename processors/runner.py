@@ -1,0 +1,174 @@
+"""The processor runner: read the log from a validated offset, write outputs + offset atomically.
+
+A log processor is a policy from input events to output events (``Processor``). The
+runner reads the records after the processor's committed offset, asks the policy for
+outputs, and appends the outputs together with an ``offset.committed`` event as ONE
+atomic batch: after a crash either both are in the log or neither is, so a step is never
+half-applied, and a rerun resumes after the last committed record and never applies a
+step twice. A run stops at the log's end as it was when the run started (its own
+outputs come after that and are not its input).
+
+An offset is the last consumed record's seq, segment file, end position and checksum.
+Before it is trusted it is validated (``validate_offset``): the segment must exist and
+reach the position, the position must sit right after a newline, and the line ending
+there must carry the committed seq and checksum. File size alone is not enough: a file
+cut and regrown passes a size check. An offset that does not hold is found again by seq
+(same record elsewhere: resume after it) or, if that record is gone or different, moved
+by the processor's policy: ``earliest`` (re-read from the start: safe for idempotent
+processors), ``latest`` (skip to the end) or ``error``. Every such move is recorded as
+an ``offset.reset`` event with its reason; nothing is guessed silently.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from eventlog.errors import OffsetInvalidError
+from eventlog.events import Event, OffsetCommitted, OffsetReset
+from eventlog.log import Record
+from eventlog.segments import segment_name
+from eventlog.workspace import Workspace
+
+STEP_RECORDS = 20_000  # records read per atomic step
+IDLE_COMMIT_RECORDS = 50_000  # commit even without outputs when this many records were skipped
+
+
+@dataclass
+class RunReport:
+    """What one run of a processor did (``evlog run ... --json`` prints it)."""
+
+    processor: str
+    events_read: int = 0
+    events_consumed: int = 0
+    entries_written: int = 0
+    duplicates_skipped: int = 0
+    bytes_trimmed: int = 0
+    lost_bytes: int = 0
+    offset_before: int = 0
+    offset_after: int = 0
+    resets: list[str] = field(default_factory=list)
+    outputs: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, events: list[Event]) -> None:
+        """Add a step's outputs to the per-type counts."""
+        c = Counter(e.type for e in events)
+        for k, v in c.items():
+            self.outputs[k] = self.outputs.get(k, 0) + v
+
+
+class Processor(ABC):
+    """A policy from input events to output events, run by ``run_log_processor``."""
+
+    name: ClassVar[str]
+    consumes: ClassVar[frozenset[str]]
+    reset_policy: ClassVar[str] = "earliest"
+
+    def begin(self, ws: Workspace, report: RunReport) -> None:  # noqa: B027 - optional hook
+        """Called once per run before the first step."""
+
+    @abstractmethod
+    def policy(self, rec: Record) -> list[Event]:
+        """Outputs for one consumed record."""
+
+    def end_step(self) -> list[Event]:
+        """Outputs after a step's records (e.g. diary trims); called once per step."""
+        return []
+
+
+def validate_offset(ws: Workspace, processor: str, policy: str) -> tuple[int, OffsetReset | None]:
+    """The seq to read from next, and the reset to record if the committed offset did not hold."""
+    pos = ws.projections["offsets"].position(processor)  # type: ignore[attr-defined]
+    log = ws.log
+    if pos.seq == 0:
+        return log.log_start, None
+    problem = _offset_problem(log.dir, pos.segment, pos.position, pos.seq, pos.fingerprint)
+    if problem is None:
+        return pos.seq + 1, None
+    rec = log.find(pos.seq)
+    if rec is not None and rec.fingerprint == pos.fingerprint:
+        reset = OffsetReset(processor=processor, reason=f"{problem}; record seq {pos.seq} found at "
+                            f"{segment_name(rec.segment)}:{rec.end}", policy="by-seq",
+                            from_seq=pos.seq, to_seq=pos.seq + 1)
+        return pos.seq + 1, reset
+    why = f"{problem}; record seq {pos.seq} " + ("is gone" if rec is None else "is a different record")
+    if policy == "error":
+        raise OffsetInvalidError(f"offset of {processor} does not hold: {why}")
+    to = log.log_start if policy == "earliest" else log.last_seq + 1
+    return to, OffsetReset(processor=processor, reason=why, policy=policy, from_seq=pos.seq, to_seq=to)
+
+
+def _offset_problem(log_dir: str, segment: str, position: int, seq: int, fingerprint: str) -> str | None:
+    """Why a committed offset does not hold on disk, or None if it does."""
+    from eventlog import codec
+
+    path = os.path.join(log_dir, segment)
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        return f"segment {segment} does not exist"
+    if position > size:
+        return f"position {position} is past the end of {segment} ({size} bytes)"
+    if position <= 0:
+        return f"position {position} is not after a record"
+    with open(path, "rb") as f:
+        start = max(0, position - 65536)
+        f.seek(start)
+        chunk = f.read(position - start)
+    if not chunk.endswith(b"\n"):
+        return f"position {position} of {segment} is not at a line boundary"
+    line = chunk[chunk.rfind(b"\n", 0, len(chunk) - 1) + 1 :]
+    if not codec.checksum_ok(line):
+        return f"the line ending at {segment}:{position} is not an intact record"
+    fr = codec.FRAME_DECODER.decode(line)
+    if fr.seq != seq or codec.fingerprint(line) != fingerprint:
+        return f"the record ending at {segment}:{position} is seq {fr.seq}, not the committed seq {seq}"
+    return None
+
+
+def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STEP_RECORDS) -> RunReport:
+    """Run ``proc`` over the records after its offset, up to the log's end at start."""
+    report = RunReport(proc.name)
+    with ws.lock:
+        ws.projections  # noqa: B018 - catch up
+        before = ws.projections["offsets"].position(proc.name).seq  # type: ignore[attr-defined]
+        report.offset_before = before
+        next_seq, reset = validate_offset(ws, proc.name, proc.reset_policy)
+        pending: list[Event] = []
+        if reset is not None:
+            pending.append(reset)
+            report.resets.append(reset.reason)
+        stop_at = ws.log.last_seq
+        proc.begin(ws, report)
+        while next_seq <= stop_at:
+            outputs: list[Event] = []
+            last: Record | None = None
+            consumed = 0
+            for rec in ws.log.records(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
+                last = rec
+                if rec.event.type in proc.consumes:
+                    consumed += 1
+                    outputs.extend(proc.policy(rec))
+            if last is None:
+                break
+            outputs.extend(proc.end_step())
+            report.events_read += last.seq - next_seq + 1
+            report.events_consumed += consumed
+            next_seq = last.seq + 1
+            if not outputs and not consumed and not pending and report.events_read < IDLE_COMMIT_RECORDS:
+                continue  # nothing to do: do not grow the log with a bare offset
+            commit = OffsetCommitted(processor=proc.name, record_seq=last.seq, segment=segment_name(last.segment),
+                                     position=last.end, fingerprint=last.fingerprint)
+            batch = pending + outputs + [commit]
+            ws.append(batch)
+            report.count(outputs)
+            report.entries_written += len(outputs)
+            pending = []
+        if pending:
+            ws.append(pending)
+        report.offset_after = ws.projections["offsets"].position(proc.name).seq  # type: ignore[attr-defined]
+    return report

@@ -1,0 +1,126 @@
+"""The diary projection: ``diary/YYYY-MM-DD.md``, one line per ``diary.appended`` event.
+
+Each day's file holds whole lines, oldest first, within the byte budget the snapshot
+processor enforces with ``diary.trimmed`` events. A diary has a *logical* byte range
+``[start, end)``: ``start`` grows by the bytes each trim drops, so a byte offset into the
+diary keeps meaning the same byte after a trim (file position = logical offset - start).
+That is what lets the digest validate its position instead of re-reading or skipping.
+
+The in-memory state per day is ``start`` and the byte length of every line, enough to
+plan a trim without reading the file; lines appended since the last flush wait in
+``pending``. ``flush`` reads a dirty day's file once, checks its hash, drops and appends
+lines and writes it back atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import msgspec
+import xxhash
+
+from eventlog.events import DiaryAppended, DiaryTrimmed, Event
+from projections.base import Projection, ProjectionDrift
+
+DIARY_DIR = "diary"
+
+
+class DiaryDay(msgspec.Struct, kw_only=True):
+    """What the projection knows about one day's diary."""
+
+    date: str
+    start: int = 0  # logical offset of the file's first byte
+    lengths: list[int] = []  # byte length of each line in the file (with its newline)
+    size: int = 0  # sum(lengths): file size
+    file_hash: str = ""  # xxh3-64 of the file as last written; "" = never written
+
+    @property
+    def end(self) -> int:
+        """Logical offset just past the last byte."""
+        return self.start + self.size
+
+
+def diary_file(date: str) -> str:
+    """The relative path of a day's diary."""
+    return os.path.join(DIARY_DIR, f"{date}.md")
+
+
+def _hash(data: bytes) -> str:
+    return "xxh3-64:" + xxhash.xxh3_64_hexdigest(data)
+
+
+class DiaryProjection(Projection):
+    """Daily diaries with logical offsets (see the module docstring)."""
+
+    name = "diary"
+    consumes = frozenset({"diary.appended", "diary.trimmed"})
+
+    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
+        super().__init__(root, fs, live=live)
+        self.load(None)
+
+    def load(self, state: Any) -> None:
+        self.days: dict[str, DiaryDay] = {}
+        if state is not None:
+            for d in msgspec.convert(state, list[DiaryDay]):
+                self.days[d.date] = d
+        self.pending: dict[str, list[bytes]] = {}
+        self.to_drop: dict[str, int] = {}
+        self.dirty: set[str] = set()
+
+    def state(self) -> Any:
+        return list(self.days.values())
+
+    def outputs(self) -> list[str]:
+        return [diary_file(d) for d in self.days]
+
+    def owned_dirs(self) -> list[str]:
+        return [DIARY_DIR]
+
+    def apply(self, ev: Event) -> None:
+        match ev:
+            case DiaryAppended():
+                day = self.days.get(ev.date)
+                if day is None:
+                    day = self.days[ev.date] = DiaryDay(date=ev.date)
+                line = ev.line.encode() + b"\n"
+                day.lengths.append(len(line))
+                day.size += len(line)
+                self.pending.setdefault(ev.date, []).append(line)
+                self.dirty.add(ev.date)
+            case DiaryTrimmed():
+                day = self.days.get(ev.date)
+                if day is None:
+                    return
+                dropped = day.lengths[: ev.dropped_lines]
+                day.lengths = day.lengths[ev.dropped_lines :]
+                day.size -= sum(dropped)
+                day.start = ev.start_after
+                self.to_drop[ev.date] = self.to_drop.get(ev.date, 0) + len(dropped)
+                self.dirty.add(ev.date)
+
+    def file_lines(self, day: DiaryDay) -> list[bytes]:
+        """The lines of a day's file as last flushed (checked against the saved hash)."""
+        if not day.file_hash:
+            return []
+        try:
+            with open(self.path(diary_file(day.date)), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise ProjectionDrift(f"diary {day.date} is missing") from None
+        if _hash(data) != day.file_hash:
+            raise ProjectionDrift(f"diary {day.date} does not match its saved state")
+        return data.splitlines(keepends=True)
+
+    def flush(self) -> None:
+        for date in sorted(self.dirty):
+            day = self.days[date]
+            lines = self.file_lines(day) + self.pending.pop(date, [])
+            lines = lines[self.to_drop.pop(date, 0) :]
+            data = b"".join(lines)
+            if len(data) != day.size:
+                raise ProjectionDrift(f"diary {date}: {len(data)} bytes where {day.size} were expected")
+            self.write_file(diary_file(date), data)
+            day.file_hash = _hash(data)
+        self.dirty.clear()
