@@ -106,6 +106,17 @@ class SessionConsolidated(Event, tag="session.consolidated", kw_only=True):
     up_to_count: int
     up_to_message_id: str = ""
     run_id: str = ""
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ConsolidationFailed(Event, tag="consolidation.failed", kw_only=True):
+    """Summarising a session failed; AutoCompact backs off this session (state kept in the log)."""
+
+    session_key: str
+    reason: str
+    run_id: str = ""
 
 
 # --- history and long-term memory ----------------------------------------------------
@@ -224,6 +235,63 @@ class StmDropped(Event, tag="memory.stm.dropped", kw_only=True):
     reason: str
 
 
+# --- Dream: learning long-term memory ---------------------------------------------------
+
+
+class CursorAdvanced(Event, tag="cursor.advanced", kw_only=True):
+    """A processor claimed history entries as its input, before it used them."""
+
+    processor: str
+    run_id: str
+    from_cursor: int  # exclusive
+    to_cursor: int  # inclusive
+    cursors: list[int] = []
+
+
+class DreamStarted(Event, tag="dream.started", kw_only=True):
+    """A Dream run is about to call the model with this prompt."""
+
+    run_id: str
+    llm: str
+    model: str
+    prompt_hash: str
+    input_cursors: list[int]
+    project: str = ""
+    token_budget: int = 0
+    retry_of: str = ""
+
+
+class DreamCompleted(Event, tag="dream.completed", kw_only=True):
+    """A Dream run ended with usable output (``outcome``: valid, fallback or noop)."""
+
+    run_id: str
+    outcome: str
+    attempts: int
+    model: str
+    prompt_hash: str
+    raw_output: str
+    validation: list[str] = []  # why each rejected attempt was rejected
+    fallback_used: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    fact_ids: list[str] = []
+
+
+class DreamFailed(Event, tag="dream.failed", kw_only=True):
+    """A Dream run ended without usable output; its input range can be retried on purpose."""
+
+    run_id: str
+    reason: str
+    attempts: int = 0
+    model: str = ""
+    prompt_hash: str = ""
+    raw_output: str = ""
+    validation: list[str] = []
+    error_kind: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     LogRecovered,
     SessionCreated,
@@ -232,6 +300,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MessageAppended,
     MessageUpdated,
     SessionConsolidated,
+    ConsolidationFailed,
     HistoryAppended,
     MemoryAppended,
     OffsetCommitted,
@@ -243,6 +312,10 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryRecalled,
     LtmPromoted,
     StmDropped,
+    CursorAdvanced,
+    DreamStarted,
+    DreamCompleted,
+    DreamFailed,
 )
 
 AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007

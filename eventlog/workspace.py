@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 CONFIG_FILE = "evlog.json"
+DEFAULT_SCHEDULE = {"snapshot": 300.0, "digest": 900.0, "autocompact": 300.0, "dream": 86400.0, "archive": 86400.0}
 LOG_DIR = "log"
 STATE_DIR = "state"
 
@@ -48,6 +49,9 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     diary_budget_bytes: int = 200_000  # a day's diary never exceeds this many bytes of UTF-8
     digest_batch_bytes: int = 50_000  # the digest reads at most this much diary per entry
     stale_after_days: float = 7.0  # the archive drops short-term entries unused this long
+    dream_token_budget: int = 20_000  # tokens one Dream run may spend (prompt + answer, retry included)
+    idle_minutes: float = 30.0  # AutoCompact leaves sessions active more recently alone
+    schedule: dict[str, float] = msgspec.field(default_factory=lambda: dict(DEFAULT_SCHEDULE))  # seconds between daemon runs
 
     def validate(self) -> Config:
         """Raise ConfigError for values the log cannot work with; return self."""

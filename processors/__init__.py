@@ -2,53 +2,84 @@
 
 ``runner.py`` runs log processors from validated offsets (outputs and the offset in one
 atomic batch); ``snapshot.py`` (messages -> diary), ``digest.py`` (diary -> short-term
-memory and Dream's history), ``archive.py`` (short-term -> long-term memory). ``run``
-is the one entry point the command line and the daemon use.
+memory and Dream's history), ``archive.py`` (short-term -> long-term memory),
+``consolidator.py`` (old messages -> summaries in history), ``autocompact.py`` (which
+sessions to consolidate, with backoff), ``dream.py`` (history -> facts in MEMORY.md,
+the LLM interface beside it in ``llm/``), ``audit.py`` (explaining Dream) and
+``daemon.py`` (all of them on schedules). ``run`` is the one entry point the command
+line and the daemon use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from eventlog.errors import ConfigError
 from eventlog.workspace import Workspace
-from processors.runner import RunReport
+
+NAMES = ("snapshot", "digest", "archive", "consolidate", "autocompact", "dream")
 
 
-def _snapshot(ws: Workspace) -> RunReport:
+def _snapshot(ws: Workspace, **_: Any) -> Any:
     from processors.runner import run_log_processor
     from processors.snapshot import Snapshot
 
     return run_log_processor(ws, Snapshot())
 
 
-def _digest(ws: Workspace) -> RunReport:
+def _digest(ws: Workspace, **_: Any) -> Any:
     from processors.digest import run_digest
 
     return run_digest(ws)
 
 
-def _archive(ws: Workspace) -> RunReport:
+def _archive(ws: Workspace, **_: Any) -> Any:
     from processors.archive import run_archive
 
     return run_archive(ws)
 
 
-PROCESSORS: dict[str, Callable[[Workspace], RunReport]] = {
+def _consolidate(ws: Workspace, *, llm: Any, key: str | None = None, **_: Any) -> Any:
+    from processors.consolidator import run_consolidate
+
+    return run_consolidate(ws, llm, key)
+
+
+def _autocompact(ws: Workspace, *, llm: Any, **_: Any) -> Any:
+    from processors.autocompact import run_autocompact
+
+    return run_autocompact(ws, llm, idle_minutes=ws.config.idle_minutes)
+
+
+def _dream(ws: Workspace, *, llm: Any, retry_failed: bool = False, **_: Any) -> Any:
+    from processors.dream import run_dream
+
+    return run_dream(ws, llm, retry_failed=retry_failed)
+
+
+PROCESSORS: dict[str, Callable[..., Any]] = {
     "snapshot": _snapshot,
     "digest": _digest,
     "archive": _archive,
+    "consolidate": _consolidate,
+    "autocompact": _autocompact,
+    "dream": _dream,
 }
 
 
-def run(ws: Workspace, name: str) -> RunReport:
-    """Run one processor by name over a writable workspace."""
+def run(ws: Workspace, name: str, *, llm: Any = None, **options: Any) -> Any:
+    """Run one processor by name over a writable workspace (``llm`` for those that need one)."""
     try:
         fn = PROCESSORS[name]
     except KeyError:
         raise ConfigError(f"unknown processor {name!r}; choose one of {', '.join(PROCESSORS)}") from None
-    return fn(ws)
+    if llm is None and name in ("consolidate", "autocompact", "dream"):
+        from processors.llm import make_llm
+
+        llm = make_llm()
+    return fn(ws, llm=llm, **options)
 
 
 @dataclass
@@ -81,4 +112,9 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
         seq = p.seq if p else 0
         rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,
                               p.lost_bytes if p else 0, p.lost_records if p else 0))
+    dream = ws.projections["dream_runs"].s  # type: ignore[attr-defined]
+    pending = len(ws.projections["history"].since(dream.cursor))  # type: ignore[attr-defined]
+    failed = sum(1 for r in dream.runs.values() if r.failed)
+    rows.append(OffsetRow("dream", dream.cursor, pending, "", 0, 0, 0,
+                          f"history cursor {dream.cursor}; {pending} entries pending; {failed} failed run(s)"))
     return rows

@@ -64,7 +64,9 @@ def _digest_day(ws: Workspace, day: DiaryDay, pos: int | None, report: RunReport
         rel = pos - day.start
         cut = _batch_end(data, rel, ws.config.digest_batch_bytes)
         chunk = data[rel:cut].decode("utf-8", "replace")
-        events.extend(_batch_events(day.date, pos, day.start + cut, chunk))
+        sources = ws.projections["diary"].sources_between(day.date, pos, day.start + cut)  # type: ignore[attr-defined]
+        projects = {k: s.project for k, s in ws.projections["sessions"].index.items()}  # type: ignore[attr-defined]
+        events.extend(_batch_events(day.date, pos, day.start + cut, chunk, sources, projects))
         ws.append(events)
         report.count(events)
         report.entries_written += sum(1 for e in events if isinstance(e, StmAdded))
@@ -107,21 +109,26 @@ def _batch_end(data: bytes, rel: int, limit: int) -> int:
     return cut
 
 
-def _batch_events(date: str, start: int, end: int, chunk: str) -> list[Event]:
+def _batch_events(date: str, start: int, end: int, chunk: str, sources: list[int],
+                  projects: dict[str, str]) -> list[Event]:
     entry_id = f"stm-{date}-{start}"
     lines = [ln for ln in chunk.splitlines() if ln.strip()]
     by_session: dict[str, list[str]] = {}
+    seqs: dict[str, list[int]] = {}
     sessions: list[str] = []
-    for ln in lines:
+    for i, ln in enumerate(lines):
         m = _LINE.match(ln)
         if not m:
             continue
         _time, session, role, text = m.groups()
         if session not in by_session:
             by_session[session] = []
+            seqs[session] = []
             sessions.append(session)
         if role == "user":
             by_session[session].append(text)
+            if i < len(sources):
+                seqs[session].append(sources[i])
     summary = "\n".join(ln[:300] for ln in lines)[:STM_CHARS]
     events: list[Event] = [StmAdded(entry_id=entry_id, text=summary, date=date, start=start, end=end,
                                     session_keys=sessions)]
@@ -129,6 +136,8 @@ def _batch_events(date: str, start: int, end: int, chunk: str) -> list[Event]:
         said = by_session[session]
         if said:
             events.append(HistoryAppended(text="\n".join(said)[:HISTORY_CHARS], source="digest", session_key=session,
-                                          refs={"stm_entry": entry_id, "date": date, "start": start, "end": end}))
+                                          project=projects.get(session, ""),
+                                          refs={"stm_entry": entry_id, "date": date, "start": start, "end": end,
+                                                "message_seqs": seqs[session]}))
     events.append(DiaryDigested(date=date, start=start, end=end, entry_id=entry_id))
     return events

@@ -3,7 +3,8 @@
 Every file here can be deleted and rebuilt from the log (``evlog replay``): session files
 (``sessions.py``), Dream's input ``memory/history.jsonl`` (``history.py``), the layered
 MEMORY.md files (``memory.py``), daily diaries (``diary.py``), short- and long-term memory
-entries (``memory_entries.py``) and the processors' positions (``offsets.py``). ``projector.py`` keeps them caught up and checkpointed;
+entries (``memory_entries.py``); and state without files: the processors' positions
+(``offsets.py``), Dream's runs (``dream_runs.py``) and AutoCompact's backoff (``compaction.py``). ``projector.py`` keeps them caught up and checkpointed;
 ``session_store.py`` is the API agents embed; ``replay.py`` rebuilds and checks.
 """
 
@@ -15,7 +16,9 @@ from projections.base import Projection
 
 def default_projections(root: str, fs: FileSystem, *, live: bool = True) -> list[Projection]:
     """The projections every workspace maintains, rooted at ``root``."""
+    from projections.compaction import CompactionProjection
     from projections.diary import DiaryProjection
+    from projections.dream_runs import DreamRunsProjection
     from projections.history import HistoryProjection
     from projections.memory import MemoryProjection
     from projections.memory_entries import MemoryEntriesProjection
@@ -23,5 +26,5 @@ def default_projections(root: str, fs: FileSystem, *, live: bool = True) -> list
     from projections.sessions import SessionsProjection
 
     kinds = (SessionsProjection, HistoryProjection, MemoryProjection, DiaryProjection, OffsetsProjection,
-             MemoryEntriesProjection)
+             MemoryEntriesProjection, DreamRunsProjection, CompactionProjection)
     return [kind(root, fs, live=live) for kind in kinds]

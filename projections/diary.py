@@ -32,6 +32,7 @@ class DiaryDay(msgspec.Struct, kw_only=True):
     date: str
     start: int = 0  # logical offset of the file's first byte
     lengths: list[int] = []  # byte length of each line in the file (with its newline)
+    sources: list[int] = []  # seq of the message event each line came from (for audits)
     size: int = 0  # sum(lengths): file size
     file_hash: str = ""  # xxh3-64 of the file as last written; "" = never written
 
@@ -86,6 +87,7 @@ class DiaryProjection(Projection):
                     day = self.days[ev.date] = DiaryDay(date=ev.date)
                 line = ev.line.encode() + b"\n"
                 day.lengths.append(len(line))
+                day.sources.append(ev.source_seq)
                 day.size += len(line)
                 self.pending.setdefault(ev.date, []).append(line)
                 self.dirty.add(ev.date)
@@ -95,10 +97,25 @@ class DiaryProjection(Projection):
                     return
                 dropped = day.lengths[: ev.dropped_lines]
                 day.lengths = day.lengths[ev.dropped_lines :]
+                day.sources = day.sources[ev.dropped_lines :]
                 day.size -= sum(dropped)
                 day.start = ev.start_after
                 self.to_drop[ev.date] = self.to_drop.get(ev.date, 0) + len(dropped)
                 self.dirty.add(ev.date)
+
+    def sources_between(self, date: str, start: int, end: int) -> list[int]:
+        """Message seqs of the lines in the logical byte range [start, end) of a day's diary."""
+        day = self.days.get(date)
+        if day is None:
+            return []
+        out, pos = [], day.start
+        for length, seq in zip(day.lengths, day.sources, strict=False):
+            if pos >= end:
+                break
+            if pos >= start:
+                out.append(seq)
+            pos += length
+        return out
 
     def file_lines(self, day: DiaryDay) -> list[bytes]:
         """The lines of a day's file as last flushed (checked against the saved hash)."""

@@ -1,38 +1,65 @@
-"""Commands over the processors: run, offsets, memory."""
+"""Commands over the processors: run, offsets, memory, remember, audit, daemon."""
 
 from __future__ import annotations
 
 import click
 
 from eventlog.cli import cli
-from eventlog.cli.common import emit, json_option, open_workspace
-from eventlog.cli.render import json_line, kv_block, preview
+from eventlog.cli.common import emit, json_option, note, open_workspace
+from eventlog.cli.render import render_explanation, render_run
+from eventlog.errors import NotFound
+from eventlog.cli.render import json_line, preview, render_report
+
+
+def _llm(kind: str | None, model: str | None, ws):  # noqa: ANN001, ANN202
+    from processors.llm import make_llm
+
+    if kind == "replay":
+        from processors.dream import replay_llm
+
+        return replay_llm(ws)
+    return make_llm(kind, model=model)
+
+
+def llm_options(f):  # noqa: ANN001, ANN201
+    """--llm and --model, for commands that call a language model."""
+    f = click.option("--model", default=None, help="Claude model id (default: $EVLOG_MODEL, else a current Sonnet).")(f)
+    return click.option("--llm", "llm_kind", type=click.Choice(["offline", "anthropic", "replay"]), default=None,
+                        help="Which model: anthropic if ANTHROPIC_API_KEY is set, else the offline extractor; "
+                             "replay reuses outputs recorded in the log.")(f)
 
 
 @cli.command("run")
-@click.argument("processor", type=click.Choice(["snapshot", "digest", "archive"]))
+@click.argument("processor", type=click.Choice(["snapshot", "digest", "archive", "consolidate", "autocompact", "dream"]))
+@click.argument("key", required=False)
+@click.option("--retry-failed", is_flag=True, help="dream: re-run the input ranges of failed or interrupted runs.")
+@llm_options
 @json_option
 @click.pass_context
-def run_cmd(ctx: click.Context, processor: str, as_json: bool) -> None:
+def run_cmd(ctx: click.Context, processor: str, key: str | None, retry_failed: bool, llm_kind: str | None,
+            model: str | None, as_json: bool) -> None:
     """Run one processor now and report what it did.
 
     snapshot: messages -> daily diary (deduplicated, within the byte budget);
     digest: diary -> short-term memory and Dream's history;
-    archive: short-term -> long-term memory (promote what is used, drop what is stale).
+    archive: short-term -> long-term memory (promote what is used, drop what is stale);
+    consolidate [KEY]: summarise old messages of a session (or of all) into history;
+    autocompact: consolidate the idlest, biggest sessions (at most 3, with backoff);
+    dream: learn facts for MEMORY.md from history (--retry-failed re-runs failed ranges).
     """
     import processors
 
+    if key is not None and processor != "consolidate":
+        raise click.UsageError(f"KEY is only for 'run consolidate', not 'run {processor}'")
+    if retry_failed and processor != "dream":
+        raise click.UsageError("--retry-failed is only for 'run dream'")
     with open_workspace(ctx, writable=True) as ws:
-        report = processors.run(ws, processor)
+        llm = _llm(llm_kind, model, ws) if processor in ("consolidate", "autocompact", "dream") else None
+        report = processors.run(ws, processor, llm=llm, key=key, retry_failed=retry_failed)
     if as_json:
         click.echo(json_line(report))
-        return
-    pairs = [("processor", report.processor), ("events read", report.events_read),
-             ("entries written", report.entries_written), ("duplicates skipped", report.duplicates_skipped),
-             ("bytes trimmed", report.bytes_trimmed), ("lost bytes", report.lost_bytes),
-             ("offset", f"{report.offset_before} -> {report.offset_after}")]
-    pairs += [("reset", r) for r in report.resets]
-    click.echo(kv_block(pairs))
+    else:
+        click.echo(render_report(report))
 
 
 @cli.command()
@@ -56,3 +83,82 @@ def memory(ctx: click.Context, tier: str | None, as_json: bool) -> None:
     entries = open_workspace(ctx).projections["memory_entries"].entries(tier)
     emit(entries, as_json, lambda e: f"{e.tier:<7} {e.entry_id:<28} {e.date} bytes {e.start}..{e.end} "
                                      f"[{', '.join(e.session_keys)[:40]}] {preview(e.text, 60)}")
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--project", type=click.Path(file_okay=False), default=None,
+              help="The note is about this project (its facts go to <project>/memory/MEMORY.md).")
+@click.pass_context
+def remember(ctx: click.Context, text: str, project: str | None) -> None:
+    """Give Dream a note to learn from (a history entry), e.g. 'I prefer tabs'."""
+    from processors.dream import remember as remember_note
+
+    with open_workspace(ctx, writable=True) as ws:
+        cursor = remember_note(ws, text, project=project or "")
+    note(f"noted as history entry {cursor}; 'evlog run dream' learns from it")
+
+
+@cli.group(invoke_without_command=True)
+@click.option("-n", "--count", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Show the newest N runs (0 = all).")
+@json_option
+@click.pass_context
+def audit(ctx: click.Context, count: int, as_json: bool) -> None:
+    """List Dream runs: time, model, input range, attempts, outcome, tokens, facts added."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from processors.audit import dream_runs
+
+    runs = dream_runs(open_workspace(ctx), count)
+    emit(runs, as_json, render_run)
+    if not as_json and not runs:
+        note("no Dream runs yet ('evlog run dream')")
+
+
+@audit.command("why")
+@click.argument("text", required=False)
+@click.option("--fact", "fact_id", default=None, help="Explain the fact with this id instead of matching text.")
+@json_option
+@click.pass_context
+def audit_why(ctx: click.Context, text: str | None, fact_id: str | None, as_json: bool) -> None:
+    """Explain a line of MEMORY.md: the run, its prompt hash and the source messages."""
+    from processors.audit import why
+
+    if (text is None) == (fact_id is None):
+        raise click.UsageError("give either TEXT or --fact ID")
+    found = why(open_workspace(ctx), text, fact_id=fact_id)
+    if as_json:
+        emit(found, True, json_line)
+    else:
+        for ex in found:
+            click.echo(render_explanation(ex))
+    if not found:
+        raise NotFound(f"no fact in MEMORY.md matches {text or fact_id!r}")
+
+
+@cli.command()
+@llm_options
+@click.option("--once", is_flag=True, help="Run every job once, then exit.")
+@click.pass_context
+def daemon(ctx: click.Context, llm_kind: str | None, model: str | None, once: bool) -> None:
+    """Run snapshot, digest, autocompact, dream and archive on their schedules.
+
+    Logs to stderr; SIGINT/SIGTERM stop it cleanly between jobs (every offset is
+    committed). Intervals are the 'schedule' in evlog.json.
+    """
+    import signal
+    import threading
+    import time
+
+    from processors.daemon import run_daemon
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+
+    def log(msg: str) -> None:
+        click.echo(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {msg}", err=True)
+
+    with open_workspace(ctx, writable=True) as ws:
+        run_daemon(ws, _llm(llm_kind, model, ws), stop=stop, log=log, once=once)

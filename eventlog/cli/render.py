@@ -65,3 +65,50 @@ def kv_block(pairs: list[tuple[str, Any]]) -> str:
     """Aligned ``key: value`` lines."""
     width = max((len(k) for k, _ in pairs), default=0)
     return "\n".join(f"{k + ':':<{width + 1}} {v}" for k, v in pairs)
+
+
+def render_report(report: Any) -> str:
+    """A processor's report as aligned ``key: value`` lines (nested lists one per line)."""
+    data = to_jsonable(report)
+    pairs: list[tuple[str, Any]] = []
+    for k, v in data.items():
+        if isinstance(v, list):
+            if not v:
+                continue
+            for item in v:
+                pairs.append((k.replace("_", " "), _one_line(item)))
+        elif isinstance(v, dict):
+            if v:
+                pairs.append((k.replace("_", " "), ", ".join(f"{a}={b}" for a, b in v.items())))
+        else:
+            pairs.append((k.replace("_", " "), v))
+    return kv_block(pairs)
+
+
+def _one_line(item: Any) -> str:
+    if isinstance(item, dict):
+        return " ".join(f"{k}={preview(str(v), 60)}" for k, v in item.items() if v not in ("", [], {}, None))
+    return str(item)
+
+
+def render_run(run: Any) -> str:
+    """One Dream run: time, model, input range, attempts, outcome, tokens, facts."""
+    cursors = run.input_cursors
+    span = f"{min(cursors)}..{max(cursors)} ({len(cursors)})" if cursors else "-"
+    status = "interrupted" if run.status in ("claimed", "started") and run.ended_at == "" else run.status
+    retried = f" retried by {run.retried_by}" if run.retried_by else ""
+    return (f"{run.started_at[:19]:<19} {run.run_id:<16} {run.model:<22} entries {span:<16} attempts {run.attempts} "
+            f"{status:<11} tokens {run.input_tokens}+{run.output_tokens} facts +{len(run.fact_ids)}{retried}"
+            + (f"  ({preview(run.reason, 80)})" if run.reason else ""))
+
+
+def render_explanation(ex: Any) -> str:
+    """Why a MEMORY.md line is there: the fact, its run, and its sources down to messages."""
+    out = [f"{ex.fact_id}  [{ex.file} / {ex.section}]  {ex.text}",
+           f"  run {ex.run_id} ({ex.outcome}) at {ex.run_time[:19]}, model {ex.model}, prompt {ex.prompt_hash}"]
+    for s in ex.sources:
+        where = f" session {s.session_key}" if s.session_key else ""
+        out.append(f"  from history {s.cursor} ({s.source}{where}): {s.excerpt}")
+        for m in s.messages:
+            out.append(f"    message {m.message_id} ({m.role}, {m.timestamp[:19]}, {m.session_key}): {m.excerpt}")
+    return "\n".join(out)

@@ -1,0 +1,89 @@
+"""AutoCompact: pick idle sessions worth consolidating, a few per cycle, with backoff.
+
+Candidates are sessions idle for at least ``idle_minutes`` with messages old enough to
+consolidate (see ``processors.consolidator``) and no consolidation running. Priority is
+idle minutes x message count; at most ``MAX_PER_CYCLE`` (3) run per cycle. A session
+whose consolidation failed backs off 5, 10, 20, ... minutes after its last failure
+(doubling per consecutive failure, reset by a success). The failures are events in the
+log (``consolidation.failed``), so the backoff survives restarts. The clock is injected.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from eventlog.workspace import Workspace
+from processors.consolidator import ConsolidationResult, consolidate_session, is_consolidating, pending_messages
+from processors.llm import LLM
+
+MAX_PER_CYCLE = 3
+BASE_BACKOFF_MINUTES = 5.0
+DEFAULT_IDLE_MINUTES = 30.0
+
+
+@dataclass
+class Candidate:
+    """A session AutoCompact looked at."""
+
+    session_key: str
+    idle_minutes: float
+    messages: int
+    priority: float
+    status: str  # ready, active, busy, backoff, nothing-to-do
+    backoff_until: str = ""
+
+
+@dataclass
+class AutoCompactReport:
+    """The ranked candidates and what ran."""
+
+    processor: str = "autocompact"
+    candidates: list[Candidate] = field(default_factory=list)
+    ran: list[ConsolidationResult] = field(default_factory=list)
+
+
+def _epoch(ts: str) -> float:
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTES) -> list[Candidate]:
+    """Every session with something to consolidate, best first, with why it may not run."""
+    streaks = ws.projections["compaction"].streaks  # type: ignore[attr-defined]
+    out = []
+    for key, s in ws.projections["sessions"].index.items():  # type: ignore[attr-defined]
+        first, end = pending_messages(ws, key)
+        if end <= first:
+            continue
+        idle = max(0.0, (now - _epoch(s.updated_at)) / 60)
+        cand = Candidate(key, round(idle, 2), s.count, round(idle * s.count, 2), "ready")
+        if idle < idle_minutes:
+            cand.status = "active"
+        elif is_consolidating(ws, key):
+            cand.status = "busy"
+        elif key in streaks:
+            streak = streaks[key]
+            until = _epoch(streak.last_failure) + BASE_BACKOFF_MINUTES * 60 * 2 ** (streak.failures - 1)
+            if now < until:
+                cand.status, cand.backoff_until = "backoff", _iso(until)
+        out.append(cand)
+    out.sort(key=lambda c: (-c.priority, c.session_key))
+    return out
+
+
+def run_autocompact(ws: Workspace, llm: LLM, *, clock: Callable[[], float] = time.time,
+                    idle_minutes: float = DEFAULT_IDLE_MINUTES) -> AutoCompactReport:
+    """One AutoCompact cycle (see the module docstring)."""
+    report = AutoCompactReport(candidates=rank(ws, now=clock(), idle_minutes=idle_minutes))
+    for cand in [c for c in report.candidates if c.status == "ready"][:MAX_PER_CYCLE]:
+        report.ran.append(consolidate_session(ws, llm, cand.session_key))
+    return report

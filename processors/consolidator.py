@@ -1,0 +1,126 @@
+"""Consolidator: summarise a session's older messages into history (what Dream reads).
+
+A session's messages older than its newest ``KEEP_RECENT`` (8) that are not consolidated
+yet go to the model, each cut to ``MESSAGE_CHARS`` (300) characters; the summary is
+recorded as a ``history.appended`` entry (with the session key and message ids) and the
+session's ``session.consolidated`` mark (up to which message), in one atomic batch. A
+failure is recorded as ``consolidation.failed`` (AutoCompact backs off on it). Only one
+consolidation per session runs at a time (a per-session lock; a second caller skips),
+and rerunning with no new old messages does nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from eventlog.errors import LLMError, NotFound
+from eventlog.events import ConsolidationFailed, HistoryAppended, SessionConsolidated
+from eventlog.workspace import Workspace
+from processors.llm import LLM, Prompt
+from projections.session_store import parse_message_line
+
+KEEP_RECENT = 8
+MESSAGE_CHARS = 300
+MAX_OUTPUT_TOKENS = 600
+
+SYSTEM = """Summarise this part of a conversation between a user and an AI assistant in a few sentences.
+Keep what matters later: what the user wanted, decided or prefers, and what was done. No preamble."""
+
+_locks_guard = threading.Lock()
+_running: set[tuple[str, str]] = set()  # (workspace home, session key) being consolidated
+
+
+@dataclass
+class ConsolidationResult:
+    """What happened to one session."""
+
+    session_key: str
+    status: str  # consolidated, nothing-to-do, busy, failed
+    messages: int = 0
+    up_to_count: int = 0
+    reason: str = ""
+
+
+@dataclass
+class ConsolidateReport:
+    """What ``run_consolidate`` did."""
+
+    processor: str = "consolidate"
+    results: list[ConsolidationResult] = field(default_factory=list)
+
+
+def is_consolidating(ws: Workspace, key: str) -> bool:
+    """True while another caller consolidates this session."""
+    with _locks_guard:
+        return (ws.home, key) in _running
+
+
+def pending_messages(ws: Workspace, key: str) -> tuple[int, int]:
+    """(first, end): indexes of the messages that are old enough and not yet consolidated."""
+    s = ws.projections["sessions"].index.get(key)  # type: ignore[attr-defined]
+    if s is None:
+        raise NotFound(f"no session {key!r}")
+    return s.last_consolidated, max(s.count - KEEP_RECENT, s.last_consolidated)
+
+
+def consolidate_session(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
+    """Consolidate one session (see the module docstring)."""
+    with _locks_guard:
+        if (ws.home, key) in _running:
+            return ConsolidationResult(key, "busy", reason="another consolidation of this session is running")
+        _running.add((ws.home, key))
+    try:
+        return _consolidate(ws, llm, key)
+    finally:
+        with _locks_guard:
+            _running.discard((ws.home, key))
+
+
+def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
+    with ws.lock:
+        first, end = pending_messages(ws, key)
+        if end <= first:
+            return ConsolidationResult(key, "nothing-to-do")
+        sessions = ws.projections["sessions"]
+        state = sessions.index[key]  # type: ignore[attr-defined]
+        lines = ws.read_projection(lambda: sessions.lines(key))  # type: ignore[attr-defined]
+        window_start = state.count - len(lines)  # the file keeps the newest 2000
+        msgs = [parse_message_line(ln) for ln in lines[max(first - window_start, 0) : end - window_start]]
+        project = state.project
+    run_id = f"consolidate-{ws.log.last_seq + 1}"
+    items = [{"role": m.role, "content": m.content[:MESSAGE_CHARS]} for m in msgs]
+    user = "\n".join(f"{i['role']}: {i['content']}" for i in items)
+    prompt = Prompt(purpose="consolidate", system=SYSTEM, user=user, max_tokens=MAX_OUTPUT_TOKENS,
+                    inputs={"messages": items})
+    try:
+        out = llm.complete(prompt)
+        if not out.text.strip():
+            raise LLMError("the model returned an empty summary")
+    except LLMError as e:
+        ws.append([ConsolidationFailed(session_key=key, reason=str(e)[:500], run_id=run_id)])
+        return ConsolidationResult(key, "failed", len(msgs), reason=str(e)[:200])
+    last_id = msgs[-1].id if msgs else ""
+    with ws.lock:
+        now_first, _ = pending_messages(ws, key)
+        if now_first != first:  # someone consolidated meanwhile: do not record twice
+            return ConsolidationResult(key, "busy", reason="consolidated by another caller meanwhile")
+        ws.append([
+            HistoryAppended(text=out.text.strip(), source="consolidator", session_key=key, project=project,
+                            message_ids=[m.id for m in msgs], refs={"from_count": first, "to_count": end}),
+            SessionConsolidated(session_key=key, up_to_count=end, up_to_message_id=last_id, run_id=run_id,
+                                model=out.model, input_tokens=out.input_tokens, output_tokens=out.output_tokens),
+        ])
+    return ConsolidationResult(key, "consolidated", len(msgs), end)
+
+
+def run_consolidate(ws: Workspace, llm: LLM, key: str | None = None) -> ConsolidateReport:
+    """Consolidate one session, or every session with old unconsolidated messages."""
+    report = ConsolidateReport()
+    keys = [key] if key is not None else sorted(ws.projections["sessions"].index)  # type: ignore[attr-defined]
+    for k in keys:
+        first, end = pending_messages(ws, k)
+        if key is None and end <= first:
+            continue
+        report.results.append(consolidate_session(ws, llm, k))
+    return report
