@@ -1,0 +1,46 @@
+"""Docs and help are tested artefacts: every command has help, is in the README, and the
+README's CLI reference matches the commands' real --help."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import cli_reference  # noqa: E402
+
+from eventlog.cli import cli  # noqa: E402
+
+ALL = list(cli_reference.commands(cli, ["evlog"]))
+
+
+def readme() -> str:
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("path,cmd", ALL, ids=[" ".join(p) for p, _ in ALL])
+def test_every_command_has_help_and_is_in_the_readme(path, cmd):
+    assert (cmd.help or "").strip(), f"{' '.join(path)} has no help text"
+    assert f"### {' '.join(path)}" in readme()
+
+
+def test_readme_cli_reference_is_up_to_date():
+    assert cli_reference.main(["--check"]) == 0, "run: .venv/bin/python tools/cli_reference.py --write"
+
+
+def test_readme_gives_the_one_command_to_run_and_the_one_to_test():
+    text = readme()
+    assert "bash tools/demo.sh" in text and "bash tools/test.sh" in text
+    with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as f:
+        assert "bash tools/test.sh" in f.read(), ".ci/run must call the README's test command"
+
+
+def test_the_cli_does_not_import_the_anthropic_sdk():
+    code = "import sys; from eventlog.cli import cli; assert 'anthropic' not in sys.modules, 'anthropic imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
