@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Write tests/golden/segments/<version>/: a small log holding one event of every type.
+
+Run it when a release changes the event catalogue, under a NEW version directory, and
+commit the result: tests/test_golden.py checks that every committed version still
+decodes, verifies and replays (CONVENTIONS 5: old logs must keep reading).
+
+    .venv/bin/python tools/make_golden_log.py v2
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from eventlog import events as E  # noqa: E402
+from eventlog.log import Log  # noqa: E402
+
+SAMPLES = [
+    E.SessionCreated(session_key="cli:golden", title="Golden", metadata={"channel": "cli"}, created_at="2026-11-01T09:00:00Z", project="/projects/golden"),
+    E.MessageAppended(session_key="cli:golden", message_id="m1", role="user", content="I prefer tabs. 我习惯早上写代码 😀", timestamp="2026-11-01T09:00:01Z", dedup="golden:m1"),
+    E.MessageAppended(session_key="cli:golden", message_id="m2", role="assistant", content="", timestamp="2026-11-01T09:00:02Z",
+                      tool_calls=[{"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{}"}}], extra={"model": "x"}),
+    E.MessageUpdated(session_key="cli:golden", message_id="m2", content="Done.", extra={"version": "2"}),
+    E.SessionUpdated(session_key="cli:golden", title="Golden session", preview="tabs", metadata={"pinned": True}),
+    E.SessionConsolidated(session_key="cli:golden", up_to_count=1, up_to_message_id="m1", run_id="c1", model="offline-rules-v1"),
+    E.ConsolidationFailed(session_key="cli:golden", reason="model timed out", run_id="c0"),
+    E.HistoryAppended(text="I prefer tabs.", source="remember", project="/projects/golden"),
+    E.CursorAdvanced(processor="dream", run_id="dream-9", from_cursor=0, to_cursor=8, cursors=[8]),
+    E.DreamStarted(run_id="dream-9", llm="offline", model="offline-rules-v1", prompt_hash="xxh3_128:" + "0" * 32, input_cursors=[8], project="/projects/golden", token_budget=20000),
+    E.DreamCompleted(run_id="dream-9", outcome="valid", attempts=1, model="offline-rules-v1", prompt_hash="xxh3_128:" + "0" * 32,
+                     raw_output="## User Profile\n- I prefer tabs\n\n## Project Context\n(nothing new)\n", input_tokens=50, output_tokens=12, fact_ids=["fact-1"]),
+    E.MemoryAppended(fact_id="fact-1", scope="user", section="User Profile", text="I prefer tabs", run_id="dream-9", sources=[8], dedup="fact:user::i prefer tabs"),
+    E.DreamFailed(run_id="dream-14", reason="model call failed: timeout", error_kind="timeout"),
+    E.DiaryAppended(date="2026-11-01", line="09:00:01 [cli:golden] user: I prefer tabs.", session_key="cli:golden", message_id="m1", source_seq=2, dedup="xxh3_128:" + "1" * 32),
+    E.DiaryTrimmed(date="2026-11-01", dropped_lines=0, dropped_bytes=0, start_before=0, start_after=0, budget=200000),
+    E.DiaryDigested(date="2026-11-01", start=0, end=44, entry_id="stm-2026-11-01-0"),
+    E.StmAdded(entry_id="stm-2026-11-01-0", text="09:00:01 [cli:golden] user: I prefer tabs.", date="2026-11-01", start=0, end=44, session_keys=["cli:golden"]),
+    E.MemoryRecalled(entry_ids=["stm-2026-11-01-0"], query="tabs"),
+    E.LtmPromoted(entry_id="stm-2026-11-01-0", reason="recalled 1 time(s)"),
+    E.StmDropped(entry_id="stm-none", reason="unused for more than 7 days"),
+    E.OffsetCommitted(processor="snapshot", record_seq=2, segment="00000000000000000001.jsonl", position=0, fingerprint="xxh3-64:" + "0" * 16),
+    E.OffsetReset(processor="digest", reason="golden", policy="by-offset", date="2026-11-01"),
+    E.SessionDeleted(session_key="cli:gone"),
+    E.LogRecovered(segment="00000000000000000001.jsonl", offset=100, bytes_truncated=7, reason="torn record (golden)"),
+]
+
+
+def main(version: str) -> None:
+    out = os.path.join(os.path.dirname(HERE), "tests", "golden", "segments", version)
+    shutil.rmtree(out, ignore_errors=True)
+    log = Log.open(out, writable=True, create=True, clock=lambda: 1_795_000_000.0)
+    log.append_batch(SAMPLES[:3])
+    for ev in SAMPLES[3:]:
+        log.append(ev)
+    log.close()
+    for name in os.listdir(out):
+        if not name.endswith(".jsonl"):
+            os.unlink(os.path.join(out, name))  # only segments are golden; the rest is derived
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "v1")
