@@ -20,6 +20,8 @@ from eventlog.errors import ConfigError
 from eventlog.workspace import Workspace
 
 NAMES = ("snapshot", "digest", "archive", "consolidate", "autocompact", "dream")
+#: The event types each log processor consumes (for the pending count of ``evlog offsets``).
+LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"})}
 
 
 def _snapshot(ws: Workspace, **_: Any) -> Any:
@@ -110,8 +112,10 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
                                   p.lost_bytes if p else 0, 0, f"{unread} diary bytes unread in {len(diary)} day(s)"))
             continue
         seq = p.seq if p else 0
+        pending = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS.get(name, ()))
         rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,
-                              p.lost_bytes if p else 0, p.lost_records if p else 0))
+                              p.lost_bytes if p else 0, p.lost_records if p else 0,
+                              f"{pending} input event(s) pending" if name in LOG_INPUTS else ""))
     dream = ws.projections["dream_runs"].s  # type: ignore[attr-defined]
     pending = len(ws.projections["history"].since(dream.cursor))  # type: ignore[attr-defined]
     failed = sum(1 for r in dream.runs.values() if r.failed)

@@ -11,6 +11,7 @@ ids, ``evlog remember`` notes as themselves.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from eventlog.events import MessageAppended
@@ -92,7 +93,22 @@ def why(ws: Workspace, query: str | None = None, *, fact_id: str | None = None) 
                 sources=[_entry(history[c]) for c in cited if c in history],
             ))
     _resolve_messages(ws, [s for e in out for s in e.sources])
+    for ex in out:
+        for src in ex.sources:
+            src.messages = _closest(ex.text, src.messages)
     return out
+
+
+def _closest(fact: str, messages: list[SourceMessage]) -> list[SourceMessage]:
+    """The messages that share the most words (or, for CJK, characters) with the fact; all if none does."""
+    words = set(re.findall(r"\w{3,}", fact.lower()))
+    if re.search(r"[\u4e00-\u9fff]", fact):
+        words = {c for c in fact if "\u4e00" <= c <= "\u9fff"}
+    if not words or len(messages) <= 1:
+        return messages
+    scores = [len(words & (set(re.findall(r"\w{3,}", m.excerpt.lower())) | set(m.excerpt))) for m in messages]
+    best = max(scores)
+    return [m for m, sc in zip(messages, scores, strict=True) if sc == best] if best else messages
 
 
 def _entry(h: HistoryEntry) -> SourceEntry:
