@@ -61,10 +61,43 @@ class Explanation:
     sources: list[SourceEntry] = field(default_factory=list)
 
 
-def dream_runs(ws: Workspace, n: int = 10) -> list[Run]:
+@dataclass
+class RunRow:
+    """One Dream run as ``evlog audit`` lists it (human and JSON show the same fields)."""
+
+    run_id: str
+    time: str
+    llm: str
+    model: str
+    prompt_hash: str
+    project: str
+    input_cursors: list[int]
+    attempts: int
+    outcome: str  # valid, fallback, noop, failed, interrupted (or running, in this process)
+    input_tokens: int
+    output_tokens: int
+    facts_added: int
+    fact_ids: list[str]
+    reason: str
+    retry_of: str
+    retried_by: str
+
+
+def outcome_of(run: Run) -> str:
+    """A run's outcome; a run that claimed its input but never ended was interrupted."""
+    return "interrupted" if run.status in ("claimed", "started") else run.status
+
+
+def dream_runs(ws: Workspace, n: int = 10) -> list[RunRow]:
     """The newest ``n`` Dream runs (all if 0), oldest first."""
     runs = ws.projections["dream_runs"].runs()  # type: ignore[attr-defined]
-    return runs[-n:] if n else runs
+    runs = runs[-n:] if n else runs
+    return [RunRow(run_id=r.run_id, time=r.started_at, llm=r.llm, model=r.model, prompt_hash=r.prompt_hash,
+                   project=r.project,
+                   input_cursors=list(r.input_cursors), attempts=r.attempts, outcome=outcome_of(r),
+                   input_tokens=r.input_tokens, output_tokens=r.output_tokens, facts_added=len(r.fact_ids),
+                   fact_ids=list(r.fact_ids), reason=r.reason, retry_of=r.retry_of, retried_by=r.retried_by)
+            for r in runs]
 
 
 def _excerpt(text: str) -> str:
@@ -89,7 +122,7 @@ def why(ws: Workspace, query: str | None = None, *, fact_id: str | None = None) 
             run = runs.get(f.run_id) or Run(run_id=f.run_id)
             out.append(Explanation(
                 fact_id=f.fact_id, text=f.text, file=project or "global", section=f.section, run_id=f.run_id,
-                model=run.model, prompt_hash=run.prompt_hash, outcome=run.status, run_time=run.started_at,
+                model=run.model, prompt_hash=run.prompt_hash, outcome=outcome_of(run), run_time=run.started_at,
                 sources=[_entry(history[c]) for c in cited if c in history],
             ))
     _resolve_messages(ws, [s for e in out for s in e.sources])

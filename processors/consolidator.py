@@ -1,7 +1,10 @@
 """Consolidator: summarise a session's older messages into history (what Dream reads).
 
 A session's messages older than its newest ``KEEP_RECENT`` (8) that are not consolidated
-yet go to the model, each cut to ``MESSAGE_CHARS`` (300) characters; the summary is
+yet go to the model (at most ``MAX_MESSAGES`` per summary, oldest first; messages older
+than the session file's 2000 are read from the log), each cut to ``MESSAGE_CHARS`` (300)
+characters after memory injected into the conversation is cut out (as Dream does, so a
+summary never carries memory back into history); the summary is
 recorded as a ``history.appended`` entry (with the session key and message ids) and the
 session's ``session.consolidated`` mark (up to which message), in one atomic batch. A
 failure is recorded as ``consolidation.failed`` (AutoCompact backs off on it). Only one
@@ -15,13 +18,14 @@ import threading
 from dataclasses import dataclass, field
 
 from eventlog.errors import LLMError, NotFound
-from eventlog.events import ConsolidationFailed, HistoryAppended, SessionConsolidated
+from eventlog.events import ConsolidationFailed, HistoryAppended, MessageAppended, SessionConsolidated
 from eventlog.workspace import Workspace
 from processors.llm import LLM, Prompt
-from projections.session_store import parse_message_line
+from projections.session_store import Message, parse_message_line
 
 KEEP_RECENT = 8
 MESSAGE_CHARS = 300
+MAX_MESSAGES = 200  # per summary; a longer backlog is summarised over several runs
 MAX_OUTPUT_TOKENS = 600
 
 SYSTEM = """Summarise this part of a conversation between a user and an AI assistant in a few sentences.
@@ -78,18 +82,23 @@ def consolidate_session(ws: Workspace, llm: LLM, key: str) -> ConsolidationResul
 
 
 def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
+    from processors.dream import known_fact_keys, strip_injected
+
     with ws.lock:
         first, end = pending_messages(ws, key)
         if end <= first:
             return ConsolidationResult(key, "nothing-to-do")
+        end = min(end, first + MAX_MESSAGES)
         sessions = ws.projections["sessions"]
         state = sessions.index[key]  # type: ignore[attr-defined]
         lines = ws.read_projection(lambda: sessions.lines(key))  # type: ignore[attr-defined]
         window_start = state.count - len(lines)  # the file keeps the newest 2000
-        msgs = [parse_message_line(ln) for ln in lines[max(first - window_start, 0) : end - window_start]]
+        msgs = _from_log(ws, key, state.created_seq, first, min(end, window_start)) if first < window_start else []
+        msgs += [parse_message_line(ln) for ln in lines[max(first - window_start, 0) : end - window_start]]
         project = state.project
+        known = known_fact_keys(ws, project)
     run_id = f"consolidate-{ws.log.last_seq + 1}"
-    items = [{"role": m.role, "content": m.content[:MESSAGE_CHARS]} for m in msgs]
+    items = [{"role": m.role, "content": strip_injected(m.content, known)[:MESSAGE_CHARS]} for m in msgs]
     user = "\n".join(f"{i['role']}: {i['content']}" for i in items)
     prompt = Prompt(purpose="consolidate", system=SYSTEM, user=user, max_tokens=MAX_OUTPUT_TOKENS,
                     inputs={"messages": items})
@@ -112,6 +121,21 @@ def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
                                 model=out.model, input_tokens=out.input_tokens, output_tokens=out.output_tokens),
         ])
     return ConsolidationResult(key, "consolidated", len(msgs), end)
+
+
+def _from_log(ws: Workspace, key: str, created_seq: int, first: int, end: int) -> list[Message]:
+    """Messages ``first``..``end`` (by position in the session) read from the log itself."""
+    out: list[Message] = []
+    n = 0
+    for ev in ws.log.read(created_seq):
+        if isinstance(ev, MessageAppended) and ev.session_key == key:
+            if first <= n < end:
+                out.append(Message(id=ev.message_id, session_key=key, role=ev.role, content=ev.content,
+                                   timestamp=ev.timestamp))
+            n += 1
+            if n >= end:
+                break
+    return out
 
 
 def run_consolidate(ws: Workspace, llm: LLM, key: str | None = None) -> ConsolidateReport:

@@ -126,7 +126,7 @@ def _batch_events(date: str, start: int, end: int, chunk: str, sources: list[int
             seqs[session] = []
             sessions.append(session)
         if role == "user":
-            by_session[session].append(text)
+            by_session[session].append(text.replace(" ⏎ ", "\n"))  # the diary joins a message's lines
             if i < len(sources):
                 seqs[session].append(sources[i])
     summary = "\n".join(ln[:300] for ln in lines)[:STM_CHARS]

@@ -118,7 +118,7 @@ def memory_text(ws: Workspace, project: str) -> str:
 
 def strip_injected(text: str, known: set[str]) -> str:
     """Cut memory that was injected into a conversation out of a history entry."""
-    text = _INJECTED_BLOCKS.sub(" ", text)
+    text = _INJECTED_BLOCKS.sub(" ", text.replace(" ⏎ ", "\n"))
     kept, in_memory_section = [], False
     for line in text.splitlines():
         if _MEMORY_HEADINGS.match(line.strip()):
@@ -133,19 +133,31 @@ def strip_injected(text: str, known: set[str]) -> str:
     return "\n".join(kept).strip()
 
 
-def build_prompt(entries: list[HistoryEntry], memory: str, known: set[str], budget: int,
-                 previous: tuple[str, str] | None = None) -> Prompt:
-    """The Dream prompt for these entries, trimmed to fit ``budget`` tokens with its answer."""
+def build_prompt(entries: list[HistoryEntry], memory: str, known: set[str], budget: int | None,
+                 previous: tuple[str, str] | None = None) -> tuple[Prompt, list[HistoryEntry]]:
+    """The Dream prompt for these entries and the entries it covers.
+
+    Entries left empty by ``strip_injected`` are covered without being shown. With a
+    ``budget``, the newest entries are dropped until the prompt and its answer fit; the
+    dropped ones are not covered (they stay pending for the next run).
+    """
     items = [{"cursor": e.cursor, "text": strip_injected(e.text, known)[:ENTRY_CHARS],
               "session_key": e.session_key} for e in entries]
-    items = [i for i in items if i["text"]]
-    while True:
-        user = _user_text(items, memory, previous)
-        if estimate_tokens(SYSTEM) + estimate_tokens(user) + MAX_OUTPUT_TOKENS <= budget or len(items) <= 1:
+    shown = [i for i in items if i["text"]]
+    while budget is not None and len(shown) > 1:
+        user = _user_text(shown, memory, previous)
+        if estimate_tokens(SYSTEM) + estimate_tokens(user) + MAX_OUTPUT_TOKENS <= budget:
             break
-        items.pop()  # drop the newest entries first: they stay pending for the next run
-    return Prompt(purpose="dream", system=SYSTEM, user=user, max_tokens=MAX_OUTPUT_TOKENS,
-                  inputs={"entries": [{"cursor": i["cursor"], "text": i["text"]} for i in items], "memory": memory})
+        shown.pop()  # drop the newest entries first: they stay pending for the next run
+    if len(shown) < len([i for i in items if i["text"]]):
+        first_dropped = next(i for i in items if i["text"] and i not in shown)["cursor"]
+        covered = [e for e in entries if e.cursor < first_dropped]
+    else:
+        covered = list(entries)
+    prompt = Prompt(purpose="dream", system=SYSTEM, user=_user_text(shown, memory, previous),
+                    max_tokens=MAX_OUTPUT_TOKENS,
+                    inputs={"entries": [{"cursor": i["cursor"], "text": i["text"]} for i in shown], "memory": memory})
+    return prompt, covered
 
 
 def _user_text(items: list[dict[str, Any]], memory: str, previous: tuple[str, str] | None) -> str:
@@ -185,8 +197,16 @@ def _section_lines(text: str, section: str) -> list[str]:
 
 
 def parse_facts(text: str) -> list[tuple[str, str, str]]:
-    """``(scope, section, fact)`` for every fact line in an output (placeholders dropped)."""
+    """``(scope, section, fact)`` for every fact line in an output (placeholders dropped).
+
+    When the output has headings, text before the first one is the model's preamble
+    ("Sure! Here is what I learned:"), not a fact; without headings (a fallback) every
+    line counts and goes to the user's file, as the seed's routing does.
+    """
     out = []
+    first_heading = re.search(r"^##\s+\S", text, re.MULTILINE)
+    if first_heading:
+        text = text[first_heading.start() :]
     for scope, section, part in route_layered(text):
         for line in part.splitlines():
             fact = _BULLET.sub("", line.strip()).strip()
@@ -254,11 +274,9 @@ def _one_run(ws: Workspace, llm: LLM, entries: list[HistoryEntry], project: str,
     with ws.lock:
         known = known_fact_keys(ws, project)
         memory = memory_text(ws, project)
-        prompt = build_prompt(entries, memory, known, budget.total)
-        used = {i["cursor"] for i in prompt.inputs["entries"]}
-        # entries emptied by the injected-memory filter are consumed too; entries cut by the budget wait
-        kept_until = max(used) if used else max((e.cursor for e in entries), default=0)
-        entries = [e for e in entries if e.cursor <= kept_until]
+        # half the budget for the first prompt and answer: the retry (same entries plus the
+        # rejected answer) must fit in the rest, so a retry never shows fewer entries
+        prompt, entries = build_prompt(entries, memory, known, budget.total // 2)
         cursors = [e.cursor for e in entries]
         run_id = f"dream-{ws.log.last_seq + 1}"
         claims: list[Event] = []
@@ -271,6 +289,9 @@ def _one_run(ws: Workspace, llm: LLM, entries: list[HistoryEntry], project: str,
                                    retry_of=retry_of))
         ws.append(claims)
     run = DreamRun(run_id, "failed", cursors, project, retry_of=retry_of)
+    if not prompt.inputs["entries"]:  # everything was injected memory: nothing to ask a model
+        return _record_facts(ws, run, entries, prompt.hash(), Completion(text="", model=llm.model), [],
+                             known, fallback=False)
     reasons: list[str] = []
     last: Completion | None = None
     current = prompt
@@ -288,7 +309,8 @@ def _one_run(ws: Workspace, llm: LLM, entries: list[HistoryEntry], project: str,
             if reason is None:
                 return _record_facts(ws, run, entries, prompt.hash(), last, reasons, known, fallback=False)
             reasons.append(f"attempt {attempt}: {reason}")
-            current = build_prompt(entries, memory, known, budget.total - budget.used, previous=(last.text, reason))
+            # the retry shows the same entries (never fewer): if it does not fit, it is skipped
+            current, _same = build_prompt(entries, memory, known, None, previous=(last.text, reason))
     except LLMError as e:
         return _record_failure(ws, run, prompt.hash(), last, reasons, f"model call failed: {e}",
                                getattr(e, "kind", "other"))

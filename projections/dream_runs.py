@@ -106,3 +106,4 @@ class DreamRunsProjection(Projection):
                 run = self._run(ev.run_id, ev.seq)
                 run.ended_at, run.status, run.attempts, run.reason = ev.ts, "failed", ev.attempts, ev.reason
                 run.input_tokens, run.output_tokens = ev.input_tokens, ev.output_tokens
+                run.model = ev.model or run.model

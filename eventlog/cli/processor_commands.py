@@ -87,7 +87,7 @@ def memory(ctx: click.Context, tier: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("text")
-@click.option("--project", type=click.Path(file_okay=False), default=None,
+@click.option("--project", type=click.Path(file_okay=False, resolve_path=True), default=None,
               help="The note is about this project (its facts go to <project>/memory/MEMORY.md).")
 @click.pass_context
 def remember(ctx: click.Context, text: str, project: str | None) -> None:

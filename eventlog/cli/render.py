@@ -91,15 +91,14 @@ def _one_line(item: Any) -> str:
     return str(item)
 
 
-def render_run(run: Any) -> str:
-    """One Dream run: time, model, input range, attempts, outcome, tokens, facts."""
-    cursors = run.input_cursors
+def render_run(row: Any) -> str:
+    """One Dream run (an audit RunRow): time, model, input range, attempts, outcome, tokens, facts."""
+    cursors = row.input_cursors
     span = f"{min(cursors)}..{max(cursors)} ({len(cursors)})" if cursors else "-"
-    status = "interrupted" if run.status in ("claimed", "started") and run.ended_at == "" else run.status
-    retried = f" retried by {run.retried_by}" if run.retried_by else ""
-    return (f"{run.started_at[:19]:<19} {run.run_id:<16} {run.model:<22} entries {span:<16} attempts {run.attempts} "
-            f"{status:<11} tokens {run.input_tokens}+{run.output_tokens} facts +{len(run.fact_ids)}{retried}"
-            + (f"  ({preview(run.reason, 80)})" if run.reason else ""))
+    retried = f" retried by {row.retried_by}" if row.retried_by else ""
+    return (f"{row.time[:19]:<19} {row.run_id:<16} {row.model:<22} entries {span:<16} attempts {row.attempts} "
+            f"{row.outcome:<11} tokens {row.input_tokens}+{row.output_tokens} facts +{row.facts_added}{retried}"
+            + (f"  ({preview(row.reason, 80)})" if row.reason else ""))
 
 
 def render_explanation(ex: Any) -> str:

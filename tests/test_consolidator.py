@@ -1,0 +1,297 @@
+"""The consolidator (issue 5): old messages of a session -> a summary in Dream's history.
+
+Only messages older than the newest 8 and not consolidated yet are sent (each cut to 300
+characters); the summary (``history.appended``) and the mark (``session.consolidated``)
+are one atomic batch; reruns do nothing; one consolidation per session at a time; a
+failure records ``consolidation.failed`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+
+import processors
+from eventlog.cli import cli
+from eventlog.errors import NotFound
+from eventlog.events import (
+    ConsolidationFailed,
+    HistoryAppended,
+    MessageAppended,
+    SessionConsolidated,
+    SessionCreated,
+)
+from eventlog.workspace import Workspace
+from processors.consolidator import (
+    KEEP_RECENT,
+    MESSAGE_CHARS,
+    consolidate_session,
+    is_consolidating,
+    run_consolidate,
+)
+from processors.llm import Completion, LLMCallError, OfflineExtractor, Prompt
+from processors.llm.fake import FakeLLM
+from projections.naming import safe_name
+from projections.sessions import MAX_FILE_MESSAGES
+
+SUMMARY = "The user set up the project and prefers tabs."
+
+
+@pytest.fixture
+def ws(workspace):
+    w = Workspace.open(workspace, writable=True)
+    yield w
+    w.close()
+
+
+def add_messages(ws: Workspace, key: str, n: int, *, start: int = 0, size: int = 40, project: str = "") -> list[str]:
+    """n messages (user/assistant alternating), each ``size`` characters with a unique head; returns their ids."""
+    evs = []
+    if start == 0:
+        evs.append(SessionCreated(session_key=key, project=project, created_at="2025-01-01T00:00:00Z"))
+    ids = []
+    for i in range(start, start + n):
+        head = f"<{key}#{i}>"
+        evs.append(MessageAppended(session_key=key, message_id=f"{key}-{i}", role="user" if i % 2 == 0 else "assistant",
+                                   content=(head + " " + "lorem ipsum " * (size // 12 + 1))[:size],
+                                   timestamp=f"2025-01-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z"))
+        ids.append(f"{key}-{i}")
+    ws.append(evs)
+    return ids
+
+
+def events(ws: Workspace, cls: type | None = None, since: int = 1) -> list:
+    return [e for e in ws.log.read(since) if cls is None or isinstance(e, cls)]
+
+
+def test_only_messages_older_than_the_newest_8_are_sent_each_cut_to_300_characters(ws):
+    ids = add_messages(ws, "s", 20, size=500)
+    llm = FakeLLM(SUMMARY)
+    result = consolidate_session(ws, llm, "s")
+    assert (result.status, result.messages, result.up_to_count) == ("consolidated", 12, 12)
+    [prompt] = llm.history
+    sent = prompt.inputs["messages"]
+    assert [m["content"].split(" ")[0] for m in sent] == [f"<s#{i}>" for i in range(12)]
+    assert all(len(m["content"]) == MESSAGE_CHARS for m in sent)
+    assert [m["role"] for m in sent] == ["user", "assistant"] * 6
+    assert prompt.purpose == "consolidate"
+    assert "<s#12>" not in prompt.user and "<s#11>" in prompt.user
+    for line in prompt.user.splitlines():
+        role, _, content = line.partition(": ")
+        assert role in ("user", "assistant") and len(content) <= MESSAGE_CHARS
+    assert KEEP_RECENT == 8 and MESSAGE_CHARS == 300
+    [entry] = ws.projections["history"].entries
+    assert entry.message_ids == ids[:12]
+
+
+def test_a_session_with_8_messages_or_fewer_is_left_alone_without_a_model_call(ws):
+    add_messages(ws, "short", 8)
+    llm = FakeLLM(SUMMARY)
+    end = ws.log.last_seq
+    assert consolidate_session(ws, llm, "short").status == "nothing-to-do"
+    assert run_consolidate(ws, llm).results == []
+    assert llm.history == [] and ws.log.last_seq == end
+
+
+def test_the_summary_and_the_consolidation_mark_are_one_atomic_batch(ws, monkeypatch, tmp_path):
+    proj = str(tmp_path / "proj")
+    ids = add_messages(ws, "s", 11, project=proj)
+    batches: list[list[str]] = []
+    real_append = ws.append
+
+    def spy(evs):  # noqa: ANN001, ANN202
+        batches.append([e.type for e in evs])
+        return real_append(evs)
+
+    monkeypatch.setattr(ws, "append", spy)
+    start = ws.log.last_seq + 1
+    consolidate_session(ws, FakeLLM(Completion(text=f"  {SUMMARY}\n", model="m-1", input_tokens=50, output_tokens=9)), "s")
+    assert batches == [["history.appended", "session.consolidated"]]
+    hist, mark = events(ws, since=start)
+    assert isinstance(hist, HistoryAppended) and isinstance(mark, SessionConsolidated)
+    assert mark.seq == hist.seq + 1
+    assert (hist.text, hist.source, hist.session_key, hist.project) == (SUMMARY, "consolidator", "s", proj)
+    assert hist.message_ids == ids[:3] and hist.refs == {"from_count": 0, "to_count": 3}
+    assert (mark.session_key, mark.up_to_count, mark.up_to_message_id) == ("s", 3, ids[2])
+    assert (mark.model, mark.input_tokens, mark.output_tokens) == ("m-1", 50, 9)
+    ws.flush()
+    with open(ws.path("sessions", safe_name("s", ".jsonl")), encoding="utf-8") as f:
+        meta = json.loads(f.readline())
+    assert meta["last_consolidated"] == 3
+
+
+def test_consolidation_is_idempotent_and_later_picks_up_only_the_new_old_messages(ws):
+    ids = add_messages(ws, "s", 12)
+    llm = FakeLLM(SUMMARY, "second summary of later messages")
+    assert consolidate_session(ws, llm, "s").up_to_count == 4
+    end = ws.log.last_seq
+    assert consolidate_session(ws, llm, "s").status == "nothing-to-do"
+    assert run_consolidate(ws, llm).results == []
+    assert run_consolidate(ws, llm, "s").results[0].status == "nothing-to-do"
+    assert ws.log.last_seq == end and len(llm.history) == 1
+    ids += add_messages(ws, "s", 5, start=12)
+    [result] = run_consolidate(ws, llm).results
+    assert (result.status, result.messages, result.up_to_count) == ("consolidated", 5, 9)
+    assert [m["content"].split(" ")[0] for m in llm.history[1].inputs["messages"]] == [f"<s#{i}>" for i in range(4, 9)]
+    marks = events(ws, SessionConsolidated)
+    assert [(m.up_to_count, m.up_to_message_id) for m in marks] == [(4, ids[3]), (9, ids[8])]
+    entries = ws.projections["history"].entries
+    assert [e.message_ids for e in entries] == [ids[:4], ids[4:9]]
+
+
+def test_consolidation_survives_a_restart_without_redoing_anything(workspace):
+    ws = Workspace.open(workspace, writable=True)
+    add_messages(ws, "s", 15)
+    run_consolidate(ws, FakeLLM(SUMMARY))
+    ws.close()
+    import shutil
+
+    shutil.rmtree(os.path.join(workspace, "state"))
+    ws = Workspace.open(workspace, writable=True)
+    try:
+        llm = FakeLLM(SUMMARY)
+        assert run_consolidate(ws, llm).results == [] and llm.history == []
+    finally:
+        ws.close()
+
+
+class BlockingLLM(FakeLLM):
+    """Waits inside ``complete`` until released, so a consolidation can be held open."""
+
+    def __init__(self, *outputs) -> None:  # noqa: ANN002
+        super().__init__(*outputs)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def complete(self, prompt: Prompt) -> Completion:
+        self.entered.set()
+        assert self.release.wait(10), "never released"
+        return super().complete(prompt)
+
+
+def test_only_one_consolidation_of_a_session_runs_at_a_time(ws):
+    add_messages(ws, "s", 14)
+    add_messages(ws, "other", 10)
+    slow = BlockingLLM(SUMMARY)
+    results = []
+    t = threading.Thread(target=lambda: results.append(consolidate_session(ws, slow, "s")))
+    t.start()
+    try:
+        assert slow.entered.wait(5)
+        assert is_consolidating(ws, "s") and not is_consolidating(ws, "other")
+        fast = FakeLLM(SUMMARY, SUMMARY)
+        second = consolidate_session(ws, fast, "s")
+        assert second.status == "busy" and fast.history == []
+        # another session is not held up
+        assert consolidate_session(ws, fast, "other").status == "consolidated"
+    finally:
+        slow.release.set()
+        t.join(10)
+    assert not t.is_alive()
+    assert results[0].status == "consolidated" and results[0].up_to_count == 6
+    assert not is_consolidating(ws, "s")
+    marks = [m for m in events(ws, SessionConsolidated) if m.session_key == "s"]
+    assert len(marks) == 1
+    assert len([e for e in ws.projections["history"].entries if e.session_key == "s"]) == 1
+
+
+def test_two_threads_racing_on_one_session_consolidate_it_exactly_once(ws):
+    add_messages(ws, "s", 30)
+    barrier = threading.Barrier(2)
+    results = []
+
+    class Racing(FakeLLM):
+        def complete(self, prompt: Prompt) -> Completion:
+            try:
+                barrier.wait(0.5)  # the other thread, if it got in, is here too
+            except threading.BrokenBarrierError:
+                pass
+            return super().complete(prompt)
+
+    def go() -> None:
+        results.append(consolidate_session(ws, Racing(SUMMARY), "s"))
+
+    threads = [threading.Thread(target=go) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(r.status for r in results) in (["busy", "consolidated"], ["consolidated", "nothing-to-do"])
+    assert len(events(ws, SessionConsolidated)) == 1 and len(events(ws, HistoryAppended)) == 1
+
+
+@pytest.mark.parametrize("answer", [LLMCallError("timed out", kind="timeout"), LLMCallError("429", kind="rate_limit"),
+                                    "", "   \n  "])
+def test_a_failed_consolidation_records_consolidation_failed_and_nothing_else(ws, answer):
+    add_messages(ws, "s", 12)
+    start = ws.log.last_seq + 1
+    result = consolidate_session(ws, FakeLLM(answer), "s")
+    assert result.status == "failed" and result.reason
+    [failed] = events(ws, since=start)
+    assert isinstance(failed, ConsolidationFailed) and failed.session_key == "s" and failed.reason
+    assert ws.projections["sessions"].index["s"].last_consolidated == 0
+    assert ws.projections["history"].entries == []
+    assert ws.projections["compaction"].streaks["s"].failures == 1
+    # nothing was marked: the next attempt sends the same messages again
+    llm = FakeLLM(SUMMARY)
+    assert consolidate_session(ws, llm, "s").up_to_count == 4
+    assert len(llm.history[0].inputs["messages"]) == 4
+    assert "s" not in ws.projections["compaction"].streaks
+
+
+def test_a_failure_message_never_leaks_into_history(ws):
+    add_messages(ws, "s", 12)
+    consolidate_session(ws, FakeLLM(LLMCallError("boom", kind="server")), "s")
+    assert events(ws, HistoryAppended) == [] and events(ws, SessionConsolidated) == []
+    assert not is_consolidating(ws, "s")
+
+
+def test_consolidating_an_unknown_session_is_a_clear_error(ws):
+    with pytest.raises(NotFound, match="nope"):
+        run_consolidate(ws, FakeLLM(SUMMARY), "nope")
+
+
+def test_every_message_a_session_marks_consolidated_was_sent_even_past_the_file_cap(ws):
+    """The session file keeps the newest 2000 messages; the log keeps them all, and so must the consolidator."""
+    n = MAX_FILE_MESSAGES + 30
+    add_messages(ws, "big", n, size=20)
+    llm = FakeLLM(SUMMARY, SUMMARY, SUMMARY, SUMMARY)
+    for _ in range(4):
+        consolidate_session(ws, llm, "big")
+    sent = [m["content"].split(" ")[0] for p in llm.history for m in p.inputs["messages"]]
+    marked = max(m.up_to_count for m in events(ws, SessionConsolidated))
+    missing = sorted(set(range(marked)) - {int(h[5:-1]) for h in sent})
+    assert missing == [], (f"messages {missing[0]}..{missing[-1]} were marked consolidated (up to {marked}) "
+                           "but never sent to the model")
+
+
+def test_run_consolidate_key_on_the_command_line(workspace, cli_runner):
+    ws = Workspace.open(workspace, writable=True)
+    add_messages(ws, "cli:1", 12)
+    add_messages(ws, "cli:2", 12)
+    ws.close()
+    res = cli_runner.invoke(cli, ["run", "consolidate", "cli:1", "--llm", "offline", "--json"])
+    assert res.exit_code == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert [(r["session_key"], r["status"], r["up_to_count"]) for r in report["results"]] == [("cli:1", "consolidated", 4)]
+    res = cli_runner.invoke(cli, ["run", "consolidate", "--llm", "offline", "--json"])
+    assert [(r["session_key"], r["status"]) for r in json.loads(res.stdout)["results"]] == [("cli:2", "consolidated")]
+    res = cli_runner.invoke(cli, ["run", "consolidate", "missing-key"])
+    assert res.exit_code == 3 and "missing-key" in res.stderr
+
+
+def test_offline_consolidation_summary_keeps_the_users_preferences(ws):
+    evs = [SessionCreated(session_key="zh", created_at="2025-01-01T00:00:00Z")]
+    said = ["我习惯早上写代码，不要在晚上十点以后给我发提醒", "好的", "I prefer tabs over spaces.", "Noted."] + ["ok", "ok"] * 5
+    for i, text in enumerate(said):
+        evs.append(MessageAppended(session_key="zh", message_id=f"z{i}", role="user" if i % 2 == 0 else "assistant",
+                                   content=text, timestamp=f"2025-01-01T10:00:{i:02d}Z"))
+    ws.append(evs)
+    processors.run(ws, "consolidate", llm=OfflineExtractor())
+    [entry] = ws.projections["history"].entries
+    assert "我习惯早上写代码" in entry.text and "I prefer tabs over spaces" in entry.text
+    assert entry.message_ids == [f"z{i}" for i in range(6)]
+
