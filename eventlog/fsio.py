@@ -14,6 +14,7 @@ the directory. A reader sees the old file or the new one, never a mix or an empt
 from __future__ import annotations
 
 import os
+import shutil
 
 TMP_SUFFIX = ".tmp"
 
@@ -82,6 +83,39 @@ class FileSystem:
         self.rename(tmp, path)
         if sync:
             self.fsync_dir(os.path.dirname(path) or ".")
+
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """``atomic_write``, creating the directory first: how projections write their files."""
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.atomic_write(path, data)
+
+    def remove_tree(self, path: str) -> None:
+        """Delete a directory and everything in it, if it exists."""
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class MemoryFS(FileSystem):
+    """Files kept in a dict instead of on disk: for rebuilding projections only to compare them."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+
+    def write_file(self, path: str, data: bytes) -> None:
+        self.files[path] = data
+
+    def atomic_write(self, path: str, data: bytes, *, sync: bool = True) -> None:
+        self.files[path] = data
+
+    def unlink(self, path: str) -> None:
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        del self.files[path]
+
+    def remove_tree(self, path: str) -> None:
+        prefix = path.rstrip(os.sep) + os.sep
+        for name in [p for p in self.files if p.startswith(prefix)]:
+            del self.files[name]
 
 
 OS_FS = FileSystem()

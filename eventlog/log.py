@@ -143,9 +143,10 @@ def _complete_chunks(path: str, pos: int, stop: int | None, seg: str, sealed: bo
                 left -= len(data)
             if not data:
                 break
+            checked = carry.rfind(b"\n") + 1  # lines of the carry are known to be inside an open batch
             if carry:
                 data = carry + data
-            cut = _batch_boundary(data)
+            cut = _batch_boundary(data, checked)
             carry = data[cut:]
             if cut:
                 yield data[:cut]
@@ -155,10 +156,15 @@ def _complete_chunks(path: str, pos: int, stop: int | None, seg: str, sealed: bo
         raise CorruptionError(f"{seg}: sealed segment ends in {what} at byte {pos}", segment=seg, offset=pos)
 
 
-def _batch_boundary(data: bytes) -> int:
-    """Length of the longest prefix of ``data`` made of whole lines and whole batches."""
+def _batch_boundary(data: bytes, checked: int = 0) -> int:
+    """Length of the longest prefix of ``data`` made of whole lines and whole batches.
+
+    Lines starting before ``checked`` are already known not to close a batch, so the
+    backward walk stops there (a batch larger than a read chunk costs one pass, not one
+    pass per chunk).
+    """
     end = data.rfind(b"\n") + 1
-    while end:
+    while end > checked:
         start = data.rfind(b"\n", 0, end - 1) + 1
         line = data[start:end]
         n = len(line)
@@ -257,6 +263,7 @@ class Log:
             self._unsynced = 0
             self._ts_ms = -1
             self._ts_bytes = b""
+            self.last_line = b""  # the newest line this writer wrote (see last_written)
             self.recovered: LogRecovered | None = None
             remove_stray_temp_files(self.dir)
             self._recover(repair)
@@ -384,6 +391,8 @@ class Log:
             self.fs.fsync(fd)
         finally:
             self.fs.close(fd)
+        if os.path.exists(index_path(self.dir, base)):
+            os.unlink(index_path(self.dir, base))  # it may describe the bytes just cut
         self.recovered = LogRecovered(
             segment=segment_name(base),
             offset=valid_end,
@@ -466,6 +475,7 @@ class Log:
             seq = self.next_seq
             ms = int(self.clock() * 1000)
             line = stamp_and_frame(event, seq, self._ts_bytes if ms == self._ts_ms else self._stamp(ms))
+            self.last_line = line
             pos = self._size
             if pos + len(line) > self.segment_bytes or pos >= self._next_mark:
                 self._write(line, None)  # the general path: roll, index mark
@@ -499,7 +509,7 @@ class Log:
             self._check_writable(expected)
             seqs: list[int] = [0] * len(events)
             todo: list[int] = []
-            keys: dict[int, int] = {}
+            keys: dict[int, int] = {}  # hashed dedup key -> batch index
             for i, ev in enumerate(events):
                 if not isinstance(ev, Event) or type(ev) is Event:
                     raise InvalidEventError(f"batch item {i} is not an event: {ev!r}")
@@ -519,12 +529,20 @@ class Log:
             seq = self.next_seq
             n = len(todo)
             lines = [stamp_and_frame(events[i], seq + j, ts, n - 1 - j) for j, i in enumerate(todo)]
+            self.last_line = lines[-1]
             self._write(b"".join(lines), lines)
             for j, i in enumerate(todo):
                 seqs[i] = seq + j
-                if events[i].dedup:
-                    self._dedup.add(hash_key(events[i].dedup), seq + j)
+            add = self._dedup.add
+            for k, i in keys.items():
+                if seqs[i] >= seq:  # written now (not a known duplicate)
+                    add(k, seqs[i])
             return seqs
+
+    def last_written(self) -> tuple[str, str]:
+        """(ts, fingerprint) of the newest line this writer wrote: the stamp every event of that append got."""
+        line = self.last_line
+        return codec.decode(line).ts, codec.fingerprint(line)
 
     def _check_writable(self, expected: int | None) -> None:
         if not self.writable:
@@ -604,6 +622,14 @@ class Log:
         self._next_mark = 0
         self._save_dedup_quietly()
 
+    def _save_active_index_quietly(self) -> None:
+        """Leave the active segment's sparse index for readers (disposable, checked on use)."""
+        try:
+            self.fs.atomic_write(index_path(self.dir, self._active_base),
+                                 encode_index(self._active_base, self._size, self._active_index), sync=False)
+        except OSError:
+            pass
+
     def _save_dedup_quietly(self) -> None:
         try:
             self._save_dedup()
@@ -638,6 +664,7 @@ class Log:
                     if self._unsynced:
                         self._sync("fsync on close failed")
                     self._save_dedup_quietly()
+                    self._save_active_index_quietly()
             finally:
                 self.writable = False
                 self._close_fd()
@@ -703,7 +730,8 @@ class Log:
         cached = self._index_cache.get(base)
         if cached and cached[0] == size:
             return cached[1]
-        entries = load_index(self.dir, base, size)
+        bases = segment_bases(self.dir)
+        entries = load_index(self.dir, base, size, prefix_ok=bool(bases) and base == bases[-1])
         if entries is None:
             res = scan_segment(path, base)
             entries = res.index

@@ -230,8 +230,13 @@ def encode_index(base: int, segment_size: int, entries: list[tuple[int, int]]) -
     return _IDX_HEADER.pack(_IDX_MAGIC, base, segment_size, len(entries), xxhash.xxh3_64_intdigest(flat)) + flat
 
 
-def load_index(log_dir: str, base: int, segment_size: int) -> list[tuple[int, int]] | None:
-    """The sparse index of a segment, or None when missing, damaged or stale."""
+def load_index(log_dir: str, base: int, segment_size: int, *, prefix_ok: bool = False) -> list[tuple[int, int]] | None:
+    """The sparse index of a segment, or None when missing, damaged or stale.
+
+    ``prefix_ok`` accepts an index written when the (active) segment was shorter: an
+    append-only file keeps its old lines where they were (every entry is still checked
+    against its line before use).
+    """
     try:
         with open(index_path(log_dir, base), "rb") as f:
             data = f.read()
@@ -241,7 +246,9 @@ def load_index(log_dir: str, base: int, segment_size: int) -> list[tuple[int, in
         return None
     magic, b, size, count, digest = _IDX_HEADER.unpack_from(data)
     flat = memoryview(data)[_IDX_HEADER.size :]
-    if magic != _IDX_MAGIC or b != base or size != segment_size or len(flat) != 16 * count:
+    if magic != _IDX_MAGIC or b != base or len(flat) != 16 * count:
+        return None
+    if size != segment_size and not (prefix_ok and size < segment_size):
         return None
     if xxhash.xxh3_64_intdigest(flat) != digest:
         return None

@@ -186,8 +186,8 @@ class Workspace:
                 if live:
                     self._flusher = threading.Thread(target=self._flush_loop, name="evlog-projections", daemon=True)
                     self._flusher.start()
-            else:
-                self._catch_up()
+            elif not (self.log.writable and self._projector.seq == self.log.last_seq):
+                self._catch_up()  # a writer's own appends are folded by append(); readers follow the log
             return self._projector
 
     def _catch_up(self) -> None:
@@ -220,8 +220,17 @@ class Workspace:
     def append(self, events: Sequence[Event]) -> list[int]:
         """Append events as one atomic batch and bring the projections up to date."""
         with self.lock:
+            before = self.log.last_seq
             seqs = self.log.append_batch(events) if len(events) != 1 else [self.log.append(events[0])]
-            if self._projector is not None:
+            proj = self._projector
+            if proj is None:
+                return seqs
+            new = [(ev, s) for ev, s in zip(events, seqs, strict=True) if s > before]
+            if new and proj.seq == before:  # fold what was just written without reading it back
+                ts, fingerprint = self.log.last_written()
+                replace = msgspec.structs.replace
+                proj.apply_appended([replace(ev, seq=s, ts=ts) for ev, s in new], fingerprint)
+            elif new:
                 self._catch_up()
             return seqs
 

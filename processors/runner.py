@@ -29,7 +29,6 @@ from typing import ClassVar
 
 from eventlog.errors import OffsetInvalidError
 from eventlog.events import Event, OffsetCommitted, OffsetReset
-from eventlog.log import Record
 from eventlog.segments import segment_name
 from eventlog.workspace import Workspace
 
@@ -72,8 +71,8 @@ class Processor(ABC):
         """Called once per run before the first step."""
 
     @abstractmethod
-    def policy(self, rec: Record) -> list[Event]:
-        """Outputs for one consumed record."""
+    def policy(self, ev: Event) -> list[Event]:
+        """Outputs for one consumed event (it carries its ``seq``)."""
 
     def end_step(self) -> list[Event]:
         """Outputs after a step's records (e.g. diary trims); called once per step."""
@@ -146,13 +145,15 @@ def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STE
         proc.begin(ws, report)
         while next_seq <= stop_at:
             outputs: list[Event] = []
-            last: Record | None = None
+            last: Event | None = None
             consumed = 0
-            for rec in ws.log.records(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
-                last = rec
-                if rec.event.type in proc.consumes:
+            wanted = proc.consumes
+            policy = proc.policy
+            for ev in ws.log.read(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
+                last = ev
+                if ev.type in wanted:
                     consumed += 1
-                    outputs.extend(proc.policy(rec))
+                    outputs.extend(policy(ev))
             if last is None:
                 break
             outputs.extend(proc.end_step())
@@ -161,8 +162,11 @@ def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STE
             next_seq = last.seq + 1
             if not outputs and not consumed and not pending and report.events_read < IDLE_COMMIT_RECORDS:
                 continue  # nothing to do: do not grow the log with a bare offset
-            commit = OffsetCommitted(processor=proc.name, record_seq=last.seq, segment=segment_name(last.segment),
-                                     position=last.end, fingerprint=last.fingerprint)
+            rec = ws.log.find(last.seq)
+            if rec is None:  # pragma: no cover - the log cannot lose a record it just returned
+                raise OffsetInvalidError(f"seq {last.seq} vanished while {proc.name} ran")
+            commit = OffsetCommitted(processor=proc.name, record_seq=rec.seq, segment=segment_name(rec.segment),
+                                     position=rec.end, fingerprint=rec.fingerprint)
             batch = pending + outputs + [commit]
             ws.append(batch)
             report.count(outputs)

@@ -21,7 +21,6 @@ import xxhash
 
 from eventlog import codec
 from eventlog.events import DiaryAppended, DiaryTrimmed, Event, MessageAppended
-from eventlog.log import Record
 from eventlog.workspace import Workspace
 from processors.runner import Processor, RunReport
 from projections.sessions import normalize_time
@@ -82,8 +81,7 @@ class Snapshot(Processor):
         self.seen: set[int] = set()  # keys written in this run (not in the log's index until appended)
         self.new: dict[str, list[int]] = {}  # date -> lengths of lines added in this step
 
-    def policy(self, rec: Record) -> list[Event]:
-        ev = rec.event
+    def policy(self, ev: Event) -> list[Event]:
         assert isinstance(ev, MessageAppended)
         canon = codec.canonical_json(canonical_message(ev))
         k = xxhash.xxh3_128_intdigest(canon)
@@ -96,7 +94,7 @@ class Snapshot(Processor):
         date = when[:10]
         self.new.setdefault(date, []).append(len(line.encode()) + 1)
         return [DiaryAppended(date=date, line=line, session_key=ev.session_key, message_id=ev.message_id,
-                              source_seq=rec.seq, dedup=f"{codec.HASH128_PREFIX}{k:032x}")]
+                              source_seq=ev.seq, dedup=f"{codec.HASH128_PREFIX}{k:032x}")]
 
     def end_step(self) -> list[Event]:
         trims = []

@@ -68,9 +68,7 @@ class Projection(ABC):
 
     def write_file(self, rel: str, data: bytes) -> None:
         """Replace one output file atomically (creating its directory)."""
-        full = self.path(rel)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        self.fs.atomic_write(full, data)
+        self.fs.write_file(self.path(rel), data)
 
     def remove_file(self, rel: str) -> None:
         """Delete one output file if it exists."""

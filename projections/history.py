@@ -34,7 +34,7 @@ class HistoryEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     refs: dict[str, Any] = {}
 
 
-_encoder = msgspec.json.Encoder()
+_encoder = msgspec.json.Encoder(order="deterministic")  # refs' keys sorted, whatever built the dict
 
 
 class HistoryProjection(Projection):

@@ -130,7 +130,5 @@ class MemoryProjection(Projection):
             data = render(self.files[target])
             self.write_file(GLOBAL_FILE if not target else project_file(target), data)
             if target and self.live and os.path.isdir(target):
-                mirror = os.path.join(target, "memory", "MEMORY.md")
-                os.makedirs(os.path.dirname(mirror), exist_ok=True)
-                self.fs.atomic_write(mirror, data)
+                self.fs.write_file(os.path.join(target, "memory", "MEMORY.md"), data)
         self.dirty.clear()

@@ -18,11 +18,11 @@ on purpose: remove every output, start from an empty state, replay.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 
 import msgspec
 
+from eventlog.events import Event
 from eventlog.fsio import FileSystem, remove_stray_temp_files
 from eventlog.log import Log
 from projections.base import Projection, ProjectionDrift
@@ -96,15 +96,27 @@ class Projector:
         n = 0
         route = self._route
         last = None
-        for rec in self.log.records(self.seq + 1, until_seq=until_seq):
-            ev = rec.event
+        for ev in self.log.read(self.seq + 1, until_seq=until_seq):
             for apply in route.get(ev.type, ()):
                 apply(ev)
             n += 1
-            last = rec
+            last = ev
         if last is not None:
-            self.seq, self.fingerprint = last.seq, last.fingerprint
+            rec = self.log.find(last.seq)
+            self.seq, self.fingerprint = last.seq, rec.fingerprint if rec else ""
         return n
+
+    def apply_appended(self, events: list[Event], fingerprint: str) -> None:
+        """Apply events this process just appended (already stamped), the last one's checksum given.
+
+        The caller guarantees they directly follow ``self.seq``; it saves reading back
+        what was just written.
+        """
+        route = self._route
+        for ev in events:
+            for apply in route.get(ev.type, ()):
+                apply(ev)
+        self.seq, self.fingerprint = events[-1].seq, fingerprint
 
     def flush(self) -> None:
         """Write changed files of every projection, then the checkpoint."""
@@ -121,7 +133,7 @@ class Projector:
         """Remove every output, reset all states and replay the log (up to ``until_seq``)."""
         for p in self.projections:
             for rel in p.owned_dirs():
-                shutil.rmtree(os.path.join(self.root, rel), ignore_errors=True)
+                self.fs.remove_tree(os.path.join(self.root, rel))
             for rel in p.outputs():
                 p.remove_file(rel)
         self._reset_states()

@@ -4,20 +4,18 @@
   replays the whole log into them (what ``evlog replay`` does).
 * ``rebuild_into(log, out_dir, until_seq)`` replays into another directory, optionally
   stopping at a seq: the state "as of" that point (``--to`` and ``--until``).
-* ``check(ws)`` brings the live projections up to date, rebuilds into a temporary
-  directory from scratch and compares every file byte for byte; it returns the files
-  that drifted (``--check``). Nothing is written to the live workspace but its flush.
+* ``check(ws)`` brings the live projections up to date, rebuilds them from scratch in
+  memory and compares every file byte for byte; it returns the files that drifted
+  (``--check``). Nothing is written to the live workspace but its flush.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 
 from eventlog.errors import ConfigError
-from eventlog.fsio import OS_FS
+from eventlog.fsio import OS_FS, MemoryFS
 from eventlog.log import Log
 from eventlog.workspace import LOG_DIR, Workspace
 from projections import default_projections
@@ -81,24 +79,29 @@ def _count_outputs(proj: Projector) -> int:
     return sum(len(p.outputs()) for p in proj.projections)
 
 
+_MEMORY_ROOT = os.path.join(os.sep, "evlog-replay-check")  # a name only: nothing is written there
+
+
 def check(ws: Workspace) -> list[Drift]:
-    """Compare the live projections with a fresh replay of the same log, byte for byte."""
+    """Compare the live projections with a fresh replay of the same log, byte for byte.
+
+    The fresh replay is rendered in memory (``MemoryFS``), so checking costs reading the
+    log and the live files, not writing a second copy of every projection.
+    """
     ws.flush()
     live = ws.projections
-    tmp = tempfile.mkdtemp(prefix="evlog-check-")
-    try:
-        fresh = Projector(ws.log, tmp, default_projections(tmp, OS_FS, live=False), OS_FS, checkpoint=False)
-        fresh.rebuild(live.seq)
-        drifts = []
-        for rel in sorted(_files(live) | _files(fresh)):
-            a, b = _read(os.path.join(ws.home, rel)), _read(os.path.join(tmp, rel))
-            if a == b:
-                continue
-            drifts.append(Drift(rel, "missing" if a is None else "extra" if b is None else "differs"))
-        drifts.extend(_mirror_drift(ws, live))
-        return drifts
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    mem = MemoryFS()
+    fresh = Projector(ws.log, _MEMORY_ROOT, default_projections(_MEMORY_ROOT, mem, live=False), mem, checkpoint=False)
+    fresh.rebuild(live.seq)
+    rebuilt = {os.path.relpath(path, _MEMORY_ROOT): data for path, data in mem.files.items()}
+    drifts = []
+    for rel in sorted(_files(live) | set(rebuilt)):
+        a, b = _read(os.path.join(ws.home, rel)), rebuilt.get(rel)
+        if a == b:
+            continue
+        drifts.append(Drift(rel, "missing" if a is None else "extra" if b is None else "differs"))
+    drifts.extend(_mirror_drift(ws, live))
+    return drifts
 
 
 def _files(proj: Projector) -> set[str]:

@@ -29,6 +29,7 @@ normalised to UTC ``YYYY-MM-DDTHH:MM:SS.fffZ`` (naive timestamps are taken as UT
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,7 +51,7 @@ from projections.naming import safe_name
 MAX_FILE_MESSAGES = 2000
 PREVIEW_CHARS = 120
 SESSIONS_DIR = "sessions"
-_line_encoder = msgspec.json.Encoder()  # insertion order: lines are built in a fixed order
+_nested_encoder = msgspec.json.Encoder(order="deterministic")  # sorts the keys of nested objects
 
 
 class SessionState(msgspec.Struct, kw_only=True):
@@ -81,10 +82,15 @@ class _Meta(msgspec.Struct):
     metadata: dict[str, Any]
 
 
+_NORMAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z")
+
+
 def normalize_time(value: str) -> str:
     """A timestamp as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``, or "" if it cannot be parsed."""
     if not value:
         return ""
+    if _NORMAL.fullmatch(value):  # already UTC with 0 or 3 decimals: the common case, no parsing
+        return value if len(value) == 24 else value[:19] + ".000Z"
     try:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
@@ -100,7 +106,7 @@ def normalize_time(value: str) -> str:
 
 def message_line(ev: MessageAppended) -> bytes:
     """One message line of a session file (seed format, then tool_calls and extra fields)."""
-    line: dict[str, Any] = {
+    fields: dict[str, Any] = {
         "id": ev.message_id,
         "sessionKey": ev.session_key,
         "role": ev.role,
@@ -108,11 +114,21 @@ def message_line(ev: MessageAppended) -> bytes:
         "timestamp": ev.timestamp or ev.ts,
     }
     if ev.tool_calls is not None:
-        line["tool_calls"] = ev.tool_calls
+        fields["tool_calls"] = ev.tool_calls
     for k in sorted(ev.extra):
-        if k not in line:
-            line[k] = ev.extra[k]
-    return _line_encoder.encode(line) + b"\n"
+        if k not in fields:
+            fields[k] = ev.extra[k]
+    return render_line(fields)
+
+
+def render_line(fields: dict[str, Any]) -> bytes:
+    """A JSON line with the keys in the given order and every nested object's keys sorted.
+
+    Nested order must not depend on how a dict was built (decoded from the log, or made
+    in memory by the writer), or an incremental update and a replay would differ.
+    """
+    enc = _nested_encoder.encode
+    return b"{" + b",".join(enc(k) + b":" + enc(v) for k, v in fields.items()) + b"}\n"
 
 
 def _updated(line: bytes, updates: dict[str, MessageUpdated]) -> bytes:
@@ -124,10 +140,11 @@ def _updated(line: bytes, updates: dict[str, MessageUpdated]) -> bytes:
     msg["content"] = up.content
     if up.tool_calls is not None:
         msg["tool_calls"] = up.tool_calls
-    for k in sorted(up.extra):
-        if k not in ("id", "sessionKey", "role", "content", "timestamp", "tool_calls"):
-            msg[k] = up.extra[k]
-    return _line_encoder.encode(msg) + b"\n"
+    core = {k: msg.pop(k) for k in ("id", "sessionKey", "role", "content", "timestamp", "tool_calls") if k in msg}
+    for k, v in up.extra.items():
+        if k not in core:
+            msg[k] = v
+    return render_line({**core, **dict(sorted(msg.items()))})
 
 
 def file_hash(data: bytes) -> str:
@@ -176,8 +193,10 @@ class SessionsProjection(Projection):
                 s.count += 1
                 self.pending.setdefault(s.key, []).append(message_line(ev))
                 self._touch(s, ev.ts, ev.timestamp)
-                if not s.preview_set and ev.role in ("user", "assistant") and ev.content.strip():
-                    s.preview = " ".join(ev.content.split())[:PREVIEW_CHARS]
+                if not s.preview_set and ev.role in ("user", "assistant"):
+                    head = " ".join(ev.content[: PREVIEW_CHARS * 4].split())[:PREVIEW_CHARS]
+                    if head:
+                        s.preview = head
             case MessageUpdated():
                 s = self.index.get(ev.session_key)
                 if s is not None:
@@ -263,7 +282,7 @@ class SessionsProjection(Projection):
     def render(self, s: SessionState, lines: list[bytes]) -> bytes:
         """The full file: metadata line, then the message lines."""
         meta = _Meta(s.key, s.title, s.preview, s.created_at, s.updated_at, s.last_consolidated, s.metadata)
-        return _line_encoder.encode(meta) + b"\n" + b"".join(lines)
+        return _nested_encoder.encode(meta) + b"\n" + b"".join(lines)
 
     def flush(self) -> None:
         for name in sorted(self.removed):

@@ -9,8 +9,26 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-#: Real third-party transcripts, read in place (never copied into this repo).
-REAL_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "real"))
+
+
+def _find_real_data() -> str:
+    """Real third-party transcripts, read in place (never copied into this repo).
+
+    ``$EVLOG_REAL_DATA`` if set, else the first ``shared/data/real`` found next to the
+    repository or above it (a clone elsewhere still finds the team's shared folder).
+    """
+    if os.environ.get("EVLOG_REAL_DATA"):
+        return os.environ["EVLOG_REAL_DATA"]
+    here = REPO
+    for _ in range(5):
+        candidate = os.path.join(os.path.dirname(here), "shared", "data", "real")
+        if os.path.isdir(candidate):
+            return candidate
+        here = os.path.dirname(here)
+    return os.path.normpath(os.path.join(REPO, "..", "shared", "data", "real"))
+
+
+REAL_DATA = _find_real_data()
 
 sys._called_from_test = True  # type: ignore[attr-defined]  # plugins stay off under test
 

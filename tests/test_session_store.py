@@ -103,3 +103,14 @@ def test_a_reader_sees_messages_the_writer_has_not_flushed_yet(workspace):
         assert [m.content for m in reader.history("live")] == ["fresh"]
     finally:
         writer.close()
+
+
+def test_files_do_not_depend_on_the_key_order_of_dicts_an_agent_passes(workspace):
+    from projections import replay
+
+    with LocalSessionStore.open(workspace) as store:
+        store.get_or_create("k", metadata={"z": 1, "a": {"y": 2, "b": 3}})
+        store.add_message("k", "assistant", "x", tool_calls=[{"type": "function", "id": "c", "function": {"name": "n"}}],
+                          extra={"zeta": {"q": 1, "c": 2}, "alpha": 1})
+        store.update("k", metadata={"m": 0, "b": 1})
+        assert replay.check(store.ws) == []  # what was folded in memory equals what a replay decodes

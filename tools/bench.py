@@ -4,7 +4,7 @@
 Run from the repository root::
 
     .venv/bin/python tools/bench.py                # all benchmarks, a readable table
-    .venv/bin/python tools/bench.py --quick        # smaller sizes, a smoke run (< 60 s)
+    .venv/bin/python tools/bench.py --quick        # smaller sizes, a smoke run (~1.5 min)
     .venv/bin/python tools/bench.py --json         # one JSON object per benchmark and line
     .venv/bin/python tools/bench.py --only replay_verify --only help_time
     .venv/bin/python tools/bench.py --list         # names and one-line descriptions
@@ -19,10 +19,11 @@ How to read a figure
 A shared machine is noisy, so no number is reported alone: each benchmark times evlog
 ("ours") and a baseline doing the same work on the same data in the same run. The two
 are interleaved (baseline, ours, ours, baseline, ...) and each keeps its best of
-``--repeat`` (default 3) rounds. ``ratio`` is ours / baseline: for throughputs (events/s)
-higher is better; for RSS and wall time it is a multiple of the baseline and lower is
-better. A few targets are absolute (RSS in MiB = 2**20 bytes, start-up in ms); their
-baselines are context, not the bar. Each result's details hold the sizes used, the
+``--repeat`` (default 3) rounds. ``ratio`` is ours / baseline: for throughputs (events/s,
+adds/s, msg/s) higher is better; for memory and wall time (MiB, MB, ms, s) it is a
+multiple of the baseline and lower is better. A few targets are absolute (RSS in MiB =
+2**20 bytes, dedup memory in MB = 10**6 bytes, start-up in ms, snapshot in messages/s);
+their baselines are context, not the bar. Each result's details hold the sizes used, the
 per-event times and the 1-minute load average when it started: on a busy machine (other
 test runs share these 2 cores and this disk) treat a miss by a few percent as noise and
 rerun.
@@ -75,6 +76,93 @@ The benchmarks
     the same subprocess' peak RSS right after the import, so ours - baseline is what
     reading costs. The log is written with ``append_batch`` in chunks of 1000 (fast to
     build; every line then carries the batch ``more`` member).
+``sessions_list_500`` (target: ratio <= 2, i.e. ours <= 2 x SQLite's time)
+    Milliseconds of ``LocalSessionStore.list()`` on an open store (warm: the session
+    index is in memory, as in the agent process that holds the writer) over 500 sessions
+    of 200 chat messages each (~70 MiB of session files), against SQLite on an open
+    connection: a table of the same 500 sessions (every field the store lists) with an
+    index on ``updated_at``, ``SELECT key, title, updated_at, message_count FROM sessions
+    ORDER BY updated_at DESC`` and ``fetchall()``. Each variant is called in a loop for at
+    least 0.25 s (after one untimed call); the figure is the mean per call, best of the
+    rounds. Debatable, and against us: the store returns every field (preview,
+    created_at, a copy of metadata, ...) as Structs, SQLite four columns as tuples, so
+    the details also time SQLite selecting all nine columns (``sqlite_all_columns_ms``).
+    The details hold the cold variant too, since a CLI call is cold: ``ours_cold_ms``
+    opens ``LocalSessionStore(Workspace.open(home))`` read-only (while the writer holds
+    the workspace), lists and closes (imports already done, page cache warm), next to
+    SQLite's ``connect + query + close`` (``sqlite_cold_ms``). And the seed's way
+    (``seed_ms``): ``os.listdir(sessions/)``, each of the 500 files opened and read whole,
+    its first line ``json.loads``-ed, the list sorted by updated_at (page cache warm,
+    which flatters the seed; it does not count lines for a message count, which would
+    cost it more). ``seed_over_ours`` and ``seed_over_ours_cold`` are seed / ours (higher
+    is better). Before timing, every variant must list the same keys in the same order.
+    The workspace is built with ``ws.append`` (per session one atomic batch:
+    ``session.created`` + 200 ``message.appended``; durability none) and closed once, so
+    the session files exist.
+``add_message_2000`` (target: ratio >= 50; adds/s, so ratio = seed time / ours time)
+    300 ``add_message`` calls (100 with ``--quick``, which amortises the final flush over
+    fewer adds) to a session that already holds 2000 messages (the file cap, ~1.5 MB of
+    session file), with the workspace's default durability (``fsync``: every add
+    returns after an fdatasync of the log). Each add passes its message id and
+    timestamp (so the store's dedup check is included). The timed region ends with
+    ``store.ws.flush()``, so the rewrites of the session file (the background flusher's,
+    every 1 s, and that final one) are counted, amortised over the adds. Baseline, the
+    seed's way: the session as a list of message dicts in memory; per add, append the
+    dict, update the metadata (updated_at, preview), ``json.dumps`` the metadata and the
+    newest 2000 messages into JSONL (``ensure_ascii=False`` and compact separators: the
+    file's own format, so about as many bytes are written), write a temp file, fsync,
+    rename it over the session file, fsync the directory (evlog's own rewrite uses
+    fdatasync; for a new file both persist the size and blocks). Every trial works on a
+    fresh copy of the same workspace (or session file), synced before its clock starts.
+    What the ratio rests on, reported in the details: (1) amortising: messages that
+    arrive slower than the flush interval each get a rewrite of their own (in the
+    background, off the caller's path); ``ratio_flush_every_add`` is that worst case,
+    a flush after every add. (2) The seed's time is mostly ``json.dumps``:
+    ``ratio_vs_seed_msgspec`` uses msgspec for the seed's encoding, a stricter
+    baseline. (3) Ours costs about one fdatasync per add, so the ratio depends on the
+    disk: ``fdatasync_ms`` is measured on the same file system; where an fsync takes
+    milliseconds (many laptops) the ratio is far lower. ``ratio_group`` is ours with
+    durability ``group`` (appends synced every 10 ms in the background), for context.
+``replay_check_1m`` (target: ratio <= 3, ours time / baseline time)
+    Seconds of ``replay.check(ws)`` on a workspace whose log holds 1,002,000 events
+    (202,000 with ``--quick``): 2000 ``session.created`` and 1M ``message.appended``
+    (chat contents as above) in 2000 sessions, message times spread over 30 days. The
+    log is built with ``log.append_batch`` in chunks of 1000 (durability none), then the
+    workspace is opened normally and flushed, so live projections exist and are current
+    before the clock starts. ``check`` replays the whole log into a fresh temporary
+    directory (under ``$TMPDIR``, not ``--tmpdir``; evlog writes those files as it writes
+    any projection file, atomically with fsync), compares every file byte for byte and
+    must report no drift. Baseline: read the segment files whole and
+    ``DECODER.decode`` each line (as in ``replay_verify``), which checks nothing and
+    writes nothing: the floor of reading the log. So the ratio is what rebuilding,
+    writing and comparing every projection costs on top of reading; the issue's bar of
+    3x leaves about two decode-times for all of that.
+``snapshot_1m`` (target: >= 100,000 messages/s, absolute)
+    Messages per second of ``processors.run(ws, "snapshot")`` over a workspace like
+    ``replay_check_1m``'s (1M messages over 30 days in 2000 sessions; 200k with
+    ``--quick``; the same data, each round on a fresh synced copy), with the
+    projections loaded before the clock starts (as in a running daemon) and the default
+    diary budget (200 KB a day, so most lines are trimmed again, with ``diary.trimmed``
+    events). The timed region ends with ``ws.flush()`` so the diary files are written.
+    Then ``processors.run(ws, "digest")`` is timed: ``digest_diary_bytes_per_s`` is the
+    bytes in the diaries when it starts divided by its seconds (its appends, fsynced,
+    included). Baseline for context (the ratio): a bare loop over the same log that
+    reads the segments, ``DECODER.decode``-s each line and for each message computes the
+    same ``xxh3_128`` of ``canonical_json(canonical_message(ev))`` and formats the same
+    ``diary_line`` (with ``normalize_time``); no verification, no dedup lookup, nothing
+    written. Debatable: the baseline includes reading the log, as the processor must;
+    without it the ratio would be lower.
+``dedup_memory_1m`` (target: <= 32 MB, MB = 10**6 bytes)
+    Bytes still allocated (tracemalloc) after building an ``eventlog.hashindex.HashIndex``
+    of 1M random 128-bit keys, each mapped to a seq (1M with ``--quick`` too: the target
+    is stated at 1M), against a Python ``set`` of the same 1M ints built the same way:
+    each key a fresh int, as ``xxh3_128_intdigest`` returns them. tracemalloc counts the
+    set's int objects (44 bytes each) and its table; a set cannot hold ints without
+    their objects, while the index keeps their two 64-bit halves. The set holds no
+    values, the index does, which favours the baseline. Details: ``memory_bytes()``,
+    tracemalloc peaks, a ``dict`` key -> seq (the closer Python equivalent of a map),
+    the size of ``to_bytes()`` (the on-disk form), the load time of
+    ``HashIndex.from_bytes`` (best of rounds) and the build time without tracemalloc.
 ``help_time`` (target: <= 150 ms)
     Wall time of ``evlog --help`` (the console script next to this interpreter) as a
     subprocess, best of 5. Baseline: ``python -c pass`` with the same interpreter, the
@@ -84,12 +172,16 @@ Adding a benchmark
 ------------------
 Write ``def bench_x(ctx: Context) -> Result`` and decorate it with
 ``@benchmark("x", "one-line description")``. Time with ``best_of`` (interleaved best-of
-rounds) and build the record with ``throughput_result`` or ``Result`` directly.
+rounds; ``repeat_trial`` for calls far shorter than a second) and build the record with
+``throughput_result`` or ``Result`` directly. ``build_workspace`` makes a workspace from
+event batches, ``copy_home`` a fresh synced copy of one for a trial that changes it,
+and ``ctx.shared`` builds data once for every benchmark that reads it unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
+import calendar
 import gc
 import json
 import math
@@ -102,18 +194,34 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+import tracemalloc
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+import xxhash
+
+from eventlog import codec
 from eventlog.codec import DECODER, ENCODER, stamp_and_frame
-from eventlog.events import MessageAppended
+from eventlog.events import Event, MessageAppended, SessionCreated
+from eventlog.hashindex import HashIndex
 from eventlog.log import Log
 from eventlog.segments import segment_bases, segment_name
+from eventlog.workspace import Config, Workspace, init_workspace
+from processors import run as run_processor
+from processors.snapshot import canonical_message, diary_line
+from projections import replay
+from projections.naming import safe_name
+from projections.session_store import LocalSessionStore
+from projections.sessions import MAX_FILE_MESSAGES, PREVIEW_CHARS, normalize_time
 
 SEED = 20261130
 TIMESTAMP = "2026-11-30T00:00:00Z"
 MIB = 1024 * 1024
+MB = 1000 * 1000
+DAY = 86_400
+START = calendar.timegm((2026, 11, 1, 0, 0, 0))  # message times of the workspace benchmarks start here
 
 # --------------------------------------------------------------------------- results
 
@@ -205,6 +313,13 @@ class Context:
     quick: bool = False
     repeats: int = 3
     _dirs: int = field(default=0, init=False)
+    cache: dict[str, Any] = field(default_factory=dict, init=False)  # data shared by benchmarks (see ``shared``)
+
+    def shared(self, key: str, build: Callable[[], Any]) -> Any:
+        """``build()`` once per run: benchmarks that read the same data (and leave it unchanged) share it."""
+        if key not in self.cache:
+            self.cache[key] = build()
+        return self.cache[key]
 
     def size(self, default: int, quick: int) -> int:
         return quick if self.quick else default
@@ -322,16 +437,17 @@ class EventFactory:
         self.sessions = [f"cli:{rng.getrandbits(48):012x}" for _ in range(sessions)]
         self.count = 0
 
-    def event(self, length: int) -> MessageAppended:
+    def event(self, length: int, *, session_key: str | None = None, timestamp: str = TIMESTAMP) -> MessageAppended:
+        """One message of ``length`` chars, in ``session_key`` (default: a random session of the factory)."""
         rng = self.rng
         start = rng.randrange(len(self.corpus) - length)
         self.count += 1
         return MessageAppended(
-            session_key=rng.choice(self.sessions),
+            session_key=rng.choice(self.sessions) if session_key is None else session_key,
             message_id=f"msg-{rng.getrandbits(64):016x}",
             role="user" if self.count % 2 else "assistant",
             content=self.corpus[start : start + length],
-            timestamp=TIMESTAMP,
+            timestamp=timestamp,
         )
 
     def chat(self, n: int) -> list[MessageAppended]:
@@ -632,6 +748,584 @@ def bench_replay_rss(ctx: Context) -> Result:
                   target_op="<=", details=details)
 
 
+# --------------------------------------------------------------------------- workspaces
+
+
+def iso_ms(t: float) -> str:
+    """Unix time ``t`` as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ`` (the form evlog normalises times to)."""
+    ms = int(round(t * 1000))
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def build_workspace(home: str, batches: Iterable[list[Event]], *, via_workspace: bool) -> float:
+    """A new workspace at ``home`` holding ``batches`` (one atomic append each), projections flushed.
+
+    Appends with durability "none" (fast to build), then closes the workspace: the close
+    catches every projection up and writes its files and checkpoint. Afterwards the
+    configuration is set back to the default durability ("fsync"), so whoever opens it
+    next gets the workspace a user would have. ``via_workspace`` appends with
+    ``ws.append`` (as the session store does), else with ``ws.log.append_batch``.
+    Returns the seconds it took.
+    """
+    t0 = time.perf_counter()
+    init_workspace(home, durability="none")
+    ws = Workspace.open(home, writable=True)
+    try:
+        append = ws.append if via_workspace else ws.log.append_batch
+        for batch in batches:
+            append(batch)
+    finally:
+        ws.close()
+    init_workspace(home, durability=Config().durability)
+    return time.perf_counter() - t0
+
+
+def tree_bytes(path: str) -> int:
+    """Bytes of every file under ``path``."""
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _dirs, files in os.walk(path) for f in files)
+
+
+def copy_home(template: str, scratch: str) -> str:
+    """A copy of the workspace ``template`` in ``scratch``, written back to disk before it is used.
+
+    ``os.sync()`` (outside every timed region) keeps the copy's dirty pages from being
+    written back during a timed fsync, which would bill the copy to whoever syncs first.
+    """
+    home = os.path.join(scratch, "home")
+    shutil.copytree(template, home)
+    os.sync()
+    return home
+
+
+def repeat_trial(fn: Callable[[], object], min_seconds: float = 0.25) -> Trial:
+    """Seconds per call of ``fn``: called in a loop for at least ``min_seconds`` (and 3 calls).
+
+    For operations far shorter than a timer tick is noisy. One untimed warm-up call first
+    (lazy imports, first-touch allocations).
+    """
+
+    def trial(_scratch: str) -> float:
+        fn()
+        gc.collect()
+        calls, t0 = 0, time.perf_counter()
+        while True:
+            fn()
+            calls += 1
+            elapsed = time.perf_counter() - t0
+            if calls >= 3 and elapsed >= min_seconds:
+                return elapsed / calls
+
+    return trial
+
+
+# --------------------------------------------------------------------------- session benchmarks
+
+LIST_SESSIONS = 500
+LIST_MESSAGES = 200
+_LIST_COLUMNS = "key, title, updated_at, message_count"
+_ALL_COLUMNS = "key, title, preview, created_at, updated_at, last_consolidated, metadata, message_count, project"
+
+
+def session_batches(factory: EventFactory, sessions: int, messages: int) -> Iterator[list[Event]]:
+    """One batch per session: its ``session.created`` then ``messages`` chat messages.
+
+    Each session starts at a random moment of November 2026 and its messages follow
+    1 s to 10 min apart, so sessions' ``updated_at`` differ and interleave.
+    """
+    rng = factory.rng
+    for i in range(sessions):
+        key = f"cli:{rng.getrandbits(48):012x}"
+        t = START + rng.uniform(0, 30 * DAY)
+        batch: list[Event] = [SessionCreated(session_key=key, title=_prose(rng)[:60].strip(), created_at=iso_ms(t),
+                                             metadata={"channel": "cli", "chat_id": str(i)})]
+        for _ in range(messages):
+            t += rng.uniform(1, 600)
+            batch.append(factory.event(chat_length(rng), session_key=key, timestamp=iso_ms(t)))
+        yield batch
+
+
+def seed_list_sessions(sessions_dir: str) -> list[dict[str, Any]]:
+    """The seed's listing: open every session file, read it whole, parse line 1, sort."""
+    out = []
+    for name in os.listdir(sessions_dir):
+        if not name.endswith(".jsonl"):
+            continue
+        with open(os.path.join(sessions_dir, name), "rb") as f:
+            data = f.read()
+        out.append(json.loads(data[: data.find(b"\n")]))
+    out.sort(key=lambda meta: meta.get("updated_at", ""), reverse=True)
+    return out
+
+
+def sqlite_sessions_db(path: str, infos: list) -> None:
+    """A table of the same sessions (every field the store lists), indexed on updated_at."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE sessions (key TEXT PRIMARY KEY, title TEXT, preview TEXT, created_at TEXT, "
+                 "updated_at TEXT, last_consolidated INTEGER, metadata TEXT, message_count INTEGER, project TEXT)")
+    conn.execute("CREATE INDEX sessions_updated_at ON sessions (updated_at)")
+    conn.executemany(f"INSERT INTO sessions ({_ALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [(i.key, i.title, i.preview, i.created_at, i.updated_at, i.last_consolidated,
+                       json.dumps(i.metadata), i.message_count, i.project) for i in infos])
+    conn.commit()
+    conn.close()
+
+
+def sqlite_list(conn: sqlite3.Connection, columns: str = _LIST_COLUMNS) -> list[tuple]:
+    return conn.execute(f"SELECT {columns} FROM sessions ORDER BY updated_at DESC").fetchall()
+
+
+def sqlite_list_cold(path: str) -> list[tuple]:
+    conn = sqlite3.connect(path)
+    try:
+        return sqlite_list(conn)
+    finally:
+        conn.close()
+
+
+def list_cold(home: str) -> list:
+    """What a CLI call does: open the workspace read-only, list, close."""
+    store = LocalSessionStore(Workspace.open(home))
+    try:
+        return store.list()
+    finally:
+        store.close()
+
+
+@benchmark("sessions_list_500", "LocalSessionStore.list() of 500 sessions x 200 messages vs SQLite (and the seed's file scan)")
+def bench_sessions_list(ctx: Context) -> Result:
+    scratch = ctx.scratch("sessions_list")
+    home = os.path.join(scratch, "home")
+    factory = EventFactory(ctx.rng("sessions_list"), sessions=1)
+    seconds = build_workspace(home, session_batches(factory, LIST_SESSIONS, LIST_MESSAGES), via_workspace=True)
+    sessions_dir = os.path.join(home, "sessions")
+    files = [n for n in os.listdir(sessions_dir) if n.endswith(".jsonl")]
+    if len(files) != LIST_SESSIONS:
+        raise RuntimeError(f"expected {LIST_SESSIONS} session files, found {len(files)}")
+    progress(f"sessions_list_500: built {LIST_SESSIONS} sessions x {LIST_MESSAGES} messages in {seconds:.1f} s")
+    db = os.path.join(scratch, "sessions.db")
+    store = LocalSessionStore.open(home)  # the writer, as an agent process holds it: index in memory
+    try:
+        infos = store.list()
+        sqlite_sessions_db(db, infos)
+        conn = sqlite3.connect(db)
+        try:
+            want = [i.key for i in infos]  # every variant must list the same sessions in the same order
+            for got in ([r[0] for r in sqlite_list(conn)], [m["key"] for m in seed_list_sessions(sessions_dir)],
+                        [i.key for i in list_cold(home)]):
+                if got != want:
+                    raise RuntimeError("the listings disagree on the sessions or their order")
+            progress(f"sessions_list_500: best of {ctx.repeats}")
+            best = best_of(ctx, {
+                "baseline": repeat_trial(lambda: sqlite_list(conn)),
+                "ours": repeat_trial(store.list),
+                "ours_cold": repeat_trial(lambda: list_cold(home)),
+                "seed": repeat_trial(lambda: seed_list_sessions(sessions_dir)),
+                "sqlite_cold": repeat_trial(lambda: sqlite_list_cold(db)),
+                "sqlite_all_columns": repeat_trial(lambda: sqlite_list(conn, _ALL_COLUMNS)),
+            })
+        finally:
+            conn.close()
+    finally:
+        store.close()
+    ms = {k: v * 1000 for k, v in best.items()}
+    details = {
+        "sessions": LIST_SESSIONS,
+        "messages_per_session": LIST_MESSAGES,
+        "session_files_mib": round(tree_bytes(sessions_dir) / MIB, 1),
+        **{f"{k}_ms": round(v, 3) for k, v in ms.items() if k not in ("ours", "baseline")},
+        "seed_over_ours": round(ms["seed"] / ms["ours"], 1),
+        "seed_over_ours_cold": round(ms["seed"] / ms["ours_cold"], 2),
+        "ours_cold_over_sqlite_cold": round(ms["ours_cold"] / ms["sqlite_cold"], 2),
+        "ours_over_sqlite_all_columns": round(ms["ours"] / ms["sqlite_all_columns"], 2),
+        "page_cache": "warm for every variant (files and db just written)",
+    }
+    shutil.rmtree(scratch, ignore_errors=True)
+    return Result("sessions_list_500", ms["ours"], ms["baseline"], "ms", LIST_SESSIONS,
+                  f"SQLite SELECT {_LIST_COLUMNS} ORDER BY updated_at DESC (indexed), open connection",
+                  target=2.0, target_op="<=", details=details)
+
+
+def fdatasync_ms(directory: str, n: int = 50) -> float:
+    """Milliseconds of one 200-byte append + fdatasync on this file system (context for fsync figures)."""
+    path = os.path.join(directory, "fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            os.write(fd, b"x" * 199 + b"\n")
+            os.fdatasync(fd)
+        return (time.perf_counter() - t0) / n * 1000
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
+def seed_atomic_write(path: str, data: bytes) -> None:
+    """The seed's file replacement: temp file, write, fsync, rename over, fsync the directory."""
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dfd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _json_line(value: Any) -> bytes:
+    return (json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _msgspec_line(value: Any) -> bytes:
+    return msgspec.json.encode(value) + b"\n"
+
+
+@benchmark("add_message_2000", "add_message to a 2000-message session (fsync, file rewrite amortised) vs the seed's full rewrite")
+def bench_add_message(ctx: Context) -> Result:
+    n = ctx.size(300, 100)
+    rng = ctx.rng("add_message_2000")
+    factory = EventFactory(rng, sessions=1)
+    key = "cli:add-message-bench"
+    clock = [START]
+
+    def next_time() -> str:
+        clock[0] += rng.uniform(1, 120)
+        return iso_ms(clock[0])
+
+    history: list[Event] = [SessionCreated(session_key=key, title="a long conversation", created_at=iso_ms(START))]
+    history += [factory.event(chat_length(rng), session_key=key, timestamp=next_time()) for _ in range(MAX_FILE_MESSAGES)]
+    new = [factory.event(chat_length(rng), session_key=key, timestamp=next_time()) for _ in range(n)]
+    template = os.path.join(ctx.scratch("add_message_template"), "home")
+    build_workspace(template, [history], via_workspace=True)
+    file_rel = os.path.join("sessions", safe_name(key, ".jsonl"))
+    session_file_bytes = os.path.getsize(os.path.join(template, file_rel))
+    parts: dict[str, dict[str, float]] = {}  # trial -> the split of its best round
+
+    def ours(durability: str, name: str) -> Trial:
+        def trial(scratch: str) -> float:
+            home = copy_home(template, scratch)
+            if durability != Config().durability:
+                init_workspace(home, durability=durability)
+            store = LocalSessionStore.open(home)
+            try:
+                store.get(key)  # loads the projections from their checkpoint before the clock starts
+                add, flush = store.add_message, store.ws.flush
+                gc.collect()
+                t0 = time.perf_counter()
+                for ev in new:
+                    add(key, ev.role, ev.content, message_id=ev.message_id, timestamp=ev.timestamp)
+                t1 = time.perf_counter()
+                flush()
+                t2 = time.perf_counter()
+                with open(os.path.join(home, file_rel), "rb") as f:
+                    lines = f.read().splitlines()
+                if len(lines) != MAX_FILE_MESSAGES + 1 or json.loads(lines[-1])["id"] != new[-1].message_id:
+                    raise RuntimeError("the session file does not end with the newest 2000 messages")
+            finally:
+                store.close()
+            if t2 - t0 < parts.get(name, {}).get("total", math.inf):
+                parts[name] = {"total": t2 - t0, "adds": t1 - t0, "final_flush": t2 - t1}
+            return t2 - t0
+
+        return trial
+
+    def seed(encode_line: Callable[[Any], bytes]) -> Trial:
+        def trial(scratch: str) -> float:
+            path = os.path.join(scratch, os.path.basename(file_rel))
+            shutil.copyfile(os.path.join(template, file_rel), path)
+            with open(path, "rb") as f:
+                lines = f.read().splitlines()
+            meta = json.loads(lines[0])
+            messages = [json.loads(line) for line in lines[1:]]
+            os.sync()
+
+            def run() -> None:
+                for ev in new:
+                    messages.append({"id": ev.message_id, "sessionKey": key, "role": ev.role, "content": ev.content,
+                                     "timestamp": ev.timestamp})
+                    del messages[:-MAX_FILE_MESSAGES]
+                    meta["updated_at"] = ev.timestamp
+                    meta["preview"] = " ".join(ev.content.split())[:PREVIEW_CHARS]
+                    seed_atomic_write(path, b"".join([encode_line(meta)] + [encode_line(m) for m in messages]))
+
+            return timed(run)
+
+        return trial
+
+    def ours_flush_every_add(scratch: str) -> float:
+        """Per add, when every add is followed by its own flush (messages slower than the flush interval)."""
+        home = copy_home(template, scratch)
+        k = min(30, n)
+        store = LocalSessionStore.open(home)
+        try:
+            store.get(key)
+            gc.collect()
+            t0 = time.perf_counter()
+            for ev in new[:k]:
+                store.add_message(key, ev.role, ev.content, message_id=ev.message_id, timestamp=ev.timestamp)
+                store.ws.flush()
+            return (time.perf_counter() - t0) / k * n  # scaled to n adds, comparable with the others
+        finally:
+            store.close()
+
+    progress(f"add_message_2000: {n} adds to a {MAX_FILE_MESSAGES}-message session, best of {ctx.repeats}")
+    try:
+        best = best_of(ctx, {
+            "baseline": seed(_json_line),
+            "ours": ours("fsync", "ours"),
+            "ours_group": ours("group", "ours_group"),
+            "seed_msgspec": seed(_msgspec_line),
+            "ours_flush_every_add": ours_flush_every_add,
+        })
+    finally:
+        shutil.rmtree(os.path.dirname(template), ignore_errors=True)
+    per_add = {f"ms_per_add_{k}": round(v / n * 1000, 3) for k, v in best.items()}
+    probe = ctx.scratch("fdatasync_probe")
+    details = {
+        "adds": n,
+        "fdatasync_ms": round(fdatasync_ms(probe), 3),
+        "session_messages_before": MAX_FILE_MESSAGES,
+        "session_file_kib": round(session_file_bytes / 1024, 1),
+        **per_add,
+        "ours_adds_only_ms_per_add": round(parts["ours"]["adds"] / n * 1000, 3),
+        "ours_final_flush_ms": round(parts["ours"]["final_flush"] * 1000, 1),
+        "ours_group_adds_only_ms_per_add": round(parts["ours_group"]["adds"] / n * 1000, 3),
+        "ratio_group": round(best["baseline"] / best["ours_group"], 1),
+        "ratio_vs_seed_msgspec": round(best["seed_msgspec"] / best["ours"], 1),
+        "ratio_flush_every_add": round(best["baseline"] / best["ours_flush_every_add"], 2),
+    }
+    return Result("add_message_2000", n / best["ours"], n / best["baseline"], "adds/s", n,
+                  "seed: json.dumps all 2000 messages, temp file + fsync + rename + dir fsync, per add",
+                  target=50.0, details=details)
+
+
+# --------------------------------------------------------------------------- 1M-event workspace benchmarks
+
+BIG_SESSIONS = 2000
+BIG_DAYS = 30
+
+
+def big_workspace(ctx: Context) -> dict[str, Any]:
+    """A workspace of ~2000 sessions and 1M messages (200k with --quick) over 30 days, flushed.
+
+    Shared by ``replay_check_1m`` (which leaves it unchanged) and ``snapshot_1m`` (which
+    works on copies). Built with ``log.append_batch`` in chunks of 1000 (durability
+    "none"), one ``session.created`` per session first, then the messages in time order.
+    """
+    n = ctx.size(1_000_000, 200_000)
+    home = os.path.join(ctx.scratch("workspace_1m"), "home")
+    rng = ctx.rng("workspace_1m")
+    factory = EventFactory(rng, sessions=BIG_SESSIONS)
+    step = (BIG_DAYS * DAY - 120) / n  # every message inside the 30 days
+
+    def batches() -> Iterator[list[Event]]:
+        yield [SessionCreated(session_key=k, title=f"chat {i}", created_at=iso_ms(START)) for i, k in enumerate(factory.sessions)]
+        for lo in range(0, n, 1000):
+            yield [factory.event(chat_length(rng), timestamp=iso_ms(START + 60 + i * step)) for i in range(lo, min(n, lo + 1000))]
+
+    progress(f"workspace_1m: building {n} messages in {BIG_SESSIONS} sessions")
+    seconds = build_workspace(home, batches(), via_workspace=False)
+    info = {
+        "home": home,
+        "messages": n,
+        "events": n + BIG_SESSIONS,
+        "log_mib": round(tree_bytes(os.path.join(home, "log")) / MIB, 1),
+        "session_files_mib": round(tree_bytes(os.path.join(home, "sessions")) / MIB, 1),
+    }
+    progress(f"workspace_1m: {info['events']} events, log {info['log_mib']} MiB, session files "
+             f"{info['session_files_mib']} MiB, built in {seconds:.1f} s")
+    return info
+
+
+@benchmark("replay_check_1m", "replay.check(ws) over 1M events (rebuild + byte compare) vs read + DECODER.decode per line")
+def bench_replay_check(ctx: Context) -> Result:
+    big = ctx.shared("workspace_1m", lambda: big_workspace(ctx))
+    home, n = big["home"], big["events"]
+    ws = Workspace.open(home, writable=True)
+    try:
+        ws.flush()  # live projections exist and are current before the clock starts
+
+        def check(_scratch: str) -> float:
+            drifts: list = []
+            seconds = timed(lambda: drifts.extend(replay.check(ws)))
+            if drifts:
+                raise RuntimeError(f"replay.check found drift: {drifts[:3]}")
+            return seconds
+
+        progress(f"replay_check_1m: {n} events, best of {ctx.repeats}")
+        best = best_of(ctx, {
+            "baseline": read_trial(lambda: raw_decode_lines(os.path.join(home, "log")), n),
+            "ours": check,
+        })
+    finally:
+        ws.close()
+    details = {
+        "events": n,
+        "messages": big["messages"],
+        "sessions": BIG_SESSIONS,
+        "quick_mode_smaller_than_1m": ctx.quick,
+        "log_mib": big["log_mib"],
+        "session_files_mib": big["session_files_mib"],
+        "us_per_event_ours": round(best["ours"] / n * 1e6, 2),
+        "us_per_event_baseline": round(best["baseline"] / n * 1e6, 2),
+        "check_writes_to": tempfile.gettempdir(),
+    }
+    return Result("replay_check_1m", best["ours"], best["baseline"], "s", n,
+                  "read segments, DECODER.decode per line (no checks, no files)", target=3.0, target_op="<=",
+                  details=details)
+
+
+def bare_snapshot_loop(log_dir: str) -> int:
+    """What any snapshot must do at least: read, decode, hash the canonical message, format its diary line."""
+    count = 0
+    decode, h128, canon = DECODER.decode, xxhash.xxh3_128_intdigest, codec.canonical_json
+    for path in segment_files(log_dir):
+        with open(path, "rb") as f:
+            data = f.read()
+        for line in data.splitlines():
+            ev = decode(line)
+            if type(ev) is MessageAppended:
+                h128(canon(canonical_message(ev)))
+                diary_line(ev, normalize_time(ev.timestamp) or ev.ts)
+                count += 1
+    return count
+
+
+@benchmark("snapshot_1m", "processors.run snapshot over 1M messages (msg/s), then digest (diary bytes/s)")
+def bench_snapshot(ctx: Context) -> Result:
+    big = ctx.shared("workspace_1m", lambda: big_workspace(ctx))
+    n = big["messages"]
+    digests: list[dict[str, Any]] = []
+
+    def ours(scratch: str) -> float:
+        home = copy_home(big["home"], scratch)
+        ws = Workspace.open(home, writable=True)
+        try:
+            ws.projections  # noqa: B018 - projections loaded from their checkpoint, as in a running daemon
+            gc.collect()
+            t0 = time.perf_counter()
+            snap = run_processor(ws, "snapshot")
+            ws.flush()  # the diary files the snapshot's events project to
+            t1 = time.perf_counter()
+            diary = ws.projections["diary"].days  # type: ignore[attr-defined]
+            diary_bytes = sum(day.size for day in diary.values())
+            gc.collect()
+            t2 = time.perf_counter()
+            dig = run_processor(ws, "digest")
+            t3 = time.perf_counter()
+        finally:
+            ws.close()
+        if snap.events_consumed != n or dig.events_read == 0:
+            raise RuntimeError(f"snapshot consumed {snap.events_consumed} of {n} messages; digest read {dig.events_read} lines")
+        digests.append({"seconds": t3 - t2, "diary_bytes": diary_bytes, "days": len(diary), "entries": dig.entries_written,
+                        "snapshot_trimmed_bytes": snap.bytes_trimmed, "snapshot_lines": snap.outputs.get("diary.appended", 0),
+                        "diary_trims": snap.outputs.get("diary.trimmed", 0)})
+        return t1 - t0
+
+    progress(f"snapshot_1m: {n} messages, best of {ctx.repeats}")
+    best = best_of(ctx, {
+        "baseline": read_trial(lambda: bare_snapshot_loop(os.path.join(big["home"], "log")), n),
+        "ours": ours,
+    })
+    dig = min(digests, key=lambda d: d["seconds"])
+    details = {
+        "messages": n,
+        "sessions": BIG_SESSIONS,
+        "days": dig["days"],
+        "diary_budget_bytes": Config().diary_budget_bytes,
+        "quick_mode_smaller_than_1m": ctx.quick,
+        "log_mib": big["log_mib"],
+        "snapshot_seconds": round(best["ours"], 2),
+        "diary_lines_written": dig["snapshot_lines"],
+        "diary_trims": dig["diary_trims"],
+        "diary_bytes_trimmed": dig["snapshot_trimmed_bytes"],
+        "digest_diary_bytes_per_s": round(dig["diary_bytes"] / dig["seconds"], 1),
+        "digest_diary_bytes": dig["diary_bytes"],
+        "digest_seconds": round(dig["seconds"], 3),
+        "digest_entries": dig["entries"],
+        "baseline_seconds": round(best["baseline"], 2),
+    }
+    return Result("snapshot_1m", n / best["ours"], n / best["baseline"], "msg/s", n,
+                  "bare loop: read + decode + xxh3_128 of the canonical message + diary line, nothing written",
+                  target=100_000, target_of="ours", details=details)
+
+
+# --------------------------------------------------------------------------- dedup memory
+
+
+def traced(build: Callable[[], Any]) -> tuple[Any, int, int]:
+    """``build()`` under tracemalloc: (its result, bytes still allocated after it, peak bytes during it)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        obj = build()
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return obj, current - base, peak - base
+
+
+@benchmark("dedup_memory_1m", "memory of 1M 128-bit hashes in HashIndex vs a Python set (tracemalloc), file size, load time")
+def bench_dedup_memory(ctx: Context) -> Result:
+    n = 1_000_000  # the target is stated at 1M; this is quick enough for --quick too
+    seed = f"{SEED}:dedup_memory_1m"
+
+    def build_index() -> HashIndex:
+        idx, draw = HashIndex(), random.Random(seed).getrandbits
+        add = idx.add
+        for seq in range(1, n + 1):
+            add(draw(128), seq)  # each key a fresh int, as xxh3_128_intdigest returns, dropped after the add
+        return idx
+
+    def build_set() -> set[int]:
+        draw = random.Random(seed).getrandbits
+        return {draw(128) for _ in range(n)}
+
+    def build_dict() -> dict[int, int]:
+        draw = random.Random(seed).getrandbits
+        return {draw(128): seq for seq in range(1, n + 1)}
+
+    progress(f"dedup_memory_1m: {n} keys")
+    idx, idx_bytes, idx_peak = traced(build_index)
+    if len(idx) != n:
+        raise RuntimeError(f"the index holds {len(idx)} keys, expected {n} (a 128-bit collision?)")
+    keys, set_bytes, set_peak = traced(build_set)
+    del keys
+    d, dict_bytes, _ = traced(build_dict)
+    del d
+    build_seconds = timed(build_index)  # without tracemalloc's overhead
+    data = idx.to_bytes()
+    probe = random.Random(seed).getrandbits(128)
+    loaded: list[HashIndex] = []
+    best = best_of(ctx, {"from_bytes": lambda _s: timed(lambda: loaded.append(HashIndex.from_bytes(data)))})
+    if len(loaded[-1]) != n or loaded[-1].get(probe) != 1:
+        raise RuntimeError("HashIndex.from_bytes did not give the index back")
+    details = {
+        "keys": n,
+        "units": "MB = 10**6 bytes",
+        "ours_memory_bytes_method_mb": round(idx.memory_bytes() / MB, 2),
+        "ours_tracemalloc_peak_mb": round(idx_peak / MB, 2),
+        "set_tracemalloc_peak_mb": round(set_peak / MB, 2),
+        "dict_key_to_seq_mb": round(dict_bytes / MB, 2),
+        "on_disk_mb": round(len(data) / MB, 2),
+        "on_disk_bytes_per_key": round(len(data) / n, 2),
+        "from_bytes_ms": round(best["from_bytes"] * 1000, 1),
+        "build_seconds": round(build_seconds, 2),
+        "us_per_add": round(build_seconds / n * 1e6, 3),
+    }
+    return Result("dedup_memory_1m", idx_bytes / MB, set_bytes / MB, "MB", n,
+                  "Python set of the same 1M 128-bit ints (tracemalloc, ints included)", target=32, target_of="ours",
+                  target_op="<=", details=details)
+
+
 # --------------------------------------------------------------------------- start-up
 
 
@@ -663,6 +1357,10 @@ def bench_help_time(ctx: Context) -> Result:
 def human(value: float, units: str) -> str:
     if units == "events/s":
         return f"{value / 1000:,.1f}k ev/s"
+    if units.endswith("/s") and value >= 10_000:
+        return f"{value / 1000:,.1f}k {units}"
+    if units in ("ms", "s") and value < 10:
+        return f"{value:,.3f} {units}"
     return f"{value:,.1f} {units}"
 
 
@@ -688,7 +1386,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", action="store_true", help="one JSON object per benchmark and line")
     p.add_argument("--only", action="append", metavar="NAME", choices=list(BENCHMARKS),
                    help="run only this benchmark (repeatable): " + ", ".join(BENCHMARKS))
-    p.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run (< 60 s)")
+    p.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run (~1.5 min)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="interleaved rounds per benchmark, best kept (3)")
     p.add_argument("--tmpdir", metavar="DIR", help="where the scratch directory goes (default: the system temp dir)")
     p.add_argument("--check", action="store_true", help="exit 1 when any target is missed")
