@@ -45,3 +45,19 @@ def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> Run
         report.count(out)
         report.entries_written = len(out)
     return report
+
+
+def recall(ws: Workspace, query: str) -> list:
+    """Short- and long-term entries whose text contains ``query`` (case-insensitive); records the use.
+
+    This is how an agent looks something up: the ``memory.recalled`` event it leaves is
+    what makes the archive promote an entry instead of dropping it as stale.
+    """
+    from eventlog.events import MemoryRecalled
+
+    q = query.lower()
+    with ws.lock:
+        found = [e for e in ws.projections["memory_entries"].entries() if e.tier in ("stm", "ltm") and q in e.text.lower()]  # type: ignore[attr-defined]
+        if found:
+            ws.append([MemoryRecalled(entry_ids=[e.entry_id for e in found], query=query)])
+    return found

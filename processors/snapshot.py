@@ -28,9 +28,13 @@ from projections.sessions import normalize_time
 LINE_CHARS = 2000
 
 
-def canonical_message(ev: MessageAppended) -> dict[str, str]:
-    """What makes two messages "the same" for the diary; changing it changes every hash."""
-    return {"session_key": ev.session_key, "role": ev.role, "content": ev.content, "timestamp": ev.timestamp}
+def canonical_message(ev: MessageAppended) -> list[str]:
+    """What makes two messages "the same" for the diary: ``[session key, role, content, timestamp]``.
+
+    Its canonical JSON (``codec.canonical_json``) is what the xxh3_128 dedup hash is taken
+    over; changing this form changes every hash.
+    """
+    return [ev.session_key, ev.role, ev.content, ev.timestamp]
 
 
 def diary_line(ev: MessageAppended, when: str) -> str:

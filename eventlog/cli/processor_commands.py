@@ -74,15 +74,35 @@ def offsets(ctx: click.Context, as_json: bool) -> None:
                                   f"lost {r.lost_bytes} bytes/{r.lost_records} records  {r.detail}".rstrip())
 
 
-@cli.command()
+def _entry_line(e) -> str:  # noqa: ANN001
+    return (f"{e.tier:<7} {e.entry_id:<28} {e.date} bytes {e.start}..{e.end} "
+            f"[{', '.join(e.session_keys)[:40]}] {preview(e.text, 60)}")
+
+
+@cli.group(invoke_without_command=True)
 @click.option("--tier", type=click.Choice(["stm", "ltm", "dropped"]), default=None, help="Only entries of this tier.")
 @json_option
 @click.pass_context
 def memory(ctx: click.Context, tier: str | None, as_json: bool) -> None:
     """List short-term (stm) and long-term (ltm) memory entries with their sources."""
-    entries = open_workspace(ctx).projections["memory_entries"].entries(tier)
-    emit(entries, as_json, lambda e: f"{e.tier:<7} {e.entry_id:<28} {e.date} bytes {e.start}..{e.end} "
-                                     f"[{', '.join(e.session_keys)[:40]}] {preview(e.text, 60)}")
+    if ctx.invoked_subcommand is not None:
+        return
+    emit(open_workspace(ctx).projections["memory_entries"].entries(tier), as_json, _entry_line)
+
+
+@memory.command("recall")
+@click.argument("query")
+@json_option
+@click.pass_context
+def memory_recall(ctx: click.Context, query: str, as_json: bool) -> None:
+    """Find memory entries containing QUERY and record that they were used (archive keeps them)."""
+    from processors.archive import recall
+
+    with open_workspace(ctx, writable=True) as ws:
+        found = recall(ws, query)
+    emit(found, as_json, _entry_line)
+    if not found and not as_json:
+        note(f"no memory entry contains {query!r}")
 
 
 @cli.command()

@@ -1,0 +1,63 @@
+"""Archive: recalled or cited short-term entries are promoted; unused ones go stale and are dropped."""
+
+from __future__ import annotations
+
+import time
+
+import processors
+from eventlog.events import MessageAppended
+from eventlog.workspace import Workspace, init_workspace
+from processors.archive import recall, run_archive
+
+
+def _workspace(tmp_path):
+    home = str(tmp_path / "ws")
+    init_workspace(home, digest_batch_bytes=200)
+    ws = Workspace.open(home, writable=True)
+    ws.append([MessageAppended(session_key="s", message_id=f"m{i}", role="user", content=f"topic {i}: " + "words " * 10,
+                               timestamp=f"2026-11-0{1 + i}T10:00:00Z") for i in range(3)])
+    processors.run(ws, "snapshot")
+    processors.run(ws, "digest")
+    return ws
+
+
+def test_a_recalled_entry_is_promoted_and_an_unused_old_one_dropped(tmp_path):
+    ws = _workspace(tmp_path)
+    try:
+        entries = ws.projections["memory_entries"].entries("stm")
+        assert len(entries) == 3
+        found = recall(ws, "TOPIC 1")
+        assert [e.entry_id for e in found] == [entries[1].entry_id]
+        report = run_archive(ws, clock=lambda: time.time() + 30 * 86400)
+        tiers = {e.entry_id: e.tier for e in ws.projections["memory_entries"].entries()}
+        assert tiers[entries[1].entry_id] == "ltm"
+        assert tiers[entries[0].entry_id] == tiers[entries[2].entry_id] == "dropped"
+        assert report.entries_written == 3
+        end = ws.log.last_seq
+        run_archive(ws, clock=lambda: time.time() + 30 * 86400)
+        assert ws.log.last_seq == end, "rerunning the archive changed something"
+    finally:
+        ws.close()
+
+
+def test_fresh_unused_entries_wait(tmp_path):
+    ws = _workspace(tmp_path)
+    try:
+        report = run_archive(ws)
+        assert report.entries_written == 0
+        assert {e.tier for e in ws.projections["memory_entries"].entries()} == {"stm"}
+    finally:
+        ws.close()
+
+
+def test_memory_recall_command_lists_matches_and_records_them(tmp_path, cli_runner):
+    from eventlog.cli import cli
+
+    ws = _workspace(tmp_path)
+    home = ws.home
+    ws.close()
+    out = cli_runner.invoke(cli, ["--home", home, "memory", "recall", "topic 2", "--json"])
+    assert out.exit_code == 0, out.stderr
+    assert len(out.stdout.splitlines()) == 1
+    ws = Workspace.open(home)
+    assert [e.recalled for e in ws.projections["memory_entries"].entries()] == [0, 0, 1]
