@@ -18,6 +18,8 @@ import os
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+import msgspec
+
 from eventlog.events import Event
 from eventlog.fsio import FileSystem
 
@@ -76,3 +78,29 @@ class Projection(ABC):
             self.fs.unlink(self.path(rel))
         except FileNotFoundError:
             pass
+
+
+class StateProjection(Projection):
+    """A projection with no files: just a msgspec ``state_type`` kept as ``self.s``.
+
+    For state the processors and commands read (offsets, Dream's runs, backoffs); it is
+    checkpointed and rebuilt like any projection.
+    """
+
+    state_type: ClassVar[type]
+
+    def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
+        super().__init__(root, fs, live=live)
+        self.load(None)
+
+    def load(self, state: Any) -> None:
+        self.s = self.state_type() if state is None else msgspec.convert(state, self.state_type)
+
+    def state(self) -> Any:
+        return self.s
+
+    def outputs(self) -> list[str]:
+        return []
+
+    def flush(self) -> None:
+        pass

@@ -6,12 +6,10 @@ Folds ``consolidation.failed`` (one more failure, at this time) and
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from eventlog.events import ConsolidationFailed, Event, SessionConsolidated
-from projections.base import Projection
+from projections.base import StateProjection
 
 
 class Streak(msgspec.Struct, kw_only=True):
@@ -22,27 +20,23 @@ class Streak(msgspec.Struct, kw_only=True):
     reason: str = ""
 
 
-class CompactionProjection(Projection):
+class CompactionState(msgspec.Struct, kw_only=True):
+    """Everything the projection keeps."""
+
+    streaks: dict[str, Streak] = {}
+
+
+class CompactionProjection(StateProjection):
     """Failure streaks by session key (see the module docstring)."""
 
     name = "compaction"
     consumes = frozenset({"consolidation.failed", "session.consolidated"})
+    state_type = CompactionState
 
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
-        super().__init__(root, fs, live=live)
-        self.load(None)
-
-    def load(self, state: Any) -> None:
-        self.streaks: dict[str, Streak] = {} if state is None else msgspec.convert(state, dict[str, Streak])
-
-    def state(self) -> Any:
-        return self.streaks
-
-    def outputs(self) -> list[str]:
-        return []
-
-    def flush(self) -> None:
-        pass
+    @property
+    def streaks(self) -> dict[str, Streak]:
+        """session key -> its current run of failures."""
+        return self.s.streaks
 
     def apply(self, ev: Event) -> None:
         match ev:

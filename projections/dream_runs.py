@@ -10,12 +10,11 @@ No files: this is state for the audit and for Dream itself.
 
 from __future__ import annotations
 
-from typing import Any
 
 import msgspec
 
 from eventlog.events import CursorAdvanced, DreamCompleted, DreamFailed, DreamStarted, Event
-from projections.base import Projection
+from projections.base import StateProjection
 
 
 class Run(msgspec.Struct, kw_only=True):
@@ -52,27 +51,12 @@ class DreamState(msgspec.Struct, kw_only=True):
     runs: dict[str, Run] = {}
 
 
-class DreamRunsProjection(Projection):
+class DreamRunsProjection(StateProjection):
     """Dream's cursor and runs (see the module docstring)."""
 
     name = "dream_runs"
     consumes = frozenset({"cursor.advanced", "dream.started", "dream.completed", "dream.failed"})
-
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
-        super().__init__(root, fs, live=live)
-        self.load(None)
-
-    def load(self, state: Any) -> None:
-        self.s = DreamState() if state is None else msgspec.convert(state, DreamState)
-
-    def state(self) -> Any:
-        return self.s
-
-    def outputs(self) -> list[str]:
-        return []
-
-    def flush(self) -> None:
-        pass
+    state_type = DreamState
 
     def runs(self) -> list[Run]:
         """Every run, oldest first."""

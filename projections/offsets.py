@@ -8,12 +8,11 @@ dropped before the digest read them). No files: ``evlog offsets`` renders this s
 
 from __future__ import annotations
 
-from typing import Any
 
 import msgspec
 
 from eventlog.events import DiaryDigested, DiaryTrimmed, Event, OffsetCommitted, OffsetReset
-from projections.base import Projection
+from projections.base import StateProjection
 
 
 class Position(msgspec.Struct, kw_only=True):
@@ -36,27 +35,12 @@ class OffsetsState(msgspec.Struct, kw_only=True):
     digest: dict[str, int] = {}  # date -> logical diary offset read up to
 
 
-class OffsetsProjection(Projection):
+class OffsetsProjection(StateProjection):
     """Processor positions and recorded losses (see the module docstring)."""
 
     name = "offsets"
     consumes = frozenset({"offset.committed", "offset.reset", "diary.digested", "diary.trimmed"})
-
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
-        super().__init__(root, fs, live=live)
-        self.load(None)
-
-    def load(self, state: Any) -> None:
-        self.s = OffsetsState() if state is None else msgspec.convert(state, OffsetsState)
-
-    def state(self) -> Any:
-        return self.s
-
-    def outputs(self) -> list[str]:
-        return []
-
-    def flush(self) -> None:
-        pass
+    state_type = OffsetsState
 
     def position(self, processor: str) -> Position:
         """A processor's position (a fresh one if it never committed)."""

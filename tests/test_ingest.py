@@ -101,9 +101,9 @@ def codex_line(kind, payload, ts=T0):
 
 def codex_rollout(sid="0199-abc"):
     return [
-        codex_line("session_meta", {"id": sid, "timestamp": T0, "cwd": "/work/repo", "originator": "codex_exec",
+        codex_line("session_meta", {"id": sid, "timestamp": T0, "cwd": "/home/u/repo", "originator": "codex_exec",
                                     "cli_version": "0.135.0", "base_instructions": {"text": "long"}}),
-        codex_line("turn_context", {"model": "gpt-test", "cwd": "/work/repo"}),
+        codex_line("turn_context", {"model": "gpt-test", "cwd": "/home/u/repo"}),
         codex_line("response_item", {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "be terse"}]}),
         codex_line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]}),
         codex_line("event_msg", {"type": "user_message", "message": "list files", "images": []}),
@@ -413,7 +413,7 @@ def test_empty_and_snapshot_only_claude_files_ingest_nothing_without_error(home,
 def test_codex_rollout_keeps_the_user_prompt_once_and_maps_roles_and_tool_calls(home, tmp_path):
     run_ingest(home, write_jsonl(tmp_path / "rollout.jsonl", codex_rollout()))
     (created,) = read_events(home, SessionCreated)
-    assert created.session_key == "codex:0199-abc" and created.project == "/work/repo"
+    assert created.session_key == "codex:0199-abc" and created.project == "/home/u/repo"
     assert created.metadata["model"] == "gpt-test" and "base_instructions" not in created.metadata
     msgs = messages(home)
     assert [(m.role, m.content) for m in msgs] == [
