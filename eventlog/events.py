@@ -292,6 +292,33 @@ class DreamFailed(Event, tag="dream.failed", kw_only=True):
     output_tokens: int = 0
 
 
+# --- sync with a MySQL gateway (processors.sync) ---------------------------------------
+
+
+class SyncPushed(Event, tag="sync.pushed", kw_only=True):
+    """Local changes up to ``record_seq`` are committed on the gateway ``target`` (host:port/database) for ``user``."""
+
+    target: str  # never credentials: host, port and database only
+    user: str  # the gateway user's email
+    record_seq: int
+    epoch: str = ""  # the gateway user's identity (id and creation time); another epoch resets positions
+    change_seq: int = 0  # the gateway change counter value this batch's rows were written with
+    sessions: int = 0
+    messages: int = 0
+
+
+class SyncPulled(Event, tag="sync.pulled", kw_only=True):
+    """The next ``count`` events apply the gateway's changes up to ``change_seq``; they are not pushed back there."""
+
+    target: str
+    user: str
+    change_seq: int
+    count: int
+    epoch: str = ""
+    sessions: list[list[Any]] = []  # final versions: [key, ms, origin, rev, deleted, cleared ms, origin, rev]
+    messages: list[list[Any]] = []  # final versions: [key, message id, ms, origin, rev]
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     LogRecovered,
     SessionCreated,
@@ -316,6 +343,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DreamStarted,
     DreamCompleted,
     DreamFailed,
+    SyncPushed,
+    SyncPulled,
 )
 
 AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007

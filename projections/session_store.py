@@ -2,7 +2,7 @@
 
 ``SessionStore`` is the interface; its docstrings are the specification that every
 backend follows (the local store here, the MySQL gateway store in
-``projections.mysql_store``) and that ``tests/contracts/`` checks against each of them.
+``projections.mysql``) and that ``tests/contracts/`` checks against each of them.
 
 ``LocalSessionStore`` writes every change as an event to the workspace log (the truth)
 and answers reads from the sessions projection, which it keeps caught up with the log.

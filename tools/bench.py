@@ -1326,6 +1326,21 @@ def bench_dedup_memory(ctx: Context) -> Result:
                   target_op="<=", details=details)
 
 
+# --------------------------------------------------------------------------- MySQL gateway
+
+
+@benchmark("mysql_push_100k", "evlog sync push of 100k messages in batches vs one INSERT per message (local MariaDB)")
+def bench_mysql_push(ctx: Context) -> Result:
+    """See tools/bench_mysql.py. Needs a database to write to: $EVLOG_BENCH_MYSQL_URL or $EVLOG_TEST_MYSQL_URL."""
+    from bench_mysql import mysql_push_100k
+
+    dsn = os.environ.get("EVLOG_BENCH_MYSQL_URL") or os.environ.get("EVLOG_TEST_MYSQL_URL")
+    if not dsn:
+        progress("mysql_push_100k: skipped: set EVLOG_BENCH_MYSQL_URL to a MySQL/MariaDB database to write to")
+        return None  # type: ignore[return-value]
+    return Result(**mysql_push_100k(ctx.scratch("mysql"), dsn=dsn, quick=ctx.quick, repeats=ctx.repeats))
+
+
 # --------------------------------------------------------------------------- start-up
 
 
@@ -1413,6 +1428,8 @@ def main(argv: list[str] | None = None) -> int:
         for b in selected:
             started, load = time.perf_counter(), os.getloadavg()[0]
             result = b.run(ctx)
+            if result is None:  # skipped (its reason went to stderr)
+                continue
             result.details["loadavg_1m_at_start"] = round(load, 2)  # a busy machine skews figures
             progress(f"{b.name}: done in {time.perf_counter() - started:.1f} s")
             results.append(result)

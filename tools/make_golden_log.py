@@ -47,6 +47,9 @@ SAMPLES = [
     E.OffsetReset(processor="digest", reason="golden", policy="by-offset", date="2026-11-01"),
     E.SessionDeleted(session_key="cli:gone"),
     E.LogRecovered(segment="00000000000000000001.jsonl", offset=100, bytes_truncated=7, reason="torn record (golden)"),
+    E.SyncPushed(target="127.0.0.1:3306/evlog", user="golden@example.test", record_seq=1, epoch="1@1796000000000", change_seq=3, sessions=1, messages=0),
+    E.SyncPulled(target="127.0.0.1:3306/evlog", user="golden@example.test", change_seq=4, count=0, epoch="1@1796000000000",
+                 sessions=[["cli:golden", 1796000000500, "web", "xxh3_128:" + "2" * 32, False, 0, "", ""]]),
 ]
 
 

@@ -82,4 +82,5 @@ from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     log_commands,
     processor_commands,
     projection_commands,
+    sync_command,
 )

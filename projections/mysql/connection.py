@@ -1,0 +1,193 @@
+"""Connections to the gateway database: DSN parsing, transactions, reconnects, error translation.
+
+A DSN is ``mysql://user:password@host:port/database`` (user and password percent-encoded;
+``mysql+pymysql://`` is accepted too). When none is given, ``EVLOG_MYSQL_DSN`` is read.
+The password lives only in the ``DSN`` object (never in its ``repr``) and in the driver's
+connect call: ``DSN.target`` (``host:port/database``) is what events, reports and errors
+name.
+
+``Connection.transaction(fn)`` runs ``fn(cursor)`` between BEGIN and COMMIT (ROLLBACK on
+any error). If the connection turns out to be dead (server restarted, connection killed,
+network dropped) or the server chose this transaction as a deadlock victim, it reconnects
+and runs ``fn`` once more. That is safe because a failed transaction was rolled back by the
+server, and because every write evlog makes is keyed and guarded by last-write-wins: running
+a batch twice (even one whose COMMIT did reach the server before the connection died)
+changes nothing the first run did not. Every driver exception leaves as ``BackendError``
+(``from e``) whose message names the target, the server's error code and text, and never
+the password.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from eventlog.errors import BackendError, ConfigError
+
+T = TypeVar("T")
+
+ENV_DSN = "EVLOG_MYSQL_DSN"
+DEFAULT_PORT = 3306
+
+#: Client and server error codes meaning "this connection is gone": reconnect and retry.
+DROPPED = frozenset({
+    2003,  # can't connect (server restarting)
+    2006,  # server has gone away
+    2013,  # lost connection during query
+    2055,  # lost connection at '...'
+    1927,  # ER_CONNECTION_KILLED (MariaDB)
+    1053,  # ER_SERVER_SHUTDOWN
+    4031,  # the client was disconnected by the server because of inactivity (MySQL)
+})
+#: Errors after which the server rolled the transaction back and a retry may succeed.
+TRANSIENT = frozenset({1213, 1205})  # deadlock victim, lock wait timeout
+
+_SESSION_SETUP = (
+    "SET time_zone = '+00:00'",
+    "SET SESSION sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION,"
+    "NO_ZERO_DATE,NO_ZERO_IN_DATE'",
+)
+
+
+@dataclass(frozen=True)
+class DSN:
+    """Where the gateway database is, and how to log in (the password never shows in ``repr``)."""
+
+    host: str
+    port: int
+    user: str
+    database: str
+    password: str = field(default="", repr=False)
+
+    @property
+    def target(self) -> str:
+        """``host:port/database``: how events, reports and errors name the gateway (no credentials)."""
+        return f"{self.host}:{self.port}/{self.database}"
+
+    @classmethod
+    def parse(cls, url: str | None = None) -> DSN:
+        """A DSN from ``url``, else from ``$EVLOG_MYSQL_DSN``; ``ConfigError`` if absent or malformed."""
+        url = url or os.environ.get(ENV_DSN, "")
+        if not url:
+            raise ConfigError(f"no gateway database given: pass --dsn mysql://user:password@host:port/db or set {ENV_DSN}")
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port or DEFAULT_PORT
+        except ValueError:
+            raise ConfigError("the gateway DSN is not a valid mysql:// URL") from None  # the URL may hold a password
+        if parts.scheme not in ("mysql", "mysql+pymysql", "mariadb"):
+            raise ConfigError(f"the gateway DSN must start with mysql:// (got {parts.scheme or 'no scheme'}://)")
+        database = urllib.parse.unquote(parts.path.lstrip("/"))
+        if not parts.hostname or not database or "/" in database:
+            raise ConfigError("the gateway DSN needs a host and a database: mysql://user:password@host:port/db")
+        return cls(host=parts.hostname, port=port, user=urllib.parse.unquote(parts.username or ""),
+                   database=database, password=urllib.parse.unquote(parts.password or ""))
+
+
+def _code(e: BaseException) -> int:
+    args = getattr(e, "args", ())
+    return args[0] if args and isinstance(args[0], int) else 0
+
+
+def backend_error(dsn: DSN, e: BaseException, doing: str) -> BackendError:
+    """A ``BackendError`` for driver exception ``e``: target, code and server text, no password."""
+    args = getattr(e, "args", ())
+    text = str(args[1]) if len(args) > 1 else (str(args[0]) if args and not isinstance(args[0], int) else type(e).__name__)
+    if dsn.password:
+        text = text.replace(dsn.password, "***")
+    code = _code(e)
+    return BackendError(f"gateway {dsn.target}: {doing} failed: {f'({code}) ' if code else ''}{text}")
+
+
+class Connection:
+    """One PyMySQL connection (opened lazily) with transactions that survive a dropped connection.
+
+    Thread-safe: one transaction at a time (a lock serialises them).
+    """
+
+    def __init__(self, dsn: DSN, *, connect_timeout: float = 10, read_timeout: float = 300) -> None:
+        self.dsn = dsn
+        self._timeouts = (connect_timeout, read_timeout)
+        self._conn: Any = None
+        self._lock = threading.RLock()
+        self.reconnects = 0  # how many times a dead connection was replaced (tests and reports read it)
+
+    def _connect(self) -> Any:
+        import pymysql
+
+        d = self.dsn
+        try:
+            conn = pymysql.connect(host=d.host, port=d.port, user=d.user, password=d.password, database=d.database,
+                                   charset="utf8mb4", autocommit=False, connect_timeout=self._timeouts[0],
+                                   read_timeout=self._timeouts[1], write_timeout=self._timeouts[1])
+            with conn.cursor() as cur:
+                for stmt in _SESSION_SETUP:
+                    cur.execute(stmt)
+            return conn
+        except pymysql.MySQLError as e:
+            raise backend_error(d, e, "connecting") from e
+
+    def raw(self) -> Any:
+        """The live driver connection (opened if needed)."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect()
+            return self._conn
+
+    def thread_id(self) -> int:
+        """The server's id of this connection (what ``KILL`` takes)."""
+        return int(self.raw().thread_id())
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - a dead socket may fail to close; it is gone either way
+                pass
+
+    def transaction(self, fn: Callable[[Any], T], *, doing: str = "a transaction", retry: bool = True) -> T:
+        """``fn(cursor)`` in one transaction; reconnects and retries once if the connection dropped."""
+        import pymysql
+
+        with self._lock:
+            for attempt in (1, 2):
+                try:
+                    conn = self.raw()
+                    conn.begin()
+                    with conn.cursor() as cur:
+                        result = fn(cur)
+                    conn.commit()
+                    return result
+                except pymysql.MySQLError as e:
+                    code = _code(e)
+                    dropped = code in DROPPED or isinstance(e, pymysql.err.InterfaceError)
+                    if dropped:
+                        self._drop()
+                    else:
+                        self._rollback()
+                    if retry and attempt == 1 and (dropped or code in TRANSIENT):
+                        self.reconnects += dropped
+                        continue
+                    raise backend_error(self.dsn, e, doing) from e
+                except BaseException:
+                    self._rollback()
+                    raise
+            raise AssertionError("unreachable")  # pragma: no cover
+
+    def _rollback(self) -> None:
+        if self._conn is None:
+            return
+        try:
+            self._conn.rollback()
+        except Exception:  # noqa: BLE001 - the connection is unusable: drop it, the server rolls back
+            self._drop()
+
+    def close(self) -> None:
+        """Close the connection; idempotent (a later transaction reconnects)."""
+        with self._lock:
+            self._drop()

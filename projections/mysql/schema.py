@@ -1,0 +1,251 @@
+"""The gateway schema, applied by numbered migrations recorded in ``_evlog_migrations``.
+
+``MIGRATIONS`` is the registry: ``@migration`` (its ``append``) adds a function named
+``mNNN_what_it_does(cursor)``; ``migrate`` runs, in order, every one whose name the
+``_evlog_migrations`` table does not list yet, records its name, and holds a server lock
+(``GET_LOCK``) meanwhile so two processes never migrate at once. A migration never changes
+once released: a schema change is a new migration. DDL commits on its own in MySQL, so
+each step is written to be safe to run again after a crash halfway (``IF NOT EXISTS``,
+drop-then-create for triggers).
+
+The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the server):
+
+* ``gateway_users``: ``id``, ``email`` (unique, lower-cased by the store), ``password_hash``
+  (scrypt, see ``projections.mysql.users``), ``created_at``, and ``change_seq``, the user's
+  change counter.
+* ``gateway_sessions``: one row per (``user_id``, ``session_key``). ``key_hash`` is
+  SHA-256 of the key (set by a trigger from ``session_key``, which is stored verbatim at any
+  length); the primary key (``user_id``, ``key_hash``) is therefore the unique
+  (user, session key). The row is a last-write-wins register: ``title``, ``preview`` (+
+  ``preview_set``: set explicitly, else derived from the newest message), ``metadata``,
+  ``project``, ``created_at`` and ``deleted_at`` (a tombstone: NULL while the session
+  lives), versioned by (``updated_at``, ``origin``, ``rev``). ``cleared_*`` is the version
+  of the newest delete ever applied: no message older than it may exist. ``active_at`` is
+  the newest activity (listing order).
+* ``gateway_session_messages``: unique key (``user_id``, ``key_hash``, ``id_hash``), where
+  ``id_hash`` is SHA-256 of ``message_id`` (verbatim, any length; set by a trigger), so
+  (user, session key, message id) is unique and is what upserts match on. The PRIMARY KEY
+  (the clustered order InnoDB stores rows in) is (``user_id``, ``key_hash``, ``pos``):
+  arrival order, so new messages are appended rather than scattered by their hashes (30%
+  more rows/s measured) and a session's history is one range of the primary key. Foreign
+  key to its session ON DELETE CASCADE, ``pos`` (arrival order), ``role``,
+  ``content``, ``timestamp`` (the source's, verbatim), ``tool_calls``, ``extra``, and the
+  same (``updated_at``, ``origin``, ``rev``) version.
+
+Every row carries ``change_seq``: the value of its user's counter when it last changed.
+Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
+also version a hand-written change that did not set ``updated_at`` (origin ``sql``), turn
+a hand-written ``deleted_at`` into a proper tombstone, and delete a session's messages
+older than a new ``cleared`` version. evlog's own writers take a counter value per
+transaction (``rows.next_change_seq``) and set it themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eventlog.errors import BackendError
+from projections.mysql.connection import Connection
+
+Migration = Callable[[Any], None]
+MIGRATIONS: list[Migration] = []
+migration = MIGRATIONS.append  # the decorator: registers a migration in definition order
+
+EPOCH = "1970-01-01 00:00:00.000"
+TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+LOCK_NAME = "evlog_gateway_migrations"
+
+
+@migration
+def m001_create_gateway_users(cur: Any) -> None:
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_users (
+          id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+          email VARCHAR(255) NOT NULL,
+          password_hash VARCHAR(255) NOT NULL DEFAULT '',
+          created_at DATETIME(3) NOT NULL,
+          change_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,
+          PRIMARY KEY (id),
+          UNIQUE KEY uq_gateway_users_email (email)
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m002_create_gateway_sessions(cur: Any) -> None:
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_sessions (
+          user_id BIGINT UNSIGNED NOT NULL,
+          key_hash BINARY(32) NOT NULL DEFAULT '',
+          session_key TEXT NOT NULL,
+          title TEXT NOT NULL DEFAULT '',
+          preview TEXT NOT NULL DEFAULT '',
+          preview_set TINYINT(1) NOT NULL DEFAULT 0,
+          metadata JSON NOT NULL DEFAULT '{{}}',
+          project TEXT NOT NULL DEFAULT '',
+          created_at DATETIME(3) NULL,
+          deleted_at DATETIME(3) NULL,
+          updated_at DATETIME(3) NOT NULL DEFAULT '{EPOCH}',
+          origin VARCHAR(64) NOT NULL DEFAULT '',
+          rev VARCHAR(64) NOT NULL DEFAULT '',
+          cleared_at DATETIME(3) NOT NULL DEFAULT '{EPOCH}',
+          cleared_origin VARCHAR(64) NOT NULL DEFAULT '',
+          cleared_rev VARCHAR(64) NOT NULL DEFAULT '',
+          active_at DATETIME(3) NOT NULL DEFAULT '{EPOCH}',
+          change_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,
+          PRIMARY KEY (user_id, key_hash),
+          KEY ix_gateway_sessions_list (user_id, active_at),
+          KEY ix_gateway_sessions_changes (user_id, change_seq),
+          CONSTRAINT fk_gateway_sessions_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m003_create_gateway_session_messages(cur: Any) -> None:
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_session_messages (
+          user_id BIGINT UNSIGNED NOT NULL,
+          key_hash BINARY(32) NOT NULL DEFAULT '',
+          id_hash BINARY(32) NOT NULL DEFAULT '',
+          session_key TEXT NOT NULL,
+          message_id TEXT NOT NULL,
+          pos BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+          role TEXT NOT NULL,
+          content LONGTEXT NOT NULL,
+          timestamp TEXT NOT NULL DEFAULT '',
+          tool_calls JSON NULL,
+          extra JSON NOT NULL DEFAULT '{{}}',
+          updated_at DATETIME(3) NOT NULL DEFAULT '{EPOCH}',
+          origin VARCHAR(64) NOT NULL DEFAULT '',
+          rev VARCHAR(64) NOT NULL DEFAULT '',
+          change_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,
+          PRIMARY KEY (user_id, key_hash, pos),
+          UNIQUE KEY uq_gateway_messages_id (user_id, key_hash, id_hash),
+          KEY ix_gateway_messages_pos (pos),
+          KEY ix_gateway_messages_changes (user_id, change_seq),
+          CONSTRAINT fk_gateway_messages_session FOREIGN KEY (user_id, key_hash)
+            REFERENCES gateway_sessions (user_id, key_hash) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+
+
+_BUMP = """
+      UPDATE gateway_users SET change_seq = change_seq + 1 WHERE id = NEW.user_id;
+      SET NEW.change_seq = (SELECT change_seq FROM gateway_users WHERE id = NEW.user_id);"""
+_SESSION_CONTENT_SAME = """NEW.title <=> OLD.title AND NEW.preview_set <=> OLD.preview_set
+        AND (NEW.preview <=> OLD.preview OR NEW.preview_set = 0) AND NEW.metadata <=> OLD.metadata
+        AND NEW.project <=> OLD.project AND NEW.created_at <=> OLD.created_at
+        AND (NEW.deleted_at IS NULL) = (OLD.deleted_at IS NULL)"""
+_MESSAGE_CONTENT_SAME = """NEW.role <=> OLD.role AND NEW.content <=> OLD.content AND NEW.timestamp <=> OLD.timestamp
+        AND NEW.tool_calls <=> OLD.tool_calls AND NEW.extra <=> OLD.extra"""
+_VERSION_SAME = "NEW.updated_at <=> OLD.updated_at AND NEW.origin <=> OLD.origin AND NEW.rev <=> OLD.rev"
+_CLEARED_SAME = ("NEW.cleared_at <=> OLD.cleared_at AND NEW.cleared_origin <=> OLD.cleared_origin "
+                 "AND NEW.cleared_rev <=> OLD.cleared_rev")
+_PLUS_1MS = "INTERVAL 1000 MICROSECOND"
+
+TRIGGERS = {
+    "gateway_sessions_before_insert": f"""
+    BEFORE INSERT ON gateway_sessions FOR EACH ROW BEGIN
+      SET NEW.key_hash = UNHEX(SHA2(NEW.session_key, 256));
+      IF NEW.change_seq = 0 THEN
+        IF NEW.updated_at = '{EPOCH}' AND NEW.origin = '' THEN
+          SET NEW.updated_at = UTC_TIMESTAMP(3), NEW.origin = 'sql';
+        END IF;
+        IF NEW.created_at IS NULL THEN SET NEW.created_at = NEW.updated_at; END IF;
+        IF NEW.active_at < NEW.updated_at THEN SET NEW.active_at = NEW.updated_at; END IF;
+        {_BUMP}
+      END IF;
+    END""",
+    "gateway_sessions_before_update": f"""
+    BEFORE UPDATE ON gateway_sessions FOR EACH ROW BEGIN
+      SET NEW.key_hash = UNHEX(SHA2(NEW.session_key, 256));
+      IF NEW.change_seq = OLD.change_seq THEN
+        IF {_VERSION_SAME} AND NOT ({_SESSION_CONTENT_SAME}) THEN
+          SET NEW.updated_at = GREATEST(UTC_TIMESTAMP(3), OLD.updated_at + {_PLUS_1MS},
+                IFNULL((SELECT MAX(m.updated_at) FROM gateway_session_messages m
+                        WHERE m.user_id = OLD.user_id AND m.key_hash = OLD.key_hash), '{EPOCH}') + {_PLUS_1MS}),
+              NEW.origin = 'sql', NEW.rev = '';
+          IF NEW.deleted_at IS NOT NULL THEN
+            SET NEW.deleted_at = NEW.updated_at;
+            IF (NEW.updated_at, NEW.origin, NEW.rev) > (NEW.cleared_at, NEW.cleared_origin, NEW.cleared_rev) THEN
+              SET NEW.cleared_at = NEW.updated_at, NEW.cleared_origin = NEW.origin, NEW.cleared_rev = NEW.rev;
+            END IF;
+          END IF;
+          IF NEW.active_at < NEW.updated_at THEN SET NEW.active_at = NEW.updated_at; END IF;
+        END IF;
+        IF NOT ({_VERSION_SAME} AND {_CLEARED_SAME} AND {_SESSION_CONTENT_SAME}) THEN {_BUMP}
+        END IF;
+      END IF;
+    END""",
+    "gateway_sessions_after_update": """
+    AFTER UPDATE ON gateway_sessions FOR EACH ROW BEGIN
+      IF (NEW.cleared_at, NEW.cleared_origin, NEW.cleared_rev) > (OLD.cleared_at, OLD.cleared_origin, OLD.cleared_rev) THEN
+        DELETE FROM gateway_session_messages WHERE user_id = NEW.user_id AND key_hash = NEW.key_hash
+          AND (updated_at, origin, rev) < (NEW.cleared_at, NEW.cleared_origin, NEW.cleared_rev);
+      END IF;
+    END""",
+    "gateway_messages_before_insert": f"""
+    BEFORE INSERT ON gateway_session_messages FOR EACH ROW BEGIN
+      SET NEW.key_hash = UNHEX(SHA2(NEW.session_key, 256)), NEW.id_hash = UNHEX(SHA2(NEW.message_id, 256));
+      IF NEW.change_seq = 0 THEN
+        IF NEW.updated_at = '{EPOCH}' AND NEW.origin = '' THEN
+          SET NEW.updated_at = UTC_TIMESTAMP(3), NEW.origin = 'sql';
+        END IF;
+        {_BUMP}
+      END IF;
+    END""",
+    "gateway_messages_before_update": f"""
+    BEFORE UPDATE ON gateway_session_messages FOR EACH ROW BEGIN
+      SET NEW.key_hash = UNHEX(SHA2(NEW.session_key, 256)), NEW.id_hash = UNHEX(SHA2(NEW.message_id, 256));
+      IF NEW.change_seq = OLD.change_seq THEN
+        IF {_VERSION_SAME} AND NOT ({_MESSAGE_CONTENT_SAME}) THEN
+          SET NEW.updated_at = GREATEST(UTC_TIMESTAMP(3), OLD.updated_at + {_PLUS_1MS}), NEW.origin = 'sql', NEW.rev = '';
+        END IF;
+        IF NOT ({_VERSION_SAME} AND {_MESSAGE_CONTENT_SAME}) THEN {_BUMP}
+        END IF;
+      END IF;
+    END""",
+}
+
+
+@migration
+def m004_create_change_triggers(cur: Any) -> None:
+    for name, body in TRIGGERS.items():
+        cur.execute(f"DROP TRIGGER IF EXISTS {name}")
+        cur.execute(f"CREATE TRIGGER {name} {body}")
+
+
+def migrate(conn: Connection) -> list[str]:
+    """Apply every migration not yet recorded; returns the names applied now (often none)."""
+
+    def run(cur: Any) -> list[str]:
+        cur.execute("SELECT GET_LOCK(%s, 60)", (LOCK_NAME,))
+        if cur.fetchone()[0] != 1:
+            raise BackendError(f"gateway {conn.dsn.target}: another process has been migrating the schema for 60 s")
+        try:
+            cur.execute("""CREATE TABLE IF NOT EXISTS _evlog_migrations (
+                             name VARCHAR(191) NOT NULL PRIMARY KEY,
+                             applied_at DATETIME(3) NOT NULL
+                           ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin""")
+            cur.execute("SELECT name FROM _evlog_migrations")
+            done = {row[0] for row in cur.fetchall()}
+            applied = []
+            for fn in MIGRATIONS:
+                if fn.__name__ in done:
+                    continue
+                fn(cur)
+                cur.execute("INSERT INTO _evlog_migrations (name, applied_at) VALUES (%s, UTC_TIMESTAMP(3))",
+                            (fn.__name__,))
+                cur.connection.commit()
+                applied.append(fn.__name__)
+            return applied
+        finally:
+            cur.execute("SELECT RELEASE_LOCK(%s)", (LOCK_NAME,))
+            cur.fetchall()
+
+    return conn.transaction(run, doing="migrating the schema", retry=False)
+
+
+def applied_migrations(conn: Connection) -> list[str]:
+    """Names recorded in ``_evlog_migrations``, in the order they were applied."""
+    return conn.transaction(lambda cur: (cur.execute("SELECT name FROM _evlog_migrations ORDER BY applied_at, name"),
+                                         [r[0] for r in cur.fetchall()])[1], doing="reading migrations")

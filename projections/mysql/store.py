@@ -1,0 +1,319 @@
+"""``MySQLSessionStore``: the session store over the gateway tables, for one user.
+
+It keeps the ``SessionStore`` contract (``projections.session_store``) so an agent loop or
+a web app can use the gateway exactly as it uses a local workspace. Every method is one
+transaction on one connection (``projections.mysql.connection``: BEGIN/COMMIT/ROLLBACK,
+reconnect and retry once on a dropped connection); every query is parameterised and names
+this store's user id, so another user's rows are never read or written.
+
+Writes follow the gateway's last-write-wins rules (``projections.mysql.rows``): each one
+is versioned ``(max(now, seen + 1 ms), origin, content hash)`` with ``origin`` naming this
+writer (default ``gateway``) and ``clock`` injectable, takes a change counter value so the
+devices' ``evlog sync pull`` sees it, and a delete leaves a tombstone that devices pull.
+``update_message`` (not in the interface) edits a stored message, as a web client may.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from eventlog.errors import ConfigError, NotFound
+from projections.mysql import rows as R
+from projections.mysql.connection import DSN, Connection
+from projections.mysql.schema import migrate
+from projections.mysql.users import User, check_password, resolve_user, set_password
+from projections.session_store import Message, SessionInfo, SessionStore, _check_role, now_iso
+from projections.sessions import PREVIEW_CHARS, normalize_time
+
+ORIGIN_RE = re.compile(r"[A-Za-z0-9:._@-]{1,64}")
+
+
+def check_origin(origin: str) -> str:
+    """``origin`` if it is a usable writer id (ASCII letters, digits, ``:._@-``; at most 64)."""
+    if not ORIGIN_RE.fullmatch(origin):
+        raise ConfigError(f"origin must be 1-64 characters of [A-Za-z0-9:._@-], got {origin!r}")
+    return origin
+
+
+def derived_preview(role: str, content: str) -> str | None:
+    """The preview a message gives its session (as the sessions projection derives it), or None."""
+    if role in ("user", "assistant") and content.strip():
+        return " ".join(content.split())[:PREVIEW_CHARS]
+    return None
+
+
+class MySQLSessionStore(SessionStore):
+    """The sessions of one gateway user (see the module docstring)."""
+
+    def __init__(self, dsn: str | DSN | None, user: str | int, *, password: str | None = None,
+                 origin: str = "gateway", clock: Callable[[], float] = time.time) -> None:
+        self.dsn = dsn if isinstance(dsn, DSN) else DSN.parse(dsn)
+        self.origin = check_origin(origin)
+        self.clock = clock
+        self.conn = Connection(self.dsn)
+        try:
+            migrate(self.conn)
+            self.user: User = self.conn.transaction(lambda cur: resolve_user(cur, user, password=password),
+                                                    doing="finding the user")
+        except BaseException:
+            self.conn.close()
+            raise
+
+    @property
+    def user_id(self) -> int:
+        return self.user.id
+
+    def _now(self) -> int:
+        return int(self.clock() * 1000)
+
+    def _tx(self, fn: Callable[[Any], Any], doing: str) -> Any:
+        return self.conn.transaction(fn, doing=doing)
+
+    # -- reading helpers (inside a transaction) ---------------------------------------
+
+    def _register(self, cur: Any, key: str, *, lock: bool = False) -> R.SessionRow | None:
+        return R.read_sessions(cur, self.user_id, [key], for_update=lock).get(key)
+
+    def _count(self, cur: Any, key: str) -> int:
+        cur.execute("SELECT COUNT(*) FROM gateway_session_messages WHERE user_id = %s AND key_hash = %s",
+                    (self.user_id, R.key_hash(key)))
+        return int(cur.fetchone()[0])
+
+    def _first_message_ms(self, cur: Any, key: str) -> int:
+        cur.execute("SELECT timestamp, updated_at FROM gateway_session_messages WHERE user_id = %s AND key_hash = %s "
+                    "ORDER BY pos LIMIT 1", (self.user_id, R.key_hash(key)))
+        row = cur.fetchone()
+        if row is None:
+            return 0
+        return R.ms_of_iso(normalize_time(row[0])) if normalize_time(row[0]) else R.ms_of_dt(row[1])
+
+    def _shown(self, cur: Any, reg: R.SessionRow | None, count: int | None = None) -> tuple[R.SessionRow, int] | None:
+        """The register as listings show it, with its message count; None if the session is not visible.
+
+        A dead register (deleted, or never written) with messages shows empty fields and the
+        time of its first message as ``created_at``, as a session created by a message does.
+        """
+        if reg is None:
+            return None
+        if count is None:
+            count = self._count(cur, reg.key)
+        if reg.deleted:
+            if not count:
+                return None
+            reg = R.SessionRow(key=reg.key, preview=reg.preview, created_ms=self._first_message_ms(cur, reg.key),
+                               deleted=True, version=reg.version, cleared=reg.cleared, active_ms=reg.active_ms)
+        return reg, count
+
+    @staticmethod
+    def _info(shown: tuple[R.SessionRow, int]) -> SessionInfo:
+        reg, count = shown
+        return SessionInfo(key=reg.key, title=reg.title, preview=reg.preview,
+                           created_at=R.iso_of_ms(reg.created_ms) if reg.created_ms else "",
+                           updated_at=R.iso_of_ms(reg.active_ms),
+                           metadata=dict(reg.metadata), message_count=count, project=reg.project)
+
+    def _write_register(self, cur: Any, reg: R.SessionRow) -> None:
+        reg.version = (reg.version[0], self.origin, reg.rev())
+        R.upsert_sessions(cur, self.user_id, [reg])
+
+    def _new_register(self, key: str, old: R.SessionRow | None, now: int, *, active_ms: int,
+                      **fields: Any) -> R.SessionRow:
+        """A live register written now: later than any version of it seen, keeping its ``cleared``.
+
+        ``active_ms`` follows source times as the sessions projection's ``updated_at`` does
+        (a session created by a message of 2026-01-01 is that old), not the write time.
+        """
+        ms = max(now, old.version[0] + 1 if old is not None else 0)
+        return R.SessionRow(key=key, deleted=False, version=(ms, self.origin, ""),
+                            cleared=old.cleared if old is not None else R.ZERO, active_ms=active_ms, **fields)
+
+    # -- the interface ------------------------------------------------------------------
+
+    def get_or_create(self, key: str, *, title: str = "", metadata: dict[str, Any] | None = None,
+                      project: str = "") -> SessionInfo:
+        def run(cur: Any) -> SessionInfo:
+            shown = self._shown(cur, self._register(cur, key))
+            if shown is None:
+                R.next_change_seq(cur, self.user_id)
+                old = self._register(cur, key, lock=True)
+                shown = self._shown(cur, old)
+                if shown is None:
+                    now = self._now()
+                    reg = self._new_register(key, old, now, title=title, metadata=dict(metadata or {}),
+                                             project=project, created_ms=now, active_ms=now)
+                    self._write_register(cur, reg)
+                    shown = self._shown(cur, self._register(cur, key))
+            return self._info(shown)  # type: ignore[arg-type]
+
+        return self._tx(run, "get_or_create")
+
+    def add_message(self, key: str, role: str, content: str, *, message_id: str | None = None,
+                    timestamp: str | None = None, tool_calls: list[Any] | None = None,
+                    extra: dict[str, Any] | None = None) -> Message:
+        _check_role(role)
+        mid = message_id or uuid.uuid4().hex
+        stamp = timestamp or now_iso()
+
+        def run(cur: Any) -> Message:
+            R.next_change_seq(cur, self.user_id)
+            old = self._register(cur, key, lock=True)
+            existing = self._message(cur, key, mid)
+            if existing is not None:
+                return existing
+            now = self._now()
+            if self._shown(cur, old) is None:  # like the local store: a new session first
+                created = R.ms_of_iso(normalize_time(stamp)) or now
+                reg = self._new_register(key, old, now, created_ms=created, active_ms=created)
+                self._write_register(cur, reg)
+                old = reg
+            assert old is not None
+            ms = max(now, old.cleared[0] + 1)
+            row = R.MessageRow(key=key, message_id=mid, role=role, content=content, timestamp=stamp,
+                               tool_calls=tool_calls, extra=dict(extra or {}))
+            row.version = (ms, self.origin, row.rev())
+            R.upsert_messages(cur, self.user_id, [row])
+            self._touch(cur, key, R.ms_of_iso(normalize_time(stamp)) or ms, derived_preview(role, content))
+            return Message(id=mid, session_key=key, role=role, content=content, timestamp=stamp,
+                           tool_calls=tool_calls, extra=dict(extra or {}))
+
+        return self._tx(run, "add_message")
+
+    def _touch(self, cur: Any, key: str, ms: int, preview: str | None) -> None:
+        """Newest activity (and the derived preview) of a session after a message write."""
+        cur.execute("UPDATE gateway_sessions SET preview = IF(preview_set OR %s IS NULL, preview, %s), "
+                    "active_at = GREATEST(active_at, %s) WHERE user_id = %s AND key_hash = %s",
+                    (preview, preview, R.sql_of_ms(ms), self.user_id, R.key_hash(key)))
+
+    def _message(self, cur: Any, key: str, mid: str, *, lock: bool = False) -> Message | None:
+        cur.execute(f"{R.MESSAGE_SELECT} WHERE user_id = %s AND key_hash = %s AND id_hash = %s"
+                    + (" FOR UPDATE" if lock else ""), (self.user_id, R.key_hash(key), R.key_hash(mid)))
+        row = cur.fetchone()
+        return None if row is None else _message_of(R.message_of(row))
+
+    def history(self, key: str, limit: int | None = None) -> list[Message]:
+        def run(cur: Any) -> list[Message]:
+            if self._shown(cur, self._register(cur, key)) is None:
+                raise NotFound(f"no session {key!r}")
+            if limit is not None and limit <= 0:
+                return []
+            sql = f"{R.MESSAGE_SELECT} WHERE user_id = %s AND key_hash = %s ORDER BY pos"
+            params: tuple[Any, ...] = (self.user_id, R.key_hash(key))
+            if limit is not None:
+                sql += " DESC LIMIT %s"
+                params += (limit,)
+            cur.execute(sql, params)
+            got = [_message_of(R.message_of(r)) for r in cur.fetchall()]
+            return got[::-1] if limit is not None else got
+
+        return self._tx(run, "reading history")
+
+    def get(self, key: str) -> SessionInfo | None:
+        def run(cur: Any) -> SessionInfo | None:
+            shown = self._shown(cur, self._register(cur, key))
+            return None if shown is None else self._info(shown)
+
+        return self._tx(run, "reading a session")
+
+    def list(self) -> list[SessionInfo]:
+        def run(cur: Any) -> list[SessionInfo]:
+            cur.execute(f"{LIST_SQL}", (self.user_id,))
+            found = [(R.session_of(r[:-1]), int(r[-1])) for r in cur.fetchall()]
+            shown = [self._shown(cur, reg, n) for reg, n in found]
+            return [self._info(s) for s in shown if s is not None]
+
+        infos = self._tx(run, "listing sessions")
+        infos.sort(key=lambda s: s.key)
+        infos.sort(key=lambda s: s.updated_at, reverse=True)
+        return infos
+
+    def update(self, key: str, *, title: str | None = None, preview: str | None = None,
+               metadata: dict[str, Any] | None = None) -> SessionInfo:
+        def run(cur: Any) -> SessionInfo:
+            R.next_change_seq(cur, self.user_id)
+            old = self._register(cur, key, lock=True)
+            shown = self._shown(cur, old)
+            if shown is None:
+                raise NotFound(f"no session {key!r}")
+            cur_reg = shown[0]
+            reg = self._new_register(key, old, self._now(), title=cur_reg.title if title is None else title,
+                                     preview=cur_reg.preview if preview is None else preview,
+                                     preview_set=(not cur_reg.deleted and cur_reg.preview_set) or preview is not None,
+                                     metadata={**cur_reg.metadata, **(metadata or {})}, project=cur_reg.project,
+                                     created_ms=cur_reg.created_ms,
+                                     active_ms=max(self._now(), cur_reg.active_ms))
+            self._write_register(cur, reg)
+            return self._info(self._shown(cur, self._register(cur, key)))  # type: ignore[arg-type]
+
+        return self._tx(run, "updating a session")
+
+    def delete(self, key: str) -> bool:
+        def run(cur: Any) -> bool:
+            R.next_change_seq(cur, self.user_id)
+            old = self._register(cur, key, lock=True)
+            if self._shown(cur, old) is None:
+                return False
+            assert old is not None
+            cur.execute("SELECT MAX(updated_at) FROM gateway_session_messages WHERE user_id = %s AND key_hash = %s",
+                        (self.user_id, R.key_hash(key)))
+            newest = cur.fetchone()[0]
+            ms = max(self._now(), old.version[0] + 1, R.ms_of_dt(newest) + 1 if newest else 0)
+            tomb = R.SessionRow(key=key, deleted=True, version=(ms, self.origin, R.TOMBSTONE_REV), active_ms=ms)
+            tomb.cleared = max(old.cleared, tomb.version)
+            R.upsert_sessions(cur, self.user_id, [tomb])  # a trigger deletes the older messages
+            return True
+
+        return self._tx(run, "deleting a session")
+
+    # -- beyond the interface -------------------------------------------------------------
+
+    def update_message(self, key: str, message_id: str, content: str, *, tool_calls: list[Any] | None = None,
+                       extra: dict[str, Any] | None = None) -> Message:
+        """Replace a stored message's content (tool calls if given; ``extra`` merged), as ``message.updated`` does."""
+
+        def run(cur: Any) -> Message:
+            R.next_change_seq(cur, self.user_id)
+            cur.execute(f"{R.MESSAGE_SELECT} WHERE user_id = %s AND key_hash = %s AND id_hash = %s FOR UPDATE",
+                        (self.user_id, R.key_hash(key), R.key_hash(message_id)))
+            row = cur.fetchone()
+            if row is None:
+                raise NotFound(f"no message {message_id!r} in session {key!r}")
+            m = R.message_of(row)
+            m.content = content
+            if tool_calls is not None:
+                m.tool_calls = tool_calls
+            m.extra = {**m.extra, **{k: v for k, v in (extra or {}).items() if k not in _RESERVED}}
+            ms = max(self._now(), m.version[0] + 1)
+            m.version = (ms, self.origin, m.rev())
+            R.upsert_messages(cur, self.user_id, [m])
+            self._touch(cur, key, ms, None)
+            return _message_of(m)
+
+        return self._tx(run, "updating a message")
+
+    def set_password(self, password: str) -> None:
+        """Store a new (scrypt) password hash for this user."""
+        self._tx(lambda cur: set_password(cur, self.user_id, password), "setting the password")
+
+    def check_password(self, password: str) -> bool:
+        """True if ``password`` is this user's password."""
+        return bool(self._tx(lambda cur: check_password(cur, self.user_id, password), "checking the password"))
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+_RESERVED = ("id", "sessionKey", "role", "content", "timestamp", "tool_calls")
+
+LIST_SQL = (R.SESSION_SELECT.replace("FROM gateway_sessions", ", (SELECT COUNT(*) FROM gateway_session_messages m "
+                                     "WHERE m.user_id = s.user_id AND m.key_hash = s.key_hash) "
+                                     "FROM gateway_sessions s")
+            + " WHERE s.user_id = %s ORDER BY s.active_at DESC")
+
+
+def _message_of(m: R.MessageRow) -> Message:
+    return Message(id=m.message_id, session_key=m.key, role=m.role, content=m.content, timestamp=m.timestamp,
+                   tool_calls=m.tool_calls, extra=dict(m.extra))
