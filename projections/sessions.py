@@ -104,21 +104,32 @@ def normalize_time(value: str) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
+class _Line(msgspec.Struct, omit_defaults=True):
+    """The fixed part of a message line, in the seed's key order."""
+
+    id: str
+    sessionKey: str  # noqa: N815 - the seed's key
+    role: str
+    content: str
+    timestamp: str
+    tool_calls: list[Any] | None = None
+
+
 def message_line(ev: MessageAppended) -> bytes:
     """One message line of a session file (seed format, then tool_calls and extra fields)."""
-    fields: dict[str, Any] = {
-        "id": ev.message_id,
-        "sessionKey": ev.session_key,
-        "role": ev.role,
-        "content": ev.content,
-        "timestamp": ev.timestamp or ev.ts,
-    }
-    if ev.tool_calls is not None:
-        fields["tool_calls"] = ev.tool_calls
-    for k in sorted(ev.extra):
-        if k not in fields:
-            fields[k] = ev.extra[k]
-    return render_line(fields)
+    head = _nested_encoder.encode(_Line(ev.message_id, ev.session_key, ev.role, ev.content, ev.timestamp or ev.ts,
+                                        ev.tool_calls))
+    if not ev.extra:
+        return head + b"\n"
+    taken = _LINE_KEYS if ev.tool_calls is not None else _LINE_KEYS_NO_CALLS
+    extra = {k: v for k, v in ev.extra.items() if k not in taken}
+    if not extra:
+        return head + b"\n"
+    return head[:-1] + b"," + _nested_encoder.encode(extra)[1:] + b"\n"
+
+
+_LINE_KEYS = frozenset(_Line.__struct_fields__)
+_LINE_KEYS_NO_CALLS = _LINE_KEYS - {"tool_calls"}
 
 
 def render_line(fields: dict[str, Any]) -> bytes:
