@@ -201,11 +201,6 @@ def _verify_chunk(body: bytes, lines: list[bytes], seg: str, pos: int, first_seq
     return evs
 
 
-def _utc_iso(t: float) -> str:
-    secs = int(t)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + ".%06dZ" % int((t - secs) * 1_000_000)
-
-
 class Log:
     """An event log directory; see the module docstring. Create with ``Log.open``."""
 

@@ -11,19 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from eventlog.events import Event, LtmPromoted, StmDropped
+from eventlog.timeutil import epoch_of
 from eventlog.workspace import Workspace
 from processors.runner import RunReport
-
-
-def _age_days(ts: str, now: float) -> float:
-    try:
-        t = datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC).timestamp()
-    except ValueError:
-        return 0.0
-    return (now - t) / 86400
 
 
 def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> RunReport:
@@ -38,7 +30,7 @@ def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> Run
             if e.recalled or e.cited_by:
                 why = f"recalled {e.recalled} time(s)" if e.recalled else f"cited by fact {', '.join(e.cited_by[:3])}"
                 out.append(LtmPromoted(entry_id=e.entry_id, reason=why))
-            elif _age_days(e.last_used or e.created_at, now) > ws.config.stale_after_days:
+            elif (now - epoch_of(e.last_used or e.created_at)) / 86400 > ws.config.stale_after_days:
                 out.append(StmDropped(entry_id=e.entry_id, reason=f"unused for more than {ws.config.stale_after_days:g} days"))
         if out:
             ws.append(out)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
+from eventlog.timeutil import epoch_of, iso_of
 from eventlog.workspace import Workspace
 from processors.consolidator import ConsolidationResult, consolidate_session, is_consolidating, pending_messages
 from processors.llm import LLM
@@ -45,17 +45,6 @@ class AutoCompactReport:
     ran: list[ConsolidationResult] = field(default_factory=list)
 
 
-def _epoch(ts: str) -> float:
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC).timestamp()
-    except ValueError:
-        return 0.0
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTES) -> list[Candidate]:
     """Every session with something to consolidate, best first, with why it may not run."""
     streaks = ws.projections["compaction"].streaks  # type: ignore[attr-defined]
@@ -64,7 +53,7 @@ def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTE
         first, end = pending_messages(ws, key)
         if end <= first:
             continue
-        idle = max(0.0, (now - _epoch(s.updated_at)) / 60)
+        idle = max(0.0, (now - epoch_of(s.updated_at)) / 60)
         cand = Candidate(key, round(idle, 2), s.count, round(idle * s.count, 2), "ready")
         if idle < idle_minutes:
             cand.status = "active"
@@ -72,9 +61,9 @@ def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTE
             cand.status = "busy"
         elif key in streaks:
             streak = streaks[key]
-            until = _epoch(streak.last_failure) + BASE_BACKOFF_MINUTES * 60 * 2 ** (streak.failures - 1)
+            until = epoch_of(streak.last_failure) + BASE_BACKOFF_MINUTES * 60 * 2 ** (streak.failures - 1)
             if now < until:
-                cand.status, cand.backoff_until = "backoff", _iso(until)
+                cand.status, cand.backoff_until = "backoff", iso_of(until)
         out.append(cand)
     out.sort(key=lambda c: (-c.priority, c.session_key))
     return out

@@ -33,8 +33,8 @@ from typing import Any
 
 import xxhash
 
-from eventlog.events import CursorAdvanced, DreamCompleted, DreamFailed, DreamStarted, Event, MemoryAppended
 from eventlog.errors import LLMError
+from eventlog.events import CursorAdvanced, DreamCompleted, DreamFailed, DreamStarted, Event, MemoryAppended
 from eventlog.workspace import Workspace
 from processors.llm import LLM, Completion, Prompt, estimate_tokens
 from projections.history import HistoryEntry

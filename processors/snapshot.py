@@ -21,9 +21,9 @@ import xxhash
 
 from eventlog import codec
 from eventlog.events import DiaryAppended, DiaryTrimmed, Event, MessageAppended
+from eventlog.timeutil import normalize_time
 from eventlog.workspace import Workspace
 from processors.runner import Processor, RunReport
-from projections.sessions import normalize_time
 
 LINE_CHARS = 2000
 

@@ -36,11 +36,11 @@ from eventlog.events import (
     SessionDeleted,
     SessionUpdated,
 )
+from eventlog.timeutil import normalize_time
 from eventlog.workspace import Workspace
 from processors.sync_state import Contents, LocalMsg, LocalReg, SyncState
 from projections.mysql.changes import Page
 from projections.mysql.rows import ZERO, MessageRow, SessionRow, Version, iso_of_ms, ms_of_iso
-from projections.sessions import normalize_time
 
 
 @dataclass

@@ -34,9 +34,9 @@ from eventlog.events import (
     SyncPushed,
 )
 from eventlog.log import Log
+from eventlog.timeutil import normalize_time
 from eventlog.workspace import Workspace
 from projections.mysql.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
-from projections.sessions import normalize_time
 
 Row = tuple[str, str | None]  # (session key, message id or None for the session register)
 

@@ -10,7 +10,6 @@ No files: this is state for the audit and for Dream itself.
 
 from __future__ import annotations
 
-
 import msgspec
 
 from eventlog.events import CursorAdvanced, DreamCompleted, DreamFailed, DreamStarted, Event

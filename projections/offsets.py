@@ -8,7 +8,6 @@ dropped before the digest read them). No files: ``evlog offsets`` renders this s
 
 from __future__ import annotations
 
-
 import msgspec
 
 from eventlog.events import DiaryDigested, DiaryTrimmed, Event, OffsetCommitted, OffsetReset

@@ -15,13 +15,13 @@ from __future__ import annotations
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 
 from eventlog.errors import InvalidEventError, NotFound
 from eventlog.events import MessageAppended, SessionCreated, SessionDeleted, SessionUpdated
+from eventlog.timeutil import now_iso
 from eventlog.workspace import Workspace
 from projections.sessions import SessionsProjection, SessionState
 
@@ -53,12 +53,6 @@ class Message(msgspec.Struct, kw_only=True):
 
 
 ROLES = frozenset({"user", "assistant", "system", "tool"})
-
-
-def now_iso() -> str:
-    """The current UTC time as ``YYYY-MM-DDTHH:MM:SS.fffZ``."""
-    dt = datetime.now(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 class SessionStore(ABC):

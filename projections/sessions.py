@@ -29,8 +29,6 @@ normalised to UTC ``YYYY-MM-DDTHH:MM:SS.fffZ`` (naive timestamps are taken as UT
 from __future__ import annotations
 
 import os
-import re
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -45,6 +43,7 @@ from eventlog.events import (
     SessionDeleted,
     SessionUpdated,
 )
+from eventlog.timeutil import normalize_time
 from projections.base import Projection, ProjectionDrift
 from projections.naming import safe_name
 
@@ -80,28 +79,6 @@ class _Meta(msgspec.Struct):
     updated_at: str
     last_consolidated: int
     metadata: dict[str, Any]
-
-
-_NORMAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z")
-
-
-def normalize_time(value: str) -> str:
-    """A timestamp as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``, or "" if it cannot be parsed."""
-    if not value:
-        return ""
-    if _NORMAL.fullmatch(value):  # already UTC with 0 or 3 decimals: the common case, no parsing
-        return value if len(value) == 24 else value[:19] + ".000Z"
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        try:
-            dt = datetime.fromtimestamp(float(value) / (1000 if float(value) > 1e11 else 1), UTC)
-        except (ValueError, OverflowError, OSError):
-            return ""
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 class _Line(msgspec.Struct, omit_defaults=True):

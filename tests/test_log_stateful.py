@@ -23,7 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from eventlog import codec
 from eventlog.errors import ConflictError, DuplicateInBatchError, LockedError, LogIOError, WriterClosedError
-from eventlog.events import MessageAppended, SessionCreated
+from eventlog.events import MessageAppended
 from eventlog.log import Log
 from eventlog.segments import segment_bases, segment_name
 from tests.simfs import SimFS, abandon

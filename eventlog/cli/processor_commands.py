@@ -6,9 +6,8 @@ import click
 
 from eventlog.cli import cli
 from eventlog.cli.common import emit, json_option, note, open_workspace
-from eventlog.cli.render import render_explanation, render_run
+from eventlog.cli.render import json_line, preview, render_explanation, render_report, render_run
 from eventlog.errors import NotFound
-from eventlog.cli.render import json_line, preview, render_report
 
 
 def _llm(kind: str | None, model: str | None, ws):  # noqa: ANN001, ANN202

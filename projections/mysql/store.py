@@ -22,12 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from eventlog.errors import ConfigError, NotFound
+from eventlog.timeutil import normalize_time, now_iso
 from projections.mysql import rows as R
 from projections.mysql.connection import DSN, Connection
 from projections.mysql.schema import migrate
 from projections.mysql.users import User, check_password, resolve_user, set_password
-from projections.session_store import Message, SessionInfo, SessionStore, _check_role, now_iso
-from projections.sessions import PREVIEW_CHARS, normalize_time
+from projections.session_store import Message, SessionInfo, SessionStore, _check_role
+from projections.sessions import PREVIEW_CHARS
 
 ORIGIN_RE = re.compile(r"[A-Za-z0-9:._@-]{1,64}")
 
