@@ -61,10 +61,6 @@ class InvalidEventError(EvlogError):
         self.field = field
 
 
-class SeqOutOfRange(EvlogError):
-    """A read asked for a seq the log does not hold."""
-
-
 class OffsetInvalidError(EvlogError):
     """A processor offset does not hold and the processor's policy is 'error'."""
 

@@ -80,7 +80,6 @@ DEDUP_FILE = "dedup.idx"
 QUARANTINE_DIR = "quarantine"
 
 _xxh64_hex = codec._xxh64_hex  # noqa: SLF001 - the hot loop wants a local name
-_DIGITS = b"0123456789"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +167,7 @@ def _batch_boundary(data: bytes, checked: int = 0) -> int:
         start = data.rfind(b"\n", 0, end - 1) + 1
         line = data[start:end]
         n = len(line)
-        if n <= SUFFIX_LEN or not (line[n - SUFFIX_LEN - 1] in _DIGITS and batch_more(line, n)):
+        if n <= SUFFIX_LEN or not batch_more(line, n):
             return end  # the last line closes a batch (or is a single event)
         end = start  # inside a batch whose end is not here yet: hold the line back
     return 0
@@ -288,6 +287,7 @@ class Log:
             self._active_base, self._size, self.next_seq = 1, 0, 1
             self._active_index: list[tuple[int, int]] = []
             self._next_mark = 0
+            self._active_dedup: list[tuple[str, int]] = []
             return
         # Sealed segments: names must chain and each must end on a whole record.
         for base, nxt in zip(bases, bases[1:], strict=False):
@@ -320,6 +320,7 @@ class Log:
         self.next_seq = res.next_seq
         self._active_index = res.index
         self._next_mark = res.index[-1][1] + INDEX_EVERY if res.index else 0
+        self._active_dedup = res.dedup  # the active segment's dedup keys, read once here for _load_dedup
         self._open_active()
 
     def _repair_sealed(self) -> None:
@@ -426,10 +427,16 @@ class Log:
         except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
             pass
         for base, pos in self._positions_from(start):
-            for _p, line in iter_lines(self._seg_path(base), pos, self._size if base == self._active_base else None):
+            if base == self._active_base:  # recovery just scanned it: use what it found
+                for key, seq in self._active_dedup:
+                    if seq >= start:
+                        self._dedup.add(hash_key(key), seq)
+                continue
+            for _p, line in iter_lines(self._seg_path(base), pos):
                 fr = codec.FRAME_DECODER.decode(line)
                 if fr.dedup:
                     self._dedup.add(hash_key(fr.dedup), fr.seq)
+        self._active_dedup = []
 
     def _positions_from(self, seq: int) -> list[tuple[int, int]]:
         """(segment base, byte position) pairs to scan to read every record from ``seq`` on."""
@@ -536,8 +543,7 @@ class Log:
 
     def last_written(self) -> tuple[str, str]:
         """(ts, fingerprint) of the newest line this writer wrote: the stamp every event of that append got."""
-        line = self.last_line
-        return codec.decode(line).ts, codec.fingerprint(line)
+        return self._ts_bytes.decode(), codec.fingerprint(self.last_line)  # every append is stamped _ts_bytes
 
     def _check_writable(self, expected: int | None) -> None:
         if not self.writable:
@@ -961,9 +967,8 @@ class Log:
                 problems.append(Problem(seg, d.offset, d.seq, what, d.reason + tail))
             elif not last and res.valid_end != res.size:
                 problems.append(Problem(seg, res.valid_end, res.next_seq, "damaged", "trailing bytes in a sealed segment"))
-            expected = res.next_seq if res.damage is None or last else max(res.next_seq, expected)
-            if res.damage is not None and not last:
-                expected = bases[i + 1]
+            # after damage in a sealed segment, trust the next name so one problem is reported once
+            expected = bases[i + 1] if res.damage is not None and not last else res.next_seq
         return problems
 
     def stats(self) -> Stats:

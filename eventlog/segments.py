@@ -132,12 +132,6 @@ class ScanResult:
     index: list[tuple[int, int]] = field(default_factory=list)  # (seq, pos) every ~INDEX_EVERY
     dedup: list[tuple[str, int]] = field(default_factory=list)  # (key, seq) of records carrying one
     damage: Damage | None = None
-    last_fingerprint: str = ""
-
-    @property
-    def count(self) -> int:
-        """Valid records in the segment."""
-        return self.next_seq - self.base
 
 
 def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None = None, strict: bool = False) -> ScanResult:
@@ -197,7 +191,6 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
         if not batch_left:
             res.valid_end = pos + n
             res.next_seq = seq
-            res.last_fingerprint = _fp(line)
     else:
         if batch_left:
             damage = Damage(batch_start_pos, batch_start_seq, "incomplete atomic batch (cut off at end of file)")
@@ -207,10 +200,6 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
         damage.records_after = sum(1 for _p, ln in lines if ln[-1:] == b"\n" and checksum_ok(ln))
         res.damage = damage
     return res
-
-
-def _fp(line: bytes) -> str:
-    return "xxh3-64:" + line[-19:-3].decode()
 
 
 # --- the sparse index file -----------------------------------------------------------

@@ -180,8 +180,7 @@ class Workspace:
                     proj.clean_temp_files()
                 self._projector = proj
                 if live and proj.outputs_missing():
-                    proj.rebuild()  # a projection file was deleted: give it back (costs a replay)
-                    self._flushed_seq = proj.seq
+                    self._recover_drift()  # a projection file was deleted: give it back (costs a replay)
                 self._catch_up()
                 if live:
                     self._flusher = threading.Thread(target=self._flush_loop, name="evlog-projections", daemon=True)
@@ -198,10 +197,18 @@ class Workspace:
         except ProjectionDrift:
             self._recover_drift()
 
+    def rebuild_projections(self) -> Projector:
+        """Throw every projection file and the checkpoint away and replay the log (writer only)."""
+        with self.lock:
+            proj = self.projections
+            self._recover_drift()
+            return proj
+
     def _recover_drift(self) -> None:
         if self.log.writable:
-            self._projector.rebuild()  # type: ignore[union-attr]
-            self._flushed_seq = self._projector.seq  # type: ignore[union-attr]
+            proj = self._projector
+            proj.rebuild()  # type: ignore[union-attr]
+            self._flushed_seq = proj.seq  # type: ignore[union-attr]
         else:
             raise EvlogError("projection files changed while being read (a writer is rewriting them, or they "
                              "were edited by hand); retry, or run 'evlog replay' to rebuild them")

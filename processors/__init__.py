@@ -19,7 +19,6 @@ from typing import Any
 from eventlog.errors import ConfigError
 from eventlog.workspace import Workspace
 
-NAMES = ("snapshot", "digest", "archive", "consolidate", "autocompact", "dream")
 #: The event types each log processor consumes (for the pending count of ``evlog offsets``).
 LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"})}
 

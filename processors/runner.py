@@ -51,7 +51,6 @@ class RunReport:
     offset_after: int = 0
     resets: list[str] = field(default_factory=list)
     outputs: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
     def count(self, events: list[Event]) -> None:
         """Add a step's outputs to the per-type counts."""

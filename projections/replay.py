@@ -59,11 +59,8 @@ def resolve_until(log: Log, until: str) -> int:
 
 def rebuild(ws: Workspace) -> ReplayResult:
     """Rebuild the workspace's own projections from seq 1 (needs the writer)."""
-    with ws.lock:
-        proj = ws.projections
-        proj.rebuild()
-        ws._flushed_seq = proj.seq  # noqa: SLF001
-        return ReplayResult(ws.home, proj.seq, _count_outputs(proj))
+    proj = ws.rebuild_projections()
+    return ReplayResult(ws.home, proj.seq, _count_outputs(proj))
 
 
 def rebuild_into(log: Log, out_dir: str, until_seq: int | None = None) -> ReplayResult:

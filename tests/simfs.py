@@ -204,3 +204,11 @@ def abandon(log) -> None:  # noqa: ANN001
     if log._lock is not None:  # noqa: SLF001
         log._lock.release()  # noqa: SLF001
         log._lock = None  # noqa: SLF001
+
+
+def abandon_workspace(ws) -> None:  # noqa: ANN001
+    """``abandon`` a workspace's writer: its projection flusher stops too, nothing is flushed."""
+    ws._stop.set()  # noqa: SLF001
+    if ws._flusher is not None:  # noqa: SLF001
+        ws._flusher.join()  # noqa: SLF001
+    abandon(ws.log)

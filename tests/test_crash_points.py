@@ -22,7 +22,7 @@ from eventlog.events import MessageAppended
 from eventlog.log import Log
 from eventlog.workspace import Workspace, init_workspace
 from projections import replay
-from tests.simfs import SimFS, abandon
+from tests.simfs import SimFS, abandon, abandon_workspace
 
 MAX_CALLS = 60
 
@@ -81,10 +81,7 @@ def test_a_crash_at_any_syscall_of_a_trimming_snapshot_and_its_flush_keeps_proje
             finished = True
         except (EvlogError, OSError):
             finished = False
-        ws._stop.set()  # noqa: SLF001
-        if ws._flusher is not None:  # noqa: SLF001
-            ws._flusher.join()  # noqa: SLF001
-        abandon(ws.log)
+        abandon_workspace(ws)
         fs.crash(random.Random(n))
         with Workspace.open(home, writable=True) as again:
             assert [p for p in again.log.verify() if p.damaged] == []

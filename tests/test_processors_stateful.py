@@ -32,7 +32,7 @@ from eventlog.workspace import Workspace, init_workspace
 from processors.snapshot import canonical_message
 from projections import replay
 from projections.diary import diary_file
-from tests.simfs import SimFS, abandon
+from tests.simfs import SimFS, abandon_workspace
 
 DATES = ["2026-11-01", "2026-11-02", "2026-11-03"]
 words = st.text(alphabet="abc xyz 我们 😀\n", min_size=0, max_size=60)
@@ -64,10 +64,7 @@ class PipelineMachine(RuleBasedStateMachine):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _abandon(self) -> None:
-        self.ws._stop.set()  # noqa: SLF001
-        if self.ws._flusher is not None:  # noqa: SLF001
-            self.ws._flusher.join()  # noqa: SLF001
-        abandon(self.ws.log)
+        abandon_workspace(self.ws)
 
     def _events(self, cls: type) -> list:
         return [e for e in Workspace.open(self.home).log.read() if isinstance(e, cls)]

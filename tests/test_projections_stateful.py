@@ -24,7 +24,7 @@ from eventlog.events import HistoryAppended, MemoryAppended, SessionConsolidated
 from eventlog.workspace import Workspace, init_workspace
 from projections import replay
 from projections.session_store import LocalSessionStore
-from tests.simfs import SimFS, abandon
+from tests.simfs import SimFS, abandon_workspace
 
 CAP = 5
 KEYS = ["cli:a", "qq:中文", "../etc/passwd", "a/b\nc", "\x00nul", "😀" * 3, "k" * 300, "."]
@@ -64,11 +64,7 @@ class ProjectionMachine(RuleBasedStateMachine):
 
     def _abandon(self) -> None:
         """Stop the writer like a killed process: no flush, no checkpoint."""
-        ws = self.ws
-        ws._stop.set()  # noqa: SLF001
-        if ws._flusher is not None:  # noqa: SLF001
-            ws._flusher.join()  # noqa: SLF001
-        abandon(ws.log)
+        abandon_workspace(self.ws)
 
     # -- store operations ----------------------------------------------------------------
 

@@ -1,0 +1,64 @@
+"""The README's time-based promises: group commit's loss window, the writer lock's wait,
+and projection files trailing the log by at most the flush interval."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+
+import pytest
+
+from eventlog.errors import LockedError
+from eventlog.events import MessageAppended
+from eventlog.log import Log
+from eventlog.workspace import init_workspace
+from projections.session_store import LocalSessionStore
+from tests.simfs import SimFS, abandon
+
+
+def _msg(i: int) -> MessageAppended:
+    return MessageAppended(session_key="s", message_id=str(i), role="user", content=f"m{i}")
+
+
+def test_group_commit_makes_acknowledged_events_durable_within_its_interval(tmp_path):
+    fs = SimFS()
+    log = Log.open(str(tmp_path / "log"), writable=True, create=True, durability="group",
+                   group_commit_interval=0.02, fs=fs)
+    acked = [log.append(_msg(i)) for i in range(50)]
+    synced_before = fs.fsyncs
+    time.sleep(0.2)  # ten intervals: the background flusher must have synced by now
+    assert fs.fsyncs > synced_before
+    abandon(log)
+    fs.crash(random.Random(1), modes=("drop",))  # everything not fsynced is lost
+    seqs = [e.seq for e in Log.open(str(tmp_path / "log")).read()]
+    assert seqs[: len(acked)] == acked
+
+
+def test_a_second_writer_waits_for_the_lock_up_to_its_timeout(tmp_path):
+    d = str(tmp_path / "log")
+    first = Log.open(d, writable=True, create=True)
+    with pytest.raises(LockedError, match="after waiting"):
+        Log.open(d, writable=True, lock_timeout=0.2)
+    threading.Timer(0.3, first.close).start()
+    started = time.monotonic()
+    second = Log.open(d, writable=True, lock_timeout=5)  # waits for the first to close
+    assert 0.2 < time.monotonic() - started < 5
+    second.close()
+
+
+def test_session_files_follow_the_log_within_the_flush_interval_without_a_close(tmp_path):
+    home = str(tmp_path / "ws")
+    init_workspace(home, projection_flush_interval=0.1)
+    store = LocalSessionStore.open(home)
+    try:
+        store.add_message("live", "user", "written by the background flush")
+        path = os.path.join(home, "sessions", "live.jsonl")
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and not os.path.exists(path):
+            time.sleep(0.02)
+        with open(path, encoding="utf-8") as f:
+            assert "written by the background flush" in f.read()
+    finally:
+        store.close()
