@@ -23,8 +23,8 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Workspace": ("eventlog.workspace", "Workspace"),
-    "init_workspace": ("eventlog.workspace", "init_workspace"),
+    "Workspace": ("eventlog.app.workspace", "Workspace"),
+    "init_workspace": ("eventlog.app.workspace", "init_workspace"),
     "errors": ("eventlog.errors", None),
     "events": ("eventlog.events", None),
 }
@@ -32,7 +32,7 @@ _LAZY = {
 
 def open_workspace(home: str | None = None, *, writable: bool = False, **options: Any) -> Any:
     """Open the workspace at ``home`` (default ``$EVLOG_HOME``, else ``~/.evlog``); see ``Workspace.open``."""
-    from eventlog.workspace import Workspace
+    from eventlog.app.workspace import Workspace
 
     return Workspace.open(home, writable=writable, **options)
 

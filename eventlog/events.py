@@ -292,7 +292,7 @@ class DreamFailed(Event, tag="dream.failed", kw_only=True):
     output_tokens: int = 0
 
 
-# --- sync with a MySQL gateway (processors.sync) ---------------------------------------
+# --- sync with a MySQL gateway (eventlog.app.gateway.sync) ---------------------------------------
 
 
 class SyncPushed(Event, tag="sync.pushed", kw_only=True):

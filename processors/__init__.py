@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from eventlog.errors import ConfigError
-from eventlog.workspace import Workspace
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 #: The event types each log processor consumes (for the pending count of ``evlog offsets``).
 LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"})}

@@ -9,13 +9,17 @@ running it again without new use or time passing changes nothing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 from collections.abc import Callable
 
 from eventlog.events import Event, LtmPromoted, StmDropped
 from eventlog.timeutil import epoch_of
-from eventlog.workspace import Workspace
 from processors.runner import RunReport
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 
 def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> RunReport:

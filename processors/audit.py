@@ -11,13 +11,17 @@ ids, ``evlog remember`` notes as themselves.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from dataclasses import dataclass, field
 
 from eventlog.events import MessageAppended
-from eventlog.workspace import Workspace
 from projections.dream_runs import Run
 from projections.history import HistoryEntry
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 EXCERPT = 160
 

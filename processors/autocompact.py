@@ -10,14 +10,18 @@ log (``consolidation.failed``), so the backoff survives restarts. The clock is i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import epoch_of, iso_of
-from eventlog.workspace import Workspace
 from processors.consolidator import ConsolidationResult, consolidate_session, is_consolidating, pending_messages
 from processors.llm import LLM
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 MAX_PER_CYCLE = 3
 BASE_BACKOFF_MINUTES = 5.0

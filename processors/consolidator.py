@@ -14,14 +14,18 @@ and rerunning with no new old messages does nothing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import threading
 from dataclasses import dataclass, field
 
 from eventlog.errors import LLMError, NotFound
 from eventlog.events import ConsolidationFailed, HistoryAppended, MessageAppended, SessionConsolidated
-from eventlog.workspace import Workspace
 from processors.llm import LLM, Prompt
-from projections.session_store import Message, parse_message_line
+from projections.sessions import Message, parse_message_line
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 KEEP_RECENT = 8
 MESSAGE_CHARS = 300

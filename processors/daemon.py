@@ -11,14 +11,18 @@ turn; it never stops the others.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import threading
 import time
 import traceback
 from collections.abc import Callable
 
 from eventlog.errors import ConfigError
-from eventlog.workspace import Workspace
 from processors.llm import LLM
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 JOBS = ("snapshot", "digest", "autocompact", "dream", "archive")
 

@@ -19,13 +19,17 @@ and a ``diary.digested`` event that moves the position.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 from eventlog.errors import EvlogError
 from eventlog.events import DiaryDigested, Event, HistoryAppended, OffsetReset, StmAdded
-from eventlog.workspace import Workspace
 from processors.runner import RunReport
 from projections.diary import DiaryDay, diary_file
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 HISTORY_CHARS = 1000
 STM_CHARS = 4000

@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import xxhash
 
 from eventlog.errors import LLMError
 from eventlog.events import CursorAdvanced, DreamCompleted, DreamFailed, DreamStarted, Event, MemoryAppended
-from eventlog.workspace import Workspace
 from processors.llm import LLM, Completion, Prompt, estimate_tokens
 from projections.history import HistoryEntry
 from projections.memory import PROJECT_SECTION, USER_SECTION, render, route_layered
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 MAX_ENTRIES = 30
 ENTRY_CHARS = 1000

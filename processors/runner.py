@@ -25,12 +25,14 @@ import os
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TYPE_CHECKING
 
 from eventlog.errors import OffsetInvalidError
 from eventlog.events import Event, OffsetCommitted, OffsetReset
 from eventlog.segments import segment_name
-from eventlog.workspace import Workspace
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 STEP_RECORDS = 20_000  # records read per atomic step
 IDLE_COMMIT_RECORDS = 50_000  # commit even without outputs when this many records were skipped

@@ -17,13 +17,17 @@ not even between two steps.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import xxhash
 
 from eventlog import codec
 from eventlog.events import DiaryAppended, DiaryTrimmed, Event, MessageAppended
 from eventlog.timeutil import normalize_time
-from eventlog.workspace import Workspace
 from processors.runner import Processor, RunReport
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
 
 LINE_CHARS = 2000
 

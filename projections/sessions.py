@@ -284,3 +284,46 @@ class SessionsProjection(Projection):
             self.pending.pop(key, None)
             self.updates.pop(key, None)
         self.dirty.clear()
+
+
+# -- the public view of sessions and messages (what session stores return) -----------------
+
+
+class SessionInfo(msgspec.Struct, kw_only=True):
+    """A session's metadata as listings show it."""
+
+    key: str
+    title: str = ""
+    preview: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    last_consolidated: int = 0
+    metadata: dict[str, Any] = {}
+    message_count: int = 0
+    project: str = ""
+
+
+class Message(msgspec.Struct, kw_only=True):
+    """One message of a session."""
+
+    id: str
+    session_key: str
+    role: str
+    content: str
+    timestamp: str = ""
+    tool_calls: list[Any] | None = None
+    extra: dict[str, Any] = {}
+
+
+def info_of(s: SessionState) -> SessionInfo:
+    """The public view of an index entry."""
+    return SessionInfo(key=s.key, title=s.title, preview=s.preview, created_at=s.created_at, updated_at=s.updated_at,
+                       last_consolidated=s.last_consolidated, metadata=dict(s.metadata),
+                       message_count=s.count, project=s.project)
+
+
+def parse_message_line(line: bytes) -> Message:
+    """A session-file message line back into a Message."""
+    d = msgspec.json.decode(line)
+    return Message(id=d.pop("id"), session_key=d.pop("sessionKey"), role=d.pop("role"), content=d.pop("content"),
+                   timestamp=d.pop("timestamp", ""), tool_calls=d.pop("tool_calls", None), extra=d)

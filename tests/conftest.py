@@ -45,7 +45,7 @@ def evlog_home(tmp_path, monkeypatch):
 @pytest.fixture
 def workspace(evlog_home):
     """An initialised workspace (default settings); yields its home path."""
-    from eventlog.workspace import init_workspace
+    from eventlog.app.workspace import init_workspace
 
     init_workspace(str(evlog_home))
     return str(evlog_home)

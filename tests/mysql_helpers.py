@@ -32,7 +32,7 @@ def admin_connection() -> Any:
     """A plain PyMySQL connection to the test database (autocommit), for checks behind the store's back."""
     import pymysql
 
-    from projections.mysql.connection import DSN
+    from eventlog.app.gateway.connection import DSN
 
     d = DSN.parse(MYSQL_URL)
     return pymysql.connect(host=d.host, port=d.port, user=d.user, password=d.password, database=d.database,

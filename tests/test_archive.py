@@ -6,7 +6,7 @@ import time
 
 import processors
 from eventlog.events import MessageAppended
-from eventlog.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace, init_workspace
 from processors.archive import recall, run_archive
 
 

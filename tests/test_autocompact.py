@@ -18,7 +18,7 @@ import pytest
 import processors
 from eventlog.cli import cli
 from eventlog.events import ConsolidationFailed, MessageAppended, SessionConsolidated, SessionCreated
-from eventlog.workspace import Workspace
+from eventlog.app.workspace import Workspace
 from processors.autocompact import BASE_BACKOFF_MINUTES, MAX_PER_CYCLE, rank, run_autocompact
 from processors.consolidator import consolidate_session
 from processors.llm import Completion, LLMCallError, Prompt
@@ -235,7 +235,7 @@ def test_autocompact_on_the_command_line_prints_ranked_candidates_and_what_ran(w
 
 
 def test_processors_run_autocompact_uses_the_configured_idle_minutes(evlog_home):
-    from eventlog.workspace import init_workspace
+    from eventlog.app.workspace import init_workspace
 
     init_workspace(str(evlog_home), idle_minutes=1.0)
     ws = Workspace.open(str(evlog_home), writable=True)

@@ -24,7 +24,7 @@ from eventlog.events import (
     SessionConsolidated,
     SessionCreated,
 )
-from eventlog.workspace import Workspace
+from eventlog.app.workspace import Workspace
 from processors.consolidator import (
     KEEP_RECENT,
     MESSAGE_CHARS,

@@ -20,8 +20,8 @@ import processors
 from eventlog.errors import EvlogError
 from eventlog.events import MessageAppended
 from eventlog.log import Log
-from eventlog.workspace import Workspace, init_workspace
-from projections import replay
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.app import replay
 from tests.simfs import SimFS, abandon, abandon_workspace
 
 MAX_CALLS = 60

@@ -29,11 +29,11 @@ from eventlog.events import (
     SessionCreated,
 )
 from eventlog.log import Log
-from eventlog.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace, init_workspace
 from processors.daemon import JOBS, run_daemon
 from processors.dream import fact_key
 from processors.llm import OfflineExtractor
-from projections import replay
+from eventlog.app import replay
 
 FAST = {job: 0.05 for job in JOBS}
 

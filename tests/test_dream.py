@@ -27,7 +27,7 @@ from eventlog.events import (
     SessionCreated,
 )
 from eventlog.log import Log
-from eventlog.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace, init_workspace
 from processors.audit import dream_runs
 from processors.dream import (
     ENTRY_CHARS,
@@ -40,7 +40,7 @@ from processors.dream import (
 )
 from processors.llm import Completion, LLMCallError, OfflineExtractor, Prompt, estimate_tokens
 from processors.llm.fake import FakeLLM
-from projections import replay
+from eventlog.app import replay
 from projections.memory import project_file
 
 GOOD = "## User Profile\n- I prefer tabs over spaces\n\n## Project Context\n(nothing new)\n"

@@ -13,8 +13,8 @@ import pytest
 from eventlog.errors import LockedError
 from eventlog.events import MessageAppended
 from eventlog.log import Log
-from eventlog.workspace import init_workspace
-from projections.session_store import LocalSessionStore
+from eventlog.app.workspace import init_workspace
+from eventlog.app.session_store import LocalSessionStore
 from tests.simfs import SimFS, abandon
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from eventlog.ingest import ingest_paths
 from eventlog.log import Log
-from eventlog.workspace import Workspace, init_workspace
-from projections import replay
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.app import replay
 from tests.conftest import REPO
 
 GOLDEN = os.path.join(REPO, "tests", "golden")

@@ -15,7 +15,7 @@ from eventlog.cli import cli
 from eventlog.errors import IngestError, NotFound
 from eventlog.events import MessageAppended, SessionCreated, SessionUpdated
 from eventlog.ingest import collect_files, ingest_paths, parse_file
-from eventlog.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace, init_workspace
 
 T0 = "2025-06-01T10:00:00.000Z"
 
@@ -295,7 +295,7 @@ def test_claude_session_metadata_and_project_come_from_the_transcript_unless_pro
 
 def test_claude_response_that_gained_lines_is_updated_in_place_under_the_same_id(home, tmp_path):
     from eventlog.events import MessageUpdated
-    from projections.session_store import LocalSessionStore
+    from eventlog.app.session_store import LocalSessionStore
 
     lines = claude_session()
     path = write_jsonl(tmp_path / "sess-1.jsonl", lines[:5])  # cut while msg_1 was being written

@@ -7,11 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from eventlog.errors import BackendError, ConfigError, NotFound
-from projections.mysql import rows as R
-from projections.mysql.connection import DSN, Connection
-from projections.mysql.schema import MIGRATIONS, applied_migrations, migrate
-from projections.mysql.store import LIST_SQL, MySQLSessionStore
-from projections.mysql.users import hash_password, verify_password
+from eventlog.app.gateway import rows as R
+from eventlog.app.gateway.connection import DSN, Connection
+from eventlog.app.gateway.schema import MIGRATIONS, applied_migrations, migrate
+from eventlog.app.gateway.store import LIST_SQL, MySQLSessionStore
+from eventlog.app.gateway.users import hash_password, verify_password
 from tests.contracts.session_store import SessionStoreContract
 from tests.mysql_helpers import MYSQL_URL, admin_connection, fresh_email, kill, query, requires_mysql
 

@@ -14,7 +14,7 @@ import pytest
 import processors
 from eventlog.errors import OffsetInvalidError
 from eventlog.events import DiaryAppended, MessageAppended, OffsetCommitted, OffsetReset
-from eventlog.workspace import Workspace
+from eventlog.app.workspace import Workspace
 from processors.runner import Processor, run_log_processor, validate_offset
 
 

@@ -28,9 +28,9 @@ import processors
 from eventlog import codec
 from eventlog.errors import EvlogError
 from eventlog.events import DiaryAppended, DiaryDigested, DiaryTrimmed, MessageAppended, OffsetReset
-from eventlog.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace, init_workspace
 from processors.snapshot import canonical_message
-from projections import replay
+from eventlog.app import replay
 from projections.diary import diary_file
 from tests.simfs import SimFS, abandon_workspace
 

@@ -21,9 +21,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 import projections.sessions as sessions_mod
 from eventlog.errors import LogIOError
 from eventlog.events import HistoryAppended, MemoryAppended, SessionConsolidated
-from eventlog.workspace import Workspace, init_workspace
-from projections import replay
-from projections.session_store import LocalSessionStore
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.app import replay
+from eventlog.app.session_store import LocalSessionStore
 from tests.simfs import SimFS, abandon_workspace
 
 CAP = 5

@@ -13,7 +13,7 @@ import os
 
 import processors
 from eventlog.events import DiaryDigested, DiaryTrimmed, MessageAppended
-from eventlog.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace, init_workspace
 from projections.diary import diary_file
 
 DAY = "2026-11-20"

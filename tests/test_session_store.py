@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import projections.sessions as sessions_mod
-from eventlog.workspace import Workspace
+from eventlog.app.workspace import Workspace
 from projections.naming import MAX_STEM, key_from_name, safe_name
-from projections.session_store import LocalSessionStore
+from eventlog.app.session_store import LocalSessionStore
 from tests.contracts.session_store import SessionStoreContract
 
 
@@ -86,7 +86,7 @@ def test_a_session_file_keeps_the_newest_2000_messages_and_the_log_keeps_all(wor
 
 
 def test_session_files_are_written_when_the_store_closes_and_match_a_replay(workspace):
-    from projections import replay
+    from eventlog.app import replay
 
     with LocalSessionStore.open(workspace) as store:
         store.add_message("a", "user", "x")
@@ -106,7 +106,7 @@ def test_a_reader_sees_messages_the_writer_has_not_flushed_yet(workspace):
 
 
 def test_files_do_not_depend_on_the_key_order_of_dicts_an_agent_passes(workspace):
-    from projections import replay
+    from eventlog.app import replay
 
     with LocalSessionStore.open(workspace) as store:
         store.get_or_create("k", metadata={"z": 1, "a": {"y": 2, "b": 3}})

@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 
 from eventlog.errors import BackendError, NotFound
 from eventlog.events import MessageUpdated, SyncPulled, SyncPushed
-from eventlog.workspace import Workspace, init_workspace
-from processors import sync
-from projections.mysql.connection import DSN
-from projections.mysql.store import MySQLSessionStore
-from projections.session_store import LocalSessionStore
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.app.gateway import sync
+from eventlog.app.gateway.connection import DSN
+from eventlog.app.gateway.store import MySQLSessionStore
+from eventlog.app.session_store import LocalSessionStore
 from tests.contracts.session_store import WEIRD_KEYS
 from tests.mysql_helpers import MYSQL_URL, fresh_email, kill, query, requires_mysql
 

@@ -209,12 +209,12 @@ from eventlog.hashindex import HashIndex
 from eventlog.log import Log
 from eventlog.segments import segment_bases, segment_name
 from eventlog.timeutil import normalize_time
-from eventlog.workspace import Config, Workspace, init_workspace
+from eventlog.app.workspace import Config, Workspace, init_workspace
 from processors import run as run_processor
 from processors.snapshot import canonical_message, diary_line
-from projections import replay
+from eventlog.app import replay
 from projections.naming import safe_name
-from projections.session_store import LocalSessionStore
+from eventlog.app.session_store import LocalSessionStore
 from projections.sessions import MAX_FILE_MESSAGES, PREVIEW_CHARS
 
 SEED = 20261130

@@ -12,7 +12,7 @@ runs never see each other's rows and the tables do not grow from run to run. Use
 of its own: a table much larger than the server's buffer pool measures the disk instead.
 
 ours (target: >= 10 x the baseline, and >= 5,000 messages/s)
-    Wall time of ``processors.sync.push`` of a workspace holding 100k ``message.appended``
+    Wall time of ``eventlog.app.gateway.sync.push`` of a workspace holding 100k ``message.appended``
     events (plus their ``session.created``) in 100 sessions: reading and folding the whole
     log, building rows, hashing contents, batched ``INSERT ... ON DUPLICATE KEY UPDATE``
     transactions (2,000 rows each) with their triggers, and a ``sync.pushed`` event per
@@ -50,7 +50,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from eventlog.events import MessageAppended, SessionCreated  # noqa: E402
-from eventlog.workspace import Workspace, init_workspace  # noqa: E402
+from eventlog.app.workspace import Workspace, init_workspace  # noqa: E402
 
 SEED = 20261130
 START_MS = 1_795_000_000_000
@@ -99,7 +99,7 @@ def _fresh(label: str) -> str:
 
 def drop_user(dsn: str, email: str) -> None:
     """Delete a benchmark user and (by cascade) its rows, so runs do not grow the tables."""
-    from projections.mysql.connection import DSN, Connection
+    from eventlog.app.gateway.connection import DSN, Connection
 
     conn = Connection(DSN.parse(dsn))
     try:
@@ -117,7 +117,7 @@ class Scratch:
     """
 
     def __init__(self, dsn: str) -> None:
-        from projections.mysql.connection import DSN
+        from eventlog.app.gateway.connection import DSN
 
         self.base = DSN.parse(dsn)
         self.name = f"{self.base.database}_bench_scratch"
@@ -144,8 +144,8 @@ class Scratch:
 
     def fresh(self) -> str:
         """The DSN of an empty, migrated database for one trial."""
-        from projections.mysql.connection import DSN, Connection
-        from projections.mysql.schema import migrate
+        from eventlog.app.gateway.connection import DSN, Connection
+        from eventlog.app.gateway.schema import migrate
 
         if not self.own:
             return self.base_url()
@@ -171,7 +171,7 @@ class Scratch:
 
 def time_push(home: str, dsn: str) -> tuple[float, Any]:
     """Seconds of one full push of the workspace to a fresh gateway user."""
-    from processors.sync import push
+    from eventlog.app.gateway.sync import push
 
     user = _fresh("ours")
     try:
@@ -187,7 +187,7 @@ def time_push(home: str, dsn: str) -> tuple[float, Any]:
 
 def message_rows(home: str, limit: int | None = None) -> list[Any]:
     """The gateway rows a push would send for the workspace's messages (built once, not timed)."""
-    from projections.mysql.rows import MessageRow
+    from eventlog.app.gateway.rows import MessageRow
 
     rows = []
     with Workspace.open(home) as ws:
@@ -204,8 +204,8 @@ def message_rows(home: str, limit: int | None = None) -> list[Any]:
 
 def _gateway_user(dsn: str, label: str, keys: list[str]) -> Any:
     """A store for a fresh user whose sessions exist (the messages' foreign key needs them)."""
-    from projections.mysql import rows as R
-    from projections.mysql.store import MySQLSessionStore
+    from eventlog.app.gateway import rows as R
+    from eventlog.app.gateway.store import MySQLSessionStore
 
     store = MySQLSessionStore(dsn, _fresh(label))
 
@@ -220,7 +220,7 @@ def _gateway_user(dsn: str, label: str, keys: list[str]) -> Any:
 
 def time_one_insert_per_message(dsn: str, rows: list[Any]) -> float:
     """Seconds to send ``rows`` as one upsert and one COMMIT each (the baseline)."""
-    from projections.mysql import rows as R
+    from eventlog.app.gateway import rows as R
 
     store = _gateway_user(dsn, "baseline", sorted({r.key for r in rows}))
     try:
@@ -240,7 +240,7 @@ def time_one_insert_per_message(dsn: str, rows: list[Any]) -> float:
 
 def time_batched_sql(dsn: str, rows: list[Any], batch: int = 2000) -> float:
     """Seconds to send ``rows`` with the push's batched upserts alone (no log): context for ``ours``."""
-    from projections.mysql import rows as R
+    from eventlog.app.gateway import rows as R
 
     store = _gateway_user(dsn, "sql", sorted({r.key for r in rows}))
     try:

@@ -67,7 +67,7 @@ def cli(ctx: click.Context, home: str | None, lock_timeout: float, traceback: bo
     One append-only, checksummed log is the only truth; session files, diaries and
     MEMORY.md are projections rebuilt from it.
     """
-    from eventlog.workspace import default_home
+    from eventlog.app.workspace import default_home
 
     ctx.obj = {"home": home or default_home(), "lock_timeout": lock_timeout}
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from eventlog.cli.render import json_line
-from eventlog.workspace import Workspace
+from eventlog.app.workspace import Workspace
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

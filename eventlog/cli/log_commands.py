@@ -20,7 +20,7 @@ from eventlog.query import (
     resume_after,
     write_cursor,
 )
-from eventlog.workspace import init_workspace
+from eventlog.app.workspace import init_workspace
 
 
 @cli.command()

@@ -11,7 +11,7 @@ from eventlog.errors import NotFound
 
 
 def _store(ctx: click.Context):  # noqa: ANN202
-    from projections.session_store import LocalSessionStore
+    from eventlog.app.session_store import LocalSessionStore
 
     return LocalSessionStore(open_workspace(ctx))  # read-only: reads need no lock
 
@@ -61,7 +61,7 @@ def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | Non
     Without options the workspace's own files are thrown away and rebuilt. --check
     names every file that differs from a fresh replay and exits 1 if any does.
     """
-    from projections import replay as rp
+    from eventlog.app import replay as rp
 
     reject_together(**{"--check": check, "--to": to_dir})
     reject_together(**{"--check": check, "--until": until})

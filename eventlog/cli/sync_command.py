@@ -1,4 +1,4 @@
-"""``evlog sync push|pull|status``: sync the sessions with a MySQL gateway (see processors.sync)."""
+"""``evlog sync push|pull|status``: sync the sessions with a MySQL gateway (see eventlog.app.gateway.sync)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def sync() -> None:
 @click.pass_context
 def sync_push(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
     """Send sessions and messages changed here since the last push."""
-    from processors.sync import push
+    from eventlog.app.gateway.sync import push
 
     with open_workspace(ctx, writable=True) as ws:
         _render(push(ws, dsn, user), as_json)
@@ -52,7 +52,7 @@ def sync_push(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
 @click.pass_context
 def sync_pull(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
     """Apply sessions and messages changed on the gateway since the last pull."""
-    from processors.sync import pull
+    from eventlog.app.gateway.sync import pull
 
     with open_workspace(ctx, writable=True) as ws:
         _render(pull(ws, dsn, user), as_json)
@@ -64,7 +64,7 @@ def sync_pull(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
 @click.pass_context
 def sync_status(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
     """What is pending each way, and both positions."""
-    from processors.sync import status
+    from eventlog.app.gateway.sync import status
 
     with open_workspace(ctx) as ws:
         _render(status(ws, dsn, user), as_json)

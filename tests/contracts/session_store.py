@@ -1,4 +1,4 @@
-"""The contract every SessionStore backend keeps (see projections.session_store.SessionStore).
+"""The contract every SessionStore backend keeps (see eventlog.app.session_store.SessionStore).
 
 A backend's test module subclasses ``SessionStoreContract`` and provides a ``store``
 fixture (a fresh, empty store) and ``reopen(store)`` (the same data seen through a new

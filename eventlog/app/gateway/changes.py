@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from projections.mysql import rows as R
+from eventlog.app.gateway import rows as R
 
 
 @dataclass

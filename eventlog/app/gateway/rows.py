@@ -338,7 +338,7 @@ def next_change_seq(cur: Any, user_id: int) -> int:
     """Take the user's next change counter value for this transaction (also as ``@evlog_change_seq``).
 
     It takes the user row's lock, held until the transaction ends: that is what keeps
-    counter values committing in order (see ``projections.mysql.changes``).
+    counter values committing in order (see ``eventlog.app.gateway.changes``).
     """
     cur.execute("UPDATE gateway_users SET change_seq = (@evlog_change_seq := LAST_INSERT_ID(change_seq + 1)) "
                 "WHERE id = %s", (user_id,))  # one round trip: the value comes back as the OK packet's insert id

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eventlog.errors import ConfigError, NotFound
-from projections.mysql.rows import ms_of_dt
+from eventlog.app.gateway.rows import ms_of_dt
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8

@@ -2,7 +2,7 @@
 
 ``SessionStore`` is the interface; its docstrings are the specification that every
 backend follows (the local store here, the MySQL gateway store in
-``projections.mysql``) and that ``tests/contracts/`` checks against each of them.
+``eventlog.app.gateway``) and that ``tests/contracts/`` checks against each of them.
 
 ``LocalSessionStore`` writes every change as an event to the workspace log (the truth)
 and answers reads from the sessions projection, which it keeps caught up with the log.
@@ -22,34 +22,8 @@ import msgspec
 from eventlog.errors import InvalidEventError, NotFound
 from eventlog.events import MessageAppended, SessionCreated, SessionDeleted, SessionUpdated
 from eventlog.timeutil import now_iso
-from eventlog.workspace import Workspace
-from projections.sessions import SessionsProjection, SessionState
-
-
-class SessionInfo(msgspec.Struct, kw_only=True):
-    """A session's metadata as listings show it."""
-
-    key: str
-    title: str = ""
-    preview: str = ""
-    created_at: str = ""
-    updated_at: str = ""
-    last_consolidated: int = 0
-    metadata: dict[str, Any] = {}
-    message_count: int = 0
-    project: str = ""
-
-
-class Message(msgspec.Struct, kw_only=True):
-    """One message of a session."""
-
-    id: str
-    session_key: str
-    role: str
-    content: str
-    timestamp: str = ""
-    tool_calls: list[Any] | None = None
-    extra: dict[str, Any] = {}
+from eventlog.app.workspace import Workspace
+from projections.sessions import Message, SessionInfo, SessionsProjection, info_of, parse_message_line
 
 
 ROLES = frozenset({"user", "assistant", "system", "tool"})
@@ -116,20 +90,6 @@ class SessionStore(ABC):
 def _check_role(role: str) -> None:
     if role not in ROLES:
         raise InvalidEventError(f"role must be one of {', '.join(sorted(ROLES))}, got {role!r}", field="role")
-
-
-def info_of(s: SessionState) -> SessionInfo:
-    """The public view of an index entry."""
-    return SessionInfo(key=s.key, title=s.title, preview=s.preview, created_at=s.created_at, updated_at=s.updated_at,
-                       last_consolidated=s.last_consolidated, metadata=dict(s.metadata),
-                       message_count=s.count, project=s.project)
-
-
-def parse_message_line(line: bytes) -> Message:
-    """A session-file message line back into a Message."""
-    d = msgspec.json.decode(line)
-    return Message(id=d.pop("id"), session_key=d.pop("sessionKey"), role=d.pop("role"), content=d.pop("content"),
-                   timestamp=d.pop("timestamp", ""), tool_calls=d.pop("tool_calls", None), extra=d)
 
 
 class LocalSessionStore(SessionStore):

@@ -1,12 +1,12 @@
 """``MySQLSessionStore``: the session store over the gateway tables, for one user.
 
-It keeps the ``SessionStore`` contract (``projections.session_store``) so an agent loop or
+It keeps the ``SessionStore`` contract (``eventlog.app.session_store``) so an agent loop or
 a web app can use the gateway exactly as it uses a local workspace. Every method is one
-transaction on one connection (``projections.mysql.connection``: BEGIN/COMMIT/ROLLBACK,
+transaction on one connection (``eventlog.app.gateway.connection``: BEGIN/COMMIT/ROLLBACK,
 reconnect and retry once on a dropped connection); every query is parameterised and names
 this store's user id, so another user's rows are never read or written.
 
-Writes follow the gateway's last-write-wins rules (``projections.mysql.rows``): each one
+Writes follow the gateway's last-write-wins rules (``eventlog.app.gateway.rows``): each one
 is versioned ``(max(now, seen + 1 ms), origin, content hash)`` with ``origin`` naming this
 writer (default ``gateway``) and ``clock`` injectable, takes a change counter value so the
 devices' ``evlog sync pull`` sees it, and a delete leaves a tombstone that devices pull.
@@ -23,11 +23,11 @@ from typing import Any
 
 from eventlog.errors import ConfigError, NotFound
 from eventlog.timeutil import normalize_time, now_iso
-from projections.mysql import rows as R
-from projections.mysql.connection import DSN, Connection
-from projections.mysql.schema import migrate
-from projections.mysql.users import User, check_password, resolve_user, set_password
-from projections.session_store import Message, SessionInfo, SessionStore, _check_role
+from eventlog.app.gateway import rows as R
+from eventlog.app.gateway.connection import DSN, Connection
+from eventlog.app.gateway.schema import migrate
+from eventlog.app.gateway.users import User, check_password, resolve_user, set_password
+from eventlog.app.session_store import Message, SessionInfo, SessionStore, _check_role
 from projections.sessions import PREVIEW_CHARS
 
 ORIGIN_RE = re.compile(r"[A-Za-z0-9:._@-]{1,64}")

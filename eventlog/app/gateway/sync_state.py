@@ -1,6 +1,6 @@
 """What the local log says about every session's sync versions: the fold ``push`` and ``pull`` share.
 
-The gateway decides by version (``projections.mysql.rows``), so the device must know the
+The gateway decides by version (``eventlog.app.gateway.rows``), so the device must know the
 version of each of its own rows too. ``SyncState`` folds the whole log, mirroring the
 sessions projection (which session is visible, its fields, its live messages in order)
 and adding, per session register and per message, its version: for a local event
@@ -35,8 +35,8 @@ from eventlog.events import (
 )
 from eventlog.log import Log
 from eventlog.timeutil import normalize_time
-from eventlog.workspace import Workspace
-from projections.mysql.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
+from eventlog.app.workspace import Workspace
+from eventlog.app.gateway.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
 
 Row = tuple[str, str | None]  # (session key, message id or None for the session register)
 
@@ -316,7 +316,7 @@ class Contents:
     def _from_lines(self, key: str) -> dict[str, MessageRow]:
         got = self._lines.get(key)
         if got is None:
-            from projections.session_store import parse_message_line
+            from eventlog.app.session_store import parse_message_line
 
             sessions = self.ws.projections["sessions"]
             lines = self.ws.read_projection(lambda: sessions.lines(key)) if key in sessions.index else []  # type: ignore[attr-defined]

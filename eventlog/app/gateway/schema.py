@@ -11,7 +11,7 @@ drop-then-create for triggers).
 The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the server):
 
 * ``gateway_users``: ``id``, ``email`` (unique, lower-cased by the store), ``password_hash``
-  (scrypt, see ``projections.mysql.users``), ``created_at``, and ``change_seq``, the user's
+  (scrypt, see ``eventlog.app.gateway.users``), ``created_at``, and ``change_seq``, the user's
   change counter.
 * ``gateway_sessions``: one row per (``user_id``, ``session_key``). ``key_hash`` is
   SHA-256 of the key (set by a trigger from ``session_key``, which is stored verbatim at any
@@ -46,7 +46,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eventlog.errors import BackendError
-from projections.mysql.connection import Connection
+from eventlog.app.gateway.connection import Connection
 
 Migration = Callable[[Any], None]
 MIGRATIONS: list[Migration] = []

@@ -3,7 +3,7 @@
 For each session in the page the plan decides, row by row, which copy wins: the gateway's
 register replaces the local one only if its version is greater, a gateway message replaces
 or adds a local one only if greater (the seed's ``incomingAt <= localUpdated`` rule, ties
-broken as ``projections.mysql.rows`` says), ``cleared`` takes the greater of the two, and
+broken as ``eventlog.app.gateway.rows`` says), ``cleared`` takes the greater of the two, and
 messages older than it are gone. Then it writes the events that take the local session to
 that target state:
 
@@ -37,10 +37,10 @@ from eventlog.events import (
     SessionUpdated,
 )
 from eventlog.timeutil import normalize_time
-from eventlog.workspace import Workspace
-from processors.sync_state import Contents, LocalMsg, LocalReg, SyncState
-from projections.mysql.changes import Page
-from projections.mysql.rows import ZERO, MessageRow, SessionRow, Version, iso_of_ms, ms_of_iso
+from eventlog.app.workspace import Workspace
+from eventlog.app.gateway.sync_state import Contents, LocalMsg, LocalReg, SyncState
+from eventlog.app.gateway.changes import Page
+from eventlog.app.gateway.rows import ZERO, MessageRow, SessionRow, Version, iso_of_ms, ms_of_iso
 
 
 @dataclass

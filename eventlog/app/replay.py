@@ -18,7 +18,7 @@ from eventlog.errors import ConfigError
 from eventlog.fsio import OS_FS, MemoryFS
 from eventlog.log import Log
 from eventlog.timeutil import normalize_time
-from eventlog.workspace import LOG_DIR, Workspace
+from eventlog.app.workspace import LOG_DIR, Workspace
 from projections import default_projections
 from projections.memory import project_file
 from projections.projector import Projector

@@ -5,7 +5,7 @@ after its position (the newest ``sync.pushed`` for this gateway and user), colle
 session registers and messages that local events changed (``session.created/updated/
 deleted``, ``message.appended/updated``; events a pull from this gateway wrote are not
 changes for it), and sends them in batches: each batch is one transaction of guarded
-``INSERT ... ON DUPLICATE KEY UPDATE`` (last write wins, ``projections.mysql.rows``), and
+``INSERT ... ON DUPLICATE KEY UPDATE`` (last write wins, ``eventlog.app.gateway.rows``), and
 only after its COMMIT is ``sync.pushed`` (the last record the batch covers) appended to
 the log. A crash or a dropped connection between the two sends that batch again on the
 next run, which changes nothing: rows are keyed and an equal version is no change. Deletes
@@ -14,7 +14,7 @@ read from the log and rendered, so the server and the reader work at the same ti
 
 **Pull** asks for rows whose ``change_seq`` is above its position (the newest
 ``sync.pulled``), skipping the counter values of this device's own pushes, page by page in
-one consistent snapshot each (``projections.mysql.changes``). ``sync_plan`` turns a page
+one consistent snapshot each (``eventlog.app.gateway.changes``). ``sync_plan`` turns a page
 into events, keeping whatever is newer locally; the page's ``sync.pulled`` (new position,
 how many events follow, final versions) and those events are ONE atomic append, so a pull
 is never half applied and never applied twice. The position belongs to one gateway user
@@ -39,9 +39,9 @@ import msgspec
 
 from eventlog.errors import ConfigError, EvlogError
 from eventlog.events import Event, MessageAppended, MessageUpdated, SyncPulled, SyncPushed
-from eventlog.workspace import Workspace
-from processors.sync_plan import plan_page, register_differs
-from processors.sync_state import (
+from eventlog.app.workspace import Workspace
+from eventlog.app.gateway.sync_plan import plan_page, register_differs
+from eventlog.app.gateway.sync_state import (
     Contents,
     SyncState,
     apply_update,
@@ -51,11 +51,11 @@ from processors.sync_state import (
     message_row,
     scan_positions,
 )
-from projections.mysql import rows as R
-from projections.mysql.changes import changed_sessions, count_changed_messages, fetch_changes
-from projections.mysql.connection import DSN, Connection
-from projections.mysql.schema import migrate
-from projections.mysql.users import User, resolve_user
+from eventlog.app.gateway import rows as R
+from eventlog.app.gateway.changes import changed_sessions, count_changed_messages, fetch_changes
+from eventlog.app.gateway.connection import DSN, Connection
+from eventlog.app.gateway.schema import migrate
+from eventlog.app.gateway.users import User, resolve_user
 
 BATCH_ROWS = 5000  # rows (sessions + messages) per push transaction (the first ones smaller, see _Pusher)
 FIRST_BATCH_ROWS = 500
@@ -76,7 +76,7 @@ class SyncReport:
     batches: int = 0  # transactions committed (push) or pages applied (pull)
     events_written: int = 0  # local events the pull wrote (incl. sync.pulled)
     ignored: int = 0  # incoming rows older than the local copy (pull)
-    rebuilt: int = 0  # sessions a pull had to rebuild (see processors.sync_plan)
+    rebuilt: int = 0  # sessions a pull had to rebuild (see eventlog.app.gateway.sync_plan)
     position_before: int = 0  # push: log seq; pull: gateway change counter
     position_after: int = 0
     reconnects: int = 0
