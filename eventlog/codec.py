@@ -38,9 +38,10 @@ _xxh128_hex = xxhash.xxh3_128_hexdigest
 
 
 class Frame(msgspec.Struct):
-    """The few members recovery needs from a line, decoded without the whole event."""
+    """The few members recovery and writers need from a line, decoded without the whole event."""
 
     seq: int = 0
+    ts: str = ""
     more: int = 0
     dedup: str = ""
 
@@ -81,12 +82,15 @@ def stamp_and_frame(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
     return b"".join((head, CHECKSUM_PREFIX, _xxh64_hex(head).encode(), b'"}\n'))
 
 
+def line_ok(line: bytes) -> bool:
+    """True when ``line`` (without its ``\\n``) carries a correct ``h`` member: THE checksum check."""
+    return line[-32:-18] == CHECKSUM_PREFIX and line[-2:] == b'"}' and _xxh64_hex(line[:-32]).encode() == line[-18:-2]
+
+
 def checksum_ok(line: bytes | memoryview) -> bool:
-    """True when ``line`` (ending in ``\\n``) carries a correct ``h`` member."""
-    n = len(line)
-    if n <= SUFFIX_LEN or line[n - SUFFIX_LEN : n - 19] != CHECKSUM_PREFIX or line[n - 3 :] != b'"}\n':
-        return False
-    return _xxh64_hex(line[: n - SUFFIX_LEN]).encode() == line[n - 19 : n - 3]
+    """``line_ok`` for a line that ends in ``\\n`` (as read from a segment)."""
+    line = bytes(line)
+    return len(line) > SUFFIX_LEN and line[-1:] == b"\n" and line_ok(line[:-1])
 
 
 def fingerprint(line: bytes | memoryview) -> str:

@@ -50,6 +50,14 @@ class FileSystem:
         """Cut the file behind ``fd`` to ``size`` bytes."""
         os.ftruncate(fd, size)
 
+    def seal(self, fd: int) -> None:
+        """Make a segment read-only: it is sealed, and other writers see the roll with one ``fstat``."""
+        os.fchmod(fd, 0o444)
+
+    def unseal(self, path: str) -> None:
+        """Make a read-only segment writable again (the newest one, after a roll that did not finish)."""
+        os.chmod(path, 0o644)
+
     def rename(self, src: str, dst: str) -> None:
         """Atomically replace ``dst`` with ``src``."""
         os.replace(src, dst)

@@ -1,10 +1,19 @@
-"""The single-writer lock of a log directory.
+"""Taking turns: the write lock of a log directory, and other short-held file locks.
 
-One process at a time may write a log. The writer holds an exclusive ``flock`` on
-``log/LOCK`` for as long as it is open; the kernel drops the lock when the process dies,
-so a crashed writer never leaves a stale lock behind. The holder writes its pid, host
-and command into the file so a second writer can say who is in the way. Readers never
-lock. ``timeout=0`` fails fast; a positive timeout polls until the lock frees up.
+Writers share a log the way SQLite's WAL writers do: each holds the exclusive ``flock`` on
+``log/LOCK`` only for one append (or batch, or a short exclusive session) and its
+bookkeeping, then releases it. A writer that finds the lock taken waits, polling with a
+short, growing sleep, up to its timeout; only then does it fail with ``LockedError``
+naming the holder. The kernel drops a lock when its process dies, so a crashed writer
+never leaves a stale lock. Readers never lock.
+
+The lock file holds nothing (no pid, no command line, no arguments: a command line may
+carry a password). Who holds the lock is found when it matters, on a timeout: on Linux
+``/proc/locks`` names the holder's pid, and ``/proc/<pid>`` its command name and start
+time; elsewhere the message just says another process holds it.
+
+``FileLock`` is the same primitive for other short critical sections (the projection
+flush, one run of a processor), with shared mode for readers that need a stable view.
 """
 
 from __future__ import annotations
@@ -12,55 +21,125 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
-import sys
 import time
 
 from eventlog.errors import LockedError
 
 LOCK_NAME = "LOCK"
+_FIRST_SLEEP = 0.0002
+_MAX_SLEEP = 0.005
 
 
-class WriterLock:
-    """An acquired writer lock; ``release()`` (or process exit) frees it."""
+class FileLock:
+    """An ``flock`` on one file, taken and released many times (see the module docstring)."""
 
-    def __init__(self, directory: str, *, timeout: float = 0.0):
-        self.path = os.path.join(directory, LOCK_NAME)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        deadline = time.monotonic() + max(timeout, 0.0)
-        while True:
+    def __init__(self, path: str, *, what: str = "") -> None:
+        self.path = path
+        self.what = what or path
+        self._fd: int | None = None
+        self.held = False
+
+    def _open(self) -> int:
+        if self._fd is None:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                try:
+                    self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                except FileNotFoundError:  # its directory was deleted (state/ is disposable): make it again
+                    os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                    self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except PermissionError:
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)  # a read-only workspace: shared locks still work
+        return self._fd
+
+    def acquire(self, timeout: float, *, shared: bool = False) -> float:
+        """Take the lock, waiting up to ``timeout`` seconds; returns the seconds waited."""
+        fd = self._open()
+        mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+        try:
+            fcntl.flock(fd, mode)
+            self.held = True
+            return 0.0
+        except BlockingIOError:
+            pass
+        start = time.monotonic()
+        deadline = start + max(timeout, 0.0)
+        sleep = _FIRST_SLEEP
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                waited = f" after waiting {timeout:g}s" if timeout > 0 else ""
+                raise LockedError(f"{self.what} is busy: {holder_of(self.path)} holds it{waited}; "
+                                  "retry later (readers such as 'evlog tail' need no lock)")
+            time.sleep(min(sleep, deadline - now))
+            sleep = min(sleep * 2, _MAX_SLEEP)
+            try:
+                fcntl.flock(fd, mode)
+                self.held = True
+                return time.monotonic() - start
             except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = _read_holder(fd)
-                    os.close(fd)
-                    waited = f" after waiting {timeout:g}s" if timeout > 0 else ""
-                    raise LockedError(
-                        f"{directory} is locked by another writer ({holder}){waited}; "
-                        "stop it or retry later (readers such as 'evlog tail' need no lock)"
-                    ) from None
-                time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, _holder_line().encode(), 0)
-        self._fd: int | None = fd
+                continue
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free right now; True if taken."""
+        try:
+            fcntl.flock(self._open(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        self.held = True
+        return True
 
     def release(self) -> None:
-        """Unlock; idempotent."""
-        if self._fd is not None:
+        """Unlock (idempotent); the file stays open for the next turn."""
+        if self._fd is not None and self.held:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
+            self.held = False
+
+    def close(self) -> None:
+        """Unlock and close the file."""
+        self.release()
+        if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
 
-def _holder_line() -> str:
-    cmd = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))[:200]
-    return f"pid {os.getpid()} on {socket.gethostname()}, since {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, command: {cmd}\n"
-
-
-def _read_holder(fd: int) -> str:
+def holder_of(path: str) -> str:
+    """Who holds an ``flock`` on ``path``: 'pid N (command, since T) on HOST', as far as the OS tells."""
     try:
-        text = os.pread(fd, 512, 0).decode("utf-8", "replace").strip()
+        ino = os.stat(path).st_ino
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            rows = f.read().splitlines()
     except OSError:
-        text = ""
-    return text or "holder unknown"
+        return "another process"
+    pids = []
+    for row in rows:
+        parts = row.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5].rsplit(":", 1)[-1] == str(ino):
+            pids.append(parts[4])
+    if not pids:
+        return "another process"
+    return ", ".join(_describe_pid(pid) for pid in dict.fromkeys(pids))
+
+
+def _describe_pid(pid: str) -> str:
+    """'pid N (evlog daemon, since T) on HOST': the command's name and subcommand, never its arguments."""
+    name = ""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+        words = [os.path.basename(a) for a in argv[:3]]
+        if words and words[0].startswith("python") and len(words) > 1 and not words[1].startswith("-"):
+            words = words[1:]  # python script.py: the script is the command
+        name = words[0] if words else ""
+        if len(words) > 1 and words[1].isalpha():
+            name += " " + words[1]  # a subcommand ('evlog daemon'); options and values are never shown
+    except OSError:
+        pass
+    since = ""
+    try:
+        started = os.stat(f"/proc/{pid}").st_mtime
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+    except OSError:
+        pass
+    detail = ", ".join(x for x in (name, f"since {since}" if since else "") if x)
+    return f"pid {pid}" + (f" ({detail})" if detail else "") + f" on {socket.gethostname()}"

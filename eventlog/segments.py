@@ -131,11 +131,16 @@ class ScanResult:
     next_seq: int  # seq the next record would have
     index: list[tuple[int, int]] = field(default_factory=list)  # (seq, pos) every ~INDEX_EVERY
     dedup: list[tuple[str, int]] = field(default_factory=list)  # (key, seq) of records carrying one
+    last_ts: str = ""  # ts of the last valid record
     damage: Damage | None = None
 
 
-def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None = None, strict: bool = False) -> ScanResult:
+def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None = None, strict: bool = False,
+                 index_from: int | None = None) -> ScanResult:
     """Validate a segment from ``start`` (a line boundary holding ``start_seq``).
+
+    Sparse index entries are taken every ``INDEX_EVERY`` bytes from ``index_from``
+    (default: ``start``), so a writer that continues a segment keeps the spacing.
 
     Stops at the first invalid line, a line out of seq order, or the torn tail; an
     incomplete batch is invalid as a whole. Looks past the damage only to count intact
@@ -148,8 +153,9 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
     res = ScanResult(base=base, size=size, valid_end=start, next_seq=seq)
     batch_start_pos = batch_start_seq = -1
     batch_left = 0
-    next_index_pos = start
+    next_index_pos = start if index_from is None else index_from
     lines = iter_lines(path, start)
+    ts = ""
     damage = None
     for pos, line in lines:
         n = len(line)
@@ -185,12 +191,14 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
             next_index_pos = pos + INDEX_EVERY
         if fr.dedup:
             res.dedup.append((fr.dedup, seq))
+        ts = fr.ts
         seq += 1
         if batch_left:
             batch_left -= 1
         if not batch_left:
             res.valid_end = pos + n
             res.next_seq = seq
+            res.last_ts = ts
     else:
         if batch_left:
             damage = Damage(batch_start_pos, batch_start_seq, "incomplete atomic batch (cut off at end of file)")

@@ -101,13 +101,13 @@ class OffsetRow:
 
 def offsets(ws: Workspace) -> list[OffsetRow]:
     """Every processor's position, lag behind the log end and recorded losses."""
-    state = ws.projections["offsets"].s  # type: ignore[attr-defined]
+    state = ws.offsets.s  # type: ignore[attr-defined]
     last = ws.log.last_seq
     rows = []
     for name in sorted(set(state.processors) | {"snapshot"}):
         p = state.processors.get(name)
         if name == "digest":
-            diary = ws.projections["diary"].days  # type: ignore[attr-defined]
+            diary = ws.diary.days  # type: ignore[attr-defined]
             unread = sum(max(0, d.end - max(state.digest.get(date, 0), d.start)) for date, d in diary.items())
             rows.append(OffsetRow("digest", 0, unread, p.committed_at if p else "", p.resets if p else 0,
                                   p.lost_bytes if p else 0, 0, f"{unread} diary bytes unread in {len(diary)} day(s)"))
@@ -117,8 +117,8 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
         rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,
                               p.lost_bytes if p else 0, p.lost_records if p else 0,
                               f"{pending} input event(s) pending" if name in LOG_INPUTS else ""))
-    dream = ws.projections["dream_runs"].s  # type: ignore[attr-defined]
-    pending = len(ws.projections["history"].since(dream.cursor))  # type: ignore[attr-defined]
+    dream = ws.dream_runs.s  # type: ignore[attr-defined]
+    pending = len(ws.history.since(dream.cursor))  # type: ignore[attr-defined]
     failed = sum(1 for r in dream.runs.values() if r.failed)
     rows.append(OffsetRow("dream", dream.cursor, pending, "", 0, 0, 0,
                           f"history cursor {dream.cursor}; {pending} entries pending; {failed} failed run(s)"))

@@ -26,7 +26,7 @@ def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> Run
     """Promote used short-term entries and drop stale ones (see the module docstring)."""
     report = RunReport("archive")
     with ws.lock:
-        entries = ws.projections["memory_entries"]
+        entries = ws.memory_entries
         now = clock()
         out: list[Event] = []
         for e in entries.entries("stm"):  # type: ignore[attr-defined]
@@ -53,7 +53,7 @@ def recall(ws: Workspace, query: str) -> list:
 
     q = query.lower()
     with ws.lock:
-        found = [e for e in ws.projections["memory_entries"].entries() if e.tier in ("stm", "ltm") and q in e.text.lower()]  # type: ignore[attr-defined]
+        found = [e for e in ws.memory_entries.entries() if e.tier in ("stm", "ltm") and q in e.text.lower()]  # type: ignore[attr-defined]
         if found:
             ws.append([MemoryRecalled(entry_ids=[e.entry_id for e in found], query=query)])
     return found

@@ -94,7 +94,7 @@ def outcome_of(run: Run) -> str:
 
 def dream_runs(ws: Workspace, n: int = 10) -> list[RunRow]:
     """The newest ``n`` Dream runs (all if 0), oldest first."""
-    runs = ws.projections["dream_runs"].runs()  # type: ignore[attr-defined]
+    runs = ws.dream_runs.runs()  # type: ignore[attr-defined]
     runs = runs[-n:] if n else runs
     return [RunRow(run_id=r.run_id, time=r.started_at, llm=r.llm, model=r.model, prompt_hash=r.prompt_hash,
                    project=r.project,
@@ -111,9 +111,9 @@ def _excerpt(text: str) -> str:
 
 def why(ws: Workspace, query: str | None = None, *, fact_id: str | None = None) -> list[Explanation]:
     """Explain every fact matching ``query`` (case-insensitive substring) or ``fact_id``."""
-    mem = ws.projections["memory"]
-    runs = ws.projections["dream_runs"].s.runs  # type: ignore[attr-defined]
-    history = {e.cursor: e for e in ws.projections["history"].entries}  # type: ignore[attr-defined]
+    mem = ws.memory
+    runs = ws.dream_runs.s.runs  # type: ignore[attr-defined]
+    history = {e.cursor: e for e in ws.history.entries}  # type: ignore[attr-defined]
     out: list[Explanation] = []
     for project, facts in mem.files.items():  # type: ignore[attr-defined]
         for f in facts:
@@ -154,7 +154,7 @@ def _entry(h: HistoryEntry) -> SourceEntry:
 
 def _resolve_messages(ws: Workspace, entries: list[SourceEntry]) -> None:
     """Fill in each entry's source messages (one pass over the log for id-based ones)."""
-    history = {e.cursor: e for e in ws.projections["history"].entries}  # type: ignore[attr-defined]
+    history = {e.cursor: e for e in ws.history.entries}  # type: ignore[attr-defined]
     wanted: dict[tuple[str, str], list[SourceEntry]] = {}
     for entry in entries:
         h = history[entry.cursor]

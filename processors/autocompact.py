@@ -51,9 +51,9 @@ class AutoCompactReport:
 
 def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTES) -> list[Candidate]:
     """Every session with something to consolidate, best first, with why it may not run."""
-    streaks = ws.projections["compaction"].streaks  # type: ignore[attr-defined]
+    streaks = ws.compaction.streaks  # type: ignore[attr-defined]
     out = []
-    for key, s in ws.projections["sessions"].index.items():  # type: ignore[attr-defined]
+    for key, s in ws.sessions.index.items():  # type: ignore[attr-defined]
         first, end = pending_messages(ws, key)
         if end <= first:
             continue

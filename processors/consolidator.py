@@ -66,7 +66,7 @@ def is_consolidating(ws: Workspace, key: str) -> bool:
 
 def pending_messages(ws: Workspace, key: str) -> tuple[int, int]:
     """(first, end): indexes of the messages that are old enough and not yet consolidated."""
-    s = ws.projections["sessions"].index.get(key)  # type: ignore[attr-defined]
+    s = ws.sessions.index.get(key)  # type: ignore[attr-defined]
     if s is None:
         raise NotFound(f"no session {key!r}")
     return s.last_consolidated, max(s.count - KEEP_RECENT, s.last_consolidated)
@@ -93,7 +93,7 @@ def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
         if end <= first:
             return ConsolidationResult(key, "nothing-to-do")
         end = min(end, first + MAX_MESSAGES)
-        sessions = ws.projections["sessions"]
+        sessions = ws.sessions
         state = sessions.index[key]  # type: ignore[attr-defined]
         lines = ws.read_projection(lambda: sessions.lines(key))  # type: ignore[attr-defined]
         window_start = state.count - len(lines)  # the file keeps the newest 2000
@@ -145,7 +145,7 @@ def _from_log(ws: Workspace, key: str, created_seq: int, first: int, end: int) -
 def run_consolidate(ws: Workspace, llm: LLM, key: str | None = None) -> ConsolidateReport:
     """Consolidate one session, or every session with old unconsolidated messages."""
     report = ConsolidateReport()
-    keys = [key] if key is not None else sorted(ws.projections["sessions"].index)  # type: ignore[attr-defined]
+    keys = [key] if key is not None else sorted(ws.sessions.index)  # type: ignore[attr-defined]
     for k in keys:
         first, end = pending_messages(ws, k)
         if key is None and end <= first:

@@ -41,12 +41,12 @@ def run_digest(ws: Workspace) -> RunReport:
     report = RunReport("digest")
     with ws.lock:
         ws.flush()
-        diary = ws.projections["diary"]
-        offsets = ws.projections["offsets"]
+        diary = ws.diary
+        offsets = ws.offsets
         report.offset_before = sum(offsets.s.digest.values())  # type: ignore[attr-defined]
         for date in sorted(diary.days):  # type: ignore[attr-defined]
             _digest_day(ws, diary.days[date], offsets.s.digest.get(date), report)  # type: ignore[attr-defined]
-        report.offset_after = sum(ws.projections["offsets"].s.digest.values())  # type: ignore[attr-defined]
+        report.offset_after = sum(ws.offsets.s.digest.values())  # type: ignore[attr-defined]
     return report
 
 
@@ -68,8 +68,8 @@ def _digest_day(ws: Workspace, day: DiaryDay, pos: int | None, report: RunReport
         rel = pos - day.start
         cut = _batch_end(data, rel, ws.config.digest_batch_bytes)
         chunk = data[rel:cut].decode("utf-8", "replace")
-        sources = ws.projections["diary"].sources_between(day.date, pos, day.start + cut)  # type: ignore[attr-defined]
-        projects = {k: s.project for k, s in ws.projections["sessions"].index.items()}  # type: ignore[attr-defined]
+        sources = ws.diary.sources_between(day.date, pos, day.start + cut)  # type: ignore[attr-defined]
+        projects = {k: s.project for k, s in ws.sessions.index.items()}  # type: ignore[attr-defined]
         events.extend(_batch_events(day.date, pos, day.start + cut, chunk, sources, projects))
         ws.append(events)
         report.count(events)

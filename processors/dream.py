@@ -104,14 +104,14 @@ def fact_key(text: str) -> str:
 
 def known_fact_keys(ws: Workspace, project: str) -> set[str]:
     """Keys of every fact in the global MEMORY.md and the project's."""
-    mem = ws.projections["memory"]
+    mem = ws.memory
     facts = mem.facts("") + (mem.facts(project) if project else [])  # type: ignore[attr-defined]
     return {fact_key(f.text) for f in facts}
 
 
 def memory_text(ws: Workspace, project: str) -> str:
     """The existing memory a prompt shows: the global file, then the project's."""
-    mem = ws.projections["memory"]
+    mem = ws.memory
     text = render(mem.facts("")).decode() if mem.facts("") else ""  # type: ignore[attr-defined]
     if project and mem.facts(project):  # type: ignore[attr-defined]
         text += "\n" + render(mem.facts(project)).decode()  # type: ignore[attr-defined]
@@ -247,8 +247,8 @@ class _Budget:
 def run_dream(ws: Workspace, llm: LLM, *, retry_failed: bool = False, max_runs: int = MAX_RUNS) -> DreamReport:
     """Run Dream over pending history entries (or re-run failed ranges); see the module docstring."""
     report = DreamReport(llm=llm.name, model=llm.model)
-    runs = ws.projections["dream_runs"]
-    history = ws.projections["history"]
+    runs = ws.dream_runs
+    history = ws.history
     if retry_failed:
         for old in [r for r in runs.runs() if r.failed]:  # type: ignore[attr-defined]
             wanted = set(old.input_cursors)
@@ -283,7 +283,7 @@ def _one_run(ws: Workspace, llm: LLM, entries: list[HistoryEntry], project: str,
         run_id = f"dream-{ws.log.last_seq + 1}"
         claims: list[Event] = []
         if claim:
-            start = ws.projections["dream_runs"].s.cursor  # type: ignore[attr-defined]
+            start = ws.dream_runs.s.cursor  # type: ignore[attr-defined]
             claims.append(CursorAdvanced(processor="dream", run_id=run_id, from_cursor=start, to_cursor=max(cursors),
                                          cursors=cursors))
         claims.append(DreamStarted(run_id=run_id, llm=llm.name, model=llm.model, prompt_hash=prompt.hash(),

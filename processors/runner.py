@@ -82,7 +82,7 @@ class Processor(ABC):
 
 def validate_offset(ws: Workspace, processor: str, policy: str) -> tuple[int, OffsetReset | None]:
     """The seq to read from next, and the reset to record if the committed offset did not hold."""
-    pos = ws.projections["offsets"].position(processor)  # type: ignore[attr-defined]
+    pos = ws.offsets.position(processor)  # type: ignore[attr-defined]
     log = ws.log
     if pos.seq == 0:
         return log.log_start, None
@@ -135,7 +135,7 @@ def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STE
     report = RunReport(proc.name)
     with ws.lock:
         ws.projections  # noqa: B018 - catch up
-        before = ws.projections["offsets"].position(proc.name).seq  # type: ignore[attr-defined]
+        before = ws.offsets.position(proc.name).seq  # type: ignore[attr-defined]
         report.offset_before = before
         next_seq, reset = validate_offset(ws, proc.name, proc.reset_policy)
         pending: list[Event] = []
@@ -175,5 +175,5 @@ def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STE
             pending = []
         if pending:
             ws.append(pending)
-        report.offset_after = ws.projections["offsets"].position(proc.name).seq  # type: ignore[attr-defined]
+        report.offset_after = ws.offsets.position(proc.name).seq  # type: ignore[attr-defined]
     return report

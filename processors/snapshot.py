@@ -84,8 +84,8 @@ class Snapshot(Processor):
         self.ws = ws
         self.report = report
         self.budget = ws.config.diary_budget_bytes
-        self.diary = ws.projections["diary"]
-        self.offsets = ws.projections["offsets"]
+        self.diary = ws.diary
+        self.offsets = ws.offsets
         self.seen: set[int] = set()  # keys written in this run (not in the log's index until appended)
         self.new: dict[str, list[int]] = {}  # date -> lengths of lines added in this step
 

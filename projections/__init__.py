@@ -14,8 +14,13 @@ from eventlog.fsio import FileSystem
 from projections.base import Projection
 
 
-def default_projections(root: str, fs: FileSystem, *, live: bool = True) -> list[Projection]:
-    """The projections every workspace maintains, rooted at ``root``."""
+def default_projections(root: str, fs: FileSystem, *, live: bool = True, mirror_projects: list[str] | None = None) -> list[Projection]:
+    """The projections every workspace maintains, rooted at ``root``.
+
+    ``mirror_projects``: the project directories (registered in ``evlog.json``) whose
+    ``memory/MEMORY.md`` a live memory projection keeps a copy in; no other place outside
+    ``root`` is ever written.
+    """
     from projections.compaction import CompactionProjection
     from projections.diary import DiaryProjection
     from projections.dream_runs import DreamRunsProjection
@@ -27,4 +32,8 @@ def default_projections(root: str, fs: FileSystem, *, live: bool = True) -> list
 
     kinds = (SessionsProjection, HistoryProjection, MemoryProjection, DiaryProjection, OffsetsProjection,
              MemoryEntriesProjection, DreamRunsProjection, CompactionProjection)
-    return [kind(root, fs, live=live) for kind in kinds]
+    out = [kind(root, fs, live=live) for kind in kinds]
+    for p in out:
+        if isinstance(p, MemoryProjection):
+            p.mirror_projects = frozenset(mirror_projects or ())
+    return out

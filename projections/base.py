@@ -64,6 +64,14 @@ class Projection(ABC):
         """Directories (relative) whose files all belong to this projection."""
         return []
 
+    @classmethod
+    def fresh_like(cls, other: Projection, root: str) -> Projection:
+        """An empty projection of the same kind and settings rooted at ``root``, with no side effects outside it."""
+        return cls(root, other.fs, live=False)
+
+    def after_rebuild(self) -> None:  # noqa: B027 - optional hook
+        """Called when a rebuild swapped fresh files in (e.g. to refresh copies kept outside the root)."""
+
     def path(self, *parts: str) -> str:
         """An absolute path under the projection root."""
         return os.path.join(self.root, *parts)

@@ -3,8 +3,10 @@
 Facts about the user go to the global ``memory/MEMORY.md``; facts about a project go to
 that project's ``<project>/memory/MEMORY.md``. The canonical copy of a project's file is
 kept inside the workspace at ``memory/projects/<safe project name>/MEMORY.md`` (so
-``replay --check`` can compare it), and a live workspace mirrors it to the project
-directory when that directory exists. A project fact without a project goes to the
+``replay --check`` can compare it). A live workspace mirrors it to
+``<project>/memory/MEMORY.md`` only for projects the user registered (``evlog project
+add DIR``, or an explicit ``--project``; listed in ``evlog.json``): a project named by
+data (a transcript's ``cwd``, an event) never decides where evlog writes (INVARIANTS I22). A project fact without a project goes to the
 global file, under its section: nothing is dropped.
 
 A file is rendered from its facts alone: one ``## <section>`` heading per section, in
@@ -99,6 +101,7 @@ class MemoryProjection(Projection):
 
     def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
         super().__init__(root, fs, live=live)
+        self.mirror_projects: frozenset[str] = frozenset()  # registered project directories (see module docstring)
         self.load(None)
 
     def load(self, state: Any) -> None:
@@ -129,6 +132,21 @@ class MemoryProjection(Projection):
         for target in sorted(self.dirty):
             data = render(self.files[target])
             self.write_file(GLOBAL_FILE if not target else project_file(target), data)
-            if target and self.live and os.path.isdir(target):
-                self.fs.write_file(os.path.join(target, "memory", "MEMORY.md"), data)
+            self._mirror(target, data)
         self.dirty.clear()
+
+    def mirror_path(self, project: str) -> str | None:
+        """Where a project's MEMORY.md is mirrored, or None if it is not (an unregistered project)."""
+        if not project or project not in self.mirror_projects or not os.path.isabs(project):
+            return None
+        return os.path.join(project, "memory", "MEMORY.md")
+
+    def _mirror(self, project: str, data: bytes) -> None:
+        path = self.mirror_path(project)
+        if self.live and path is not None and os.path.isdir(project):
+            self.fs.write_file(path, data)
+
+    def after_rebuild(self) -> None:
+        for target, facts in self.files.items():
+            if target:
+                self._mirror(target, render(facts))

@@ -1,4 +1,4 @@
-"""The projector: keeps a set of projections caught up with the log, and checkpoints them.
+"""The projector: keeps a set of projections caught up with the log, checkpoints them, rebuilds them.
 
 ``catch_up()`` reads the log from the seq after the last one applied and feeds every
 event to every projection that consumes its type; ``flush()`` has each projection write
@@ -11,24 +11,37 @@ losing one costs replay time only (INVARIANTS I17).
 
 If a projection finds that its files disagree with its saved state (a crash between
 writing files and the checkpoint, or a hand edit), it raises ``ProjectionDrift`` and the
-projector rebuilds all projections from the log. ``rebuild()`` is that same operation
-on purpose: remove every output, start from an empty state, replay.
+projector rebuilds all projections from the log.
+
+**Rebuilds are crash-safe (INVARIANTS I23).** ``rebuild()`` never deletes first: it
+replays the log into a staging directory (``state/rebuild/``) with its own checkpoint,
+writes a journal naming it (``state/rebuild.journal``), then moves every staged file
+over its live counterpart (each ``rename`` replaces one file atomically), removes live
+files the new state no longer has, and moves the checkpoint last. A crash at any moment
+leaves each projection file in its old or its new state, never missing; the next open
+(``finish_pending_rebuild``) completes the moves the journal names. Only files the
+projections own are ever removed.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 
 import msgspec
 
 from eventlog.events import Event
-from eventlog.fsio import FileSystem, remove_stray_temp_files
+from eventlog.fsio import OS_FS, FileSystem, remove_stray_temp_files
 from eventlog.log import Log
 from projections.base import Projection, ProjectionDrift
 
 CHECKPOINT = os.path.join("state", "projections.ckpt")
+STAGING = os.path.join("state", "rebuild")
+JOURNAL = os.path.join("state", "rebuild.journal")
 _VERSION = 1
+#: A rebuild writes files every this many events, so its memory stays bounded on any log.
+REBUILD_FLUSH_EVENTS = 200_000
 
 
 class _Checkpoint(msgspec.Struct):
@@ -57,13 +70,22 @@ class Projector:
         if checkpoint:
             self._load_checkpoint()
 
-    def __getitem__(self, name: str) -> Projection:
+    def get(self, name: str) -> Projection:
+        """The projection called ``name`` (the workspace's typed accessors use this)."""
         return self.by_name[name]
 
     # -- checkpoint ------------------------------------------------------------------
 
     def _ckpt_path(self) -> str:
         return os.path.join(self.root, CHECKPOINT)
+
+    def checkpoint_identity(self) -> tuple[int, int, int] | None:
+        """(inode, size, mtime) of the checkpoint file: tells whether another process saved one since."""
+        try:
+            st = os.stat(self._ckpt_path())
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
 
     def _load_checkpoint(self) -> None:
         try:
@@ -82,6 +104,12 @@ class Projector:
             return
         self.seq, self.fingerprint = ck.seq, ck.fingerprint
 
+    def reload(self) -> None:
+        """Forget the in-memory state and start again from the checkpoint on disk."""
+        self._reset_states()
+        if self.use_checkpoint:
+            self._load_checkpoint()
+
     def _save_checkpoint(self) -> None:
         states = {p.name: msgspec.Raw(msgspec.json.encode(p.state())) for p in self.projections}
         ck = _Checkpoint(_VERSION, self.seq, self.fingerprint, states)
@@ -91,19 +119,26 @@ class Projector:
 
     # -- running ---------------------------------------------------------------------
 
-    def catch_up(self, until_seq: int | None = None) -> int:
-        """Apply every event after the last applied one (up to ``until_seq``); returns how many."""
+    def catch_up(self, until_seq: int | None = None, *, flush_every: int = 0) -> int:
+        """Apply every event after the last applied one (up to ``until_seq``); returns how many.
+
+        ``flush_every`` > 0 writes files every that many events (rebuilds: bounded memory).
+        """
         n = 0
         route = self._route
         last = None
-        for ev in self.log.read(self.seq + 1, until_seq=until_seq):
+        for rec in self.log.records(self.seq + 1, until_seq=until_seq):
+            ev = rec.event
             for apply in route.get(ev.type, ()):
                 apply(ev)
             n += 1
-            last = ev
+            last = rec
+            if flush_every and n % flush_every == 0:
+                self.seq, self.fingerprint = rec.seq, rec.fingerprint
+                for p in self.projections:
+                    p.flush()
         if last is not None:
-            rec = self.log.find(last.seq)
-            self.seq, self.fingerprint = last.seq, rec.fingerprint if rec else ""
+            self.seq, self.fingerprint = last.seq, last.fingerprint
         return n
 
     def apply_appended(self, events: list[Event], fingerprint: str) -> None:
@@ -129,19 +164,71 @@ class Projector:
         if self.use_checkpoint:
             self._save_checkpoint()
 
+    # -- rebuilding ------------------------------------------------------------------
+
     def rebuild(self, until_seq: int | None = None) -> None:
-        """Remove every output, reset all states and replay the log (up to ``until_seq``)."""
+        """Replay the log into fresh files and swap them in (crash-safe; see the module docstring)."""
+        staging = os.path.join(self.root, STAGING)
+        shutil.rmtree(staging, ignore_errors=True)
+        fresh = Projector(self.log, staging, [type(p).fresh_like(p, staging) for p in self.projections], self.fs,
+                          checkpoint=False)
+        fresh.catch_up(until_seq, flush_every=REBUILD_FLUSH_EVENTS)
+        for p in fresh.projections:
+            p.flush()
+        fresh._save_checkpoint()  # noqa: SLF001 - the staged tree's own checkpoint, moved last
+        staged = sorted(_walk_files(staging))
+        owned = self._owned_files()
+        journal = os.path.join(self.root, JOURNAL)
+        self.fs.atomic_write(journal, msgspec.json.encode({"staging": STAGING, "files": staged,
+                                                           "remove": sorted(set(owned) - set(staged))}))
+        self.finish_pending_rebuild()
+        self.reload()
+        for p in self.projections:
+            p.after_rebuild()
+
+    def finish_pending_rebuild(self) -> bool:
+        """Complete the moves of an interrupted rebuild (its journal names them); True if there was one."""
+        journal = os.path.join(self.root, JOURNAL)
+        try:
+            with open(journal, "rb") as f:
+                plan = msgspec.json.decode(f.read())
+            staging = os.path.join(self.root, plan["staging"])
+            files, remove = list(plan["files"]), list(plan["remove"])
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError, KeyError, TypeError, msgspec.MsgspecError):
+            os.unlink(journal)  # a torn journal: the staged tree never became the plan; live files are untouched
+            shutil.rmtree(os.path.join(self.root, STAGING), ignore_errors=True)
+            return False
+        ckpt = CHECKPOINT
+        for rel in [r for r in files if r != ckpt] + ([ckpt] if ckpt in files else []):
+            src, dst = os.path.join(staging, rel), os.path.join(self.root, rel)
+            if os.path.exists(src):
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                self.fs.rename(src, dst)
+        for rel in remove:
+            if rel in files or not _inside(self.root, rel):
+                continue
+            try:
+                self.fs.unlink(os.path.join(self.root, rel))
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                pass
+        for d in {os.path.dirname(os.path.join(self.root, r)) for r in files} | {self.root}:
+            if os.path.isdir(d):
+                self.fs.fsync_dir(d)
+        self.fs.unlink(journal)
+        shutil.rmtree(staging, ignore_errors=True)
+        return True
+
+    def _owned_files(self) -> list[str]:
+        """Relative paths of every file the projections own now: their outputs and what lies in their directories."""
+        out = {rel for p in self.projections for rel in p.outputs()}
         for p in self.projections:
             for rel in p.owned_dirs():
-                self.fs.remove_tree(os.path.join(self.root, rel))
-            for rel in p.outputs():
-                p.remove_file(rel)
-        self._reset_states()
-        self.catch_up(until_seq)
-        for p in self.projections:
-            p.flush()
-        if self.use_checkpoint:
-            self._save_checkpoint()
+                out.update(_walk_files(os.path.join(self.root, rel), prefix=rel))
+        if os.path.exists(self._ckpt_path()):
+            out.add(CHECKPOINT)
+        return sorted(out)
 
     def outputs_missing(self) -> bool:
         """True if a file some projection holds (as of its checkpoint) is not on disk."""
@@ -153,9 +240,31 @@ class Projector:
             p.load(None)
 
     def clean_temp_files(self) -> None:
-        """Remove ``*.tmp`` left by a crash in any directory a projection owns."""
+        """Remove ``*.tmp`` left by a crash in any directory a projection owns; finish an interrupted rebuild."""
         for p in self.projections:
             for rel in p.owned_dirs():
                 for dirpath, _dirs, _files in os.walk(os.path.join(self.root, rel)):
                     remove_stray_temp_files(dirpath)
         remove_stray_temp_files(os.path.join(self.root, "state"))
+        remove_stray_temp_files(os.path.join(self.root, "memory"))
+        if self.finish_pending_rebuild():
+            self.reload()
+
+
+def _walk_files(top: str, prefix: str = "") -> list[str]:
+    """Relative paths (under ``prefix``) of every regular file below ``top``."""
+    out = []
+    for dirpath, _dirs, files in os.walk(top):
+        for name in files:
+            rel = os.path.relpath(os.path.join(dirpath, name), top)
+            out.append(os.path.normpath(os.path.join(prefix, rel)) if prefix else rel)
+    return out
+
+
+def _inside(root: str, rel: str) -> bool:
+    """True when ``rel`` names a path under ``root`` (never ``..`` or absolute)."""
+    full = os.path.realpath(os.path.join(root, rel))
+    return full.startswith(os.path.realpath(root) + os.sep)
+
+
+__all__ = ["CHECKPOINT", "JOURNAL", "OS_FS", "STAGING", "Projector"]

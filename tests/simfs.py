@@ -102,6 +102,11 @@ class SimFS(FileSystem):
         self.fd_path.pop(fd, None)
         super().close(fd)
 
+    def seal(self, fd: int) -> None:
+        if self._tick("seal"):
+            raise self._fail(f"seal({self.fd_path[fd]})")
+        super().seal(fd)
+
     def truncate(self, fd: int, size: int) -> None:
         if self._tick("truncate"):
             raise self._fail("truncate")
@@ -151,7 +156,8 @@ class SimFS(FileSystem):
                     with open(src, "wb") as f:
                         f.write(content)
                 if old is None:
-                    os.unlink(dst)
+                    if content is not None:  # the same name may have been renamed over twice
+                        os.unlink(dst)
                 else:
                     with open(dst, "wb") as f:
                         f.write(old)
@@ -190,20 +196,19 @@ def _write(path: str, data: bytes) -> None:
 
 
 def abandon(log) -> None:  # noqa: ANN001
-    """Stop a writer the way a killed process stops: no sync, no checkpoint, lock released."""
-    stop = getattr(log, "_stop_flusher", None)
-    if stop is not None:
-        stop.set()
-        if log._flusher is not None:  # noqa: SLF001
-            log._flusher.join()  # noqa: SLF001
-    fd = getattr(log, "_fd", None)
-    if fd is not None:
-        os.close(fd)
-        log._fd = None  # noqa: SLF001
-    log.writable = False
-    if log._lock is not None:  # noqa: SLF001
-        log._lock.release()  # noqa: SLF001
-        log._lock = None  # noqa: SLF001
+    """Stop a writer the way a killed process stops: no sync, no checkpoint, its locks released."""
+    w = log.writer
+    if w is None:
+        return
+    w._stop_flusher.set()  # noqa: SLF001
+    if w._flusher is not None:  # noqa: SLF001
+        w._flusher.join()  # noqa: SLF001
+        w._flusher = None  # noqa: SLF001
+    if w._fd is not None:  # noqa: SLF001
+        os.close(w._fd)  # noqa: SLF001
+        w._fd = None  # noqa: SLF001
+    w.closed = True
+    w._lock.close()  # noqa: SLF001
 
 
 def abandon_workspace(ws) -> None:  # noqa: ANN001
@@ -212,3 +217,4 @@ def abandon_workspace(ws) -> None:  # noqa: ANN001
     if ws._flusher is not None:  # noqa: SLF001
         ws._flusher.join()  # noqa: SLF001
     abandon(ws.log)
+    ws._flush_lock.close()  # noqa: SLF001

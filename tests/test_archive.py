@@ -24,12 +24,12 @@ def _workspace(tmp_path):
 def test_a_recalled_entry_is_promoted_and_an_unused_old_one_dropped(tmp_path):
     ws = _workspace(tmp_path)
     try:
-        entries = ws.projections["memory_entries"].entries("stm")
+        entries = ws.memory_entries.entries("stm")
         assert len(entries) == 3
         found = recall(ws, "TOPIC 1")
         assert [e.entry_id for e in found] == [entries[1].entry_id]
         report = run_archive(ws, clock=lambda: time.time() + 30 * 86400)
-        tiers = {e.entry_id: e.tier for e in ws.projections["memory_entries"].entries()}
+        tiers = {e.entry_id: e.tier for e in ws.memory_entries.entries()}
         assert tiers[entries[1].entry_id] == "ltm"
         assert tiers[entries[0].entry_id] == tiers[entries[2].entry_id] == "dropped"
         assert report.entries_written == 3
@@ -45,7 +45,7 @@ def test_fresh_unused_entries_wait(tmp_path):
     try:
         report = run_archive(ws)
         assert report.entries_written == 0
-        assert {e.tier for e in ws.projections["memory_entries"].entries()} == {"stm"}
+        assert {e.tier for e in ws.memory_entries.entries()} == {"stm"}
     finally:
         ws.close()
 
@@ -60,4 +60,4 @@ def test_memory_recall_command_lists_matches_and_records_them(tmp_path, cli_runn
     assert out.exit_code == 0, out.stderr
     assert len(out.stdout.splitlines()) == 1
     ws = Workspace.open(home)
-    assert [e.recalled for e in ws.projections["memory_entries"].entries()] == [0, 0, 1]
+    assert [e.recalled for e in ws.memory_entries.entries()] == [0, 0, 1]

@@ -34,6 +34,7 @@ def build_history(home: str, proj: str) -> None:
     """Six Dream runs, one of each kind: valid, fallback, noop, failed (then retried), interrupted."""
     ws = Workspace.open(home, writable=True)
     try:
+        ws.register_project(proj)  # the user named it: its MEMORY.md is mirrored there
         ws.append([SessionCreated(session_key="cli:alice", created_at="2025-04-01T09:00:00Z", project=proj)] + [
             MessageAppended(session_key="cli:alice", message_id=f"msg-{i}", role=role, content=text,
                             timestamp=f"2025-04-01T09:0{i}:00Z")
@@ -192,7 +193,7 @@ def test_why_traces_a_fact_to_its_run_prompt_hash_and_source_messages(audited):
     ws = Workspace.open(home)
     try:
         [ex] = why(ws, "tabs")
-        run = ws.projections["dream_runs"].s.runs[ex.run_id]
+        run = ws.dream_runs.s.runs[ex.run_id]
         assert (ex.text, ex.file, ex.section, ex.outcome) == ("I prefer tabs over spaces", "global", "User Profile",
                                                               "valid")
         assert ex.prompt_hash == run.prompt_hash and ex.model == "claude-test" and ex.run_time == run.started_at
@@ -207,7 +208,7 @@ def test_why_traces_a_fact_to_its_run_prompt_hash_and_source_messages(audited):
         assert [(s.source, s.messages) for s in note.sources] == [("remember", [])]
         assert note.outcome == "fallback"
         [retried] = why(ws, "早上")
-        assert retried.run_id == ws.projections["dream_runs"].runs()[4].run_id
+        assert retried.run_id == ws.dream_runs.runs()[4].run_id
     finally:
         ws.log.close()
 

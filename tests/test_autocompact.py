@@ -174,9 +174,9 @@ def test_a_failing_session_backs_off_5_10_20_minutes_with_exact_boundaries_and_s
     assert _cycle(ws, clock, 15, fail) == ["failed"]
     assert rank(ws, now=T0 + 15 * 60)[0].backoff_until == iso(T0 + 35 * 60)
     assert _cycle(ws, clock, 35 - 1 / 60, None) == []         # 20 minutes after the 3rd, minus 1 s
-    assert ws.projections["compaction"].streaks["s"].failures == 3
+    assert ws.compaction.streaks["s"].failures == 3
     assert _cycle(ws, clock, 35, "a fine summary") == ["consolidated"]
-    assert "s" not in ws.projections["compaction"].streaks
+    assert "s" not in ws.compaction.streaks
     assert BASE_BACKOFF_MINUTES == 5
     # reset: the next failure backs off 5 minutes again, not 40
     session(ws, "s", 4, 60, start=12)

@@ -83,7 +83,7 @@ def test_only_messages_older_than_the_newest_8_are_sent_each_cut_to_300_characte
         role, _, content = line.partition(": ")
         assert role in ("user", "assistant") and len(content) <= MESSAGE_CHARS
     assert KEEP_RECENT == 8 and MESSAGE_CHARS == 300
-    [entry] = ws.projections["history"].entries
+    [entry] = ws.history.entries
     assert entry.message_ids == ids[:12]
 
 
@@ -138,7 +138,7 @@ def test_consolidation_is_idempotent_and_later_picks_up_only_the_new_old_message
     assert [m["content"].split(" ")[0] for m in llm.history[1].inputs["messages"]] == [f"<s#{i}>" for i in range(4, 9)]
     marks = events(ws, SessionConsolidated)
     assert [(m.up_to_count, m.up_to_message_id) for m in marks] == [(4, ids[3]), (9, ids[8])]
-    entries = ws.projections["history"].entries
+    entries = ws.history.entries
     assert [e.message_ids for e in entries] == [ids[:4], ids[4:9]]
 
 
@@ -195,7 +195,7 @@ def test_only_one_consolidation_of_a_session_runs_at_a_time(ws):
     assert not is_consolidating(ws, "s")
     marks = [m for m in events(ws, SessionConsolidated) if m.session_key == "s"]
     assert len(marks) == 1
-    assert len([e for e in ws.projections["history"].entries if e.session_key == "s"]) == 1
+    assert len([e for e in ws.history.entries if e.session_key == "s"]) == 1
 
 
 def test_two_threads_racing_on_one_session_consolidate_it_exactly_once(ws):
@@ -232,14 +232,14 @@ def test_a_failed_consolidation_records_consolidation_failed_and_nothing_else(ws
     assert result.status == "failed" and result.reason
     [failed] = events(ws, since=start)
     assert isinstance(failed, ConsolidationFailed) and failed.session_key == "s" and failed.reason
-    assert ws.projections["sessions"].index["s"].last_consolidated == 0
-    assert ws.projections["history"].entries == []
-    assert ws.projections["compaction"].streaks["s"].failures == 1
+    assert ws.sessions.index["s"].last_consolidated == 0
+    assert ws.history.entries == []
+    assert ws.compaction.streaks["s"].failures == 1
     # nothing was marked: the next attempt sends the same messages again
     llm = FakeLLM(SUMMARY)
     assert consolidate_session(ws, llm, "s").up_to_count == 4
     assert len(llm.history[0].inputs["messages"]) == 4
-    assert "s" not in ws.projections["compaction"].streaks
+    assert "s" not in ws.compaction.streaks
 
 
 def test_a_failure_message_never_leaks_into_history(ws):
@@ -291,7 +291,7 @@ def test_offline_consolidation_summary_keeps_the_users_preferences(ws):
                                    content=text, timestamp=f"2025-01-01T10:00:{i:02d}Z"))
     ws.append(evs)
     processors.run(ws, "consolidate", llm=OfflineExtractor())
-    [entry] = ws.projections["history"].entries
+    [entry] = ws.history.entries
     assert "我习惯早上写代码" in entry.text and "I prefer tabs over spaces" in entry.text
     assert entry.message_ids == [f"z{i}" for i in range(6)]
 

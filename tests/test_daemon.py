@@ -98,7 +98,7 @@ def run_everything_once(home: str) -> None:
         for name in ("snapshot", "digest", "consolidate", "autocompact", "dream", "archive"):
             processors.run(ws, name, llm=llm)
         processors.run(ws, "dream", llm=llm, retry_failed=True)
-        assert replay.check(ws) == []
+        assert replay.check(ws).drifts == []
     finally:
         ws.close()
 
@@ -119,7 +119,7 @@ def test_run_daemon_once_runs_every_job_in_order_and_logs_each(workspace):
         assert jobs == ["snapshot", "digest", "autocompact", "dream", "archive"]
         assert lines[-1].startswith("daemon stopping")
         assert not any("failed" in ln for ln in lines)
-        assert ws.projections["memory"].facts(""), "the pipeline learned something"
+        assert ws.memory.facts(""), "the pipeline learned something"
     finally:
         ws.close()
     check_consistent(workspace)
@@ -141,7 +141,7 @@ def test_a_job_that_raises_is_logged_and_does_not_stop_the_others(workspace, mon
         after = [ln.split(":", 1)[0] for ln in lines[lines.index(next(ln for ln in lines if "exploded" in ln)):]]
         for job in ("autocompact", "dream", "archive"):
             assert job in after, f"{job} did not run after the failing digest"
-        assert ws.projections["sessions"].index["s1"].last_consolidated == 6  # autocompact still worked
+        assert ws.sessions.index["s1"].last_consolidated == 6  # autocompact still worked
     finally:
         ws.close()
 
@@ -189,7 +189,7 @@ def test_a_job_with_no_interval_does_not_run(workspace):
         counts = run_daemon(ws, OfflineExtractor(), stop=threading.Event(), log=lambda _m: None,
                             schedule={"snapshot": 1.0}, once=True)
         assert counts == {"snapshot": 1}
-        assert ws.projections["history"].entries == []
+        assert ws.history.entries == []
     finally:
         ws.close()
 
@@ -213,9 +213,9 @@ def test_a_daemon_thread_stopped_while_messages_keep_arriving_leaves_the_log_con
     assert not t.is_alive() and time.monotonic() - stopped < 5
     assert all(counts[job] >= 2 for job in JOBS), counts
     assert not any("failed" in ln for ln in lines), [ln for ln in lines if "failed" in ln]
-    runs = ws.projections["dream_runs"].runs()
+    runs = ws.dream_runs.runs()
     assert not [r.run_id for r in runs if r.failed], "stopping between jobs never interrupts a Dream run"
-    assert replay.check(ws) == []
+    assert replay.check(ws).drifts == []
     ws.close()
     run_everything_once(workspace)
     check_consistent(workspace)
@@ -307,7 +307,7 @@ def test_sigterm_makes_the_daemon_exit_0_promptly_with_offsets_committed(evlog_h
         assert processors.run(ws, "digest").entries_written == 0
         assert processors.run(ws, "dream", llm=OfflineExtractor()).runs == []
         assert ws.log.last_seq == before
-        assert replay.check(ws) == []
+        assert replay.check(ws).drifts == []
     finally:
         ws.close()
     check_consistent(home)

@@ -81,7 +81,7 @@ def memory_lines(ws: Workspace, project: str = "") -> list[str]:
 
 
 def run_of(ws: Workspace, run_id: str):  # noqa: ANN201
-    return ws.projections["dream_runs"].s.runs[run_id]
+    return ws.dream_runs.s.runs[run_id]
 
 
 def prompt_cursors(prompt: Prompt) -> list[int]:
@@ -125,6 +125,7 @@ def test_valid_output_appends_user_facts_to_the_global_memory_md(ws):
 def test_project_facts_go_to_the_projects_file_and_are_mirrored_into_the_project(ws, tmp_path):
     proj = tmp_path / "proj"
     proj.mkdir()
+    ws.register_project(str(proj))
     remember(ws, "this project uses pytest, and I always run it with -x", project=str(proj))
     out = ("## User Profile\n- I always run pytest with -x\n\n"
            "## Project Context\n- this project uses pytest\n")
@@ -179,7 +180,7 @@ def test_invalid_twice_but_long_enough_falls_back_to_the_raw_output(ws):
     assert done.outcome == "fallback" and done.fallback_used and len(done.validation) == 2
     assert memory_lines(ws) == ["I prefer tabs over spaces", "I always run the linter before committing"]
     assert {e.scope for e in events(ws, MemoryAppended)} == {"user"}
-    assert [r.status for r in ws.projections["dream_runs"].runs()] == ["fallback"]
+    assert [r.status for r in ws.dream_runs.runs()] == ["fallback"]
 
 
 def test_too_short_twice_writes_nothing_and_records_the_run_as_failed(ws):
@@ -193,7 +194,7 @@ def test_too_short_twice_writes_nothing_and_records_the_run_as_failed(ws):
     assert failed.error_kind == "invalid_output" and len(failed.validation) == 2
     assert "too short" in failed.validation[0]
     assert global_memory(ws) is None
-    listed = ws.projections["dream_runs"].runs()
+    listed = ws.dream_runs.runs()
     assert [(r.run_id, r.status, r.failed, r.input_cursors) for r in listed] == [(run.run_id, "failed", True, [cursor])]
 
 
@@ -277,7 +278,7 @@ def test_a_failed_call_keeps_its_range_claimed_listed_as_failed_and_not_fed_agai
     assert failed.run_id == run.run_id
     expected_kind = {"garbage": "invalid_output", "nothing_queued": "no_output"}.get(failure, failure)
     assert failed.error_kind == expected_kind
-    runs = ws.projections["dream_runs"]
+    runs = ws.dream_runs
     assert runs.s.cursor == c1
     assert [(r.run_id, r.failed, r.input_cursors) for r in runs.runs()] == [(run.run_id, True, [c1])]
     [listed] = dream_runs(ws, 0)
@@ -309,7 +310,7 @@ def test_retry_failed_reruns_exactly_the_failed_range_and_marks_the_old_run_retr
     assert not any(isinstance(e, CursorAdvanced) for e in new), "a retry must not move the cursor"
     [started] = [e for e in new if isinstance(e, DreamStarted)]
     assert started.retry_of == old.run_id
-    runs = ws.projections["dream_runs"]
+    runs = ws.dream_runs
     assert runs.s.runs[old.run_id].retried_by == retry.run_id
     assert not runs.s.runs[old.run_id].failed
     assert [r for r in runs.runs() if r.failed] == []
@@ -322,7 +323,7 @@ def test_a_retry_that_fails_again_is_itself_listed_and_retried_next_time(ws):
     [old] = run_dream(ws, FakeLLM(LLMCallError("down", kind="server"))).runs
     [again] = run_dream(ws, FakeLLM(LLMCallError("down", kind="server")), retry_failed=True).runs
     assert again.outcome == "failed" and again.retry_of == old.run_id
-    failed = [r.run_id for r in ws.projections["dream_runs"].runs() if r.failed]
+    failed = [r.run_id for r in ws.dream_runs.runs() if r.failed]
     assert failed == [again.run_id]
     [third] = run_dream(ws, FakeLLM(GOOD), retry_failed=True).runs
     assert third.retry_of == again.run_id and third.cursors == [c1] and third.outcome == "valid"
@@ -332,7 +333,7 @@ def test_a_run_interrupted_by_keyboard_interrupt_is_listed_as_interrupted_and_is
     c1 = remember(ws, "I prefer tabs over spaces")
     with pytest.raises(KeyboardInterrupt):
         run_dream(ws, FakeLLM(KeyboardInterrupt()))
-    [run] = ws.projections["dream_runs"].runs()
+    [run] = ws.dream_runs.runs()
     assert run.status == "started" and run.failed and run.input_cursors == [c1] and run.ended_at == ""
     [row] = dream_runs(ws, 0)
     assert row.outcome == "interrupted" and " interrupted " in render_run(row)
@@ -355,14 +356,14 @@ def test_a_run_that_died_after_dream_started_survives_a_restart_and_is_retryable
     shutil.rmtree(os.path.join(workspace, "state"))
     ws = Workspace.open(workspace, writable=True)
     try:
-        [run] = ws.projections["dream_runs"].runs()
+        [run] = ws.dream_runs.runs()
         assert run.run_id == "dream-x" and run.failed and run.status == "started"
         assert run_dream(ws, FakeLLM()).runs == []
         out = "## User Profile\n- I prefer tabs over spaces\n- I always write tests first\n\n## Project Context\n(nothing new)\n"
         llm = FakeLLM(out)
         [retry] = run_dream(ws, llm, retry_failed=True).runs
         assert retry.retry_of == "dream-x" and prompt_cursors(llm.history[0]) == [c1, c2]
-        assert ws.projections["dream_runs"].s.runs["dream-x"].retried_by == retry.run_id
+        assert ws.dream_runs.s.runs["dream-x"].retried_by == retry.run_id
         assert memory_lines(ws) == ["I prefer tabs over spaces", "I always write tests first"]
     finally:
         ws.close()
@@ -372,7 +373,7 @@ def test_a_non_llm_exception_from_the_model_leaves_the_run_retryable(ws):
     c1 = remember(ws, "I prefer tabs over spaces")
     with pytest.raises(RuntimeError):
         run_dream(ws, FakeLLM(RuntimeError("bug in a client library")))
-    [run] = ws.projections["dream_runs"].runs()
+    [run] = ws.dream_runs.runs()
     assert run.failed and run.input_cursors == [c1]
     [retry] = run_dream(ws, FakeLLM(GOOD), retry_failed=True).runs
     assert retry.outcome == "valid"
@@ -414,7 +415,7 @@ def test_the_budget_stops_a_run_and_what_it_dropped_waits_for_the_next_invocatio
         [run] = report.runs
         assert 0 < len(run.cursors) < 4
         assert report.pending_after == 4 - len(run.cursors)
-        assert [e.cursor for e in ws.projections["history"].since(ws.projections["dream_runs"].s.cursor)] == \
+        assert [e.cursor for e in ws.history.since(ws.dream_runs.s.cursor)] == \
             cursors[len(run.cursors):]
     finally:
         ws.close()
@@ -434,7 +435,7 @@ def test_the_retry_is_skipped_when_it_would_exceed_the_budget_and_usage_is_recor
         assert any("token budget" in v for v in done.validation)
         assert (done.input_tokens, done.output_tokens) == (1500, 300)
         assert [e.token_budget for e in events(ws, DreamStarted)] == [3000]
-        assert ws.projections["dream_runs"].runs()[0].input_tokens == 1500
+        assert ws.dream_runs.runs()[0].input_tokens == 1500
     finally:
         ws.close()
 
@@ -556,7 +557,7 @@ def test_history_that_is_only_injected_memory_costs_no_model_call(ws):
     llm = FakeLLM(NOTHING)
     report = run_dream(ws, llm)
     assert llm.history == [], "nothing is left to learn from: no tokens may be spent"
-    assert ws.projections["dream_runs"].s.cursor == c1 and report.pending_after == 0
+    assert ws.dream_runs.s.cursor == c1 and report.pending_after == 0
     assert len(events(ws, MemoryAppended)) == 1
 
 
@@ -608,7 +609,7 @@ def test_injected_memory_is_not_relearned_through_a_consolidator_summary(ws):
             ("assistant", "ok")] * 3
     _ingest(ws, "chat", msgs)
     processors.run(ws, "consolidate", llm=OfflineExtractor())
-    assert any(e.source == "consolidator" for e in ws.projections["history"].entries)
+    assert any(e.source == "consolidator" for e in ws.history.entries)
     run_dream(ws, OfflineExtractor())
     lines = memory_lines(ws)
     offending = [ln for ln in lines if "neovim" in ln or "fish" in ln]
@@ -696,6 +697,7 @@ def _no_model_may_be_called(monkeypatch) -> None:
 def test_replay_rebuilds_every_memory_md_byte_for_byte_without_calling_a_model(ws, tmp_path, monkeypatch):
     proj = tmp_path / "proj"
     proj.mkdir()
+    ws.register_project(str(proj))
     _dream_a_few_times(ws, str(proj))
     ws.flush()
     mirror = str(proj / "memory" / "MEMORY.md")
@@ -708,7 +710,7 @@ def test_replay_rebuilds_every_memory_md_byte_for_byte_without_calling_a_model(w
     replay.rebuild(ws)
     ws.flush()
     assert all_memory_files(ws.home, [mirror]) == before
-    assert replay.check(ws) == []
+    assert replay.check(ws).drifts == []
 
 
 def test_evlog_replay_after_losing_memory_and_state_gives_the_same_files(workspace, tmp_path, cli_runner):
@@ -791,12 +793,13 @@ def test_the_offline_pipeline_turns_messages_into_memory_lines_that_audit_traces
 
     proj = tmp_path / "proj"
     proj.mkdir()
+    ws.register_project(str(proj))
     _ingest(ws, "cli:en", CHAT_EN, project=str(proj))
     _ingest(ws, "feishu:zh", CHAT_ZH, day="2025-03-02")
     llm = OfflineExtractor()
     for name in ("snapshot", "digest", "consolidate", "dream"):
         processors.run(ws, name, llm=llm)
-    assert {e.source for e in ws.projections["history"].entries} == {"digest", "consolidator"}
+    assert {e.source for e in ws.history.entries} == {"digest", "consolidator"}
     user_lines, project_lines = memory_lines(ws), memory_lines(ws, str(proj))
     assert "I prefer tabs over spaces" in user_lines
     assert "我习惯早上写代码" in user_lines and "不要在晚上十点以后给我发提醒" in user_lines
@@ -817,7 +820,7 @@ def test_the_offline_pipeline_turns_messages_into_memory_lines_that_audit_traces
             assert real.seq == m.seq and m.role == real.role and m.timestamp == real.timestamp
         assert any(line.rstrip("…") in messages[(m.session_key, m.message_id)].content for m in srcs), (
             f"{line!r}: none of its source messages says it")
-    assert replay.check(ws) == []
+    assert replay.check(ws).drifts == []
 
 
 # -- the command line ----------------------------------------------------------------------
@@ -868,7 +871,7 @@ def test_run_dream_retry_failed_on_the_command_line(workspace, cli_runner):
     res = cli_runner.invoke(cli, ["run", "dream", "--llm", "offline"])
     assert res.exit_code == 0
     ws = Workspace.open(workspace)
-    assert [r.run_id for r in ws.projections["dream_runs"].runs()] == [old.run_id]
+    assert [r.run_id for r in ws.dream_runs.runs()] == [old.run_id]
     ws.log.close()
     res = cli_runner.invoke(cli, ["run", "dream", "--retry-failed", "--llm", "offline", "--json"])
     assert res.exit_code == 0, res.stderr
@@ -916,7 +919,7 @@ def test_dream_run_ids_and_claims_stay_consistent_across_many_runs(ws):
         run_dream(ws, FakeLLM(NOTHING if i % 3 else LLMCallError("x", kind="server")))
     claims = [c for e in events(ws, CursorAdvanced) for c in e.cursors]
     assert claims == claimed, "every entry claimed exactly once, in order"
-    runs = ws.projections["dream_runs"].runs()
+    runs = ws.dream_runs.runs()
     assert len({r.run_id for r in runs}) == 15
     assert sum(r.failed for r in runs) == 5
     assert time.monotonic() - start < 10

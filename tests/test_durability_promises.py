@@ -36,15 +36,30 @@ def test_group_commit_makes_acknowledged_events_durable_within_its_interval(tmp_
     assert seqs[: len(acked)] == acked
 
 
-def test_a_second_writer_waits_for_the_lock_up_to_its_timeout(tmp_path):
+def test_a_writer_waits_for_another_writers_turn_up_to_its_timeout(tmp_path):
     d = str(tmp_path / "log")
     first = Log.open(d, writable=True, create=True)
-    with pytest.raises(LockedError, match="after waiting"):
-        Log.open(d, writable=True, lock_timeout=0.2)
-    threading.Timer(0.3, first.close).start()
+    second = Log.open(d, writable=True, lock_timeout=0.2)  # opening takes one short turn: the first holds none now
+    ev = MessageAppended(session_key="k", message_id="1", role="user", content="x")
+    with first.turn():
+        with pytest.raises(LockedError, match="after waiting"):
+            second.append(ev)
+    holding = threading.Event()
+
+    def hold_a_turn() -> None:
+        with first.turn():
+            holding.set()
+            time.sleep(0.3)
+
+    holder = threading.Thread(target=hold_a_turn)
+    holder.start()
+    holding.wait()
     started = time.monotonic()
-    second = Log.open(d, writable=True, lock_timeout=5)  # waits for the first to close
+    second.writer.lock_timeout = 5
+    assert second.append(ev) == 1  # waits for the first writer's turn to end
     assert 0.2 < time.monotonic() - started < 5
+    holder.join()
+    first.close()
     second.close()
 
 

@@ -168,11 +168,37 @@ class LogMachine(RuleBasedStateMachine):
             self.log.append_batch([a, self._event("b", False), a])
         assert self.log.last_seq == end and not self.fs.segment_writes
 
+    @rule(texts_=st.lists(texts, min_size=1, max_size=4), reuse=st.booleans(), batch=st.booleans())
+    def another_writer_appends_in_turn(self, texts_: list[str], reuse: bool, batch: bool) -> None:
+        """I19: a second writer appends between the first one's turns; seqs stay dense, dedup holds across both."""
+        other = Log.open(self.dir, writable=True, durability="fsync", segment_bytes=SEGMENT_BYTES, fs=self.fs,
+                         lock_timeout=0)
+        self.fs.segment_writes.clear()  # opening may have recorded nothing; the lines below are the other writer's
+        evs = [self._event(t, True) for t in texts_]
+        if reuse and self.keys:  # a key the first writer wrote: the other writer must know it
+            key = sorted(self.keys)[0]
+            assert other.append(MessageAppended(session_key="d", message_id="d", role="user", content="", dedup=key)) == self.keys[key]
+        seqs = other.append_batch(evs) if batch else [other.append(ev) for ev in evs]
+        self._acknowledge(seqs, evs)
+        self.synced_count = len(self.lines)  # its fsync made the whole segment durable
+        other.close()
+        ev = self._event("after the other writer", True)
+        seq = self.log.append(ev)  # the first writer catches up before writing
+        assert seq == len(self.lines) + 1
+        self._acknowledge([seq], [ev])
+        key = evs[0].dedup
+        assert self.log.append(MessageAppended(session_key="d", message_id="d", role="user", content="", dedup=key)) == seqs[0]
+
     @rule()
-    def second_writer_is_refused(self) -> None:
-        """I19: while the writer holds the lock, another open for write fails fast."""
-        with pytest.raises(LockedError, match=f"pid {os.getpid()}"):
-            Log.open(self.dir, writable=True)
+    def a_writer_holding_its_turn_makes_others_wait(self) -> None:
+        """I19: while one writer holds its turn, another waits (here: not at all) and is told who holds it."""
+        other = Log.open(self.dir, writable=True, segment_bytes=SEGMENT_BYTES, fs=self.fs, lock_timeout=0)
+        try:
+            with self.log.turn(), pytest.raises(LockedError, match=f"pid {os.getpid()}"):
+                other.append(self._event("waits", False))
+            assert not self.fs.segment_writes
+        finally:
+            other.close()
 
     @rule()
     def group_commit_tick(self) -> None:

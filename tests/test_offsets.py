@@ -33,7 +33,7 @@ def ws(workspace):
 
 
 def _commit(ws: Workspace, **changes) -> OffsetCommitted:
-    pos = ws.projections["offsets"].position("snapshot")
+    pos = ws.offsets.position("snapshot")
     fields = {"processor": "snapshot", "record_seq": pos.seq, "segment": pos.segment, "position": pos.position,
               "fingerprint": pos.fingerprint, **changes}
     ev = OffsetCommitted(**fields)
@@ -46,7 +46,7 @@ def _resets(ws: Workspace) -> list[OffsetReset]:
 
 
 def test_a_valid_offset_resumes_right_after_the_committed_record(ws):
-    pos = ws.projections["offsets"].position("snapshot")
+    pos = ws.offsets.position("snapshot")
     assert validate_offset(ws, "snapshot", "earliest") == (pos.seq + 1, None)
     assert ws.log.log_start <= pos.seq + 1 <= ws.log.last_seq + 1
 
@@ -59,7 +59,7 @@ def test_a_valid_offset_resumes_right_after_the_committed_record(ws):
 def test_a_moved_position_is_found_again_by_seq_and_the_reset_recorded(ws, change, why):
     _commit(ws, **change)
     start, reset = validate_offset(ws, "snapshot", "earliest")
-    pos = ws.projections["offsets"].position("snapshot")
+    pos = ws.offsets.position("snapshot")
     assert start == pos.seq + 1 and reset is not None
     assert why in reset.reason and reset.policy == "by-seq"
     report = run_log_processor(ws, processors_snapshot())

@@ -161,7 +161,7 @@ class PipelineMachine(RuleBasedStateMachine):
                 lost[e.date] = lost.get(e.date, 0) + e.lost_bytes
         for e in self._events(DiaryDigested):
             read[e.date] = read.get(e.date, 0) + e.end - e.start
-        for date, day in self.ws.projections["diary"].days.items():
+        for date, day in self.ws.diary.days.items():
             assert read.get(date, 0) + lost.get(date, 0) == day.end, f"diary {date}: bytes skipped without a record"
 
     @invariant()
@@ -187,7 +187,7 @@ class PipelineMachine(RuleBasedStateMachine):
         if not hasattr(self, "ws"):
             return
         self.ws.flush()
-        for date, day in self.ws.projections["diary"].days.items():
+        for date, day in self.ws.diary.days.items():
             with open(os.path.join(self.home, diary_file(date)), "rb") as f:
                 data = f.read()
             assert len(data) == day.size
@@ -197,7 +197,7 @@ class PipelineMachine(RuleBasedStateMachine):
     @invariant()
     def projections_equal_a_replay(self) -> None:
         if hasattr(self, "ws"):
-            assert replay.check(self.ws) == []
+            assert replay.check(self.ws).drifts == []
 
 
 PipelineMachine.TestCase.settings = settings(

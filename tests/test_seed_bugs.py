@@ -66,15 +66,15 @@ def test_the_digest_neither_rereads_nor_skips_after_a_trim(tmp_path):
         ws.append(_conversation(30, "a"))
         processors.run(ws, "snapshot")
         processors.run(ws, "digest")
-        read_to = ws.projections["offsets"].s.digest[DAY]
+        read_to = ws.offsets.s.digest[DAY]
         ws.append([MessageAppended(session_key="qq:friend", message_id=f"b{i}", role="user",
                                    content=f"later {i} " + "y" * 150, timestamp=f"{DAY}T11:00:{i:02d}Z")
                    for i in range(30)])
         processors.run(ws, "snapshot")  # trims the front: in the seed, the digest offset now pointed past the end
-        assert ws.projections["diary"].days[DAY].start > 0
+        assert ws.diary.days[DAY].start > 0
         processors.run(ws, "digest")
         ranges = sorted((e.start, e.end) for e in ws.log.read() if isinstance(e, DiaryDigested))
-        day = ws.projections["diary"].days[DAY]
+        day = ws.diary.days[DAY]
     assert ranges[0][0] == 0 and ranges[-1][1] == day.end
     for (_a, b), (c, _d) in zip(ranges, ranges[1:], strict=False):
         assert b == c, "the digest re-read or skipped bytes"

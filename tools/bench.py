@@ -1215,7 +1215,7 @@ def bench_snapshot(ctx: Context) -> Result:
             snap = run_processor(ws, "snapshot")
             ws.flush()  # the diary files the snapshot's events project to
             t1 = time.perf_counter()
-            diary = ws.projections["diary"].days  # type: ignore[attr-defined]
+            diary = ws.diary.days  # type: ignore[attr-defined]
             diary_bytes = sum(day.size for day in diary.values())
             gc.collect()
             t2 = time.perf_counter()

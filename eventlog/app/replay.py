@@ -1,27 +1,34 @@
 """Replay: rebuild projections from the log, prove they match, look back in time.
 
-* ``rebuild(ws)`` throws the workspace's projection files and checkpoint away and
-  replays the whole log into them (what ``evlog replay`` does).
+* ``rebuild(ws)`` replays the whole log into fresh projection files and swaps them in
+  (``Projector.rebuild``: crash-safe, a killed replay leaves old or new files, never
+  none; what ``evlog replay`` does).
 * ``rebuild_into(log, out_dir, until_seq)`` replays into another directory, optionally
-  stopping at a seq: the state "as of" that point (``--to`` and ``--until``).
-* ``check(ws)`` brings the live projections up to date, rebuilds them from scratch in
-  memory and compares every file byte for byte; it returns the files that drifted
-  (``--check``). Nothing is written to the live workspace but its flush.
+  stopping at a seq: the state "as of" that point (``--to`` and ``--until``). It refuses
+  a directory that holds anything but an earlier rebuild, so it never removes a user's
+  files.
+* ``check(ws)`` only reads: it replays the log up to the seq the live files were
+  written for (their checkpoint) into a temporary directory and compares every
+  projection file byte for byte (``--check``). It works on a read-only workspace and
+  while writers run (it holds the projection-files lock in shared mode, so no flush
+  changes the files while it compares).
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 
-from eventlog.errors import ConfigError
-from eventlog.fsio import OS_FS, MemoryFS
+from eventlog.app.workspace import LOG_DIR, PROJECTIONS_LOCK, Workspace
+from eventlog.errors import ConfigError, LockedError
+from eventlog.fsio import OS_FS
+from eventlog.lock import FileLock
 from eventlog.log import Log
 from eventlog.timeutil import normalize_time
-from eventlog.app.workspace import LOG_DIR, Workspace
 from projections import default_projections
-from projections.memory import project_file
-from projections.projector import Projector
+from projections.memory import MemoryProjection, project_file
+from projections.projector import CHECKPOINT, REBUILD_FLUSH_EVENTS, Projector
 
 
 @dataclass
@@ -41,6 +48,16 @@ class ReplayResult:
     files: int
 
 
+@dataclass
+class CheckResult:
+    """What ``check`` compared: the files' seq, the log's end, and every drift."""
+
+    seq: int
+    log_end: int
+    files: int
+    drifts: list[Drift]
+
+
 def resolve_until(log: Log, until: str) -> int:
     """A seq from ``--until``: a number is a seq; anything else is a time (ISO 8601, UTC if naive)."""
     text = until.strip()
@@ -58,7 +75,9 @@ def resolve_until(log: Log, until: str) -> int:
 
 
 def rebuild(ws: Workspace) -> ReplayResult:
-    """Rebuild the workspace's own projections from seq 1 (needs the writer)."""
+    """Rebuild the workspace's own projections from seq 1 (needs a writable workspace)."""
+    if not ws.writable:
+        raise ConfigError("replay rebuilds the workspace's files: open it writable")
     proj = ws.rebuild_projections()
     return ReplayResult(ws.home, proj.seq, _count_outputs(proj))
 
@@ -67,6 +86,10 @@ def rebuild_into(log: Log, out_dir: str, until_seq: int | None = None) -> Replay
     """Replay the log into ``out_dir`` (no side effects elsewhere), up to ``until_seq``."""
     if os.path.exists(os.path.join(out_dir, LOG_DIR)):
         raise ConfigError(f"{out_dir} holds a log: replay --to needs a directory that is not a workspace")
+    if os.path.isdir(out_dir) and os.listdir(out_dir) and not os.path.exists(os.path.join(out_dir, CHECKPOINT)):
+        raise ConfigError(f"{out_dir} is not empty and holds no earlier replay: replay --to writes only into an empty "
+                          "directory or one it wrote before (nothing was changed)")
+    os.makedirs(out_dir, exist_ok=True)
     proj = Projector(log, out_dir, default_projections(out_dir, OS_FS, live=False), OS_FS, checkpoint=True)
     proj.rebuild(until_seq)
     return ReplayResult(out_dir, proj.seq, _count_outputs(proj))
@@ -76,29 +99,47 @@ def _count_outputs(proj: Projector) -> int:
     return sum(len(p.outputs()) for p in proj.projections)
 
 
-_MEMORY_ROOT = os.path.join(os.sep, "evlog-replay-check")  # a name only: nothing is written there
+def check(ws: Workspace) -> CheckResult:
+    """Compare the live projection files with a fresh replay of the log up to the seq they were written for.
 
-
-def check(ws: Workspace) -> list[Drift]:
-    """Compare the live projections with a fresh replay of the same log, byte for byte.
-
-    The fresh replay is rendered in memory (``MemoryFS``), so checking costs reading the
-    log and the live files, not writing a second copy of every projection.
+    Only reads the workspace (see the module docstring); a writable workspace's own
+    pending changes are flushed first, so a library caller checks what it appended. Memory
+    stays bounded: the fresh replay is written to a temporary directory in steps and
+    compared file by file.
     """
-    ws.flush()
-    live = ws.projections
-    mem = MemoryFS()
-    fresh = Projector(ws.log, _MEMORY_ROOT, default_projections(_MEMORY_ROOT, mem, live=False), mem, checkpoint=False)
-    fresh.rebuild(live.seq)
-    rebuilt = {os.path.relpath(path, _MEMORY_ROOT): data for path, data in mem.files.items()}
-    drifts = []
-    for rel in sorted(_files(live) | set(rebuilt)):
-        a, b = _read(os.path.join(ws.home, rel)), rebuilt.get(rel)
-        if a == b:
-            continue
-        drifts.append(Drift(rel, "missing" if a is None else "extra" if b is None else "differs"))
-    drifts.extend(_mirror_drift(ws, live))
-    return drifts
+    if ws.writable:
+        ws.flush()
+    lock = FileLock(ws.path(PROJECTIONS_LOCK), what=f"the projection files of {ws.home}")
+    try:
+        lock.acquire(30.0, shared=True)
+    except (LockedError, OSError):
+        lock = None  # a read-only workspace without a lock file: nobody can be writing it either
+    try:
+        live = Projector(ws.log, ws.home, default_projections(ws.home, OS_FS, live=False), OS_FS, checkpoint=True)
+        with tempfile.TemporaryDirectory(prefix="evlog-check-") as tmp:
+            fresh = Projector(ws.log, tmp, default_projections(tmp, OS_FS, live=False), OS_FS, checkpoint=False)
+            if live.seq:
+                fresh.catch_up(live.seq, flush_every=REBUILD_FLUSH_EVENTS)
+            for p in fresh.projections:
+                p.flush()
+            rebuilt = _files(fresh)
+            drifts = []
+            compared = 0
+            for rel in sorted(_files(live) | rebuilt):
+                compared += 1
+                a = os.path.join(ws.home, rel)
+                b = os.path.join(tmp, rel) if rel in rebuilt else None
+                if not os.path.exists(a):
+                    drifts.append(Drift(rel, "missing"))
+                elif b is None:
+                    drifts.append(Drift(rel, "extra"))
+                elif not _same_bytes(a, b):
+                    drifts.append(Drift(rel, "differs"))
+            drifts.extend(_mirror_drift(ws, live))
+        return CheckResult(live.seq, ws.log.last_seq, compared, drifts)
+    finally:
+        if lock is not None:
+            lock.close()
 
 
 def _files(proj: Projector) -> set[str]:
@@ -114,20 +155,29 @@ def _files(proj: Projector) -> set[str]:
 
 
 def _mirror_drift(ws: Workspace, live: Projector) -> list[Drift]:
-    """Project MEMORY.md mirrors that exist must equal the canonical copy."""
+    """Mirrors of project MEMORY.md files in registered projects must equal the canonical copy."""
+    mem = live.get("memory")
+    assert isinstance(mem, MemoryProjection)
     out = []
-    for project in live["memory"].files:  # type: ignore[attr-defined]
-        if not project:
+    for project in mem.files:
+        if project not in ws.config.projects:
             continue
         mirror = os.path.join(project, "memory", "MEMORY.md")
-        if os.path.exists(mirror) and _read(mirror) != _read(os.path.join(ws.home, project_file(project))):
+        if os.path.exists(mirror) and not _same_bytes(mirror, os.path.join(ws.home, project_file(project))):
             out.append(Drift(mirror, "differs"))
     return out
 
 
-def _read(path: str) -> bytes | None:
+def _same_bytes(a: str, b: str) -> bool:
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                x, y = fa.read(1 << 20), fb.read(1 << 20)
+                if x != y:
+                    return False
+                if not x:
+                    return True
     except FileNotFoundError:
-        return None
+        return False

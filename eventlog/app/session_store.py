@@ -106,7 +106,7 @@ class LocalSessionStore(SessionStore):
 
     @property
     def _sessions(self) -> SessionsProjection:
-        return self.ws.projections["sessions"]  # type: ignore[return-value]
+        return self.ws.sessions  # type: ignore[return-value]
 
     def _append(self, *events: Any) -> None:
         self.ws.append(list(events))

@@ -3,14 +3,25 @@
 Layout (``evlog init`` creates it; everything but ``log/`` and ``evlog.json`` can be
 deleted and rebuilt with ``evlog replay``)::
 
-    <home>/evlog.json         configuration (segment size, durability, budgets)
+    <home>/evlog.json         configuration (segment size, durability, budgets, projects)
     <home>/log/               the event log: the only truth (see eventlog.log)
-    <home>/state/             disposable checkpoints of projections and processors
+    <home>/state/             disposable checkpoints and lock files
     <home>/sessions/          session files (projection)
-    <home>/memory/            history.jsonl and the global MEMORY.md (projections)
+    <home>/memory/            history.jsonl and the MEMORY.md files (projections)
     <home>/diary/             daily diaries (projection)
 
 The home is ``--home``, else ``$EVLOG_HOME``, else ``~/.evlog``.
+
+**Many processes, one workspace.** Any number of processes open the same workspace for
+writing (the daemon, agents' session stores, ingest, the CLI, an MCP server); the log's
+writers take turns on a short-held lock (``eventlog.writer``). Each process keeps the
+projections in memory, folding its own appends at once and catching up with others'
+by reading the log. Projection *files* are written by ``flush`` (a background thread,
+every ``projection_flush_interval``, and on close) under a second short-held lock,
+``state/projections.lock``: the flusher first adopts the newest checkpoint if another
+process flushed since (its files are on disk), catches up with the log, writes what
+changed and saves the checkpoint. So files always move forward, whoever writes them.
+Read-only workspaces load the checkpoint and catch up in memory; they never write.
 """
 
 from __future__ import annotations
@@ -26,10 +37,19 @@ import msgspec
 from eventlog.errors import ConfigError, EvlogError, WorkspaceNotFound
 from eventlog.events import Event
 from eventlog.fsio import OS_FS, FileSystem
-from eventlog.log import DEFAULT_GROUP_COMMIT_INTERVAL, DEFAULT_SEGMENT_BYTES, DURABILITY_POLICIES, Log
+from eventlog.lock import FileLock
+from eventlog.log import DEFAULT_GROUP_COMMIT_INTERVAL, DEFAULT_LOCK_TIMEOUT, DEFAULT_SEGMENT_BYTES, DURABILITY_POLICIES, Log
 
 if TYPE_CHECKING:
+    from projections.compaction import CompactionProjection
+    from projections.diary import DiaryProjection
+    from projections.dream_runs import DreamRunsProjection
+    from projections.history import HistoryProjection
+    from projections.memory import MemoryProjection
+    from projections.memory_entries import MemoryEntriesProjection
+    from projections.offsets import OffsetsProjection
     from projections.projector import Projector
+    from projections.sessions import SessionsProjection
 
 T = TypeVar("T")
 
@@ -37,6 +57,8 @@ CONFIG_FILE = "evlog.json"
 DEFAULT_SCHEDULE = {"snapshot": 300.0, "digest": 900.0, "autocompact": 300.0, "dream": 86400.0, "archive": 86400.0}
 LOG_DIR = "log"
 STATE_DIR = "state"
+PROJECTIONS_LOCK = os.path.join(STATE_DIR, "projections.lock")
+_READ_RETRIES = 3
 
 
 class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
@@ -45,13 +67,14 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
     durability: str = "fsync"
     group_commit_interval: float = DEFAULT_GROUP_COMMIT_INTERVAL
-    projection_flush_interval: float = 1.0  # seconds session files etc. may trail the log
+    projection_flush_interval: float = 1.0  # seconds projection files may trail the log
     diary_budget_bytes: int = 200_000  # a day's diary never exceeds this many bytes of UTF-8
     digest_batch_bytes: int = 50_000  # the digest reads at most this much diary per entry
     stale_after_days: float = 7.0  # the archive drops short-term entries unused this long
     dream_token_budget: int = 20_000  # tokens one Dream run may spend (prompt + answer, retry included)
     idle_minutes: float = 30.0  # AutoCompact leaves sessions active more recently alone
     schedule: dict[str, float] = msgspec.field(default_factory=lambda: dict(DEFAULT_SCHEDULE))  # seconds between daemon runs
+    projects: list[str] = msgspec.field(default_factory=list)  # project directories MEMORY.md may be mirrored into
 
     def validate(self) -> Config:
         """Raise ConfigError for values the log cannot work with; return self."""
@@ -65,6 +88,9 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
             raise ConfigError("diary_budget_bytes, digest_batch_bytes and stale_after_days must be positive")
         if not 0 < self.projection_flush_interval <= 3600:
             raise ConfigError(f"projection_flush_interval must be in (0, 3600] seconds (got {self.projection_flush_interval})")
+        for p in self.projects:
+            if not os.path.isabs(p):
+                raise ConfigError(f"projects must be absolute directories (got {p!r})")
         return self
 
 
@@ -81,12 +107,20 @@ def load_config(home: str) -> Config:
             data = f.read()
     except FileNotFoundError:
         raise WorkspaceNotFound(f"{home} is not an evlog workspace (no {CONFIG_FILE}); run 'evlog init' first") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from e
     try:
         return msgspec.json.decode(data, type=Config).validate()
     except msgspec.ValidationError as e:
         raise ConfigError(f"{path}: {e}") from e
     except msgspec.DecodeError as e:
         raise ConfigError(f"{path} is not valid JSON: {e}") from e
+
+
+def save_config(home: str, config: Config) -> None:
+    """Write ``evlog.json`` atomically (validated first)."""
+    config.validate()
+    OS_FS.atomic_write(os.path.join(home, CONFIG_FILE), msgspec.json.format(msgspec.json.encode(config), indent=2) + b"\n")
 
 
 def init_workspace(home: str, **settings: Any) -> tuple[Config, list[str]]:
@@ -105,20 +139,17 @@ def init_workspace(home: str, **settings: Any) -> tuple[Config, list[str]]:
     for sub in (LOG_DIR, STATE_DIR):
         os.makedirs(os.path.join(home, sub), exist_ok=True)
     if changes:
-        OS_FS.atomic_write(os.path.join(home, CONFIG_FILE), msgspec.json.format(msgspec.json.encode(new), indent=2) + b"\n")
+        save_config(home, new)
     if not os.listdir(os.path.join(home, LOG_DIR)):
         Log.open(os.path.join(home, LOG_DIR), writable=True, create=True, segment_bytes=new.segment_bytes).close()
     return new, changes
 
 
 class Workspace:
-    """An open workspace: its config, its log and (on first use) its projections.
+    """An open workspace: its config, its log and (on first use) its projections; see the module docstring.
 
-    Opened ``writable``, it is the log's one writer: ``append`` writes events and brings
-    the projections up to date in memory; their files are written by ``flush`` (called
-    by a background thread every ``projection_flush_interval`` seconds, and on close).
-    Opened read-only, projections are loaded from their checkpoint and caught up in
-    memory; no file is written.
+    Opened ``writable``, it may append (taking turns with other writers) and writes
+    projection files in the background; opened read-only, it only reads.
     """
 
     def __init__(self, home: str, config: Config, log: Log, fs: FileSystem) -> None:
@@ -126,9 +157,11 @@ class Workspace:
         self.config = config
         self.log = log
         self.fs = fs
-        self.lock = threading.RLock()  # guards the projections (appends, catch-up, flush)
+        self.lock = threading.RLock()  # guards this process's projections (appends, catch-up, flush)
         self._projector: Projector | None = None
         self._flushed_seq = -1
+        self._ckpt_seen: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) of the checkpoint we hold
+        self._flush_lock = FileLock(os.path.join(home, PROJECTIONS_LOCK), what=f"the projection files of {home}")
         self._stop = threading.Event()
         self._flusher: threading.Thread | None = None
 
@@ -138,7 +171,7 @@ class Workspace:
         home: str | None = None,
         *,
         writable: bool = False,
-        lock_timeout: float = 0.0,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         repair: bool = False,
         fs: FileSystem = OS_FS,
         clock: Callable[[], float] = time.time,
@@ -159,9 +192,51 @@ class Workspace:
         )
         return cls(home, config, log, fs)
 
+    @property
+    def writable(self) -> bool:
+        """True when this workspace may append (and writes projection files)."""
+        return self.log.writable
+
     def path(self, *parts: str) -> str:
         """A path inside the workspace."""
         return os.path.join(self.home, *parts)
+
+    # -- registered projects ---------------------------------------------------------
+
+    def register_project(self, directory: str) -> bool:
+        """Let the project's MEMORY.md be mirrored into ``<directory>/memory/``; True if it was new.
+
+        Only directories registered here (by a user: ``evlog project add``, or an explicit
+        ``--project``) ever receive a file from evlog outside the workspace (INVARIANTS I22).
+        """
+        return self._edit_projects(os.path.abspath(directory), add=True)
+
+    def unregister_project(self, directory: str) -> bool:
+        """Stop mirroring into ``directory`` (files already there stay); True if it was registered."""
+        return self._edit_projects(os.path.abspath(directory), add=False)
+
+    def _edit_projects(self, directory: str, *, add: bool) -> bool:
+        lock = FileLock(self.path(STATE_DIR, "config.lock"), what=f"the configuration of {self.home}")
+        lock.acquire(DEFAULT_LOCK_TIMEOUT)
+        try:
+            config = load_config(self.home)  # another process may have changed it
+            present = directory in config.projects
+            if present == add:
+                self.config = config
+                return False
+            projects = sorted({*config.projects, directory}) if add else [p for p in config.projects if p != directory]
+            config = msgspec.structs.replace(config, projects=projects)
+            save_config(self.home, config)
+            self.config = config
+        finally:
+            lock.close()
+        with self.lock:
+            if self._projector is not None:
+                mem = self._projector.get("memory")
+                mem.mirror_projects = frozenset(config.projects)  # type: ignore[attr-defined]
+                if add and self.writable:
+                    mem.after_rebuild()  # copy what the project already knows
+        return True
 
     # -- projections -----------------------------------------------------------------
 
@@ -170,24 +245,70 @@ class Workspace:
         """The workspace's projections, caught up with the log."""
         with self.lock:
             if self._projector is None:
-                from projections import default_projections
-                from projections.projector import Projector
+                self._build_projector()
+            elif self._projector.seq != self.log.last_seq:
+                self._catch_up()  # others appended (a writer folds its own appends in append())
+            return self._projector  # type: ignore[return-value]
 
-                live = self.log.writable
-                proj = Projector(self.log, self.home, default_projections(self.home, self.fs, live=live), self.fs,
-                                 checkpoint=True)
-                if live:
-                    proj.clean_temp_files()
-                self._projector = proj
-                if live and proj.outputs_missing():
-                    self._recover_drift()  # a projection file was deleted: give it back (costs a replay)
-                self._catch_up()
-                if live:
-                    self._flusher = threading.Thread(target=self._flush_loop, name="evlog-projections", daemon=True)
-                    self._flusher.start()
-            elif not (self.log.writable and self._projector.seq == self.log.last_seq):
-                self._catch_up()  # a writer's own appends are folded by append(); readers follow the log
-            return self._projector
+    def _build_projector(self) -> None:
+        from projections import default_projections
+        from projections.projector import Projector
+
+        live = self.writable
+        proj = Projector(self.log, self.home, default_projections(self.home, self.fs, live=live,
+                                                                   mirror_projects=self.config.projects),
+                         self.fs, checkpoint=True)
+        self._projector = proj
+        self._ckpt_seen = proj.checkpoint_identity()
+        if live:
+            with self._flushing():
+                proj.clean_temp_files()
+                if proj.outputs_missing():
+                    self._rebuild()  # a projection file was deleted: give it back (costs a replay)
+            self._flusher = threading.Thread(target=self._flush_loop, name="evlog-projections", daemon=True)
+            self._flusher.start()
+        self._catch_up()
+
+    # typed accessors (one per projection)
+    @property
+    def sessions(self) -> SessionsProjection:
+        """Sessions and their files."""
+        return self.projections.get("sessions")  # type: ignore[return-value]
+
+    @property
+    def history(self) -> HistoryProjection:
+        """Dream's input, ``memory/history.jsonl``."""
+        return self.projections.get("history")  # type: ignore[return-value]
+
+    @property
+    def memory(self) -> MemoryProjection:
+        """The MEMORY.md files."""
+        return self.projections.get("memory")  # type: ignore[return-value]
+
+    @property
+    def diary(self) -> DiaryProjection:
+        """Daily diaries."""
+        return self.projections.get("diary")  # type: ignore[return-value]
+
+    @property
+    def offsets(self) -> OffsetsProjection:
+        """Processor positions and recorded losses."""
+        return self.projections.get("offsets")  # type: ignore[return-value]
+
+    @property
+    def memory_entries(self) -> MemoryEntriesProjection:
+        """Short- and long-term memory entries."""
+        return self.projections.get("memory_entries")  # type: ignore[return-value]
+
+    @property
+    def dream_runs(self) -> DreamRunsProjection:
+        """Dream's runs and cursor."""
+        return self.projections.get("dream_runs")  # type: ignore[return-value]
+
+    @property
+    def compaction(self) -> CompactionProjection:
+        """AutoCompact's backoff."""
+        return self.projections.get("compaction")  # type: ignore[return-value]
 
     def _catch_up(self) -> None:
         from projections.base import ProjectionDrift
@@ -198,82 +319,130 @@ class Workspace:
             self._recover_drift()
 
     def rebuild_projections(self) -> Projector:
-        """Throw every projection file and the checkpoint away and replay the log (writer only)."""
+        """Replay the log into fresh projection files and swap them in (writer only; see ``Projector.rebuild``)."""
         with self.lock:
             proj = self.projections
-            self._recover_drift()
+            with self._flushing():
+                self._rebuild()
             return proj
 
+    def _rebuild(self) -> None:
+        proj = self._projector
+        proj.rebuild()  # type: ignore[union-attr]
+        self._flushed_seq = proj.seq  # type: ignore[union-attr]
+        self._ckpt_seen = proj.checkpoint_identity()  # type: ignore[union-attr]
+
     def _recover_drift(self) -> None:
-        if self.log.writable:
-            proj = self._projector
-            proj.rebuild()  # type: ignore[union-attr]
-            self._flushed_seq = proj.seq  # type: ignore[union-attr]
+        if self.writable:
+            with self._flushing():
+                self._rebuild()
         else:
-            raise EvlogError("projection files changed while being read (a writer is rewriting them, or they "
-                             "were edited by hand); retry, or run 'evlog replay' to rebuild them")
+            self._reload()
+
+    def _reload(self) -> None:
+        """Start again from the newest checkpoint on disk and catch up (what a reader does when files moved)."""
+        proj = self._projector
+        proj.reload()  # type: ignore[union-attr]
+        self._ckpt_seen = proj.checkpoint_identity()  # type: ignore[union-attr]
+        proj.catch_up()  # type: ignore[union-attr]
 
     def read_projection(self, fn: Callable[[], T]) -> T:
-        """Run a read that may touch projection files; a drift found there is repaired (writer) or reported."""
+        """Run a read that may touch projection files; if they moved under it, catch up and retry."""
         from projections.base import ProjectionDrift
 
         with self.lock:
-            try:
-                return fn()
-            except ProjectionDrift:
-                self._recover_drift()
-                return fn()
+            for attempt in range(_READ_RETRIES + 1):
+                try:
+                    return fn()
+                except ProjectionDrift:
+                    if self.writable:
+                        self.flush()  # our own pending changes, or another process's newer files: settle them
+                        if attempt == _READ_RETRIES - 1:
+                            self._recover_drift()
+                    elif attempt < _READ_RETRIES:
+                        self._reload()
+            raise EvlogError("projection files keep changing while being read (a writer is rewriting them, or they "
+                             "were edited by hand); retry, or run 'evlog replay' to rebuild them")
 
     def append(self, events: Sequence[Event]) -> list[int]:
-        """Append events as one atomic batch and bring the projections up to date."""
+        """Append events as one atomic batch (one event: one append) and bring the projections up to date."""
+        events = list(events)
         with self.lock:
-            before = self.log.last_seq
+            writer = self.log.writer
+            before = writer.last_append if writer is not None else (0, 0)
             seqs = self.log.append_batch(events) if len(events) != 1 else [self.log.append(events[0])]
             proj = self._projector
-            if proj is None:
+            if proj is None or writer is None or writer.last_append == before:
                 return seqs
-            new = [(ev, s) for ev, s in zip(events, seqs, strict=True) if s > before]
-            if new and proj.seq == before:  # fold what was just written without reading it back
-                ts, fingerprint = self.log.last_written()
+            first, _last = writer.last_append
+            if proj.seq == first - 1:  # fold what was just written without reading it back
+                ts, fingerprint = writer.last_written()
                 replace = msgspec.structs.replace
-                proj.apply_appended([replace(ev, seq=s, ts=ts) for ev, s in new], fingerprint)
-            elif new:
-                self._catch_up()
+                proj.apply_appended([replace(ev, seq=s, ts=ts) for ev, s in zip(events, seqs, strict=True) if s >= first],
+                                    fingerprint)
+            else:
+                self._catch_up()  # others appended before us: read theirs (and ours) back
             return seqs
+
+    # -- writing projection files ----------------------------------------------------
+
+    def _flushing(self):  # noqa: ANN202 - a context manager
+        """Hold the projection-files lock; adopt a newer checkpoint another process wrote meanwhile."""
+        ws = self
+
+        class _Turn:
+            def __enter__(self) -> None:
+                ws._flush_lock.acquire(ws.log.writer.lock_timeout if ws.log.writer else 0.0)  # noqa: SLF001
+                try:
+                    proj = ws._projector  # noqa: SLF001
+                    if proj is not None and proj.checkpoint_identity() != ws._ckpt_seen:  # noqa: SLF001
+                        ws._reload()  # noqa: SLF001 - another process flushed: its files are on disk
+                except BaseException:
+                    ws._flush_lock.release()  # noqa: SLF001
+                    raise
+
+            def __exit__(self, *exc: object) -> None:
+                ws._flush_lock.release()  # noqa: SLF001
+
+        return _Turn()
 
     def flush(self) -> None:
         """Write every projection file that changed (and their checkpoint) now."""
-        if not self.log.writable:
+        if not self.writable:
             return
         with self.lock:
             if self._projector is None:
-                self.projections  # noqa: B018  (builds and catches up)
-            self._catch_up()
-            if self._projector.seq != self._flushed_seq:  # type: ignore[union-attr]
-                self._projector.flush()  # type: ignore[union-attr]
-                self._flushed_seq = self._projector.seq  # type: ignore[union-attr]
+                self._build_projector()
+            proj = self._projector
+            with self._flushing():
+                self._catch_up()
+                if proj.seq != self._flushed_seq or proj.checkpoint_identity() != self._ckpt_seen:  # type: ignore[union-attr]
+                    proj.flush()  # type: ignore[union-attr]
+                    self._flushed_seq = proj.seq  # type: ignore[union-attr]
+                    self._ckpt_seen = proj.checkpoint_identity()  # type: ignore[union-attr]
 
     def _flush_loop(self) -> None:
         while not self._stop.wait(self.config.projection_flush_interval):
             try:
                 with self.lock:
-                    if self.log.writable and self._projector is not None and self._projector.seq != self._flushed_seq:
-                        self._projector.flush()
-                        self._flushed_seq = self._projector.seq
+                    if self.writable and self._projector is not None and self._projector.seq != self._flushed_seq:
+                        self.flush()
             except Exception:  # noqa: BLE001 - a background flush must never kill the process
                 pass  # the next flush (or close) retries; the log already holds everything
 
     def close(self) -> None:
-        """Flush projections (if this is the writer) and close the log; idempotent."""
+        """Flush projections (if this is a writer) and close the log; idempotent."""
         self._stop.set()
         if self._flusher is not None:
             self._flusher.join()
             self._flusher = None
         try:
-            if self.log.writable:
-                self.flush()  # projections always follow what this writer appended
+            wrote = self.log.writer is not None and self.log.writer.last_append != (0, 0)
+            if self.writable and (self._projector is not None or wrote):
+                self.flush()  # projection files always follow what this writer appended
         finally:
             self.log.close()
+            self._flush_lock.close()
 
     def __enter__(self) -> Workspace:
         return self

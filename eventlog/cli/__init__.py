@@ -81,6 +81,7 @@ from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     ingest_command,
     log_commands,
     processor_commands,
+    project_command,
     projection_commands,
     sync_command,
 )

@@ -69,6 +69,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
             note(f"         {n}")
 
     with open_workspace(ctx, writable=True) as ws:
+        if project:
+            ws.register_project(project)  # named on purpose: its MEMORY.md is mirrored there
         if stderr_is_tty():  # a bar while it runs, the per-file lines after it
             with click.progressbar(length=len(files), label="ingesting", file=sys.stderr) as bar:
                 report = ingest_paths(ws.log, files, fmt=fmt, project=project,

@@ -86,7 +86,7 @@ def memory(ctx: click.Context, tier: str | None, as_json: bool) -> None:
     """List short-term (stm) and long-term (ltm) memory entries with their sources."""
     if ctx.invoked_subcommand is not None:
         return
-    emit(open_workspace(ctx).projections["memory_entries"].entries(tier), as_json, _entry_line)
+    emit(open_workspace(ctx).memory_entries.entries(tier), as_json, _entry_line)
 
 
 @memory.command("recall")
@@ -114,6 +114,8 @@ def remember(ctx: click.Context, text: str, project: str | None) -> None:
     from processors.dream import remember as remember_note
 
     with open_workspace(ctx, writable=True) as ws:
+        if project:
+            ws.register_project(project)  # named on purpose: its MEMORY.md is mirrored there
         cursor = remember_note(ws, text, project=project or "")
     note(f"noted as history entry {cursor}; 'evlog run dream' learns from it")
 

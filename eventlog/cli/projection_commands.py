@@ -58,8 +58,10 @@ def sessions_show(ctx: click.Context, key: str, count: int, as_json: bool) -> No
 def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | None, as_json: bool) -> None:
     """Rebuild every projection (sessions, history, MEMORY.md, ...) from the log.
 
-    Without options the workspace's own files are thrown away and rebuilt. --check
-    names every file that differs from a fresh replay and exits 1 if any does.
+    Without options the workspace's files are rebuilt and swapped in (a killed replay
+    leaves the old or the new files, never none). --check only reads: it names every
+    file that differs from a fresh replay and exits 1 if any does. --to writes into an
+    empty directory (or one an earlier --to wrote), never over other files.
     """
     from eventlog.app import replay as rp
 
@@ -68,12 +70,14 @@ def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | Non
     if until is not None and to_dir is None:
         raise click.UsageError("--until needs --to DIR (the live files always follow the whole log)")
     if check:
-        with open_workspace(ctx, writable=True) as ws:
-            drifts = rp.check(ws)
-        emit(drifts, as_json, lambda d: f"{d.problem}: {d.path}")
+        result = rp.check(open_workspace(ctx))  # a pure reader: no lock, works on a read-only workspace
+        emit(result.drifts, as_json, lambda d: f"{d.problem}: {d.path}")
         if not as_json:
-            note(f"{len(drifts)} file(s) drifted from the log" if drifts else "every projection file matches a fresh replay")
-        if drifts:
+            behind = f"; the log continues to seq {result.log_end} (the next writer catches the files up)" \
+                if result.log_end > result.seq else ""
+            note(f"{len(result.drifts)} file(s) drifted from the log" if result.drifts else
+                 f"every projection file matches a fresh replay of seq 1..{result.seq}{behind}")
+        if result.drifts:
             ctx.exit(ExitStatus.CHECK_FAILED)
         return
     if to_dir is not None:

@@ -315,7 +315,7 @@ class _Pusher:
     def _flush(self, upto: int) -> None:
         """Render the dirty rows as one batch and hand it to the sender."""
         state, uid = self.state, self.gw.user.id
-        index = self.ws.projections["sessions"].index  # type: ignore[attr-defined]
+        index = self.ws.sessions.index  # type: ignore[attr-defined]
         sessions = []
         for key in dict.fromkeys(key for key, _ in self.dirty):
             reg = state.regs[key]

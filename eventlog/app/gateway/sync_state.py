@@ -318,7 +318,7 @@ class Contents:
         if got is None:
             from eventlog.app.session_store import parse_message_line
 
-            sessions = self.ws.projections["sessions"]
+            sessions = self.ws.sessions
             lines = self.ws.read_projection(lambda: sessions.lines(key)) if key in sessions.index else []  # type: ignore[attr-defined]
             got = {}
             for ln in lines:

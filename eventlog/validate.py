@@ -1,0 +1,123 @@
+"""Validation at the door: an event the log accepts is one every projection can fold (INVARIANTS I21).
+
+Every append goes through two checks before a byte is written:
+
+* ``validate_event`` (here): the rules msgspec types cannot say. Counts, offsets and
+  seqs are integers in ``[0, 2**63)``; names that become parts of file names or of
+  rendered lines are bounded tokens (roles, processors, run ids, segment names); dates
+  that name diary files are real calendar dates ``YYYY-MM-DD``; texts and keys have a
+  size limit; a fact's scope is ``user`` or ``project``. Times a source wrote
+  (``timestamp``, ``created_at``, ``updated_at``) are kept as written, whatever they
+  say: projections read them through ``timeutil.normalize_time``, which never raises
+  and ignores what is not a real time within the sane window.
+* the writer's type check: the framed line is decoded back into its event type before
+  it is written, so a field of the wrong shape (``tool_calls`` an object, a list where
+  a dict belongs, a value JSON cannot hold) is refused with the field's path.
+
+Both raise ``InvalidEventError`` naming the field; nothing is written. Events that older
+versions accepted are still read (and projections must fold them anyway); this only
+decides what gets in from now on.
+
+``INPUT_TYPES`` are the events a user may append by hand (``evlog append``): sessions,
+messages and notes. The others describe what processors and the log did (offsets, diary
+lines, Dream's runs, recoveries): only the library writes them, on purpose.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from eventlog.errors import InvalidEventError
+from eventlog.events import (
+    EVENT_TYPES,
+    CursorAdvanced,
+    DiaryAppended,
+    DiaryDigested,
+    DiaryTrimmed,
+    DreamStarted,
+    Event,
+    MemoryAppended,
+    MessageAppended,
+    OffsetCommitted,
+    OffsetReset,
+)
+
+#: Event types ``evlog append`` accepts: what a harness or a user may say happened.
+INPUT_TYPES = frozenset({"session.created", "session.updated", "session.deleted", "message.appended",
+                         "message.updated", "history.appended"})
+
+MAX_KEY_CHARS = 4096  # session keys, message ids, dedup keys, fact ids
+MAX_TOKEN_CHARS = 128
+MAX_INT = 2**63
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+/-]*")
+_ROLE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
+_DATE = re.compile(r"\d{4}-\d\d-\d\d")
+_SEGMENT = re.compile(r"\d{20}\.jsonl")
+_KNOWN = frozenset(EVENT_TYPES)
+_KEY_FIELDS = ("session_key", "message_id", "fact_id", "entry_id", "dedup")
+_TOKEN_FIELDS = ("processor", "run_id", "source")
+FIRST_YEAR, LAST_YEAR = 1970, 9999
+
+
+def valid_date(text: str) -> bool:
+    """True for a real calendar date ``YYYY-MM-DD`` from 1970 on (what may name a diary file)."""
+    if not _DATE.fullmatch(text):
+        return False
+    try:
+        d = date(int(text[:4]), int(text[5:7]), int(text[8:10]))
+    except ValueError:
+        return False
+    return FIRST_YEAR <= d.year <= LAST_YEAR
+
+
+def validate_event(ev: Event, *, where: str = "") -> None:
+    """Raise ``InvalidEventError`` if ``ev`` may not enter the log (see the module docstring)."""
+    def bad(field: str, why: str) -> InvalidEventError:
+        prefix = f"{where}: " if where else ""
+        return InvalidEventError(f"{prefix}{ev.type if isinstance(ev, Event) else type(ev).__name__} field `{field}`: {why}",
+                                 field=field)
+
+    if type(ev) not in _KNOWN:
+        prefix = f"{where}: " if where else ""
+        raise InvalidEventError(f"{prefix}not an event of the catalogue: {ev!r:.200}")
+    for name in ev.__struct_fields__:
+        value = getattr(ev, name)
+        if type(value) is int and not 0 <= value < MAX_INT and name not in ("seq",):
+            raise bad(name, f"{value} is not an integer in [0, 2**63)")
+        if type(value) is str and len(value) > MAX_KEY_CHARS and name in _KEY_FIELDS:
+            raise bad(name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
+        if name in _TOKEN_FIELDS and type(value) is str and value and not _is_token(value):
+            raise bad(name, f"{value!r:.80} is not a name (letters, digits and _.:@+/-, at most {MAX_TOKEN_CHARS})")
+    match ev:
+        case MessageAppended() if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
+            raise bad("role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
+        case MemoryAppended():
+            if ev.scope not in ("user", "project"):
+                raise bad("scope", f"{ev.scope!r:.80} is neither 'user' nor 'project'")
+            if type(ev.section) is str and ("\n" in ev.section or len(ev.section) > 200):
+                raise bad("section", "a section name is one line of at most 200 characters")
+        case DiaryAppended() | DiaryTrimmed() | DiaryDigested() if not valid_date(ev.date):
+            raise bad("date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
+        case OffsetReset() if ev.date and not valid_date(ev.date):
+            raise bad("date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
+        case OffsetCommitted() if not _SEGMENT.fullmatch(ev.segment):
+            raise bad("segment", f"{ev.segment!r:.80} is not a segment file name")
+        case CursorAdvanced() if ev.from_cursor > ev.to_cursor:
+            raise bad("to_cursor", f"{ev.to_cursor} is before from_cursor {ev.from_cursor}")
+        case DreamStarted() if not ev.run_id:
+            raise bad("run_id", "a run needs an id")
+        case _:
+            pass
+
+
+def _is_token(text: str) -> bool:
+    return len(text) <= MAX_TOKEN_CHARS and _TOKEN.fullmatch(text) is not None
+
+
+def check_input_type(tag: str) -> str | None:
+    """Why a user may not append an event of type ``tag`` by hand, or None if they may."""
+    if tag in INPUT_TYPES:
+        return None
+    return (f"{tag!r} events are written by evlog itself (processors and the log); "
+            f"'evlog append' takes {', '.join(sorted(INPUT_TYPES))}")

@@ -1,0 +1,741 @@
+"""Writing the log: appends from any number of processes, taking turns; recovery; rolls; dedup.
+
+**Taking turns.** Any number of processes (the daemon, an agent's session store, ingest,
+the CLI, an MCP server) may hold a ``LogWriter`` on one log at once. The write lock
+(``log/LOCK``, see ``eventlog.lock``) is held only for one append or atomic batch and
+its bookkeeping, as SQLite's WAL holds its write lock; ``turn()`` holds it across
+several appends on purpose (bulk writers). Each turn starts by catching up with what
+other writers appended since this writer's last turn: one ``fstat`` of the active
+segment tells whether anything changed (size, or the read-only mark a roll sets);
+if so, the new bytes are scanned once for their seqs, dedup keys, index positions and
+last ``ts``. So seqs stay dense, dedup holds across processes, an expected-version
+check sees the true end, and ``ts`` never goes backwards across writers.
+
+**Recovery.** The first turn of a writer recovers the log: a torn or damaged tail of
+the active segment (a writer that died mid-append; the lock is free, so nobody is
+writing it) is saved to ``log/quarantine/`` and cut off, and the cut is recorded as a
+``log.recovered`` event. Damage that a crash cannot explain (a sealed segment, intact
+records after damaged bytes, a missing segment) raises ``CorruptionError`` naming
+segment, byte offset and seq; ``repair=True`` cuts there on purpose and says so in the
+log. A later turn that finds a torn tail (another writer died during its turn) recovers
+it the same way.
+
+**Appends** assign ``seq`` (dense from 1) and ``ts`` (UTC, ms, never decreasing) and write
+each append's lines with one ``write``; a batch is framed with ``more`` counters so a
+crash keeps all of it or none. A segment is sealed when the next append would not fit:
+fsync, mark read-only, write its sparse index, create the next one. Durability policies:
+``fsync`` (``append`` returns after ``fdatasync``), ``group`` (a background thread fsyncs
+every ``group_commit_interval``; an OS crash can lose the last interval), ``none``.
+Whatever the policy, an I/O error during an append is not acknowledged and poisons the
+writer: it refuses further appends until reopened (no fsync retry; PostgreSQL's
+fsyncgate). Events carrying a ``dedup`` key are written once: appending a known key
+returns the first event's seq and writes nothing.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import threading
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+import msgspec
+
+from eventlog import codec
+from eventlog.codec import DECODER, hash_key, stamp_and_frame
+from eventlog.errors import (
+    ConflictError,
+    CorruptionError,
+    DuplicateInBatchError,
+    InvalidEventError,
+    LogIOError,
+    WriterClosedError,
+)
+from eventlog.events import Event, LogRecovered
+from eventlog.fsio import OS_FS, FileSystem, remove_stray_temp_files
+from eventlog.hashindex import HashIndex
+from eventlog.lock import LOCK_NAME, FileLock
+from eventlog.reader import LogReader
+from eventlog.segments import (
+    INDEX_EVERY,
+    encode_index,
+    index_path,
+    iter_lines,
+    scan_segment,
+    segment_bases,
+    segment_name,
+)
+
+Durability = Literal["fsync", "group", "none"]
+DURABILITY_POLICIES: tuple[str, ...] = ("fsync", "group", "none")
+DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024
+DEFAULT_GROUP_COMMIT_INTERVAL = 0.010
+DEFAULT_LOCK_TIMEOUT = 10.0
+DEDUP_FILE = "dedup.idx"
+DEDUP_SAVE_INTERVAL = 30.0  # seconds between dedup checkpoints written at segment rolls
+QUARANTINE_DIR = "quarantine"
+
+
+def _ts_ms(ts: str) -> int:
+    """Milliseconds since the epoch of a log ``ts`` (``YYYY-MM-DDTHH:MM:SS.fffZ``); -1 if unreadable."""
+    try:
+        return calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) * 1000 + int(ts[20:23])
+    except (ValueError, OverflowError):
+        return -1
+
+
+def _frame(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
+    """``stamp_and_frame``, refusing what JSON cannot hold (lone surrogates, cycles, unknown types)."""
+    try:
+        return stamp_and_frame(event, seq, ts, more)
+    except (UnicodeEncodeError, RecursionError, TypeError, OverflowError, ValueError) as e:
+        raise InvalidEventError(f"{event.type}: cannot be written as JSON: {e}") from None
+
+
+def _check_types(lines: list[bytes], events: list[Event]) -> None:
+    """Decode framed lines back into their types: a field of the wrong shape is refused before writing."""
+    try:
+        DECODER.decode_lines(b"".join(lines))
+        return
+    except msgspec.MsgspecError:
+        pass
+    for line, ev in zip(lines, events, strict=True):
+        try:
+            DECODER.decode(line)
+        except msgspec.MsgspecError as e:
+            text = str(e)
+            field = text.rsplit("$.", 1)[-1].rstrip("`") if "$." in text else ""
+            raise InvalidEventError(f"{ev.type}: {text}; nothing was written", field=field) from None
+
+
+class LogWriter:
+    """Appends to a log directory, taking turns with other writers; see the module docstring."""
+
+    def __init__(self, reader: LogReader, *, durability: Durability, segment_bytes: int, group_commit_interval: float,
+                 lock_timeout: float, fs: FileSystem, clock: Callable[[], float]) -> None:
+        self.reader = reader
+        self.dir = reader.dir
+        self.fs = fs
+        self.clock = clock
+        self.durability = durability
+        self.segment_bytes = segment_bytes
+        self.lock_timeout = lock_timeout
+        self._lock = FileLock(os.path.join(self.dir, LOCK_NAME), what=f"the log {self.dir}")
+        self._mutex = threading.RLock()
+        self._depth = 0  # > 0 while this writer holds its turn
+        self._fd: int | None = None
+        self._poisoned: str | None = None
+        self.closed = False
+        self._unsynced = 0
+        self._ts_ms = -1
+        self._ts_bytes = b""
+        self.last_line = b""  # the newest line this writer wrote (see last_written)
+        self.last_append = (0, 0)  # first and last seq of this writer's newest append (0, 0: none)
+        self.recovered: LogRecovered | None = None
+        self.lock_waits: list[float] = []  # seconds each turn waited for the lock (the newest 1000)
+        self._dedup = HashIndex()
+        self._dedup_saved = 0.0
+        self._active_base = 0
+        self._size = 0
+        self.next_seq = 1
+        self._active_index: list[tuple[int, int]] = []
+        self._next_mark = 0
+        self._flusher: threading.Thread | None = None
+        self._stop_flusher = threading.Event()
+        self._group_interval = group_commit_interval
+
+    @classmethod
+    def open(cls, reader: LogReader, *, durability: Durability = "fsync", segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+             group_commit_interval: float = DEFAULT_GROUP_COMMIT_INTERVAL, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+             repair: bool = False, fs: FileSystem = OS_FS, clock: Callable[[], float] = time.time) -> LogWriter:
+        """A writer of ``reader``'s directory; its first turn recovers the log (``repair``: cut damage on purpose)."""
+        w = cls(reader, durability=durability, segment_bytes=segment_bytes, group_commit_interval=group_commit_interval,
+                lock_timeout=lock_timeout, fs=fs, clock=clock)
+        with w._mutex:
+            w._acquire()
+            try:
+                remove_stray_temp_files(w.dir)
+                w._load(repair)
+            except BaseException:
+                w._close_fd()
+                w._lock.close()
+                raise
+            finally:
+                w._lock.release()
+        if durability == "group":
+            w._flusher = threading.Thread(target=w._flush_loop, name="evlog-group-commit", daemon=True)
+            w._flusher.start()
+        return w
+
+    # ------------------------------------------------------------------ turns
+
+    def _acquire(self) -> None:
+        waited = self._lock.acquire(self.lock_timeout)
+        if len(self.lock_waits) >= 1000:
+            del self.lock_waits[:500]
+        self.lock_waits.append(waited)
+
+    def _begin_turn(self) -> None:
+        if self._poisoned or self.closed:
+            self._check_writable(None)
+        self._acquire()
+        try:
+            self._catch_up()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    @contextmanager
+    def turn(self) -> Iterator[LogWriter]:
+        """Hold the write lock across several appends (other writers wait); nests."""
+        with self._mutex:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self
+                finally:
+                    self._depth -= 1
+                return
+            self._begin_turn()
+            self._depth = 1
+            try:
+                yield self
+            finally:
+                self._depth = 0
+                self._lock.release()
+
+    def _catch_up(self) -> None:
+        """Bring this writer's view up to the log on disk (called at the start of every turn)."""
+        if self._fd is None:
+            self._load(False)
+            return
+        st = os.fstat(self._fd)
+        if st.st_size == self._size and st.st_mode & 0o200:
+            return  # nobody appended or rolled since our last turn
+        self._follow_others()
+
+    def _follow_others(self) -> None:
+        """Read what other writers appended since our last turn: seqs, dedup keys, index, ts."""
+        bases = segment_bases(self.dir)
+        path = self.reader.seg_path(self._active_base)
+        if self._active_base not in bases or os.path.getsize(path) < self._size:
+            self._close_fd()
+            self._load(False)  # the log changed in a way appends cannot explain (a repair, a restore)
+            return
+        newer = bases[bases.index(self._active_base) :]
+        for k, base in enumerate(newer):
+            last = k == len(newer) - 1
+            if base == self._active_base:
+                res = scan_segment(path, base, start=self._size, start_seq=self.next_seq, index_from=self._next_mark)
+                self._active_index.extend(res.index)
+            else:
+                if base != self.next_seq:
+                    raise CorruptionError(f"segment {segment_name(base)} starts at seq {base} but seq {self.next_seq} "
+                                          "was expected: a segment is missing; run 'evlog verify'",
+                                          segment=segment_name(base), seq=self.next_seq)
+                self._close_fd()
+                self._active_base = base
+                res = scan_segment(self.reader.seg_path(base), base)
+                self._active_index = res.index
+            if not last and (res.damage is not None or res.valid_end != res.size):
+                seg = segment_name(base)
+                raise CorruptionError(f"sealed segment {seg} is damaged at byte {res.valid_end}; run 'evlog verify'",
+                                      segment=seg, offset=res.valid_end, seq=res.next_seq)
+            for key, seq in res.dedup:
+                self._dedup.add(hash_key(key), seq)
+            self._size = res.valid_end
+            self.next_seq = res.next_seq
+            self._next_mark = self._active_index[-1][1] + INDEX_EVERY if self._active_index else 0
+            if res.last_ts:
+                self._see_ts(res.last_ts)
+            if last and res.damage is not None:
+                self._recover_tail(base, res)
+        if self._fd is None:
+            self._open_active()
+
+    def _see_ts(self, ts: str) -> None:
+        ms = _ts_ms(ts)
+        if ms > self._ts_ms:
+            self._ts_ms = ms
+            self._ts_bytes = ts.encode()
+
+    # ------------------------------------------------------------------ recovery
+
+    def _load(self, repair: bool) -> None:
+        """Recover the log from disk (see the module docstring) and load the dedup keys."""
+        self._dedup = HashIndex()
+        self.recovered = None
+        if repair:
+            self._repair_sealed()
+        bases = segment_bases(self.dir)
+        if not bases:
+            self._create_segment(1)
+            self._active_base, self._size, self.next_seq = 1, 0, 1
+            self._active_index, self._next_mark = [], 0
+            self._load_dedup([])
+            return
+        for base, nxt in zip(bases, bases[1:], strict=False):
+            last = self.reader.last_record_seq(base)
+            if last is None or last != nxt - 1:
+                found = "no readable last record" if last is None else f"its last record has seq {last}"
+                raise CorruptionError(
+                    f"sealed segment {segment_name(base)} does not end right before {segment_name(nxt)} "
+                    f"({found}; expected seq {nxt - 1}): a segment is missing or damaged; run 'evlog verify'",
+                    segment=segment_name(base), seq=nxt - 1,
+                )
+        base = bases[-1]
+        path = self.reader.seg_path(base)
+        if not os.stat(path).st_mode & 0o200:
+            self.fs.unseal(path)  # sealed by a roll that died before the next segment existed: it is the active one
+        res = scan_segment(path, base, strict=repair)
+        self._active_base = base
+        self._size = res.valid_end
+        self.next_seq = res.next_seq
+        self._active_index = res.index
+        self._next_mark = res.index[-1][1] + INDEX_EVERY if res.index else 0
+        if res.last_ts:
+            self._see_ts(res.last_ts)
+        elif base > 1:
+            prev = self.reader.find(base - 1)
+            if prev is not None:
+                self._see_ts(prev.event.ts)
+        if res.damage is not None:  # cut first: reads (the dedup checkpoint's check) must not meet the damage
+            self._cut_tail(base, res, strict=not repair)
+        if self._fd is None:
+            self._open_active()
+        self._load_dedup(res.dedup)  # before anything is appended (a roll saves the dedup checkpoint)
+        if self.recovered is not None:  # a cut tail, or sealed segments a repair quarantined
+            self._record_recovery()
+
+    def _recover_tail(self, base: int, res) -> None:  # noqa: ANN001
+        """Cut the damaged tail of the active segment (a writer died during its turn) and record the cut."""
+        self._cut_tail(base, res)
+        self._open_active()
+        self._record_recovery()
+
+    def _cut_tail(self, base: int, res, *, strict: bool = True) -> None:  # noqa: ANN001
+        """Cut the damaged tail of the active segment (``strict``: only if it looks like a torn write)."""
+        d = res.damage
+        if d.records_after and strict:
+            raise CorruptionError(
+                f"{segment_name(base)} is damaged at byte {d.offset} (seq {d.seq}: {d.reason}) and "
+                f"{d.records_after} intact record(s) follow, so this is not a torn write; "
+                "run 'evlog verify' to see it and 'evlog repair' to cut the log there (the cut bytes are kept)",
+                segment=segment_name(base), offset=d.offset, seq=d.seq,
+            )
+        self._close_fd()
+        self._cut(base, res.valid_end, res.size, d.reason, d.records_after)
+
+    def _record_recovery(self) -> None:
+        """Append the pending ``log.recovered`` event, durably whatever the policy."""
+        rec = self.recovered
+        assert rec is not None
+        seq = self._append_one(rec, None)
+        self.recovered = msgspec.structs.replace(rec, seq=seq)
+        self._sync("fsync of the recovery record failed")
+
+    def _repair_sealed(self) -> None:
+        """Find the first damage in any segment; cut there and quarantine every later segment."""
+        bases = segment_bases(self.dir)
+        expected = bases[0] if bases else 1
+        for i, base in enumerate(bases):
+            if base != expected:  # a gap or overlap: the previous segment ends the good log
+                self._quarantine_segments(bases[i:], f"repair: segment {segment_name(base)} starts at seq {base} where {expected} was expected")
+                return
+            res = scan_segment(self.reader.seg_path(base), base, strict=True)
+            later = bases[i + 1 :]
+            if later and res.damage is None and res.next_seq == later[0]:
+                expected = res.next_seq
+                continue
+            if not later:
+                return  # the active segment: ordinary recovery (with repair) handles it
+            reason = res.damage.reason if res.damage else f"{segment_name(later[0])} does not continue at seq {res.next_seq}"
+            moved = self._quarantine_segments(later, "")
+            self.fs.unseal(self.reader.seg_path(base))
+            self._cut(base, res.valid_end, res.size, f"repair: {reason}", 0)
+            self.recovered = msgspec.structs.replace(self.recovered, segments_quarantined=moved)  # type: ignore[arg-type]
+            return
+
+    def _quarantine_segments(self, bases: list[int], reason: str) -> list[str]:
+        """Move whole segments into log/quarantine/ (recording it if ``reason`` is given)."""
+        qdir = os.path.join(self.dir, QUARANTINE_DIR)
+        os.makedirs(qdir, exist_ok=True)
+        moved, total = [], 0
+        for b in bases:
+            total += os.path.getsize(self.reader.seg_path(b))
+            self.fs.rename(self.reader.seg_path(b), os.path.join(qdir, segment_name(b)))
+            moved.append(segment_name(b))
+            if os.path.exists(index_path(self.dir, b)):
+                os.unlink(index_path(self.dir, b))
+        self.fs.fsync_dir(self.dir)
+        if reason:
+            remaining = segment_bases(self.dir)
+            prev = remaining[-1] if remaining else bases[0]
+            if os.path.exists(index_path(self.dir, prev)):
+                os.unlink(index_path(self.dir, prev))  # it becomes the active segment again
+            if remaining:
+                self.fs.unseal(self.reader.seg_path(prev))
+            self.recovered = LogRecovered(
+                segment=segment_name(prev),
+                offset=os.path.getsize(self.reader.seg_path(prev)) if remaining else 0,
+                bytes_truncated=total, reason=reason, quarantine=QUARANTINE_DIR, segments_quarantined=moved,
+            )
+        return moved
+
+    def _cut(self, base: int, valid_end: int, size: int, reason: str, records_after: int) -> None:
+        path = self.reader.seg_path(base)
+        with open(path, "rb") as f:
+            f.seek(valid_end)
+            cut = f.read()
+        qdir = os.path.join(self.dir, QUARANTINE_DIR)
+        os.makedirs(qdir, exist_ok=True)
+        qname = f"{segment_name(base)}.{valid_end}.{int(self.clock())}.bad"
+        self.fs.atomic_write(os.path.join(qdir, qname), cut)
+        fd = self.fs.open_append(path)
+        try:
+            self.fs.truncate(fd, valid_end)
+            self.fs.fsync(fd)
+        finally:
+            self.fs.close(fd)
+        if os.path.exists(index_path(self.dir, base)):
+            os.unlink(index_path(self.dir, base))  # it may describe the bytes just cut
+        self.reader._index_cache.pop(base, None)  # noqa: SLF001 - same package, the cache must not outlive the cut
+        self._size = valid_end
+        self.recovered = LogRecovered(
+            segment=segment_name(base), offset=valid_end, bytes_truncated=size - valid_end, reason=reason,
+            quarantine=f"{QUARANTINE_DIR}/{qname}", records_after_damage=records_after,
+        )
+
+    def _open_active(self) -> None:
+        self._fd = self.fs.open_append(self.reader.seg_path(self._active_base))
+
+    def _create_segment(self, base: int) -> None:
+        path = self.reader.seg_path(base)
+        fd = self.fs.open_append(path)
+        self.fs.close(fd)
+        self.fs.fsync_dir(self.dir)
+        self._fd = self.fs.open_append(path)
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            try:
+                self.fs.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    # ------------------------------------------------------------------ dedup keys
+
+    def _load_dedup(self, active_keys: list[tuple[str, int]]) -> None:
+        """Load the dedup checkpoint if it matches the log, else rebuild; then catch up (``active_keys``: the active segment's)."""
+        start = self.reader.log_start
+        path = os.path.join(self.dir, DEDUP_FILE)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            head, _, body = data.partition(b"\n")
+            meta = msgspec.json.decode(head)
+            seq, fp = int(meta["seq"]), str(meta["fingerprint"])
+            intact = meta.get("body") == "xxh3-64:" + codec._xxh64_hex(body)  # noqa: SLF001 - the checksum of the keys
+            if intact and (seq == 0 or (seq < self.next_seq and self._fingerprint_at(seq) == fp)):
+                self._dedup = HashIndex.from_bytes(body)
+                start = seq + 1
+        except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
+            pass
+        for base, pos in self._positions_from(start):
+            if base == self._active_base:  # recovery just scanned it: use what it found
+                for key, seq in active_keys:
+                    if seq >= start:
+                        self._dedup.add(hash_key(key), seq)
+                continue
+            for _p, line in iter_lines(self.reader.seg_path(base), pos):
+                fr = codec.FRAME_DECODER.decode(line)
+                if fr.dedup:
+                    self._dedup.add(hash_key(fr.dedup), fr.seq)
+
+    def _fingerprint_at(self, seq: int) -> str | None:
+        rec = self.reader.find(seq)
+        return rec.fingerprint if rec else None
+
+    def _positions_from(self, seq: int) -> list[tuple[int, int]]:
+        """(segment base, byte position) pairs to scan to read every record from ``seq`` on."""
+        if seq >= self.next_seq:
+            return []
+        bases = segment_bases(self.dir)
+        i = max(bisect_right(bases, seq) - 1, 0)
+        base = bases[i]
+        pos, _at = self.reader.locate(base, seq)
+        return [(base, pos)] + [(b, 0) for b in bases[i + 1 :]]
+
+    def _save_dedup(self) -> None:
+        last = self.next_seq - 1
+        body = self._dedup.to_bytes()
+        head = msgspec.json.encode({"seq": last, "fingerprint": self._fingerprint_at(last) if last else "",
+                                    "body": "xxh3-64:" + codec._xxh64_hex(body)})  # noqa: SLF001
+        self.fs.atomic_write(os.path.join(self.dir, DEDUP_FILE), head + b"\n" + body, sync=False)
+        self._dedup_saved = time.monotonic()
+
+    def lookup_dedup(self, key: str) -> int | None:
+        """The seq of the event that carries dedup key ``key`` as this writer last saw the log, or None."""
+        return self._dedup.get(hash_key(key))
+
+    def lookup_dedup_int(self, key: int) -> int | None:
+        """``lookup_dedup`` for a key already hashed to its 128-bit integer (see ``codec.hash_key``)."""
+        return self._dedup.get(key)
+
+    # ------------------------------------------------------------------ appending
+
+    def append(self, event: Event, *, expected: int | None = None) -> int:
+        """Append one event in its own turn; returns its seq (the first one's seq if its dedup key is known)."""
+        with self._mutex:
+            if self._depth:
+                return self._append_one(event, expected)
+            self._begin_turn()
+            try:
+                return self._append_one(event, expected)
+            finally:
+                self._lock.release()
+
+    def _append_one(self, event: Event, expected: int | None) -> int:
+        if expected is not None or self._poisoned or self.closed:
+            self._check_writable(expected)
+        key = event.dedup
+        if key:
+            h = hash_key(key)
+            first = self._dedup.get(h)
+            if first is not None:
+                return first
+        seq = self.next_seq
+        ms = int(self.clock() * 1000)
+        line = _frame(event, seq, self._ts_bytes if ms <= self._ts_ms else self._stamp(ms))
+        _check_types([line], [event])
+        self.last_line = line
+        pos = self._size
+        if pos + len(line) > self.segment_bytes or pos >= self._next_mark:
+            self._write(line, None)  # the general path: roll, index mark
+        else:
+            try:
+                self.fs.write(self._fd, line)  # type: ignore[arg-type]
+            except OSError as e:
+                self._poison(f"write failed: {e}")
+                raise LogIOError(f"append not acknowledged: writing {segment_name(self._active_base)} failed: {e}") from e
+            self._size = pos + len(line)
+            self.next_seq = seq + 1
+            if self.durability == "fsync":
+                self._sync("fsync failed")
+            else:
+                self._unsynced += 1
+        if key:
+            self._dedup.add(h, seq)
+        self.last_append = (seq, seq)
+        return seq
+
+    def append_batch(self, events: Iterable[Event], *, expected: int | None = None) -> list[int]:
+        """Append events atomically in one turn: after any crash all of them are in the log or none.
+
+        Returns each event's seq. ``expected`` is the last seq the caller saw; if the log
+        has moved on, nothing is written and ``ConflictError`` is raised. Events whose
+        dedup key the log already holds are not written again (their first seq is
+        returned). A batch that repeats a dedup key writes nothing and raises
+        ``DuplicateInBatchError``.
+        """
+        events = list(events)
+        with self._mutex:
+            if self._depth:
+                return self._append_batch(events, expected)
+            self._begin_turn()
+            try:
+                return self._append_batch(events, expected)
+            finally:
+                self._lock.release()
+
+    def _append_batch(self, events: list[Event], expected: int | None) -> list[int]:
+        self._check_writable(expected)
+        seqs: list[int] = [0] * len(events)
+        todo: list[int] = []
+        keys: dict[int, int] = {}  # hashed dedup key -> batch index
+        for i, ev in enumerate(events):
+            if not isinstance(ev, Event) or type(ev) is Event:
+                raise InvalidEventError(f"batch item {i} is not an event: {ev!r}")
+            if ev.dedup:
+                k = hash_key(ev.dedup)
+                if k in keys:
+                    raise DuplicateInBatchError(f"batch items {keys[k]} and {i} share dedup key {ev.dedup!r}; nothing was written")
+                keys[k] = i
+                first = self._dedup.get(k)
+                if first is not None:
+                    seqs[i] = first
+                    continue
+            todo.append(i)
+        if not todo:
+            return seqs
+        ts = self._stamp()
+        seq = self.next_seq
+        n = len(todo)
+        lines = [_frame(events[i], seq + j, ts, n - 1 - j) for j, i in enumerate(todo)]
+        _check_types(lines, [events[i] for i in todo])
+        self.last_line = lines[-1]
+        self._write(b"".join(lines), lines)
+        for j, i in enumerate(todo):
+            seqs[i] = seq + j
+        add = self._dedup.add
+        for k, i in keys.items():
+            if seqs[i] >= seq:  # written now (not a known duplicate)
+                add(k, seqs[i])
+        self.last_append = (seq, seq + n - 1)
+        return seqs
+
+    def last_written(self) -> tuple[str, str]:
+        """(ts, fingerprint) of the newest line this writer wrote: the stamp every event of that append got."""
+        return self._ts_bytes.decode(), codec.fingerprint(self.last_line)
+
+    def end_seq(self) -> int:
+        """Seq of the newest event on disk; cheap (one ``fstat``) when no other writer appended."""
+        with self._mutex:
+            fd = self._fd
+            if fd is not None and not self._poisoned:
+                st = os.fstat(fd)
+                if st.st_size == self._size and st.st_mode & 0o200:
+                    return self.next_seq - 1
+        return self.reader.last_seq
+
+    def _check_writable(self, expected: int | None) -> None:
+        if self.closed:
+            raise WriterClosedError("the log is closed")
+        if self._poisoned:
+            raise WriterClosedError(f"the writer refuses appends after an I/O error ({self._poisoned}); reopen the log")
+        if expected is not None and expected != self.next_seq - 1:
+            raise ConflictError(f"expected the log to end at seq {expected}, but it ends at seq {self.next_seq - 1}")
+
+    def _stamp(self, ms: int | None = None) -> bytes:
+        """The ``ts`` of the next append: UTC, millisecond precision, never going backwards."""
+        if ms is None:
+            ms = int(self.clock() * 1000)
+        if ms > self._ts_ms:
+            self._ts_ms = ms
+            self._ts_bytes = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)).encode()
+        return self._ts_bytes
+
+    def _write(self, data: bytes, lines: list[bytes] | None) -> None:
+        """Write one append's bytes (``lines``: a batch's lines, None for one event), then sync."""
+        pos = self._size
+        if pos and pos + len(data) > self.segment_bytes:
+            self._roll()
+            pos = 0
+        try:
+            self.fs.write(self._fd, data)  # type: ignore[arg-type]
+        except OSError as e:
+            self._poison(f"write failed: {e}")
+            raise LogIOError(f"append not acknowledged: writing {segment_name(self._active_base)} failed: {e}") from e
+        seq = self.next_seq
+        count = 1 if lines is None else len(lines)
+        self._size = pos + len(data)
+        self.next_seq = seq + count
+        if pos >= self._next_mark:
+            for line in lines or (data,):
+                if pos >= self._next_mark:
+                    self._active_index.append((seq, pos))
+                    self._next_mark = pos + INDEX_EVERY
+                pos += len(line)
+                seq += 1
+        if self.durability == "fsync":
+            self._sync("fsync failed")
+        else:
+            self._unsynced += count
+
+    def _sync(self, what: str) -> None:
+        try:
+            self.fs.fsync(self._fd)  # type: ignore[arg-type]
+        except OSError as e:
+            self._poison(f"{what}: {e}")
+            raise LogIOError(f"append not acknowledged: {what} on {segment_name(self._active_base)}: {e}") from e
+        self._unsynced = 0
+
+    def _poison(self, why: str) -> None:
+        self._poisoned = why
+
+    def _roll(self) -> None:
+        """Seal the active segment (fsync, read-only mark, sparse index) and start the next one."""
+        self._sync("fsync before sealing failed")
+        try:
+            self.fs.seal(self._fd)  # type: ignore[arg-type]
+            self.fs.atomic_write(index_path(self.dir, self._active_base),
+                                 encode_index(self._active_base, self._size, self._active_index), sync=False)
+            self.fs.close(self._fd)  # type: ignore[arg-type]
+            self._fd = None
+            self._create_segment(self.next_seq)
+        except OSError as e:
+            self._poison(f"segment roll failed: {e}")
+            raise LogIOError(f"append not acknowledged: rolling to {segment_name(self.next_seq)} failed: {e}") from e
+        self._active_base = self.next_seq
+        self._size = 0
+        self._active_index = []
+        self._next_mark = 0
+        if time.monotonic() - self._dedup_saved > DEDUP_SAVE_INTERVAL:
+            self._save_quietly(self._save_dedup)
+
+    def _save_active_index(self) -> None:
+        """Leave the active segment's sparse index for readers (disposable, checked on use)."""
+        self.fs.atomic_write(index_path(self.dir, self._active_base),
+                             encode_index(self._active_base, self._size, self._active_index), sync=False)
+
+    @staticmethod
+    def _save_quietly(save: Callable[[], None]) -> None:
+        try:
+            save()
+        except OSError:
+            pass  # disposable: rebuilt from the log on next open
+
+    def sync(self) -> None:
+        """fsync now whatever this writer wrote (under ``group``/``none`` durability)."""
+        with self._mutex:
+            if not self.closed and not self._poisoned and self._unsynced:
+                self._sync("fsync failed")
+
+    def _flush_loop(self) -> None:
+        while not self._stop_flusher.wait(self._group_interval):
+            with self._mutex:
+                if not self.closed and not self._poisoned and self._unsynced:
+                    try:
+                        self._sync("group commit fsync failed")
+                    except LogIOError:
+                        pass  # poisoned; the next append reports it
+
+    def close(self) -> None:
+        """Sync, save the dedup and index checkpoints (if the lock is free soon) and close; idempotent."""
+        if self._flusher is not None:
+            self._stop_flusher.set()
+            self._flusher.join()
+            self._flusher = None
+        with self._mutex:
+            if self.closed:
+                return
+            try:
+                if not self._poisoned:
+                    if self._unsynced:
+                        self._sync("fsync on close failed")
+                    self._save_checkpoints()
+            finally:
+                self.closed = True
+                self._close_fd()
+                self._lock.close()
+
+    def _save_checkpoints(self) -> None:
+        """Dedup keys and the active index, written in a turn of our own; skipped if others keep the lock busy."""
+        try:
+            waited = self._lock.acquire(min(self.lock_timeout, 1.0))
+        except Exception:  # noqa: BLE001 - LockedError or an unreadable lock file: checkpoints are disposable
+            return
+        del waited
+        try:
+            self._catch_up()
+            self._save_quietly(self._save_dedup)
+            self._save_quietly(self._save_active_index)
+        except Exception:  # noqa: BLE001 - a checkpoint must never turn a clean close into an error
+            pass
+        finally:
+            self._lock.release()
