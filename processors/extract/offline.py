@@ -1,0 +1,971 @@
+"""The offline fact extractor: deterministic rules, no network, precision first.
+
+``extract(entries, existing) -> list[FactOp]`` reads a batch of source messages (in
+order) and the facts already in memory (pass the active ones), and proposes
+operations. Same input, same output, byte for byte; rule set ``NAME``.
+
+**Sources.** Only text a person wrote is read (``text.skip_reason``): user messages,
+notes, and the turns of a named speaker (a conversation between people). Never an AI
+assistant's text, tool output, system messages, ``isMeta`` / compact-summary lines,
+local commands, subagent prompts, harness notices ("[Request interrupted ...",
+"Caveat: ...", "[Scheduled Task] ..."), nor an entry without a time (a fact needs a
+date). Inside a message, injected blocks (``<system-reminder>``, ``<command-name>``,
+``<memory>``, any tag with ``-`` or ``_``, except ``<command-args>``: the user's own
+arguments), fenced code, quoted lines, a pasted MEMORY.md section and lines equal to a
+known fact are removed first (``text.own_text``). Sentences longer than
+``MAX_SENTENCE`` characters are not read (so the work stays linear in the input).
+
+**Sentences.** Each message is split into sentences. Questions are dropped, and so
+are requests ("please ...", "can you ...", "let's ...", "check out ...", 帮我...),
+sentences addressed to the other person (a second-person pronoun), pleasantries and
+reactions ("Thanks!", "I agree", "I'm so glad", "I hope ..."), opinions ("I think
+..."), sentences that open on something said before ("It was ...", "That's why ...",
+"Reminds me of ...") and sentences too short or too generic to be a fact. Leading
+interjections, vocatives and announcements ("Yeah Mel,", "By the way,", "Since we last
+talked,", "I've got some great news -") are removed; an announcement's time phrase is
+kept. A sentence without its subject ("Just got back from Rome") is the speaker's.
+
+**What is a fact** (English). A sentence about the speaker (I / my ... / we) that
+states one of: an event (a past-tense verb: "I went", "we adopted"), identity (job,
+home, origin, family, pets, "I'm a ..."), a preference ("I love", "my favorite ... is"),
+a habit ("I usually", "every morning"), a plan or goal ("I'm planning to", "my dream
+is"). Its score (``_score``) adds ``WEIGHTS`` for those kinds and for specifics
+(proper names, titles in quotes, numbers, a resolved date, content words) and takes
+``PENALTIES`` for weaknesses (mostly feelings, vague words such as "something" or "a
+great time", pronouns whose referent is in another sentence, promises, length). In
+every message only its best sentence is a candidate (a second one only if it scores
+``SECOND_SCORE`` and says something else), and it becomes a fact with a score of at
+least ``MIN_SCORE``. Nothing depends on the batch's size: a conversation fed in one
+call or one session at a time gives the same facts (unless a correction in it meets a
+fact of another batch). A user working with a coding agent (speaker "user") is held
+to more: only conventions ("always use pytest", "never push to main", "we use ruff",
+"this project targets 3.11"), preferences, habits and identity count, not the work
+they ask for. A note (role ``note``, from ``evlog remember``) and a sentence opening
+with "remember that" are kept whatever they state (a statement without "I" verbatim).
+
+**Chinese.** Sentences are cut into clauses at ``，``; a clause with a trigger (我习惯,
+我喜欢, 我用, 我在…工作, 我叫, 我是, 不要, 别, 记住, 我们用, 这个项目, 去了, 买了 ...)
+starts a fact and clauses without one join the fact before it (the rules of the
+previous extractor, kept); questions and requests (吗, 能不能, 帮我 ...) are dropped.
+我 becomes 用户 or the speaker's name, 我们 团队; a request such as 不要… becomes
+用户要求不要…; relative dates (昨天, 上周, 去年 ...) are resolved.
+
+**Fact text.** Relative times are resolved against the message's time ("yesterday" ->
+"on 7 May 2023", see ``timeref``), then the sentence is put in the third person naming
+its subject ("I went" -> "Alice went", "The user prefers ...", "we bought" ->
+"Bob says they bought"; see ``voice``). Facts are whole sentences: never cut,
+never with an ellipsis; a sentence longer than ``MAX_CHARS`` is shortened only at a
+clause boundary (" - ", "; ", ", but ", ", and ") and dropped if no clause fits, and
+the subject must be named within its first ten words. Each fact has a subject
+("user", a person's name, or "project"), a scope (a named person's facts belong to the
+project of their conversation when there is one; the user's go to the global file
+unless they are about the project), a section (``model.SECTIONS``), ``when`` = the
+message's time (normalised to UTC) and ``sources`` = that one message.
+
+**Corrections and forget requests** are never facts. "I no longer ...", "I don't ...
+anymore", "not X anymore, Y now" (不再, 已经不, 改用, 换成) become an ``update`` of the
+best matching active fact of the same subject (matching = shared content words, at
+least one of them specific), whose text is the corrected statement; with no matching
+fact they are a ``noop``. Weaker signs ("I switched to", "I stopped going", "instead
+of") need a closer match, and without one the sentence is read as an ordinary event.
+"Forget that ...", "please forget ...", "don't remember ..." (忘记, 忘掉, 别记) become a
+``delete`` of each matching active fact (at most ``MAX_DELETES``; pinned facts are
+never changed by rules: that is a ``noop`` with the reason), or a ``noop``. A
+correction or forget request that matches a fact proposed earlier in the same batch
+changes (its sources then are both messages) or drops that proposal instead.
+
+**No duplicates.** A fact ``similar`` (``text.similar``) to an active existing fact or to
+one proposed earlier in the batch is not added.
+
+**Project signals.** From the user's messages, ``signals.project_signals`` adds the
+stack, the code checks, how work is tracked, the agent instruction file and the
+language the user writes in, as facts of the project (the language without a project
+is a global fact), each unless a known fact names it already.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from eventlog.timeutil import normalize_time
+from processors.extract import signals as sig
+from processors.extract.model import (
+    EVENTS,
+    MAX_SOURCES,
+    PREFERENCES,
+    PROFILE,
+    PROJECT,
+    Entry,
+    ExistingFact,
+    FactOp,
+)
+from processors.extract.text import (
+    content_tokens,
+    fact_key,
+    has_cjk,
+    own_text,
+    sentences,
+    similar,
+    skip_reason,
+)
+from processors.extract.timeref import TIME_HINT, resolve
+from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
+
+NAME = "offline-facts-v1"
+#: The score a sentence needs to become a fact.
+MIN_SCORE = 4.0
+#: A second fact from one message needs this score.
+SECOND_SCORE = 5.0
+#: Facts are at most this long (characters); longer sentences are shortened at a clause boundary.
+MAX_CHARS = 240
+MIN_WORDS = 5
+#: Longer sentences are not read at all (they cannot become a fact of at most MAX_CHARS).
+MAX_SENTENCE = 2000
+#: At most this many facts are forgotten by one request.
+MAX_DELETES = 3
+
+
+# --- the speaker ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """Who a message's facts are about and where they go."""
+
+    name: str  # "the user" or a person's name: how the fact names its subject
+    subject: str  # FactOp.subject: "user" or the person's name
+    named: bool  # a named person of a conversation (not "the user")
+    project: str
+
+    @property
+    def zh_name(self) -> str:
+        return "用户" if not self.named else self.name
+
+
+def _speaker(e: Entry) -> Speaker:
+    named = e.meta.get("speaker") if isinstance(e.meta, dict) else None
+    if isinstance(named, str) and named.strip() and named.strip().casefold() not in ("user", "assistant", "note"):
+        n = " ".join(named.split())
+        return Speaker(n, n, True, e.project)
+    return Speaker("the user", "user", False, e.project)
+
+
+# --- sentence cleaning ------------------------------------------------------------------------
+
+_INTERJECTION = re.compile(
+    r"^(?:yeah|yea|yes|yep|yup|yay|oh|ohh|ooh|wow|whoa|woah|woo+|omg|oh\s+my\s+(?:god|gosh)|gosh|geez|dude|man|well|hey|hi|hello|haha+|hah|hehe|lol|lmao|so|ok|okay|sure|"
+    r"totally|absolutely|definitely|aww+|omg|hmm+|um+|uh|and|but|plus|anyway|anyways|btw|by\s+the\s+way|"
+    r"guess\s+what|oh\s+yeah|no\s+way|right|true|indeed|cool|nice|great|awesome|also|honestly|"
+    r"funny\s+you\s+(?:should\s+)?(?:mention|ask)\w*|speaking\s+of\s+(?:which|that)|"
+    r"(?:ever\s+)?since\s+(?:we|I)\s+last\s+(?:talked|spoke|chatted|caught\s+up|met)|"
+    r"since\s+our\s+last\s+(?:chat|talk|conversation)|(?:a\s+lot|lots|so\s+much|much|tons?|loads)(?:'s|\s+has|\s+have)\s+"
+    r"(?:been\s+going\s+on|happened)(?:\s+since\s+(?:we|I|our)\s+(?:last\s+)?\w+(?:\s+(?:last|talked|spoke|chatted))?)?|"
+    r"it'?s\s+been\s+(?:a\s+while|ages|crazy|busy|hectic|wild)|long\s+time\s+no\s+(?:talk|see|chat)|"
+    r"good\s+to\s+(?:hear|see)\s+from\s+you|great\s+to\s+hear\s+from\s+you|thanks|thank\s+you|"
+    r"actually|fun\s+fact|news|funny\s+thing|crazy\s+thing|now|so\s+yeah|best\s+of\s+all|worst\s+of\s+all|"
+    r"most\s+importantly|luckily|fortunately|unfortunately|sadly|thankfully|"
+    r"you\s+know\s+what|I\s+must\s+say|"
+    r"I\s+gotta\s+say|I\s+have\s+to\s+say|to\s+be\s+honest|tbh|truth\s+is)\b[\s,!.:;—–-]*",
+    re.IGNORECASE,
+)
+#: "Funny thing happened on Monday - I met ..." / "I have big news: ...", "Good news - ...":
+#: an announcement before the news; its time phrase (if any) is kept and moved to the end.
+_NEWS_INTRO = re.compile(
+    r"^(?:(?:some|one|a|crazy|funny|cool|big|huge|awesome|amazing|exciting|great)\s*)?(?:thing|things|news|update)"
+    r"(?:\s+\w+){0,2}\s+happened(?:\s+to\s+me)?(?P<t1>[^-–—:!.]{0,30})\s*[-–—:!]+\s*"
+    r"|^I(?:'ve(?:\s+got)?|\s+(?:actually\s+|just\s+)?(?:'ve\s+)?(?:got|have|had))\s+(?:some\s+|a\s+(?:bit\s+of\s+)?)?(?:\w+\s+){0,2}"
+    r"(?:news|update|something\s+new)(?:\s+to\s+share)?(?:\s+with\s+you)?(?P<t2>[^-–—:!.,]{0,30})\s*[-–—:!,]+\s*"
+    r"|^(?P<t3>yesterday|today|tonight|last\s+\w+|this\s+(?:past\s+)?\w+|the\s+other\s+day)\s+(?:was|has\s+been)\s+"
+    r"(?:\w+\s+){0,3}?(?:cool|great|amazing|awesome|crazy|wild|busy|fun|nice|good|special|big|huge|hectic|intense)\s*[-–—:!,]+\s*"
+    r"|^(?:(?:good|great|big|some|exciting|awesome)\s+news|I\s+(?:want|have|gotta|got)\s+to\s+brag|"
+    r"since\s+(?:speaking|talking|we\s+spoke|we\s+talked)\s+last)\s*[-–—:!,]+\s*"
+    r"|^(?:on\s+another\s+note|speaking\s+of\s+\w+(?:\s+\w+)?|for\s+me|as\s+for\s+me|in\s+other\s+news|"
+    r"other\s+than\s+that|apart\s+from\s+that|besides\s+that|other\s+news|that\s+said|fun\s+fact)\s*[,:-]\s*",
+    re.IGNORECASE,
+)
+#: Tails that add nothing: ", take a look!", ", for example", "- yum!".
+_TAIL = re.compile(
+    r"[\s,;:\-–—]+(?:take\s+a\s+look|check\s+(?:it|this|them)\s+out|look|see|for\s+example|for\s+instance|lol|haha+|"
+    r"yum+|yay|woo+hoo+|though|too|as\s+well|you\s+know|right|huh|ha)\s*([.!]*)$",
+    re.IGNORECASE,
+)
+#: A sentence without its subject: "Just got back from ...", "Went to ..." (the speaker did it).
+_NO_SUBJECT_PAST = re.compile(
+    r"^(?:(?:just|finally|recently|also|actually)\s+)*(?:went|got|took|made|bought|started|finished|visited|joined|lost|"
+    r"quit|left|broke|hurt|received|sold|drove|flew|ate|cooked|threw|caught|"
+    r"tried|saw|watched|met|found|signed|booked|adopted|skyped|called|spent|had|did|ran|won|learned|learnt|picked|"
+    r"wrapped|checked|headed|moved|decided|entered|attended|hosted|baked|cooked|painted|wrote|read|played|"
+    r"finished|completed|passed|launched|opened|released)\s+(?!me\b|you\b|it\b|that\b)",
+    re.IGNORECASE,
+)
+_NO_SUBJECT_OTHER = re.compile(r"^(?:\w+s|makes?|reminds?|gets?|got|keeps?|helps?|gives?)\s+(?:me|us)\b", re.IGNORECASE)
+_FILLER = re.compile(r"(?:^|(?<=,)|(?<=\s-))\s*(?:you\s+know|I\s+mean|if\s+you\s+know\s+what\s+I\s+mean)\s*(?:,|$)\s*",
+                     re.IGNORECASE)
+_ANY_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|our|me)\b", re.IGNORECASE)
+_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
+_LEAD_PUNCT = re.compile(r"^[\s\-–—*•·|>:;,.!]+")
+
+
+def _strip_intro(s: str, vocatives: tuple[str, ...]) -> str:
+    """Leading interjections and vocatives ("Yeah Mel, ..."), trailing vocatives (", Mel!") removed."""
+    voc = "|".join(re.escape(v) for v in vocatives if v)
+    for _ in range(6):
+        before = s
+        s = _INTERJECTION.sub("", s).lstrip()
+        if voc:
+            s = re.sub(rf"^(?:{voc})\b[\s,!.:;—–-]*", "", s).lstrip()
+        s = _LEAD_PUNCT.sub("", s)
+        m = _NEWS_INTRO.match(s)
+        if m:
+            when = (m.group("t1") or m.group("t2") or m.group("t3") or "").strip()
+            rest = s[m.end():].strip()
+            if rest:
+                s = rest
+                if when and re.search(r"\b(?:last|this|yesterday|today|ago|week|weekend|month|year)\b", when, re.I):
+                    end = re.search(r"[.!?]*$", s)
+                    s = f"{s[:end.start()]} {when}{end.group(0)}" if end else f"{s} {when}"
+        if s == before:
+            break
+    if voc:
+        s = re.sub(rf"[\s,]+(?:{voc})\s*([.!?]*)$", r"\1", s)
+    return s.strip()
+
+
+def _finish(text: str) -> str:
+    """One space runs, a capital first letter, one final period (or the CJK stop)."""
+    text = " ".join(_EMOJI.sub(" ", text).split())
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = text.rstrip(" ,;:-–—")
+    text = re.sub(r"[.!?…]+$", "", text).rstrip(" ,;:-–—")
+    if not text:
+        return ""
+    if text[-1:] in "\"”'’" and text[-2:-1] in ".!?":
+        return text[:1].upper() + text[1:-2] + text[-1] + "."
+    if has_cjk(text[-1:]) or text[-1:] in "。！？）)」』":
+        return text.rstrip("！？!?") + ("" if text.endswith("。") else "。") if has_cjk(text) else text
+    return text[:1].upper() + text[1:] + "."
+
+
+# --- English classification --------------------------------------------------------------------
+
+_REQUEST = re.compile(
+    r"^(?:(?:just|so|now|then|and)\s+)?(?:please|pls|kindly|can\s+you|could\s+you|would\s+you|will\s+you|let'?s|let\s+me|let\s+us|help\s+me|"
+    r"make\s+sure\s+you|don'?t\s+forget|remember\s+to|check\s+(?:out|this|it)|take\s+a\s+look|look\s+at|"
+    r"tell\s+me|show\s+me|give\s+me|send\s+me|keep\s+(?:it|up|going|me)|have\s+a|enjoy|good\s+luck|"
+    r"create|make|add|fix|run|start|write|update|implement|explain|read|find|search|websearch|edit|delete|remove|"
+    r"continue|try|test|install|build|deploy|ultrathink|think|go|do|use\s+the|look|guess|see|imagine|picture|"
+    r"remember\s+(?:when|the|that\s+time|how))\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(
+    r"^(?:who|whom|whose|what|when|where|why|which|how|anything|any\s+\w+)\b"
+    r"|^(?:can|could|would|will|do|does|did|is|are|was|were|should|shall|may|might|have|has|am|isn't|aren't|don't)\s+"
+    r"(?:you|i|we|it|they|he|she|this|that|there|these|those|my|our|your)\b",
+    re.IGNORECASE,
+)
+#: First-person openers that react, hedge or promise rather than state a fact.
+_REACTION = re.compile(
+    r"^(?:I|we)\s+(?:(?:totally|completely|fully|really|so|just|also|definitely|absolutely)\s+)*"
+    r"(?:agree|understand|know|bet|hear|appreciate|can'?t\s+wait|cannot\s+wait|hope|wish|guess|think|believe|mean|"
+    r"feel\s+(?:like|that|you)|can\s+(?:imagine|relate|see|tell)|see|get\s+(?:it|that|what)|wonder|must\s+say|"
+    r"gotta\s+say|have\s+to\s+say|admire|respect|remember\s+you|miss\s+you|love\s+(?:that|it|this|how|the\s+idea|hearing|seeing|your)|"
+    r"like\s+(?:that|it|this|how)|'?ll\s+(?:keep|let|send|check|try|definitely|have|be\s+sure|think|look)|"
+    r"will\s+(?:keep|let|send|check|try|definitely|have|be\s+sure|think|look)|'?d\s+love\s+to\s+(?:see|hear|check|try|join)|"
+    r"would\s+love\s+to\s+(?:see|hear|check|try|join)|totally\s+get|feel\s+you|can\s+do\s+that|'?m\s+(?:so\s+|really\s+|super\s+)?"
+    r"(?:glad|happy\s+(?:for|to\s+hear|you)|sorry|sure|curious|looking\s+forward|thrilled\s+for|proud\s+of\s+you|all\s+ears|in|down))\b",
+    re.IGNORECASE,
+)
+_SUBJECT = r"(?:I|we|my\s+(?:\w+\s+){0,2}?\w+|our\s+(?:\w+\s+){0,2}?\w+)"
+_PAST = re.compile(
+    rf"\b{_SUBJECT}\s+(?:(?:just|finally|recently|also|even|actually|really|already|first|once|totally|"
+    r"officially|both|all)\s+)*"
+    r"((?!(?:need|feed|bed|seed|speed|indeed|proceed|succeed|exceed|red|shed|wed|bred|led|fed|sled)\b)[a-z]+ed|"
+    r"went|got|made|took|saw|did|ran|won|bought|found|met|left|came|began|wrote|gave|kept|lost|sold|taught|"
+    r"caught|brought|built|spent|sent|heard|held|paid|woke|ate|drove|flew|grew|rode|sang|spoke|swam|threw|wore|"
+    r"chose|became|fell|fought|quit|drew|had|read|set|put|hit|cut|broke|learnt|met|won|signed)\b",
+    re.IGNORECASE,
+)
+_PRESENT_PERFECT = re.compile(
+    r"\b(?:I've|I\s+have|we've|we\s+have|I'd)\s+(?:(?:just|finally|recently|also|even|been\s+)\s*)*"
+    r"(?:been\s+\w+ing|started|joined|finished|taken|begun|got(?:ten)?|bought|adopted|made|learned|learnt|"
+    r"decided|signed|completed|moved|visited|found|met|won|launched|opened|created|written|published|picked|"
+    r"become|been\s+(?:to|a|an|in|at|on|working|volunteering|practicing|playing|learning|doing|taking|going|"
+    r"training|painting|writing|reading|running|teaching|studying))\b",
+    re.IGNORECASE,
+)
+_EVENT_VERB = re.compile(
+    r"\b(?:went|visited|started|joined|bought|adopted|made|painted|ran|won|finished|moved|signed\s+up|took|attended|"
+    r"met|traveled|travelled|tried|learned|learnt|read|watched|saw|played|lost|found|received|volunteered|organized|"
+    r"created|wrote|published|launched|opened|graduated|quit|competed|performed|hosted|celebrated|baked|cooked|built|"
+    r"planted|sold|hiked|camped|explored|completed|passed|applied|landed|hired|promoted|injured|broke|recovered|gave|"
+    r"donated|raised|taught|mentored|helped|booked|planned|decided|chose|picked|switched|married|retired|enrolled|"
+    r"released|recorded|exhibited|presented|got|began|bought|rescued|fostered|designed|invented|started)\b",
+    re.IGNORECASE,
+)
+_IDENTITY = re.compile(
+    r"\b(?:I'm|I\s+am|I\s+was)\s+(?:a|an)\s+\w+"
+    r"|\bI\s+work(?:ed)?\s+(?:as|at|for|in|on)\b|\bmy\s+(?:job|work|career|profession|role|position|company|boss|"
+    r"business|shop|store|studio|band|team|degree|major)\b"
+    r"|\bI'?m\s+from\b|\bI\s+am\s+from\b|\bI\s+(?:live|lived|grew\s+up)\s+(?:in|on|at|near|with)\b"
+    r"|\bI\s+moved\s+(?:to|from|here|back)\b|\bmy\s+(?:home\s*town|home\s+country|hometown|country|city|town|house|"
+    r"apartment|place|neighborhood|neighbourhood)\b"
+    r"|\bmy\s+(?:husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|spouse|son|daughter|kids?|children|child|baby|"
+    r"mom|mum|mother|dad|father|parents|sister|brother|siblings?|family|grand\w+|aunt|uncle|cousin|niece|nephew|"
+    r"best\s+friend|friends?|roommate|dog|dogs|cat|cats|pet|pets|puppy|puppies|kitten|turtles?|fish|bird|horse|"
+    r"hamster|rabbit|bunny)\b"
+    r"|\b(?:named|called)\s+[A-Z][a-z]+"
+    r"|\bI\s+have\s+(?:a|an|two|three|four|five|\d+)\s+(?:kids?|children|sons?|daughters?|dogs?|cats?|pets?|"
+    r"siblings?|sisters?|brothers?|turtles?|jobs?)\b"
+    r"|\bI'?m\s+(?:married|single|pregnant|engaged|divorced|retired|vegan|vegetarian|allergic|studying|majoring|"
+    r"training\s+(?:to|as|for)|learning|transgender|trans|gay|lesbian|bisexual|a\s+(?:mom|dad|mother|father|parent))\b"
+    r"|\bI'?ve\s+been\s+(?:a|an|working|playing|painting|writing|doing|teaching|volunteering|practicing|married|"
+    r"together|dating)\b[^.]*\bfor\s+(?:\w+\s+)?(?:years?|months?|decades?)\b"
+    r"|\bmy\s+name\s+is\b|\bcall\s+me\b",
+    re.IGNORECASE,
+)
+_FAVORITE = re.compile(r"\b(?:favorite|favourite|fave|fav|top\s+pick|all[- ]time)\b", re.IGNORECASE)
+_STRONG_IDENTITY = re.compile(
+    r"\b(?:I'm|I\s+am)\s+(?:a|an)\s+\w+|\bI\s+work\s+(?:as|at|for|in)\b|\bmy\s+(?:job|career|profession)\b"
+    r"|\bI'?m\s+from\b|\bI\s+am\s+from\b|\bI\s+(?:live|grew\s+up)\s+(?:in|on|at|near)\b|\bmy\s+name\s+is\b"
+    r"|\bI\s+have\s+(?:a|an|two|three|four|five|\d+)\s+(?:kids?|children|sons?|daughters?|dogs?|cats?|pets?|"
+    r"siblings?|sisters?|brothers?|turtles?)\b|\bI'?m\s+(?:married|single|engaged|divorced|retired|vegan|vegetarian|"
+    r"allergic|transgender|trans|gay|lesbian|bisexual)\b",
+    re.IGNORECASE,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:I|we)\s+(?:(?:really|absolutely|totally|just|also|still|especially|truly|so|do|definitely)\s+)*"
+    r"(?:love|like|enjoy|adore|prefer|hate|dislike|despise|can'?t\s+stand|'?m\s+(?:really\s+|so\s+|totally\s+|"
+    r"super\s+|big\s+)?(?:into|passionate\s+about|a\s+(?:big\s+|huge\s+)?fan\s+of|obsessed\s+with|crazy\s+about|"
+    r"addicted\s+to|allergic\s+to|afraid\s+of|scared\s+of))\b"
+    r"|\bmy\s+(?:(?:all[- ]time|absolute|very|new)\s+)?(?:favorite|favourite|fave|fav|go-to)\b"
+    r"|\b(?:is|are)\s+my\s+(?:(?:all[- ]time|absolute|very)\s+)?(?:favorite|favourite|fave|fav|top\s+pick|jam|thing)\b"
+    r"|\bI'?d\s+rather\b|\bI\s+would\s+rather\b",
+    re.IGNORECASE,
+)
+_HABIT = re.compile(
+    r"\b(?:I|we)\s+(?:usually|always|often|regularly|normally|sometimes|typically|never|tend\s+to|try\s+to|"
+    r"make\s+(?:sure|a\s+point)|still)\b"
+    r"|\bevery\s+(?:day|morning|evening|night|week|weekend|month|year|summer|winter|sunday|saturday|monday|"
+    r"tuesday|wednesday|thursday|friday)\b|\b(?:once|twice|three\s+times)\s+a\s+(?:week|month|day|year)\b"
+    r"|\b(?:I|we)\s+(?:\w+\s+)?(?:daily|weekly|each\s+(?:day|week|morning))\b",
+    re.IGNORECASE,
+)
+_PLAN = re.compile(
+    r"\b(?:I'?m|I\s+am|we'?re|we\s+are)\s+(?:(?:really|also|still|seriously|actually)\s+)*(?:planning|going|gonna|"
+    r"hoping|thinking\s+(?:about|of)|looking\s+(?:to|into)|about\s+to|aiming|saving|training|preparing|trying|"
+    r"working\s+(?:on|towards?)|considering|researching|starting|organizing|learning|taking|volunteering|"
+    r"applying|getting|heading|off\s+to)\b"
+    r"|\b(?:I|we)\s+(?:plan|want|hope|intend|decided|'ve\s+decided|have\s+decided|signed\s+up|registered|applied|"
+    r"booked|aim)\s+(?:to|for|on)\b"
+    r"|\bmy\s+(?:goal|dream|plan|plans|aim|mission|hope|next\s+step|new\s+project|project)\b"
+    r"|\b(?:I'm|I\s+am|we're|we\s+are)\s+(?:\w+\s+)?\w+ing\b(?=.*\b(?:next|tomorrow|tonight|soon|this\s+(?:weekend|"
+    r"summer|fall|winter|spring|month|year)|in\s+(?:a|two|three|\d+)\s+(?:days?|weeks?|months?))\b)",
+    re.IGNORECASE,
+)
+_CONVENTION = re.compile(
+    r"^(?:please\s+)?(?:always|never|don'?t|do\s+not|avoid|make\s+sure\s+to|prefer|stop)\b"
+    r"|\b(?:I|we)\s+(?:always|never|usually|prefer|use|don'?t\s+use|do\s+not\s+use)\b"
+    r"|\b(?:this|our|the)\s+(?:project|repo|repository|codebase|code\s*base|team)\s+(?:uses|requires|prefers|targets|"
+    r"runs|needs|follows|has)\b|\bin\s+this\s+(?:project|repo|repository|codebase)\b"
+    r"|\bremember\s+that\b|\bmy\s+name\s+is\b|\bcall\s+me\b",
+    re.IGNORECASE,
+)
+_IMPERATIVE = re.compile(r"^(?:please\s+)?(always|never|don'?t|do\s+not|avoid|make\s+sure\s+to|stop)\s+(.+)$",
+                         re.IGNORECASE)
+_PHOTO = re.compile(r"^(?:here'?s|here\s+is|this\s+is|check\s+out|look\s+at)\s+(?:a|an|the|this|my|one|some)?\s*"
+                    r"(?:(?:quick|recent|cute|little)\s+)?(?:pic|picture|photo|snap|shot|selfie)s?\s+(of|from)\s+(.+)$",
+                    re.IGNORECASE)
+#: Sentences that open like this say something general or lean on an earlier sentence.
+_GENERIC_START = re.compile(
+    r"^(?:it|it's|its|this|that|that's|these|those|they|they're|he|she|there|there's|here|here's|being|something|"
+    r"everything|nothing|anything|life|family|moments?|conversations?|seeing|knowing|having|sharing|taking|doing|"
+    r"getting|making|finding|trying|stuff|things|what|which|who|when|where|if|because|though|although|even|"
+    r"sometimes|hopefully|luckily|unfortunately|sadly|honestly|overall|all\s+in\s+all|can'?t\s+wait|cannot\s+wait|"
+    r"glad|so\s+glad|hope|wish|gotta|got\s+to|need\s+to|have\s+to|just\s+wanted|wanted\s+to\s+(?:say|tell|share|let)|"
+    r"the\s+(?:best|worst|hardest|most|biggest|main|only|whole|same)|[a-z]+ing)\b",
+    re.IGNORECASE,
+)
+#: Objects that only an earlier sentence can explain ("I found it last week").
+_DANGLING = re.compile(
+    r"\b(?:found|got|get|made|make|bought|buy|saw|see|love|loved|like|liked|chose|wrote|did|do|adopted|painted|tried|"
+    r"try|have|take|enjoyed|enjoy|"
+    r"picked|took|gave|finished|started|built|created|read|watched|use|used|named|called)\s+(?:it|this|that|them|"
+    r"her|him|these|those|one)\b(?!\s+(?:of|from|at|in|called|named)\b)"
+    r"|\b(?:about|of|with|from|for)\s+(?:it|this|that|them|these|those)\s*[.!,]*$",
+    re.IGNORECASE,
+)
+_VAGUE = re.compile(r"\b(?:someone|somebody|something|stuff|things|anything|everything|some\s+(?:amazing|great|cool|"
+                    r"interesting|new)\s+\w+|a\s+few\s+more|some\s+more|more\s+of\s+them|similar|"
+                    r"(?:gonna|going\s+to)\s+(?:do|order|make|try|keep|get|take|have|be|see|go\s+for)\b|"
+                    r"(?:motivated|inspired|grateful|thankful|blessed|lucky|couragous|courageous)\b|"
+                    r"(?:a|an)\s+(?:\w+\s+)?(?:experience|incident|moment|setback|time|day|week|blast|game|night|adventure|thing)\b(?!\s+(?:of|in|at|with)\b)|"
+                    r"\b(?:organizing|organising|made|got|bought|found|tried|making|getting|doing|did|planning|hosting)\s+"
+                    r"(?:one|some)\b(?=\s*(?:with|for|in|at|on|and|,|\.|!|$))|hard\s+to\s+(?:choose|say|pick|tell)|"
+                    r"milestone|a\s+(?:real|big|huge)\s+(?:battle|deal)|\b(?:been|is|was|am|'m|be)\s+one\b(?!\s+of)|"
+                    r"\b(?:want|wanted|wanting|going|trying|hoping|planning)\s+to\s*(?:[,.!]|for\b|but\b|since\b|$)|"
+                    r"been\s+(?:so\s+|really\s+|super\s+)?(?:busy|swamped|crazy|hectic|tough|rough))\b", re.IGNORECASE)
+_DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those)\b(?!\s+(?:week|weekend|month|year|morning|evening|afternoon|"
+                            r"time|summer|winter|spring|fall|autumn|past|coming|is|was|'s))", re.IGNORECASE)
+_FEELING = re.compile(
+    r"^(?:I|we)(?:'m|'re|\s+am|\s+are|\s+was|\s+were|\s+feel|\s+felt|\s+have\s+been|'ve\s+been)"
+    r"(?:\s+(?:so|really|super|very|truly|pretty|also|just|totally|getting|feeling|kinda|a\s+bit|quite))*\s+"
+    r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|inspired|"
+    r"motivated|amazed|overwhelmed|relieved|hopeful|confident|determined|stoked|pumped|thrilled|anxious|worried|"
+    r"scared|busy|swamped|slammed|crazy\s+busy|down|bummed|upset)\b",
+    re.IGNORECASE,
+)
+_EXCITED = re.compile(r"\b(?:so|really|super|very|totally|pretty|getting|feeling)\s+"
+                      r"(?:excited|happy|proud|glad|grateful|thankful|stoked|"
+                      r"pumped|thrilled|relieved|nervous|anxious)\b", re.IGNORECASE)
+#: Pronouns whose referent is in another sentence.
+_LOOSE_PRONOUN = re.compile(r"\b(?:it|them|he|she|him|her|they|there|this\s+one|that\s+one)\b(?!'s)", re.IGNORECASE)
+_PROMISE = re.compile(r"^(?:I|we)\s+(?:'ll|will|won't|wouldn't|'d|would|can|could|can't|should|must|gotta|have\s+to|"
+                      r"need\s+to|'m\s+gonna\s+(?:keep|try|make|let))\b", re.IGNORECASE)
+_GENERIC = frozenset("""
+happy glad grateful thankful excited proud awesome amazing great good fun cool nice love loved lovely feel feeling felt
+felt special meaningful rewarding inspiring inspired blessed lucky wonderful fantastic incredible beautiful time
+times moments moment things thing stuff lot lots really super totally definitely always much many way life day
+experience people everyone something anything everything important best better exciting hard tough easy
+""".split())
+_PROPER_STOP = frozenset("""
+I I'm I've I'd I'll My We Our The A An It This That These Those There Here Yes Yeah Oh Wow Thanks Thank Hey Hi So
+And But Also Plus Just Well Okay OK Sure Totally Absolutely Definitely He She They His Her Their Its What When Where Why
+How Which Who Since After Before Last Next Every Some Any Not No Mom Dad God Lol Haha Congrats Omg Btw
+""".split())
+_NUMBER = re.compile(r"\b\d+\b|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|fifty|"
+                     r"hundred|"
+                     r"thousand|dozen)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"“][^\"”]{2,60}[\"”]")
+_CORRECTION_STRONG = re.compile(
+    r"\bno\s+longer\b|\b(?:any\s*more|any\s+longer)\b|\bnot\s+\w+(?:\s+\w+)?\s+(?:any\s*more|now)\b"
+    r"|\bnot\s+(?:a|an)\s+\w+\s+(?:any\s*more|now)\b|\b(?:I|we)\s+(?:now|actually)\s+(?:use|prefer|work|live)\b",
+    re.IGNORECASE,
+)
+_CORRECTION_WEAK = re.compile(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:switched\s+(?:from|to|over)|changed\s+(?:from|to|my|our)|moved\s+(?:from|to|away)|"
+    r"stopped\s+\w+ing|quit\s+(?:my|our|the|\w+ing)|gave\s+up|dropped)\b|\binstead\s+of\b",
+    re.IGNORECASE,
+)
+_FORGET = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|kindly\s+)?(?:forget|don'?t\s+remember|stop\s+remembering|"
+    r"remove\s+(?:the\s+)?(?:fact|memory|note)|delete\s+(?:the\s+)?(?:fact|memory|note)|erase\s+(?:the\s+)?(?:fact|memory))"
+    r"(?:\s+(?:that|about|the\s+fact\s+that|what\s+I\s+said\s+about|my))?\s*[,:]?\s*(.*)$",
+    re.IGNORECASE,
+)
+_REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind)\s+(?:that\s+)?[,:]?\s*", re.IGNORECASE)
+_CONTROL_WORDS = frozenset("""
+no longer anymore any more now actually switched switch changed change moved stopped stop quit gave give up dropped
+instead use uses used using prefer prefers like likes forget remember please don't do not
+""".split())
+_SPECIFIC_WEAK = frozenset("use uses used using like likes love loves prefer prefers go goes work works have has get "
+                           "make want need try".split())
+
+
+# --- Chinese -------------------------------------------------------------------------------------
+
+_ZH_TRIGGER = re.compile(
+    r"我(?:习惯|喜欢|不喜欢|讨厌|偏好|一般|通常|平时|总是|从不|用|使用|爱|养了|有一?[个只条位]|住在|来自|毕业|学)"
+    r"|我在.{1,20}?(?:工作|上班|上学|读书)"
+    r"|我叫|我的名字|叫我|我是(?!不是|说|想)"
+    r"|(?<!要)不要|(?:^|[，,；;：:\s]|请|你|千万)别(?![人的处])"
+    r"|记住(?=$|[：:，,\s]|我(?!们))"
+    r"|我们(?:用|使用|一般|习惯|约定|统一|都)"
+    r"|这个项目|本项目|项目里|项目中|仓库里|代码库"
+    r"|我(?:[^，。！？]{0,12}?)(?:去了|买了|搬到|开始|参加了|换了|学会了|完成了|认识了|报名了|养了)"
+)
+_ZH_QUESTION_END = re.compile(r"[吗嘛么呢][\s~～。！!…]*$")
+_ZH_QUESTION_START = re.compile(r"^(?:请问|你|您)?(?:能不能|可不可以|是不是|要不要|有没有|为什么|怎么|什么|哪)")
+_ZH_REQUEST = re.compile(r"^(?:请?帮我|你(?:帮|给|去|能|可以)|麻烦)")
+_ZH_IMPERATIVE = re.compile(r"^(?:请|千万)?(?:不要|别)")
+_ZH_REMEMBER = re.compile(r"^请?记住\s*[,:：，]?\s*")
+_ZH_FORGET = re.compile(r"^(?:请|你)?(?:忘记|忘掉|忘了|别记(?:住)?|不要记(?:住)?|删除|删掉)(?:掉)?\s*[,:：，]?\s*(.*)$")
+_ZH_CORRECTION = re.compile(r"不再|已经不|不.{1,8}了|改用|换成|现在(?:用|改)")
+
+
+# --- candidates --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    """A proposed fact before selection."""
+
+    text: str
+    score: float
+    section: str
+    entry: Entry
+    speaker: Speaker
+    about_project: bool = False
+    order: int = 0
+    forced: bool = False  # a correction folded into a proposal of this batch: always kept
+    sources: list[str] = field(default_factory=list)
+    dropped: bool = False
+
+
+def _vocatives(speakers: set[str], own: str) -> tuple[str, ...]:
+    """Names (and their 3+ letter prefixes as nicknames) a message may address the other person by."""
+    out: set[str] = set()
+    for s in speakers:
+        first = s.split()[0] if s.split() else s
+        out.add(first)
+        for n in range(3, len(first)):
+            out.add(first[:n])
+    out.discard("")
+    out.discard(own)
+    return tuple(sorted(out, key=len, reverse=True))
+
+
+def _shorten(text: str, limit: int, need: re.Pattern[str] | None) -> str | None:
+    """``text`` if it fits; else its longest leading clause that fits and still holds ``need``; else None."""
+    if len(text) <= limit:
+        return text
+    for sep in (" - ", " – ", " — ", "; ", ", but ", ", and ", ", so ", " but ", " and ", ", "):
+        parts = text.split(sep)
+        for n in range(len(parts) - 1, 0, -1):
+            head = sep.join(parts[:n]).strip()
+            if len(head) <= limit and len(head.split()) >= MIN_WORDS and (need is None or need.search(head)):
+                return head
+    return None
+
+
+def _prepare(sentence: str, vocatives: tuple[str, ...]) -> str | None:
+    """A sentence without its question mark, interjections, vocatives, fillers and empty tails; None for a question."""
+    raw = sentence.replace("\u2019", "'").replace("\u2018", "'").strip()
+    if _EMOJI.sub("", raw).rstrip(" )]*_~\"'").endswith("?"):
+        return None
+    s = _strip_intro(_EMOJI.sub(" ", raw), vocatives)
+    s = _FILLER.sub(" ", s).strip()
+    s = _TAIL.sub(r"\1", s).strip()
+    if not s or _QUESTION.match(s):
+        return None
+    if _NO_SUBJECT_PAST.match(s):  # "Just got back from Rome": the speaker did it
+        s = "I " + s[0].lower() + s[1:]
+    elif _NO_SUBJECT_OTHER.match(s):  # "Reminds me of ...": about something said before
+        return None
+    return s
+
+
+def _photo(s: str) -> str | None:
+    """"Here's a pic of my garden" -> "I shared a photo of my garden"; None when it is no photo (or shows nothing)."""
+    photo = _PHOTO.match(s.rstrip(".!"))
+    if not photo:
+        return None
+    what = photo.group(2)
+    if not re.sub(r"\b(?:the|a|an|my|our|last|this|past|recent|yesterday|today|week|weekend|month|year|trip|day|"
+                  r"night|morning|when|we|I|were|was|at|in|on)\b", "", what, flags=re.IGNORECASE).strip(" .,!"):
+        return ""  # "Here's a photo from Sunday": nothing but a time
+    return f"I shared a photo {photo.group(1).lower()} {what}"
+
+
+def _user_said(s: str, e: Entry, sp: Speaker, explicit: bool) -> Candidate | None:
+    """A convention stated as an order ("Never push to main"), or a note (``explicit``) in its own words, as a fact."""
+    imp = _IMPERATIVE.match(s.rstrip(".!"))
+    if imp and not FIRST_PERSON.search(imp.group(2)) and not SECOND_PERSON.search(imp.group(2)):
+        word, rest = " ".join(imp.group(1).lower().split()), imp.group(2)
+        verb = {"always": "to always ", "never": "to never ", "don't": "not to ", "dont": "not to ",
+                "do not": "not to ", "avoid": "to avoid ", "make sure to": "to ", "stop": "to stop "}.get(word, "to ")
+        text = _finish("The user wants the assistant " + verb + rest)
+        about = bool(re.search(r"\b(?:repo|repository|project|codebase|commit|branch|PR|tests?|CI)\b", rest))
+        if len(text) > MAX_CHARS or len(text.split()) < MIN_WORDS:
+            return None
+        return Candidate(text, MIN_SCORE + 2.0, PROJECT if about else PREFERENCES, e, sp, about)
+    if explicit and not FIRST_PERSON.search(s) and not SECOND_PERSON.search(s) and not _REQUEST.match(s):
+        text = _finish(s)  # a note states a fact in its own words
+        if len(text.split()) < 3 or len(text) > MAX_CHARS:
+            return None
+        return Candidate(text, MIN_SCORE + 2.0, PREFERENCES, e, sp, _about_project(s))
+    return None
+
+
+#: How much each kind of statement and each specific adds to a sentence's score (``_score``).
+WEIGHTS = {"identity": 2.5, "preference": 2.0, "favorite": 1.0, "event": 1.5, "event_verb": 0.7, "plan": 1.5,
+           "habit": 1.0, "convention": 2.5, "date": 1.5, "time_hint": 0.3, "proper_noun": 1.0, "quote": 1.5,
+           "number": 0.7, "content_word": 0.25}
+#: And how much each weakness takes away.
+PENALTIES = {"few_content_words": 2.5, "long": 1.0, "feeling": 2.0, "dangling": 2.0, "vague": 1.0, "excited": 1.5,
+             "loose_pronoun": 1.0, "demonstrative": 0.75, "promise": 1.5}
+
+
+def _score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool) -> tuple[float, list[str]]:
+    """The score of a prepared sentence and the sections its kinds point to (empty: no kind of fact at all)."""
+    w, p = WEIGHTS, PENALTIES
+    score = 0.0
+    kinds: list[str] = []
+    past = bool(_PAST.search(s) or _PRESENT_PERFECT.search(s))
+    for found, weight, section in (
+        (_IDENTITY.search(s), w["identity"], PROFILE),
+        (_PREFERENCE.search(s), w["preference"] + (w["favorite"] if _FAVORITE.search(s) else 0.0), PREFERENCES),
+        (past, w["event"] + (w["event_verb"] if _EVENT_VERB.search(s) else 0.0), EVENTS),
+        (_PLAN.search(s), w["plan"], EVENTS),
+        (_HABIT.search(s), w["habit"], PREFERENCES),
+        (not sp.named and _CONVENTION.search(s), w["convention"], PREFERENCES),
+    ):
+        if found:
+            score += weight
+            kinds.append(section)
+    if not kinds:
+        return 0.0, []
+    score += w["date"] if dated else w["time_hint"] if TIME_HINT.search(s) else 0.0
+    proper = _proper_nouns(s, (*vocatives, sp.name))
+    score += min(len(proper), 3) * w["proper_noun"]
+    score += w["quote"] if _QUOTED.search(s) else 0.0
+    score += w["number"] if _NUMBER.search(s) else 0.0
+    content = [t for t in content_tokens(s) if t not in _GENERIC and len(t) > 2]
+    score += min(len(content), 8) * w["content_word"]
+    score -= p["few_content_words"] if len(content) < 2 else 0.0
+    score -= p["long"] if len(s.split()) > 45 else 0.0
+    score -= p["feeling"] if _FEELING.match(s) and not proper else 0.0
+    score -= p["dangling"] if _DANGLING.search(s) else 0.0
+    score -= min(len(_VAGUE.findall(s)), 2) * p["vague"]
+    score -= p["excited"] if _EXCITED.search(s) and not proper else 0.0
+    score -= min(len(_LOOSE_PRONOUN.findall(s)), 3) * p["loose_pronoun"]
+    score -= min(len(_DEMONSTRATIVE.findall(s)), 2) * p["demonstrative"]
+    score -= p["promise"] if _PROMISE.match(s) and not dated and not proper else 0.0
+    if _STRONG_IDENTITY.search(s):
+        sections = [PROFILE]
+    elif dated or past or _PLAN.search(s):
+        sections = [EVENTS]
+    elif _PREFERENCE.search(s) or _HABIT.search(s):
+        sections = [PREFERENCES]
+    else:
+        sections = kinds
+    return score, sections
+
+
+def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -> Candidate | None:
+    """The candidate fact of one English sentence, or None (see the module docstring)."""
+    s = _prepare(sentence, vocatives)
+    if s is None:
+        return None
+    photo = _photo(s)
+    if photo == "":
+        return None
+    s = photo or s
+    explicit = e.role == "note"  # a note, or "remember that ...": the user asked for it to be kept
+    if not sp.named:
+        rem = _REMEMBER.match(s)
+        if rem:
+            s, explicit = s[rem.end():], True
+        said = _user_said(s, e, sp, explicit)
+        if said is not None:
+            return said
+    if _REQUEST.match(s) or not _ANY_FIRST_PERSON.search(s):
+        return None
+    if _REACTION.match(s) or re.search(r"\bI\s+mean\b", s) \
+            or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
+        return None
+    if not sp.named and not explicit and not (_CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s)
+                                              or _HABIT.search(s)):
+        return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
+    if len(s.split()) < MIN_WORDS:
+        return None
+    resolved, dated = resolve(s, e.time)
+    score, sections = _score(s, sp, vocatives, dated)
+    if explicit:
+        score, sections = max(score, MIN_SCORE + 1.0), sections or [PREFERENCES]
+    if not sections:
+        return None
+    text = third_person(resolved, sp.name, team=not sp.named)
+    if text is None:
+        return None
+    text = _shorten(_finish(text), MAX_CHARS, None)
+    if text is None or len(text.split()) < MIN_WORDS or text.count('"') % 2 or text.count("“") != text.count("”"):
+        return None
+    if sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
+        return None  # the subject must be named near the start ("Just skyped with ..." has none)
+    about_project = not sp.named and _about_project(s)
+    return Candidate(text, score, PROJECT if about_project else sections[0], e, sp, about_project)
+
+
+def _about_project(s: str) -> bool:
+    """Whether a user's sentence is about their project (we, our, this project, the repo, the codebase)."""
+    return bool(re.search(r"\b(?:we|our)\b|\b(?:this|the)\s+(?:project|repo|repository|codebase)\b|\brepo(?:sitory)?\b|"
+                          r"\bcode\s*base\b", s, re.IGNORECASE))
+
+
+def _proper_nouns(s: str, names: tuple[str, ...]) -> list[str]:
+    """Capitalised words that are not the sentence's first word, a pronoun, a known name or a filler."""
+    out = []
+    toks = re.findall(r"[A-Za-z][\w'’-]*", s)
+    skip = {n.split()[0] for n in names if n} | _PROPER_STOP
+    for i, w in enumerate(toks):
+        if i == 0 or not w[:1].isupper() or w in skip or w.removesuffix("'s") in skip:
+            continue
+        out.append(w)
+    return out
+
+
+def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
+    """Candidates of one Chinese sentence (clauses joined to the trigger before them)."""
+    s = sentence.strip()
+    if s.endswith(("?", "？")) or _ZH_QUESTION_END.search(s) or _ZH_QUESTION_START.match(s) or _ZH_REQUEST.match(s):
+        return []
+    groups: list[str] = []
+    pending: list[str] = []
+    for clause in re.split(r"[，,]", s):
+        c = clause.strip()
+        if not c or _ZH_QUESTION_END.search(c) or _ZH_QUESTION_START.match(c) or _ZH_REQUEST.match(c):
+            continue
+        if _ZH_TRIGGER.search(c):
+            groups.append("，".join([*pending, c]))
+            pending = []
+        elif groups:
+            groups[-1] += "，" + c
+        else:
+            pending.append(c)
+    out = []
+    for g in groups:
+        g = _ZH_REMEMBER.sub("", g.strip(" 。！!～~"))
+        if len(re.findall(r"[\u3400-\u9fff]", g)) < 4:
+            continue
+        resolved, dated = resolve(g, e.time)
+        if _ZH_IMPERATIVE.match(resolved):
+            text = f"{sp.zh_name}要求" + zh_third_person(re.sub(r"^(?:请|千万)", "", resolved), sp.zh_name)
+        elif "我" not in resolved and not sp.named and not re.search(r"项目|仓库|代码库", resolved):
+            text = f"{sp.zh_name}说" + resolved
+        else:
+            text = zh_third_person(resolved, sp.zh_name)
+            if not text.startswith((sp.zh_name, "团队")) and sp.zh_name not in text[:12]:
+                text = f"{sp.zh_name}说" + text
+        text = _finish(text)
+        if len(text) > MAX_CHARS:
+            continue
+        about = bool(re.search(r"我们|项目|仓库|代码库", g)) and not sp.named
+        section = PROJECT if about else (EVENTS if dated or re.search(r"了", g) else PREFERENCES)
+        if re.search(r"我叫|我的名字|叫我|我是|我在.{1,20}?(?:工作|上班)|住在|来自", g):
+            section = PROFILE if not about else PROJECT
+        out.append(Candidate(text, MIN_SCORE + 2.0 + (1.0 if dated else 0.0), section, e, sp, about))
+    return out
+
+
+# --- corrections and forget requests ----------------------------------------------------------
+
+
+def _stem(w: str) -> str:
+    for suf in ("ing", "ies", "es", "ed", "s"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            return w[: -len(suf)] + ("y" if suf == "ies" else "")
+    return w
+
+
+def _match_tokens(text: str) -> set[str]:
+    return {_stem(w) for w in content_tokens(text) if w not in _CONTROL_WORDS}
+
+
+@dataclass
+class _Known:
+    """A fact a correction or forget request may target: an existing fact or a proposal of this batch."""
+
+    fact: ExistingFact | None
+    cand: Candidate | None
+
+    @property
+    def text(self) -> str:
+        return self.fact.text if self.fact else self.cand.text  # type: ignore[union-attr]
+
+    @property
+    def subject(self) -> str:
+        return self.fact.subject if self.fact else self.cand.speaker.subject  # type: ignore[union-attr]
+
+
+def _matches(target: str, pool: list[_Known], subject: str, *, limit: int) -> list[tuple[float, _Known]]:
+    """Facts of ``pool`` about ``subject`` (or the project) that ``target`` talks about, best first."""
+    want = _match_tokens(target)
+    zh = has_cjk(target)
+    out = []
+    for k in pool:
+        if k.subject not in (subject, "project") and not (subject == "user" and k.subject == "user"):
+            continue
+        have = _match_tokens(k.text)
+        if zh:
+            a = set(re.findall(r"[\u3400-\u9fff]", target)) - set("我用的了不再已经现在改换成忘记掉别记住要请你是")
+            b = set(re.findall(r"[\u3400-\u9fff]", k.text)) - set("用户的了")
+            shared = a & b
+            if len(shared) >= 2 or (shared and len(a) <= 2):
+                out.append((len(shared) / max(1, len(a)), k))
+            continue
+        shared = want & have
+        if not shared or not (shared - {_stem(w) for w in _SPECIFIC_WEAK}):
+            continue
+        ratio = len(shared) / max(1, min(len(want), len(have)))
+        if ratio >= 0.34:
+            out.append((ratio, k))
+    out.sort(key=lambda p: -p[0])
+    return out[:limit]
+
+
+# --- the extractor ---------------------------------------------------------------------------------
+
+
+def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
+    """Operations for ``entries`` given the ``existing`` facts (see the module docstring)."""
+    active = [f for f in existing if f.state == "active"]
+    known_keys = {fact_key(f.text) for f in existing}
+    speakers = {_speaker(e).name for e in entries if _speaker(e).named}
+    ops: list[FactOp] = []
+    cands: list[Candidate] = []
+    pool: list[_Known] = [_Known(f, None) for f in active]
+    user_texts: dict[str, str] = {}
+    user_entries: list[Entry] = []
+    for e in entries:
+        if skip_reason(e) is not None or not _when(e):
+            continue  # never a source, or no time to date a fact with
+        text = own_text(e.text, known_keys)
+        if not text:
+            continue
+        sp = _speaker(e)
+        if not sp.named and e.role == "user":
+            user_texts[e.ref] = text
+            user_entries.append(e)
+        vocatives = _vocatives(speakers, sp.name)
+        per_entry: list[Candidate] = []
+        for sentence in sentences(text):
+            if len(sentence) > MAX_SENTENCE:
+                continue  # a wall of text without a full stop states no fact we could keep whole
+            if _control(sentence, e, sp, pool, ops, cands):
+                continue
+            if has_cjk(sentence):
+                per_entry.extend(_chinese(sentence, e, sp))
+            else:
+                c = _english(sentence, e, sp, vocatives)
+                if c is not None:
+                    per_entry.append(c)
+        if per_entry:
+            per_entry.sort(key=lambda c: -c.score)
+            best = [per_entry[0]]
+            for c in per_entry[1:]:
+                if c.score >= SECOND_SCORE and not any(similar(c.text, b.text) for b in best) and len(best) < 2:
+                    best.append(c)
+            for c in best:
+                c.order = len(cands)
+                cands.append(c)
+                pool.append(_Known(None, c))
+    ops.extend(_select(cands, active))
+    ops.extend(_signal_ops(user_entries, user_texts, active, ops))
+    return ops
+
+
+def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp],
+             cands: list[Candidate]) -> bool:
+    """Handle a forget request or a correction in ``sentence``; True if it was one (and is no fact)."""
+    s = sentence.replace("\u2019", "'").strip()
+    zh = has_cjk(s)
+    forget = _ZH_FORGET.match(s) if zh else _FORGET.match(s)
+    if forget:
+        target = forget.group(1).strip(" .。!！")
+        if not _match_tokens(target) and not (zh and len(target) >= 2):
+            ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request names nothing to match: {s[:80]}"))
+            return True
+        hits = [(r, k) for r, k in _matches(target, pool, sp.subject, limit=MAX_DELETES) if r >= 0.5]
+        if not hits:
+            ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request matches no fact: {s[:80]}"))
+        for _r, k in hits:
+            if k.cand is not None:
+                k.cand.dropped = True
+            elif k.fact is not None and k.fact.pinned:
+                ops.append(FactOp(op="noop", fact_id=k.fact.fact_id, sources=[e.ref],
+                                  reason="forget request matches a pinned fact; pinned facts are only removed by hand"))
+            elif k.fact is not None and not any(o.op == "delete" and o.fact_id == k.fact.fact_id for o in ops):
+                ops.append(FactOp(op="delete", fact_id=k.fact.fact_id, when=_when(e), sources=[e.ref],
+                                  reason=f"forget request: {_cut_reason(s)}"))
+            pool.remove(k)
+        return True
+    if zh and (s.endswith(("?", "？")) or _ZH_QUESTION_END.search(s) or _ZH_QUESTION_START.match(s)
+               or re.search(r"[吗嘛么呢][？?！!。…~～]*$", s) or s.startswith(("你", "您"))):
+        return False
+    strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
+    weak = None if zh else _CORRECTION_WEAK.search(s)
+    if not strong and not weak:
+        return False
+    if not zh and (s.rstrip().endswith("?") or _QUESTION.match(s) or SECOND_PERSON.search(s)):
+        return False
+    hits = [(r, k) for r, k in _matches(s, pool, sp.subject, limit=1) if strong or r >= 0.5]
+    if not hits:
+        if strong:
+            ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction matches no fact: {_cut_reason(s)}"))
+            return True
+        return False
+    _r, k = hits[0]
+    resolved, _dated = resolve(s, e.time)
+    if zh:
+        text = _finish(zh_third_person(resolved, sp.zh_name))
+    else:
+        body = _strip_intro(resolved, ())
+        converted = third_person(body, sp.name, team=not sp.named)
+        text = _finish(converted) if converted else ""
+    if not text:
+        ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
+        return True
+    if k.cand is not None:
+        c = k.cand
+        c.text, c.forced = text, True
+        c.sources = [c.entry.ref, e.ref] if c.entry.ref != e.ref else [e.ref]
+        return True
+    f = k.fact
+    assert f is not None
+    if f.pinned:
+        ops.append(FactOp(op="noop", fact_id=f.fact_id, sources=[e.ref],
+                          reason="correction of a pinned fact; pinned facts are only changed by hand"))
+        return True
+    ops.append(FactOp(op="update", fact_id=f.fact_id, text=text, subject=f.subject, scope=f.scope, project=f.project,
+                      section=f.section or PREFERENCES, when=_when(e), sources=[e.ref],
+                      reason=f"correction: {_cut_reason(s)}"))
+    pool.remove(k)
+    return True
+
+
+def _when(e: Entry) -> str:
+    """The message's time, normalised to UTC ``YYYY-MM-DDTHH:MM:SS.fffZ`` (as given if it cannot be parsed)."""
+    return normalize_time(e.time) or e.time
+
+
+def _cut_reason(s: str) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= 100 else s[:100].rsplit(" ", 1)[0] + " (...)"
+
+
+def _scope(c: Candidate) -> tuple[str, str, str]:
+    """``(scope, project, subject)`` of a candidate."""
+    if c.speaker.named:
+        return ("project", c.entry.project, c.speaker.subject) if c.entry.project else ("global", "", c.speaker.subject)
+    if c.about_project and c.entry.project:
+        return "project", c.entry.project, "project"
+    return "global", "", "user"
+
+
+def _select(cands: list[Candidate], active: list[ExistingFact]) -> list[FactOp]:
+    """The candidates scoring at least ``MIN_SCORE`` (or forced), in order, none ``similar`` to a known or an earlier
+    one."""
+    chosen: list[Candidate] = []
+    for c in cands:
+        if c.dropped or (not c.forced and c.score < MIN_SCORE):
+            continue
+        if any(similar(c.text, f.text) for f in active) or any(similar(c.text, x.text) for x in chosen):
+            continue
+        chosen.append(c)
+    ops = []
+    for c in chosen:
+        scope, project, subject = _scope(c)
+        srcs = (c.sources or [c.entry.ref])[:MAX_SOURCES]
+        ops.append(FactOp(op="add", text=c.text, subject=subject, scope=scope, project=project, section=c.section,
+                          when=_when(c.entry), sources=srcs, reason=f"offline rules, score {c.score:.1f}"))
+    return ops
+
+
+def _signal_ops(user_entries: list[Entry], texts: dict[str, str], active: list[ExistingFact],
+                ops: list[FactOp]) -> list[FactOp]:
+    """Project facts from what the user's messages reveal (see ``signals``), unless a known fact names them."""
+    out = []
+    taken = [f.text for f in active] + [o.text for o in ops if o.text]
+    for sentence, srcs in sig.signal_sentences(sig.project_signals(user_entries, texts), taken):
+        if any(similar(sentence, t) for t in taken):
+            continue
+        e = srcs[0]
+        if not e.project and "user writes" not in sentence:
+            continue  # a convention needs a project to belong to
+        scope = "project" if e.project else "global"
+        out.append(FactOp(op="add", text=sentence, subject="user" if "user writes" in sentence else "project",
+                          scope=scope, project=e.project, section=PROJECT, when=_when(e),
+                          sources=[s.ref for s in srcs][:MAX_SOURCES], reason="offline rules, project signal"))
+        taken.append(sentence)
+    return out
