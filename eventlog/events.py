@@ -87,6 +87,7 @@ class MessageAppended(Event, tag="message.appended", kw_only=True):
     timestamp: str = ""
     tool_calls: list[Any] | None = None
     extra: dict[str, Any] = {}
+    redacted: list[str] = []  # kinds of secrets ingest replaced with a placeholder (never the secret itself)
 
 
 class MessageUpdated(Event, tag="message.updated", kw_only=True):
@@ -97,6 +98,7 @@ class MessageUpdated(Event, tag="message.updated", kw_only=True):
     content: str
     tool_calls: list[Any] | None = None
     extra: dict[str, Any] = {}
+    redacted: list[str] = []  # as in message.appended
 
 
 class SessionConsolidated(Event, tag="session.consolidated", kw_only=True):
