@@ -144,7 +144,54 @@ class MemoryAppended(Event, tag="memory.appended", kw_only=True):
     text: str
     project: str = ""
     run_id: str = ""
-    sources: list[int] = []  # history cursors (seqs of history.appended events)
+    sources: list[int] = []  # history cursors (seqs of history.appended events) it came from
+    subject: str = ""  # who or what it is about: "user", a person's name, or "project"
+    when: str = ""  # when it became true: its source message's time (UTC)
+    source_refs: list[str] = []  # the messages it came from: "<session key>#<message id>"
+    source_seqs: list[int] = []  # their seqs in the log
+    pinned: bool = False  # never leaves MEMORY.md for the budget
+    by: str = ""  # who added it: "dream" (default), "user", "hand-edit"
+
+
+class MemorySuperseded(Event, tag="memory.superseded", kw_only=True):
+    """A fact was replaced by a newer one (``by_fact_id``): it leaves MEMORY.md, the chain stays in the log."""
+
+    fact_id: str
+    by_fact_id: str
+    run_id: str = ""
+    reason: str = ""
+    by: str = ""  # "dream", "user", "hand-edit"
+
+
+class MemoryForgotten(Event, tag="memory.forgotten", kw_only=True):
+    """A fact was forgotten on purpose: it leaves MEMORY.md and is never learned again from the same sources."""
+
+    fact_id: str
+    by: str  # "user", "dream", "hand-edit"
+    reason: str = ""
+    run_id: str = ""
+
+
+class MemoryEdited(Event, tag="memory.edited", kw_only=True):
+    """A fact's text was changed (by a user, or by a hand edit of MEMORY.md turned into this event)."""
+
+    fact_id: str
+    text: str
+    by: str = "user"
+
+
+class MemoryPinned(Event, tag="memory.pinned", kw_only=True):
+    """A fact was pinned (it never leaves MEMORY.md for the budget) or unpinned."""
+
+    fact_id: str
+    pinned: bool = True
+
+
+class MemoryArchived(Event, tag="memory.archived", kw_only=True):
+    """A fact left MEMORY.md to keep it within its budget; still in the log and found by recall."""
+
+    fact_id: str
+    reason: str = ""
 
 
 # --- processors: offsets, diary, short- and long-term memory ---------------------------
@@ -182,6 +229,8 @@ class DiaryAppended(Event, tag="diary.appended", kw_only=True):
     session_key: str = ""
     message_id: str = ""
     source_seq: int = 0
+    role: str = ""  # the message's role ("" in logs written before it was recorded)
+    key_version: int = 1  # which canonical form ``dedup`` hashes (see processors.snapshot)
 
 
 class DiaryTrimmed(Event, tag="diary.trimmed", kw_only=True):
@@ -206,7 +255,11 @@ class DiaryDigested(Event, tag="diary.digested", kw_only=True):
 
 
 class StmAdded(Event, tag="memory.stm.added", kw_only=True):
-    """A short-term memory entry distilled from a diary range."""
+    """A short-term memory entry distilled from diary lines.
+
+    ``start``/``end``: the first and last ``diary.appended`` seq it covers (logs written
+    before the digest followed events: a logical byte range of the day's diary).
+    """
 
     entry_id: str
     text: str
@@ -214,6 +267,7 @@ class StmAdded(Event, tag="memory.stm.added", kw_only=True):
     start: int = 0
     end: int = 0
     session_keys: list[str] = []
+    message_seqs: list[int] = []  # seqs of the messages its lines came from
 
 
 class MemoryRecalled(Event, tag="memory.recalled", kw_only=True):
@@ -332,6 +386,11 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ConsolidationFailed,
     HistoryAppended,
     MemoryAppended,
+    MemorySuperseded,
+    MemoryForgotten,
+    MemoryEdited,
+    MemoryPinned,
+    MemoryArchived,
     OffsetCommitted,
     OffsetReset,
     DiaryAppended,

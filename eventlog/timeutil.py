@@ -3,28 +3,43 @@
 Every time evlog stores or compares (event ``ts``, ``updated_at``, diary dates) goes
 through ``normalize_time`` so strings compare in time order; transcripts bring naive
 times (taken as UTC), offsets, ``Z`` suffixes and epoch numbers.
+
+These functions are total: any string goes in, nothing raises. A time that is not a real
+instant (month 13, hour 99), cannot be represented in UTC (year 9999 with a negative
+offset), or lies outside the sane window ``[1970-01-01, 9999-12-31]`` normalises to ""
+(no time), and callers fall back to the event's own ``ts``. ``source_time`` adds the rule
+projections use for times a source wrote: one more than a day after the event was
+logged is not believed either (a message "dated 2999" must not stay the newest forever).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-_NORMAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z")
+_NORMAL = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{3})?Z")
+FIRST_YEAR, LAST_YEAR = 1970, 9999
+#: How far after its event's ``ts`` a source's own time may lie and still be believed.
+FUTURE_SLACK = timedelta(days=1)
 
 
 def normalize_time(value: str) -> str:
-    """A timestamp as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``, or "" if it cannot be parsed."""
-    if not value:
+    """A timestamp as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``, or "" if it is not a real time in the window."""
+    if not value or type(value) is not str or len(value) > 64:
         return ""
-    if _NORMAL.fullmatch(value):  # already UTC with 0 or 3 decimals: the common case, no parsing
-        return value if len(value) == 24 else value[:19] + ".000Z"
+    m = _NORMAL.fullmatch(value)
+    if m:  # already UTC with 0 or 3 decimals: the common case, checked without a full parse
+        y, mo, d, h, mi, s = (int(x) for x in m.groups()[:6])
+        if FIRST_YEAR <= y <= LAST_YEAR and 1 <= mo <= 12 and 1 <= d <= 28 and h < 24 and mi < 60 and s < 60:
+            return value if len(value) == 24 else value[:19] + ".000Z"
     dt = parse_time(value)
     return "" if dt is None else format_time(dt)
 
 
 def parse_time(value: str) -> datetime | None:
-    """An aware UTC datetime from ISO 8601 (naive = UTC) or epoch seconds/milliseconds; None if neither."""
+    """An aware UTC datetime from ISO 8601 (naive = UTC) or epoch seconds/milliseconds; None if neither or out of the window."""
+    if not value or type(value) is not str or len(value) > 64:
+        return None
     try:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
@@ -33,15 +48,33 @@ def parse_time(value: str) -> datetime | None:
             dt = datetime.fromtimestamp(number / (1000 if number > 1e11 else 1), UTC)
         except (ValueError, OverflowError, OSError):
             return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    try:
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=UTC)
+        dt = dt.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None  # e.g. 9999-12-31T23:00-05:00 has no UTC representation
+    if not FIRST_YEAR <= dt.year <= LAST_YEAR:
+        return None
+    return dt
 
 
 def format_time(dt: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.fffZ`` of an aware datetime."""
     dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}.{dt.microsecond // 1000:03d}Z"
+
+
+def source_time(value: str, ts: str) -> str:
+    """The time a source wrote (normalised), or the event's ``ts`` when it is missing, invalid or implausibly late."""
+    t = normalize_time(value)
+    if not t:
+        return ts
+    if ts and t > ts:
+        limit = parse_time(ts)
+        if limit is not None and t > format_time(min(limit + FUTURE_SLACK, datetime(LAST_YEAR, 12, 31, tzinfo=UTC))):
+            return ts
+    return t
 
 
 def epoch_of(value: str) -> float:
@@ -51,8 +84,11 @@ def epoch_of(value: str) -> float:
 
 
 def iso_of(epoch: float) -> str:
-    """The normalised time of seconds since the epoch."""
-    return format_time(datetime.fromtimestamp(epoch, UTC))
+    """The normalised time of seconds since the epoch ("" if out of range)."""
+    try:
+        return format_time(datetime.fromtimestamp(epoch, UTC))
+    except (OverflowError, ValueError, OSError):
+        return ""
 
 
 def now_iso() -> str:

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
 #: The event types each log processor consumes (for the pending count of ``evlog offsets``).
-LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"})}
+LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"}),
+                                         "digest": frozenset({"diary.appended"})}
 
 
 def _snapshot(ws: Workspace, **_: Any) -> Any:
@@ -104,14 +105,8 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
     state = ws.offsets.s  # type: ignore[attr-defined]
     last = ws.log.last_seq
     rows = []
-    for name in sorted(set(state.processors) | {"snapshot"}):
+    for name in sorted(set(state.processors) | set(LOG_INPUTS)):
         p = state.processors.get(name)
-        if name == "digest":
-            diary = ws.diary.days  # type: ignore[attr-defined]
-            unread = sum(max(0, d.end - max(state.digest.get(date, 0), d.start)) for date, d in diary.items())
-            rows.append(OffsetRow("digest", 0, unread, p.committed_at if p else "", p.resets if p else 0,
-                                  p.lost_bytes if p else 0, 0, f"{unread} diary bytes unread in {len(diary)} day(s)"))
-            continue
         seq = p.seq if p else 0
         pending = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS.get(name, ()))
         rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,

@@ -1,147 +1,120 @@
-"""Digest: diary -> short-term memory entries, incrementally by the diary's logical offset.
+"""Digest: diary lines -> short-term memory entries, a log follower like every other.
 
-For every day's diary the digest keeps how far it has read, as a *logical* byte offset
-(see ``projections.diary``: offsets survive trims). Each run first brings the diary
-files up to date, then validates that position against the file: the file's size must
-be what the projection says, the position must lie in the diary's ``[start, end)`` and
-sit at a line boundary. A position before ``start`` means a trim dropped bytes the
-digest had not read: that loss was already recorded by the ``diary.trimmed`` event, and
-the digest records an ``offset.reset`` pointing at it and moves on to ``start``. Any
-other position that does not hold is also reset with a recorded reason (to the start of
-the diary: re-reading is preferred to skipping). Nothing is re-read or skipped silently.
+The digest reads ``diary.appended`` events from its committed offset (the runner in
+``processors.runner`` validates it and commits it with the outputs, atomically). It never
+reads the rendered diary file: each event carries its session, message id and role, so
+a session key or role holding a newline or ``]`` cannot make it misread a line, and a
+diary trim (which shortens the file, not the log) never takes a line from it.
 
-Unread bytes are taken in batches of at most ``digest_batch_bytes`` (50 KB) cut at line
-boundaries (a longer single line is a batch of its own). Each batch becomes, in one
-atomic append: a ``memory.stm.added`` entry, one ``history.appended`` per session with
-that session's user lines (what Dream reads; ``refs`` name the entry and diary range),
-and a ``diary.digested`` event that moves the position.
+Lines are grouped per day, in log order, into entries of at most ``digest_batch_bytes``
+(50 KB) of diary text; a day's remaining lines become an entry at the end of each step.
+Each entry is one ``memory.stm.added`` event: its text is the entry's lines, whole, as
+many as fit in ``STM_CHARS`` (a single longer line is cut at a word boundary and marked
+with ``…``), the sessions it covers and the seqs of the messages its lines came from
+(facts that cite those messages make the archive keep it). Its ``entry_id`` is derived
+from its first diary event and carries a dedup key, so a re-read after an offset reset
+adds nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import re
-
-from eventlog.errors import EvlogError
-from eventlog.events import DiaryDigested, Event, HistoryAppended, OffsetReset, StmAdded
-from processors.runner import RunReport
-from projections.diary import DiaryDay, diary_file
+from eventlog.events import DiaryAppended, Event, StmAdded
+from processors.runner import Processor, RunReport
 
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
-HISTORY_CHARS = 1000
 STM_CHARS = 4000
-_LINE = re.compile(r"^(\d\d:\d\d:\d\d) \[(.*?)\] (\w+): (.*)$")
+
+
+@dataclass
+class _Batch:
+    first_seq: int
+    lines: list[str] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    message_seqs: list[int] = field(default_factory=list)
+    nbytes: int = 0
+    last_seq: int = 0
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit`` characters, else its longest prefix ending at a word boundary, plus ``…``."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def entry_text(lines: list[str], limit: int = STM_CHARS) -> str:
+    """Whole lines while they fit in ``limit`` characters (the first one cut at a word if it alone is longer)."""
+    out: list[str] = []
+    used = 0
+    for ln in lines:
+        need = len(ln) + (1 if out else 0)
+        if used + need > limit:
+            if not out:
+                out.append(cut_at_word(ln, limit))
+            break
+        out.append(ln)
+        used += need
+    return "\n".join(out)
+
+
+class Digest(Processor):
+    """Diary lines to short-term entries (see the module docstring)."""
+
+    name = "digest"
+    consumes = frozenset({"diary.appended"})
+    reset_policy = "earliest"  # safe: every entry carries a dedup key
+
+    def begin(self, ws: Workspace, report: RunReport) -> None:
+        self.limit = ws.config.digest_batch_bytes
+        self.open: dict[str, _Batch] = {}
+
+    def policy(self, ev: Event) -> list[Event]:
+        assert isinstance(ev, DiaryAppended)
+        size = len(ev.line.encode()) + 1
+        batch = self.open.get(ev.date)
+        out: list[Event] = []
+        if batch is not None and batch.nbytes + size > self.limit:
+            out.append(self._entry(ev.date, batch))
+            batch = None
+        if batch is None:
+            batch = self.open[ev.date] = _Batch(first_seq=ev.seq)
+        batch.lines.append(ev.line)
+        batch.nbytes += size
+        batch.last_seq = ev.seq
+        if ev.session_key and ev.session_key not in batch.sessions:
+            batch.sessions.append(ev.session_key)
+        if ev.source_seq:
+            batch.message_seqs.append(ev.source_seq)
+        return out
+
+    def first_seq(self, ws: Workspace) -> int:
+        # a log from before the digest followed events: it had read every diary line appended before its last run
+        return max(ws.log.log_start, ws.offsets.s.last_digested_seq + 1)
+
+    def end_step(self) -> list[Event]:
+        out: list[Event] = [self._entry(date, batch) for date, batch in sorted(self.open.items())]
+        self.open = {}
+        return out
+
+    def _entry(self, date: str, batch: _Batch) -> StmAdded:
+        self.open.pop(date, None)
+        entry_id = f"stm-{date}-{batch.first_seq}"
+        return StmAdded(entry_id=entry_id, text=entry_text(batch.lines), date=date, start=batch.first_seq,
+                        end=batch.last_seq, session_keys=batch.sessions, message_seqs=batch.message_seqs,
+                        dedup=f"digest:{entry_id}")
 
 
 def run_digest(ws: Workspace) -> RunReport:
-    """Digest every unread diary byte (see the module docstring)."""
-    report = RunReport("digest")
-    with ws.lock:
-        ws.flush()
-        diary = ws.diary
-        offsets = ws.offsets
-        report.offset_before = sum(offsets.s.digest.values())  # type: ignore[attr-defined]
-        for date in sorted(diary.days):  # type: ignore[attr-defined]
-            _digest_day(ws, diary.days[date], offsets.s.digest.get(date), report)  # type: ignore[attr-defined]
-        report.offset_after = sum(ws.offsets.s.digest.values())  # type: ignore[attr-defined]
-    return report
+    """Digest every diary line appended since the last run."""
+    from processors.runner import run_log_processor
 
-
-def _digest_day(ws: Workspace, day: DiaryDay, pos: int | None, report: RunReport) -> None:
-    path = ws.path(diary_file(day.date))
-    data = b""
-    if day.size:
-        with open(path, "rb") as f:
-            data = f.read()
-        if len(data) != day.size:
-            raise EvlogError(f"{path}: {len(data)} bytes on disk where the diary projection says {day.size}; "
-                             "it changed while the digest ran (or by hand): run 'evlog replay'")
-    pos, reset = _validate(day, data, pos)
-    events: list[Event] = [reset] if reset else []
-    if reset:
-        report.resets.append(reset.reason)
-        report.lost_bytes += reset.lost_bytes
-    while pos < day.end:
-        rel = pos - day.start
-        cut = _batch_end(data, rel, ws.config.digest_batch_bytes)
-        chunk = data[rel:cut].decode("utf-8", "replace")
-        sources = ws.diary.sources_between(day.date, pos, day.start + cut)  # type: ignore[attr-defined]
-        projects = {k: s.project for k, s in ws.sessions.index.items()}  # type: ignore[attr-defined]
-        events.extend(_batch_events(day.date, pos, day.start + cut, chunk, sources, projects))
-        ws.append(events)
-        report.count(events)
-        report.entries_written += sum(1 for e in events if isinstance(e, StmAdded))
-        report.events_read += chunk.count("\n")
-        events = []
-        pos = day.start + cut
-    if events:
-        ws.append(events)
-
-
-def _validate(day: DiaryDay, data: bytes, pos: int | None) -> tuple[int, OffsetReset | None]:
-    """Where to continue reading a day's diary, and the reset to record if ``pos`` did not hold."""
-    if pos is None:
-        pos = 0  # never read: from the diary's logical beginning
-    if day.start <= pos <= day.end and (pos == day.start or data[pos - day.start - 1 : pos - day.start] == b"\n"):
-        return pos, None
-    if pos < day.start:
-        why = (f"diary {day.date}: bytes {pos}..{day.start} were trimmed before the digest read them "
-               "(recorded as lost by diary.trimmed)")
-        to = day.start
-    elif pos > day.end:
-        why = f"diary {day.date}: position {pos} is past the diary's end {day.end}; reading it again from its start"
-        to = day.start
-    else:
-        nl = data.find(b"\n", pos - day.start)
-        to = day.start + nl + 1 if nl >= 0 else day.end
-        why = f"diary {day.date}: position {pos} is inside a line; the rest of that line ({to - pos} bytes) is skipped"
-    lost = to - pos if day.start < pos < day.end else 0  # trims record their own loss; re-reads lose nothing
-    return to, OffsetReset(processor="digest", reason=why, policy="by-offset", date=day.date, from_offset=pos,
-                           to_offset=to, lost_bytes=lost)
-
-
-def _batch_end(data: bytes, rel: int, limit: int) -> int:
-    """End (file position) of the batch starting at ``rel``: whole lines, at most ``limit`` bytes."""
-    if len(data) - rel <= limit:
-        return len(data)
-    cut = data.rfind(b"\n", rel, rel + limit) + 1
-    if cut <= rel:  # one line longer than the limit: it is a batch of its own
-        cut = data.find(b"\n", rel) + 1 or len(data)
-    return cut
-
-
-def _batch_events(date: str, start: int, end: int, chunk: str, sources: list[int],
-                  projects: dict[str, str]) -> list[Event]:
-    entry_id = f"stm-{date}-{start}"
-    lines = [ln for ln in chunk.splitlines() if ln.strip()]
-    by_session: dict[str, list[str]] = {}
-    seqs: dict[str, list[int]] = {}
-    sessions: list[str] = []
-    for i, ln in enumerate(lines):
-        m = _LINE.match(ln)
-        if not m:
-            continue
-        _time, session, role, text = m.groups()
-        if session not in by_session:
-            by_session[session] = []
-            seqs[session] = []
-            sessions.append(session)
-        if role == "user":
-            by_session[session].append(text.replace(" ⏎ ", "\n"))  # the diary joins a message's lines
-            if i < len(sources):
-                seqs[session].append(sources[i])
-    summary = "\n".join(ln[:300] for ln in lines)[:STM_CHARS]
-    events: list[Event] = [StmAdded(entry_id=entry_id, text=summary, date=date, start=start, end=end,
-                                    session_keys=sessions)]
-    for session in sessions:
-        said = by_session[session]
-        if said:
-            events.append(HistoryAppended(text="\n".join(said)[:HISTORY_CHARS], source="digest", session_key=session,
-                                          project=projects.get(session, ""),
-                                          refs={"stm_entry": entry_id, "date": date, "start": start, "end": end,
-                                                "message_seqs": seqs[session]}))
-    events.append(DiaryDigested(date=date, start=start, end=end, entry_id=entry_id))
-    return events
+    return run_log_processor(ws, Digest())

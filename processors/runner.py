@@ -71,6 +71,10 @@ class Processor(ABC):
     def begin(self, ws: Workspace, report: RunReport) -> None:  # noqa: B027 - optional hook
         """Called once per run before the first step."""
 
+    def first_seq(self, ws: Workspace) -> int:
+        """Where a processor that never committed an offset starts (the log's start; older logs may know better)."""
+        return ws.log.log_start
+
     @abstractmethod
     def policy(self, ev: Event) -> list[Event]:
         """Outputs for one consumed event (it carries its ``seq``)."""
@@ -80,12 +84,12 @@ class Processor(ABC):
         return []
 
 
-def validate_offset(ws: Workspace, processor: str, policy: str) -> tuple[int, OffsetReset | None]:
+def validate_offset(ws: Workspace, processor: str, policy: str, first: int | None = None) -> tuple[int, OffsetReset | None]:
     """The seq to read from next, and the reset to record if the committed offset did not hold."""
-    pos = ws.offsets.position(processor)  # type: ignore[attr-defined]
+    pos = ws.offsets.position(processor)
     log = ws.log
     if pos.seq == 0:
-        return log.log_start, None
+        return max(first or 0, log.log_start), None
     problem = _offset_problem(log.dir, pos.segment, pos.position, pos.seq, pos.fingerprint)
     if problem is None:
         return pos.seq + 1, None
@@ -131,49 +135,54 @@ def _offset_problem(log_dir: str, segment: str, position: int, seq: int, fingerp
 
 
 def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STEP_RECORDS) -> RunReport:
-    """Run ``proc`` over the records after its offset, up to the log's end at start."""
+    """Run ``proc`` over the records after its offset, up to the log's end at start.
+
+    One instance of a processor runs at a time across processes (``Workspace.processor_lock``);
+    the workspace's own lock is held for one step at a time, so the projection files keep
+    being flushed and other threads keep appending while a long run goes on.
+    """
     report = RunReport(proc.name)
-    with ws.lock:
-        ws.projections  # noqa: B018 - catch up
-        before = ws.offsets.position(proc.name).seq  # type: ignore[attr-defined]
-        report.offset_before = before
-        next_seq, reset = validate_offset(ws, proc.name, proc.reset_policy)
+    with ws.processor_lock(proc.name):
+        with ws.lock:
+            ws.projections  # noqa: B018 - catch up with what every writer appended
+            before = ws.offsets.position(proc.name).seq
+            report.offset_before = before
+            next_seq, reset = validate_offset(ws, proc.name, proc.reset_policy, proc.first_seq(ws))
+            stop_at = ws.log.last_seq
+            proc.begin(ws, report)
         pending: list[Event] = []
         if reset is not None:
             pending.append(reset)
             report.resets.append(reset.reason)
-        stop_at = ws.log.last_seq
-        proc.begin(ws, report)
         while next_seq <= stop_at:
-            outputs: list[Event] = []
-            last: Event | None = None
-            consumed = 0
-            wanted = proc.consumes
-            policy = proc.policy
-            for ev in ws.log.read(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
-                last = ev
-                if ev.type in wanted:
-                    consumed += 1
-                    outputs.extend(policy(ev))
-            if last is None:
-                break
-            outputs.extend(proc.end_step())
-            report.events_read += last.seq - next_seq + 1
-            report.events_consumed += consumed
-            next_seq = last.seq + 1
-            if not outputs and not consumed and not pending and report.events_read < IDLE_COMMIT_RECORDS:
-                continue  # nothing to do: do not grow the log with a bare offset
-            rec = ws.log.find(last.seq)
-            if rec is None:  # pragma: no cover - the log cannot lose a record it just returned
-                raise OffsetInvalidError(f"seq {last.seq} vanished while {proc.name} ran")
-            commit = OffsetCommitted(processor=proc.name, record_seq=rec.seq, segment=segment_name(rec.segment),
-                                     position=rec.end, fingerprint=rec.fingerprint)
-            batch = pending + outputs + [commit]
-            ws.append(batch)
-            report.count(outputs)
-            report.entries_written += len(outputs)
-            pending = []
-        if pending:
-            ws.append(pending)
-        report.offset_after = ws.offsets.position(proc.name).seq  # type: ignore[attr-defined]
+            with ws.lock:
+                outputs: list[Event] = []
+                last = None
+                consumed = 0
+                wanted = proc.consumes
+                policy = proc.policy
+                for rec in ws.log.records(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
+                    last = rec
+                    ev = rec.event
+                    if ev.type in wanted:
+                        consumed += 1
+                        outputs.extend(policy(ev))
+                if last is None:
+                    break
+                outputs.extend(proc.end_step())
+                report.events_read += last.seq - next_seq + 1
+                report.events_consumed += consumed
+                next_seq = last.seq + 1
+                if not outputs and not consumed and not pending and report.events_read < IDLE_COMMIT_RECORDS:
+                    continue  # nothing to do: do not grow the log with a bare offset
+                commit = OffsetCommitted(processor=proc.name, record_seq=last.seq, segment=segment_name(last.segment),
+                                         position=last.end, fingerprint=last.fingerprint)
+                ws.append(pending + outputs + [commit])
+                report.count(outputs)
+                report.entries_written += len(outputs)
+                pending = []
+        with ws.lock:
+            if pending:
+                ws.append(pending)
+            report.offset_after = ws.offsets.position(proc.name).seq
     return report

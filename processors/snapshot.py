@@ -2,17 +2,25 @@
 
 Every ``message.appended`` becomes one ``diary.appended`` line (``HH:MM:SS [session]
 role: content``, content on one line, cut at ``LINE_CHARS`` characters) in the diary of
-the message's UTC date. The line's ``dedup`` key is ``xxh3_128`` of the canonical
-message (session key, role, content, timestamp; see ``canonical_message``), and the
-log writes an event with a known key only once. So the hash set lives in the log's dedup
-index, not in the diary: re-imports, offset resets and diary trims can never bring a
-message into the diary twice (the seed's 2.6 MB diary with 114 repeated snapshots came
-from deduplicating against the file after it had been trimmed).
+the message's UTC date. The event also carries what the line came from (session key,
+message id, role, the message's seq), so readers of the diary never parse its text.
+
+The line's ``dedup`` key is ``xxh3_128`` of the canonical message (see
+``canonical_message``: session key, message id, role, content, timestamp, tool calls),
+and the log writes an event with a known key only once. So the hash set lives in the
+log's dedup index, not in the diary: re-imports, offset resets and diary trims can never
+bring a message into the diary twice (the seed's 2.6 MB diary with 114 repeated
+snapshots came from deduplicating against the file after it had been trimmed), while
+distinct messages that happen to read alike (parallel tool calls at the same time, two
+"No files found" results) each keep their line. Logs written before key version 2 keyed
+lines without the message id and tool calls; for messages the diary had already seen
+under those keys (up to ``DiaryProjection.legacy_horizon``) the old key is checked too,
+so an old log re-snapshotted after an offset reset gains no duplicate line.
 
 In the same atomic batch the step trims every diary that would exceed its byte budget
-(whole lines, oldest first, the newest line always kept; ``diary.trimmed`` names what
-went and how much of it the digest had not read yet), so a diary is never over budget,
-not even between two steps.
+(whole lines, oldest first, the newest line always kept; ``diary.trimmed`` says what
+went), so a diary is never over budget, not even between two steps. The digest reads
+``diary.appended`` events, not the file, so a trim never takes anything from it.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import xxhash
 
 from eventlog import codec
 from eventlog.events import DiaryAppended, DiaryTrimmed, Event, MessageAppended
-from eventlog.timeutil import normalize_time
+from eventlog.timeutil import source_time
 from processors.runner import Processor, RunReport
 
 if TYPE_CHECKING:
@@ -32,12 +40,18 @@ if TYPE_CHECKING:
 LINE_CHARS = 2000
 
 
-def canonical_message(ev: MessageAppended) -> list[str]:
-    """What makes two messages "the same" for the diary: ``[session key, role, content, timestamp]``.
+def canonical_message(ev: MessageAppended) -> list:
+    """What makes two messages "the same" for the diary (key version 2).
 
-    Its canonical JSON (``codec.canonical_json``) is what the xxh3_128 dedup hash is taken
-    over; changing this form changes every hash.
+    ``["diary/2", session key, message id, role, content, timestamp, tool calls]``: its
+    canonical JSON (``codec.canonical_json``) is what the xxh3_128 dedup hash is taken
+    over; changing this form changes every hash (hence the version inside it).
     """
+    return ["diary/2", ev.session_key, ev.message_id, ev.role, ev.content, ev.timestamp, ev.tool_calls]
+
+
+def legacy_canonical_message(ev: MessageAppended) -> list[str]:
+    """The key version 1 form (before message ids and tool calls were part of it)."""
     return [ev.session_key, ev.role, ev.content, ev.timestamp]
 
 
@@ -85,24 +99,27 @@ class Snapshot(Processor):
         self.report = report
         self.budget = ws.config.diary_budget_bytes
         self.diary = ws.diary
-        self.offsets = ws.offsets
         self.seen: set[int] = set()  # keys written in this run (not in the log's index until appended)
+        self.legacy_horizon = self.diary.legacy_horizon  # messages up to this seq may carry a version 1 key
         self.new: dict[str, list[int]] = {}  # date -> lengths of lines added in this step
 
     def policy(self, ev: Event) -> list[Event]:
         assert isinstance(ev, MessageAppended)
-        canon = codec.canonical_json(canonical_message(ev))
-        k = xxhash.xxh3_128_intdigest(canon)
-        if k in self.seen or self.ws.log.lookup_dedup_int(k) is not None:
+        lookup = self.ws.log.lookup_dedup_int
+        k = xxhash.xxh3_128_intdigest(codec.canonical_json(canonical_message(ev)))
+        if k in self.seen or lookup(k) is not None or (
+                ev.seq <= self.legacy_horizon
+                and lookup(xxhash.xxh3_128_intdigest(codec.canonical_json(legacy_canonical_message(ev)))) is not None):
             self.report.duplicates_skipped += 1
             return []
         self.seen.add(k)
-        when = normalize_time(ev.timestamp) or ev.ts
+        when = source_time(ev.timestamp, ev.ts)
         line = diary_line(ev, when)
         date = when[:10]
         self.new.setdefault(date, []).append(len(line.encode()) + 1)
         return [DiaryAppended(date=date, line=line, session_key=ev.session_key, message_id=ev.message_id,
-                              source_seq=ev.seq, dedup=f"{codec.HASH128_PREFIX}{k:032x}")]
+                              source_seq=ev.seq, role=ev.role, key_version=2,
+                              dedup=f"{codec.HASH128_PREFIX}{k:032x}")]
 
     def end_step(self) -> list[Event]:
         trims = []
@@ -114,11 +131,8 @@ class Snapshot(Processor):
             if not lines:
                 continue
             start = day.start if day else 0
-            digested = max(self.offsets.s.digest.get(date, 0), start)
-            undigested = max(0, start + nbytes - digested)
             trims.append(DiaryTrimmed(date=date, dropped_lines=lines, dropped_bytes=nbytes, start_before=start,
-                                      start_after=start + nbytes, budget=self.budget, undigested_bytes=undigested))
+                                      start_after=start + nbytes, budget=self.budget))
             self.report.bytes_trimmed += nbytes
-            self.report.lost_bytes += undigested
         self.new = {}
         return trims

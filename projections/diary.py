@@ -21,7 +21,9 @@ import msgspec
 import xxhash
 
 from eventlog.events import DiaryAppended, DiaryTrimmed, Event
+from eventlog.validate import valid_date
 from projections.base import Projection, ProjectionDrift
+from projections.naming import safe_name
 
 DIARY_DIR = "diary"
 
@@ -43,12 +45,19 @@ class DiaryDay(msgspec.Struct, kw_only=True):
 
 
 def diary_file(date: str) -> str:
-    """The relative path of a day's diary."""
-    return os.path.join(DIARY_DIR, f"{date}.md")
+    """The relative path of a day's diary (a date that is not a real one, from an old log, gets a safe name)."""
+    if valid_date(date):
+        return os.path.join(DIARY_DIR, f"{date}.md")
+    return os.path.join(DIARY_DIR, "invalid-dates", safe_name(date, ".md"))
 
 
 def _hash(data: bytes) -> str:
     return "xxh3-64:" + xxhash.xxh3_64_hexdigest(data)
+
+
+class _DiaryState(msgspec.Struct, kw_only=True):
+    days: list[DiaryDay] = []
+    legacy_horizon: int = 0
 
 
 class DiaryProjection(Projection):
@@ -63,15 +72,19 @@ class DiaryProjection(Projection):
 
     def load(self, state: Any) -> None:
         self.days: dict[str, DiaryDay] = {}
+        #: Highest message seq a line keyed the version 1 way came from (see processors.snapshot).
+        self.legacy_horizon = 0
         if state is not None:
-            for d in msgspec.convert(state, list[DiaryDay]):
+            saved = msgspec.convert(state, _DiaryState)
+            for d in saved.days:
                 self.days[d.date] = d
+            self.legacy_horizon = saved.legacy_horizon
         self.pending: dict[str, list[bytes]] = {}
         self.to_drop: dict[str, int] = {}
         self.dirty: set[str] = set()
 
     def state(self) -> Any:
-        return list(self.days.values())
+        return _DiaryState(days=list(self.days.values()), legacy_horizon=self.legacy_horizon)
 
     def outputs(self) -> list[str]:
         return [diary_file(d) for d in self.days]
@@ -82,6 +95,8 @@ class DiaryProjection(Projection):
     def apply(self, ev: Event) -> None:
         match ev:
             case DiaryAppended():
+                if ev.key_version < 2 and ev.source_seq > self.legacy_horizon:
+                    self.legacy_horizon = ev.source_seq
                 day = self.days.get(ev.date)
                 if day is None:
                     day = self.days[ev.date] = DiaryDay(date=ev.date)
@@ -95,9 +110,10 @@ class DiaryProjection(Projection):
                 day = self.days.get(ev.date)
                 if day is None:
                     return
-                dropped = day.lengths[: ev.dropped_lines]
-                day.lengths = day.lengths[ev.dropped_lines :]
-                day.sources = day.sources[ev.dropped_lines :]
+                n = max(0, min(ev.dropped_lines, len(day.lengths)))  # an old log's odd count cannot break the fold
+                dropped = day.lengths[:n]
+                day.lengths = day.lengths[n:]
+                day.sources = day.sources[n:]
                 day.size -= sum(dropped)
                 day.start = ev.start_after
                 self.to_drop[ev.date] = self.to_drop.get(ev.date, 0) + len(dropped)

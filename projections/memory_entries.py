@@ -2,10 +2,13 @@
 
 The digest adds short-term entries (``memory.stm.added``); the archive promotes the ones
 still in use to long-term (``memory.ltm.promoted``) and drops stale ones
-(``memory.stm.dropped``). An entry counts as *used* when an agent recalled it
-(``memory.recalled``) or when a fact in MEMORY.md cites it: the digest feeds each entry
-to Dream as a ``history.appended`` event whose ``refs`` name the entry, and Dream's
-``memory.appended`` facts list the history cursors they came from.
+(``memory.stm.dropped``). An entry counts as *used* when an agent chose to use it
+(``memory.recalled``) or when a fact in MEMORY.md cites a message the entry holds (a
+``memory.appended`` fact lists the seqs of its source messages; an entry, the seqs of the
+messages its diary lines came from). Logs written before facts named their messages
+linked entries through history: the old digest fed each entry to Dream as a
+``history.appended`` event whose ``refs`` named the entry, and facts listed history
+cursors; those links are still folded.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Entry(msgspec.Struct, kw_only=True):
     start: int = 0
     end: int = 0
     session_keys: list[str] = []
+    message_seqs: list[int] = []
     recalled: int = 0
     cited_by: list[str] = []  # fact ids
     last_used: str = ""
@@ -77,7 +81,8 @@ class MemoryEntriesProjection(Projection):
             case StmAdded():
                 self.s.entries[ev.entry_id] = Entry(entry_id=ev.entry_id, tier="stm", text=ev.text, created_at=ev.ts,
                                                     date=ev.date, start=ev.start, end=ev.end,
-                                                    session_keys=list(ev.session_keys), seq=ev.seq)
+                                                    session_keys=list(ev.session_keys),
+                                                    message_seqs=list(ev.message_seqs), seq=ev.seq)
             case LtmPromoted():
                 self._move(ev.entry_id, "ltm", ev.reason)
             case StmDropped():
@@ -94,8 +99,11 @@ class MemoryEntriesProjection(Projection):
                     self.s.history_to_entry[str(ev.seq)] = eid
                 return
             case MemoryAppended():
-                for cursor in ev.sources:
-                    e = self.s.entries.get(self.s.history_to_entry.get(str(cursor), ""))
+                cited = [self.s.entries.get(self.s.history_to_entry.get(str(cursor), "")) for cursor in ev.sources]
+                if ev.source_seqs:
+                    wanted = set(ev.source_seqs)
+                    cited += [e for e in self.s.entries.values() if e.tier == "stm" and wanted.intersection(e.message_seqs)]
+                for e in cited:
                     if e is not None and ev.fact_id not in e.cited_by:
                         e.cited_by.append(ev.fact_id)
                         e.last_used = ev.ts

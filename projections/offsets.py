@@ -31,7 +31,8 @@ class OffsetsState(msgspec.Struct, kw_only=True):
     """Everything the projection keeps."""
 
     processors: dict[str, Position] = {}
-    digest: dict[str, int] = {}  # date -> logical diary offset read up to
+    digest: dict[str, int] = {}  # date -> logical diary offset read up to (logs from before the digest followed events)
+    last_digested_seq: int = 0  # seq of the newest diary.digested event (where the event-following digest starts)
 
 
 class OffsetsProjection(StateProjection):
@@ -53,6 +54,7 @@ class OffsetsProjection(StateProjection):
             case DiaryDigested():
                 if ev.end > self.s.digest.get(ev.date, 0):
                     self.s.digest[ev.date] = ev.end
+                self.s.last_digested_seq = ev.seq
                 self.s.processors.setdefault("digest", Position()).committed_at = ev.ts
             case OffsetReset():
                 p = self.s.processors.setdefault(ev.processor, Position())

@@ -43,7 +43,7 @@ from eventlog.events import (
     SessionDeleted,
     SessionUpdated,
 )
-from eventlog.timeutil import normalize_time
+from eventlog.timeutil import source_time
 from projections.base import Projection, ProjectionDrift
 from projections.naming import safe_name
 
@@ -84,22 +84,33 @@ class _Meta(msgspec.Struct):
 class _Line(msgspec.Struct, omit_defaults=True):
     """The fixed part of a message line, in the seed's key order."""
 
-    id: str
+    id: Any
     sessionKey: str  # noqa: N815 - the seed's key
     role: str
-    content: str
-    timestamp: str
+    content: Any
+    timestamp: Any
     tool_calls: list[Any] | None = None
+
+
+#: Source values kept in ``extra`` under the line's own key when the source wrote them with another
+#: type than evlog's fields have (a numeric id or timestamp, content as a list of parts): the
+#: session file shows them as the source wrote them.
+SOURCE_VALUE_KEYS = ("id", "content", "timestamp")
 
 
 def message_line(ev: MessageAppended) -> bytes:
     """One message line of a session file (seed format, then tool_calls and extra fields)."""
-    head = _nested_encoder.encode(_Line(ev.message_id, ev.session_key, ev.role, ev.content, ev.timestamp or ev.ts,
-                                        ev.tool_calls))
-    if not ev.extra:
+    x = ev.extra
+    if x and ("id" in x or "content" in x or "timestamp" in x):
+        line = _Line(x.get("id", ev.message_id), ev.session_key, ev.role, x.get("content", ev.content),
+                     x.get("timestamp", ev.timestamp or ev.ts), ev.tool_calls)
+    else:
+        line = _Line(ev.message_id, ev.session_key, ev.role, ev.content, ev.timestamp or ev.ts, ev.tool_calls)
+    head = _nested_encoder.encode(line)
+    if not x:
         return head + b"\n"
     taken = _LINE_KEYS if ev.tool_calls is not None else _LINE_KEYS_NO_CALLS
-    extra = {k: v for k, v in ev.extra.items() if k not in taken}
+    extra = {k: v for k, v in x.items() if k not in taken}
     if not extra:
         return head + b"\n"
     return head[:-1] + b"," + _nested_encoder.encode(extra)[1:] + b"\n"
@@ -119,20 +130,30 @@ def render_line(fields: dict[str, Any]) -> bytes:
     return b"{" + b",".join(enc(k) + b":" + enc(v) for k, v in fields.items()) + b"}\n"
 
 
-def _updated(line: bytes, updates: dict[str, MessageUpdated]) -> bytes:
-    """A message line with the newest update of its message applied (or unchanged)."""
+def _updated(line: bytes, updates: dict[str, list[MessageUpdated]]) -> bytes:
+    """A message line with its message's updates applied in log order (or unchanged).
+
+    Each update replaces the content (and the tool calls, when it has some) and sets its
+    extra fields; applying them one after the other gives the same line whether they
+    arrive in one flush (a replay) or in several (a live workspace).
+    """
     msg = msgspec.json.decode(line)
-    up = updates.get(msg.get("id"))
-    if up is None:
+    mid = msg.get("id")
+    ups = updates.get(mid if isinstance(mid, str) else msgspec.json.encode(mid).decode())
+    if not ups:
         return line
-    msg["content"] = up.content
-    if up.tool_calls is not None:
-        msg["tool_calls"] = up.tool_calls
-    core = {k: msg.pop(k) for k in ("id", "sessionKey", "role", "content", "timestamp", "tool_calls") if k in msg}
-    for k, v in up.extra.items():
-        if k not in core:
-            msg[k] = v
+    for up in ups:
+        msg["content"] = up.content
+        if up.tool_calls is not None:
+            msg["tool_calls"] = up.tool_calls
+        for k, v in up.extra.items():
+            if k not in _CORE_KEYS:
+                msg[k] = v
+    core = {k: msg.pop(k) for k in _CORE_KEYS if k in msg}
     return render_line({**core, **dict(sorted(msg.items()))})
+
+
+_CORE_KEYS = ("id", "sessionKey", "role", "content", "timestamp", "tool_calls")
 
 
 def file_hash(data: bytes) -> str:
@@ -156,7 +177,7 @@ class SessionsProjection(Projection):
     def load(self, state: Any) -> None:
         self.index: dict[str, SessionState] = {}
         self.pending: dict[str, list[bytes]] = {}  # new message lines not yet in the file
-        self.updates: dict[str, dict[str, MessageUpdated]] = {}  # key -> message id -> newest update
+        self.updates: dict[str, dict[str, list[MessageUpdated]]] = {}  # key -> message id -> updates, in log order
         self.dirty: set[str] = set()
         self.removed: set[str] = set()  # files to delete at the next flush
         if state is not None:
@@ -188,7 +209,7 @@ class SessionsProjection(Projection):
             case MessageUpdated():
                 s = self.index.get(ev.session_key)
                 if s is not None:
-                    self.updates.setdefault(s.key, {})[ev.message_id] = ev
+                    self.updates.setdefault(s.key, {}).setdefault(ev.message_id, []).append(ev)
                     self._touch(s, ev.ts, "")
             case SessionCreated():
                 if ev.session_key not in self.index:
@@ -218,7 +239,7 @@ class SessionsProjection(Projection):
                     self.removed.add(s.file)
 
     def _create(self, key: str, ev: Event, title: str, metadata: dict, created_at: str, project: str) -> SessionState:
-        created = normalize_time(created_at) or ev.ts
+        created = source_time(created_at, ev.ts)
         s = SessionState(
             key=key,
             file=safe_name(key, ".jsonl"),
@@ -234,8 +255,8 @@ class SessionsProjection(Projection):
         self.dirty.add(key)
         return s
 
-    def _touch(self, s: SessionState, ts: str, source_time: str) -> None:
-        t = normalize_time(source_time) or ts
+    def _touch(self, s: SessionState, ts: str, written: str) -> None:
+        t = source_time(written, ts)
         if t > s.updated_at:
             s.updated_at = t
         self.dirty.add(s.key)

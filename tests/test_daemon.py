@@ -70,7 +70,7 @@ def check_consistent(home: str) -> None:
         log.close()
     by_seq = {e.seq: e for e in evs}
     # every unique message reached the diary exactly once
-    canon = lambda m: (m.session_key, m.role, m.content, m.timestamp)  # noqa: E731
+    canon = lambda m: (m.session_key, m.message_id, m.role, m.content, m.timestamp)  # noqa: E731
     unique = {canon(e) for e in evs if isinstance(e, MessageAppended)}
     in_diary = Counter(canon(by_seq[e.source_seq]) for e in evs if isinstance(e, DiaryAppended))
     assert [m for m, n in in_diary.items() if n > 1] == [], "a message reached the diary twice"

@@ -20,7 +20,7 @@ from tests.conftest import REPO
 GOLDEN = os.path.join(REPO, "tests", "golden")
 EXAMPLES = os.path.join(REPO, "examples", "transcripts")
 REGENERATE = os.environ.get("EVLOG_REGENERATE_GOLDEN") == "1"
-FIXED_CLOCK = 1_795_000_000.0  # 2026-11-18T...: every event gets the same ts, so files are reproducible
+FIXED_CLOCK = 1_796_100_000.0  # 2026-12-01T...: every event gets the same ts (after the examples were written), so files are reproducible
 
 FORMATS = {
     "catbuddy": "cli-dana.jsonl",

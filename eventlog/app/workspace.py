@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -200,6 +201,16 @@ class Workspace:
     def path(self, *parts: str) -> str:
         """A path inside the workspace."""
         return os.path.join(self.home, *parts)
+
+    @contextmanager
+    def processor_lock(self, name: str) -> Iterator[None]:
+        """Hold ``state/locks/<name>.lock``: one run of a processor at a time, across processes."""
+        lock = FileLock(self.path(STATE_DIR, "locks", f"{name}.lock"), what=f"processor {name!r} of {self.home}")
+        lock.acquire(self.log.writer.lock_timeout if self.log.writer is not None else 0.0)
+        try:
+            yield
+        finally:
+            lock.close()
 
     # -- registered projects ---------------------------------------------------------
 

@@ -13,7 +13,9 @@ Mapping:
   these messages yet).
 * **Every later line** is one message ``{"id", "sessionKey", "role", "content",
   "timestamp", ...}``: ``id`` becomes ``message_id`` (a number is taken as its
-  decimal text; a line without one gets a stable hash id, see ``StableIds``),
+  decimal text, and the number itself is kept in ``extra`` so the projected file
+  shows it as the source wrote it, like a numeric timestamp or content given as a list
+  of parts; a line without an id gets a stable hash id, see ``StableIds``),
   ``role``/``content``/``timestamp``/``tool_calls`` map to the fields of the same
   name, and every other field (``tool_call_id``, ``name``, ``reasoning_content``...)
   is kept in ``extra``, so ingesting a file evlog wrote gives back the same lines.
@@ -83,14 +85,19 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:  # noqa:
             fail(line, f"'sessionKey' must be a string, got {json_type(skey)}")
         if skey and skey != session.key:
             other_keys += 1
+        extra = {k: v for k, v in msg.items() if k not in _MAPPED}
         mid = msg.get("id")
         if mid is None or mid == "":
             mid = ids.next({k: v for k, v in msg.items() if k != "sessionKey"})
         elif isinstance(mid, int) and not isinstance(mid, bool):
+            extra["id"] = mid  # the file keeps the source's number (see projections.sessions.SOURCE_VALUE_KEYS)
             mid = str(mid)
         elif not isinstance(mid, str):
             fail(line, f"'id' must be a string or an integer, got {json_type(mid)}")
-        extra = {k: v for k, v in msg.items() if k not in _MAPPED}
+        for key in ("timestamp", "content"):
+            value = msg.get(key)
+            if value is not None and not isinstance(value, str):
+                extra[key] = value  # a numeric time, content as parts: shown as written
         session.messages.append(ParsedMessage(mid, role, content, timestamp, tool_calls, extra, line))
     if other_keys:
         out.notes.append(f"{other_keys} message(s) name another sessionKey; kept in {session.key!r} (the file's key)")
