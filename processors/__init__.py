@@ -63,6 +63,26 @@ def _dream(ws: Workspace, *, llm: Any, retry_failed: bool = False, **_: Any) -> 
     return run_dream(ws, llm, retry_failed=retry_failed)
 
 
+def _recall(ws: Workspace, **_: Any) -> Any:
+    from projections.recall.workspace import update
+
+    report = RecallReport()
+    ix = update(ws.home, ws=ws)
+    try:
+        report.seq = ix.seq
+    finally:
+        ix.close()
+    return report
+
+
+@dataclass
+class RecallReport:
+    """What catching the recall index up did."""
+
+    processor: str = "recall"
+    seq: int = 0
+
+
 PROCESSORS: dict[str, Callable[..., Any]] = {
     "snapshot": _snapshot,
     "digest": _digest,
@@ -70,6 +90,7 @@ PROCESSORS: dict[str, Callable[..., Any]] = {
     "consolidate": _consolidate,
     "autocompact": _autocompact,
     "dream": _dream,
+    "recall": _recall,
 }
 
 

@@ -1,7 +1,7 @@
 """Archive: short-term -> long-term memory. Promote what is used, drop what is stale.
 
-A short-term entry is *used* when an agent recalled it (``memory.recalled``) or a fact in
-MEMORY.md cites it (see ``projections.memory_entries``). Used entries are promoted
+A short-term entry is *used* when a caller chose to use it (``memory.recalled``) or a fact
+in MEMORY.md cites one of its messages (see ``projections.memory_entries``). Used entries are promoted
 (``memory.ltm.promoted``); entries unused for ``stale_after_days`` are dropped
 (``memory.stm.dropped``; the log keeps them); the rest wait. One atomic append per run;
 running it again without new use or time passing changes nothing.
@@ -41,19 +41,3 @@ def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> Run
         report.count(out)
         report.entries_written = len(out)
     return report
-
-
-def recall(ws: Workspace, query: str) -> list:
-    """Short- and long-term entries whose text contains ``query`` (case-insensitive); records the use.
-
-    This is how an agent looks something up: the ``memory.recalled`` event it leaves is
-    what makes the archive promote an entry instead of dropping it as stale.
-    """
-    from eventlog.events import MemoryRecalled
-
-    q = query.lower()
-    with ws.lock:
-        found = [e for e in ws.memory_entries.entries() if e.tier in ("stm", "ltm") and q in e.text.lower()]  # type: ignore[attr-defined]
-        if found:
-            ws.append([MemoryRecalled(entry_ids=[e.entry_id for e in found], query=query)])
-    return found

@@ -2,11 +2,13 @@
 
 ``dream_runs`` lists runs (time, model, input range, attempts, outcome, tokens, facts
 added) from the ``dream_runs`` projection. ``why`` explains facts: for every fact whose
-text contains the query (or whose id is given) it returns the run that produced it, the
-run's prompt hash and model, and each history entry the fact cites, resolved down to the
-source messages (session key, message id, timestamp, excerpt): digest entries through
-the message seqs they carry, consolidator entries through their session key and message
-ids, ``evlog remember`` notes as themselves.
+text contains the query (or whose id is given) it returns who added it and when, the run
+that produced it (model, prompt hash, tokens), the exact messages it came from (session
+key, message id, speaker, time, text), and its supersede chain (the facts it replaced and
+the one that replaced it). Facts learned before facts named their messages cite history
+entries instead; those are resolved down to messages as before (digest entries through
+the message seqs they carry, consolidator entries through their message ids, notes as
+themselves).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING
 import re
 from dataclasses import dataclass, field
 
-from eventlog.events import MessageAppended
+from eventlog.events import HistoryAppended, MessageAppended
 from projections.dream_runs import Run
 from projections.history import HistoryEntry
 
@@ -36,6 +38,7 @@ class SourceMessage:
     role: str
     excerpt: str
     seq: int
+    speaker: str = ""
 
 
 @dataclass
@@ -47,6 +50,17 @@ class SourceEntry:
     session_key: str
     excerpt: str
     messages: list[SourceMessage] = field(default_factory=list)
+
+
+@dataclass
+class ChainLink:
+    """One fact of a supersede chain."""
+
+    fact_id: str
+    text: str
+    state: str
+    run_id: str
+    by: str
 
 
 @dataclass
@@ -62,7 +76,15 @@ class Explanation:
     prompt_hash: str
     outcome: str
     run_time: str
-    sources: list[SourceEntry] = field(default_factory=list)
+    subject: str = ""
+    when: str = ""
+    state: str = "active"
+    by: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    messages: list[SourceMessage] = field(default_factory=list)  # the exact messages it came from
+    sources: list[SourceEntry] = field(default_factory=list)  # history entries (facts learned before messages were named)
+    chain: list[ChainLink] = field(default_factory=list)
 
 
 @dataclass
@@ -94,7 +116,7 @@ def outcome_of(run: Run) -> str:
 
 def dream_runs(ws: Workspace, n: int = 10) -> list[RunRow]:
     """The newest ``n`` Dream runs (all if 0), oldest first."""
-    runs = ws.dream_runs.runs()  # type: ignore[attr-defined]
+    runs = ws.dream_runs.runs()
     runs = runs[-n:] if n else runs
     return [RunRow(run_id=r.run_id, time=r.started_at, llm=r.llm, model=r.model, prompt_hash=r.prompt_hash,
                    project=r.project,
@@ -109,26 +131,36 @@ def _excerpt(text: str) -> str:
     return flat if len(flat) <= EXCERPT else flat[: EXCERPT - 1] + "…"
 
 
-def why(ws: Workspace, query: str | None = None, *, fact_id: str | None = None) -> list[Explanation]:
-    """Explain every fact matching ``query`` (case-insensitive substring) or ``fact_id``."""
+def why(ws: Workspace, query: str | None = None, *, fact_id: str | None = None,
+        states: tuple[str, ...] = ("active",)) -> list[Explanation]:
+    """Explain every fact matching ``query`` (case-insensitive substring) or ``fact_id`` (in any state)."""
     mem = ws.memory
-    runs = ws.dream_runs.s.runs  # type: ignore[attr-defined]
-    history = {e.cursor: e for e in ws.history.entries}  # type: ignore[attr-defined]
+    runs = ws.dream_runs.s.runs
+    history = {e.cursor: e for e in ws.history.entries}
     out: list[Explanation] = []
-    for project, facts in mem.files.items():  # type: ignore[attr-defined]
-        for f in facts:
-            if fact_id is not None and f.fact_id != fact_id:
+    for f in mem.all_facts():
+        if fact_id is not None:
+            if f.fact_id != fact_id:
                 continue
-            if query is not None and query.lower() not in f.text.lower():
-                continue
-            ev = ws.log.find(f.seq)
-            cited = list(ev.event.sources) if ev is not None and hasattr(ev.event, "sources") else []
-            run = runs.get(f.run_id) or Run(run_id=f.run_id)
-            out.append(Explanation(
-                fact_id=f.fact_id, text=f.text, file=project or "global", section=f.section, run_id=f.run_id,
-                model=run.model, prompt_hash=run.prompt_hash, outcome=outcome_of(run), run_time=run.started_at,
-                sources=[_entry(history[c]) for c in cited if c in history],
-            ))
+        elif f.state not in states or (query is not None and query.lower() not in f.text.lower()):
+            continue
+        run = runs.get(f.run_id) or Run(run_id=f.run_id)
+        ex = Explanation(
+            fact_id=f.fact_id, text=f.text, file=f.target or "global", section=f.section, run_id=f.run_id,
+            model=run.model, prompt_hash=run.prompt_hash, outcome=outcome_of(run) if f.run_id else "",
+            run_time=run.started_at, subject=f.subject, when=f.when, state=f.state, by=f.by,
+            input_tokens=run.input_tokens, output_tokens=run.output_tokens,
+            sources=[_entry(history[c]) for c in f.sources if c in history],
+            chain=[ChainLink(c.fact_id, c.text, c.state, c.run_id, c.by) for c in mem.chain(f.fact_id)],
+        )
+        for seq in f.source_seqs:
+            rec = ws.log.find(seq)
+            if rec is not None and isinstance(rec.event, MessageAppended):
+                ex.messages.append(_message(rec.event))
+            elif rec is not None and isinstance(rec.event, HistoryAppended):
+                ex.messages.append(SourceMessage(session_key="", message_id=f"note {seq}", timestamp=rec.event.ts,
+                                                 role="note", excerpt=_excerpt(rec.event.text), seq=seq))
+        out.append(ex)
     _resolve_messages(ws, [s for e in out for s in e.sources])
     for ex in out:
         for src in ex.sources:
@@ -154,7 +186,7 @@ def _entry(h: HistoryEntry) -> SourceEntry:
 
 def _resolve_messages(ws: Workspace, entries: list[SourceEntry]) -> None:
     """Fill in each entry's source messages (one pass over the log for id-based ones)."""
-    history = {e.cursor: e for e in ws.history.entries}  # type: ignore[attr-defined]
+    history = {e.cursor: e for e in ws.history.entries}
     wanted: dict[tuple[str, str], list[SourceEntry]] = {}
     for entry in entries:
         h = history[entry.cursor]
@@ -175,5 +207,6 @@ def _resolve_messages(ws: Workspace, entries: list[SourceEntry]) -> None:
 
 
 def _message(ev: MessageAppended) -> SourceMessage:
+    speaker = ev.extra.get("speaker") if isinstance(ev.extra.get("speaker"), str) else ""
     return SourceMessage(session_key=ev.session_key, message_id=ev.message_id, timestamp=ev.timestamp or ev.ts,
-                         role=ev.role, excerpt=_excerpt(ev.content), seq=ev.seq)
+                         role=ev.role, excerpt=_excerpt(ev.content), seq=ev.seq, speaker=speaker or ev.role)

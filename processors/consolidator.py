@@ -3,8 +3,8 @@
 A session's messages older than its newest ``KEEP_RECENT`` (8) that are not consolidated
 yet go to the model (at most ``MAX_MESSAGES`` per summary, oldest first; messages older
 than the session file's 2000 are read from the log), each cut to ``MESSAGE_CHARS`` (300)
-characters after memory injected into the conversation is cut out (as Dream does, so a
-summary never carries memory back into history); the summary is
+characters at a word boundary after injected text and memory pasted into the conversation
+are cut out (``processors.extract.text.without_injected``); the summary is
 recorded as a ``history.appended`` entry (with the session key and message ids) and the
 session's ``session.consolidated`` mark (up to which message), in one atomic batch. A
 failure is recorded as ``consolidation.failed`` (AutoCompact backs off on it). Only one
@@ -86,7 +86,8 @@ def consolidate_session(ws: Workspace, llm: LLM, key: str) -> ConsolidationResul
 
 
 def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
-    from processors.dream import known_fact_keys, strip_injected
+    from processors.digest import cut_at_word
+    from processors.extract.text import fact_key, without_injected
 
     with ws.lock:
         first, end = pending_messages(ws, key)
@@ -100,9 +101,9 @@ def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
         msgs = _from_log(ws, key, state.created_seq, first, min(end, window_start)) if first < window_start else []
         msgs += [parse_message_line(ln) for ln in lines[max(first - window_start, 0) : end - window_start]]
         project = state.project
-        known = known_fact_keys(ws, project)
+        known = {fact_key(f.text) for f in ws.memory.facts("") + (ws.memory.facts(project) if project else [])}
     run_id = f"consolidate-{ws.log.last_seq + 1}"
-    items = [{"role": m.role, "content": strip_injected(m.content, known)[:MESSAGE_CHARS]} for m in msgs]
+    items = [{"role": m.role, "content": cut_at_word(without_injected(m.content, known), MESSAGE_CHARS)} for m in msgs]
     user = "\n".join(f"{i['role']}: {i['content']}" for i in items)
     prompt = Prompt(purpose="consolidate", system=SYSTEM, user=user, max_tokens=MAX_OUTPUT_TOKENS,
                     inputs={"messages": items})

@@ -24,7 +24,7 @@ from processors.llm import LLM
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
-JOBS = ("snapshot", "digest", "autocompact", "dream", "archive")
+JOBS = ("snapshot", "digest", "autocompact", "dream", "archive", "recall")
 
 
 def job_summary(name: str, result: object) -> str:

@@ -1,7 +1,8 @@
 """Dream's own record: its cursor and every run, as ``evlog audit`` shows them.
 
-Folds ``cursor.advanced`` (Dream claimed history entries, before calling the model),
-``dream.started``, ``dream.completed`` and ``dream.failed``. A run that started but has
+Folds ``cursor.advanced`` (Dream claimed input entries, before calling the model; their
+seqs stay in ``claimed`` until Dream's offset passes them), ``dream.started``,
+``dream.completed``, ``dream.failed`` and Dream's ``offset.committed``. A run that started but has
 neither completion nor failure was interrupted (the process died mid-call); it is listed
 like a failed one, and both can be retried on purpose (``evlog run dream
 --retry-failed``): a retry names the run it retries, which then counts as retried.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from eventlog.events import CursorAdvanced, DreamCompleted, DreamFailed, DreamStarted, Event
+from eventlog.events import CursorAdvanced, DreamCompleted, DreamFailed, DreamStarted, Event, OffsetCommitted
 from projections.base import StateProjection
 
 
@@ -46,15 +47,16 @@ class Run(msgspec.Struct, kw_only=True):
 class DreamState(msgspec.Struct, kw_only=True):
     """Everything the projection keeps."""
 
-    cursor: int = 0  # last history cursor Dream claimed
+    cursor: int = 0  # highest seq Dream claimed (in logs from before Dream followed messages: a history cursor)
     runs: dict[str, Run] = {}
+    claimed: list[int] = []  # seqs claimed by a run, after Dream's committed offset
 
 
 class DreamRunsProjection(StateProjection):
     """Dream's cursor and runs (see the module docstring)."""
 
     name = "dream_runs"
-    consumes = frozenset({"cursor.advanced", "dream.started", "dream.completed", "dream.failed"})
+    consumes = frozenset({"cursor.advanced", "dream.started", "dream.completed", "dream.failed", "offset.committed"})
     state_type = DreamState
 
     def runs(self) -> list[Run]:
@@ -73,6 +75,9 @@ class DreamRunsProjection(StateProjection):
                 self.s.cursor = max(self.s.cursor, ev.to_cursor)
                 run = self._run(ev.run_id, ev.seq)
                 run.input_cursors = list(ev.cursors)
+                self.s.claimed = sorted(set(self.s.claimed).union(ev.cursors))
+            case OffsetCommitted() if ev.processor == "dream":
+                self.s.claimed = [c for c in self.s.claimed if c > ev.record_seq]
             case DreamStarted():
                 run = self._run(ev.run_id, ev.seq)
                 run.started_at, run.llm, run.model, run.prompt_hash = ev.ts, ev.llm, ev.model, ev.prompt_hash

@@ -1,30 +1,53 @@
-"""The memory projection: layered MEMORY.md files, from ``memory.appended`` events.
+"""The memory projection: facts and their lifecycle, rendered as layered MEMORY.md files.
+
+A fact (``memory.appended``) has an id, text, subject, scope, section, the time it
+became true, the messages it came from, and a state: ``active`` (in its MEMORY.md),
+``superseded`` (replaced by a newer fact: ``memory.superseded`` links the chain),
+``forgotten`` (``memory.forgotten``: removed on purpose, never learned again from the
+same sources), ``archived`` (``memory.archived``: left the file to keep it within its
+budget; still in the log and found by recall). ``memory.edited`` changes a fact's text,
+``memory.pinned`` keeps it in its file whatever the budget (pinning an archived fact
+brings it back). Replay rebuilds all of it without a model.
 
 Facts about the user go to the global ``memory/MEMORY.md``; facts about a project go to
-that project's ``<project>/memory/MEMORY.md``. The canonical copy of a project's file is
-kept inside the workspace at ``memory/projects/<safe project name>/MEMORY.md`` (so
-``replay --check`` can compare it). A live workspace mirrors it to
-``<project>/memory/MEMORY.md`` only for projects the user registered (``evlog project
+that project's file, kept inside the workspace at ``memory/projects/<safe project
+name>/MEMORY.md`` (so ``replay --check`` can compare it). A live workspace mirrors it
+to ``<project>/memory/MEMORY.md`` only for projects the user registered (``evlog project
 add DIR``, or an explicit ``--project``; listed in ``evlog.json``): a project named by
-data (a transcript's ``cwd``, an event) never decides where evlog writes (INVARIANTS I22). A project fact without a project goes to the
-global file, under its section: nothing is dropped.
+data (a transcript's ``cwd``, an event) never decides where evlog writes (INVARIANTS I22).
 
-A file is rendered from its facts alone: one ``## <section>`` heading per section, in
-the order the sections first appeared, each fact as a list item (``- `` is added unless
-the text already is a list item). ``route_layered`` splits free text the way the seed's
-``appendLayeredMemory`` does: what follows ``## User Profile`` is the user's, what
-follows ``## Project Context`` is the project's, and anything else is the user's too.
+A file is rendered from its active facts alone: ``# Memory``, then one ``## <section>``
+per section (the known sections first, in ``SECTIONS`` order, then others by name), each
+fact as a list item ``- text``.
+
+**Hand edits are never lost.** The projection remembers the bytes it last wrote to each
+file. ``hand_edits()`` compares the files on disk (the canonical copy and a registered
+mirror) with them and turns a difference into user events: a removed line forgets its
+fact, a changed line edits it, a new line adds a fact (``by="hand-edit"``). The
+workspace appends those events before it writes MEMORY.md again, so replay reproduces
+the edit and the next write keeps it.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from typing import Any
 
 import msgspec
+import xxhash
 
-from eventlog.events import Event, MemoryAppended
+from eventlog.events import (
+    Event,
+    MemoryAppended,
+    MemoryArchived,
+    MemoryEdited,
+    MemoryForgotten,
+    MemoryPinned,
+    MemoryRecalled,
+    MemorySuperseded,
+)
 from projections.base import Projection
 from projections.naming import safe_name
 
@@ -32,21 +55,52 @@ GLOBAL_FILE = os.path.join("memory", "MEMORY.md")
 PROJECTS_DIR = os.path.join("memory", "projects")
 USER_SECTION = "User Profile"
 PROJECT_SECTION = "Project Context"
+#: The sections a MEMORY.md shows first, in this order (see processors.extract.model).
+SECTIONS = ("User Profile", "Preferences", "Events", "Project Context")
+STATES = ("active", "superseded", "forgotten", "archived")
 _HEADING = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
+_ITEM = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
 
 
 class Fact(msgspec.Struct, kw_only=True):
-    """One fact as the projection keeps it."""
+    """One fact as the projection keeps it (see the module docstring)."""
 
     fact_id: str
     seq: int
     section: str
     text: str
     run_id: str = ""
+    scope: str = "user"
+    project: str = ""
+    subject: str = ""
+    when: str = ""
+    source_refs: list[str] = []
+    source_seqs: list[int] = []
+    sources: list[int] = []  # history cursors (facts learned before facts named their messages)
+    pinned: bool = False
+    state: str = "active"
+    by: str = ""  # who added it
+    changed_by: str = ""  # who superseded, forgot or archived it
+    reason: str = ""
+    superseded_by: str = ""
+    supersedes: str = ""
+    edits: int = 0
+    recalled: int = 0  # times a caller chose to use it (memory.recalled naming its id)
+
+    @property
+    def target(self) -> str:
+        """The file it belongs to: "" for the global MEMORY.md, else the project."""
+        return self.project if self.scope == "project" and self.project else ""
+
+
+class _MemoryState(msgspec.Struct, kw_only=True):
+    facts: dict[str, Fact] = {}
+    order: dict[str, list[str]] = {}  # target -> fact ids in the order they were added
+    written: dict[str, str] = {}  # target -> the text last written to its file (for hand edits)
 
 
 def route_layered(text: str) -> list[tuple[str, str, str]]:
-    """Split text into ``(scope, section, body)`` parts by its ``##`` headings.
+    """Split free text into ``(scope, section, body)`` parts by its ``##`` headings.
 
     ``## User Profile`` -> scope "user"; ``## Project Context`` -> scope "project"; text
     before any heading or under another heading -> scope "user" (nothing is dropped).
@@ -79,60 +133,261 @@ def project_file(project: str) -> str:
     return os.path.join(PROJECTS_DIR, safe_name(project), "MEMORY.md")
 
 
+def file_of(target: str) -> str:
+    """The relative path of a target's MEMORY.md ("" = the global one)."""
+    return GLOBAL_FILE if not target else project_file(target)
+
+
+def item_text(fact_text: str) -> str:
+    """A fact's text as one list item (a multi-line text is indented under its dash)."""
+    item = " ".join(fact_text.strip().splitlines()) if "\n" in fact_text.strip() else fact_text.strip()
+    return item[2:] if item.startswith(("- ", "* ")) else item
+
+
+HEADER = "# Memory\n\n"
+
+
+def fact_line(text: str) -> str:
+    """A fact as its MEMORY.md line (no newline)."""
+    return "- " + item_text(text)
+
+
 def render(facts: list[Fact]) -> bytes:
-    """A MEMORY.md from its facts (see module docstring)."""
+    """A MEMORY.md from its (active) facts (see the module docstring).
+
+    ``HEADER``, then per section ``## <section>`` and one ``fact_line`` per fact, a blank
+    line between sections; the known sections in ``SECTIONS`` order, then others by name
+    (the layout ``processors.extract.budget`` counts).
+    """
     sections: dict[str, list[str]] = {}
     for f in facts:
-        item = f.text.strip()
-        if not item.startswith(("- ", "* ")):
-            item = "- " + item.replace("\n", "\n  ")
-        sections.setdefault(f.section, []).append(item)
-    out = ["# Memory\n"]
-    for name, items in sections.items():
-        out.append(f"\n## {name}\n\n" + "\n".join(items) + "\n")
-    return "".join(out).encode()
+        sections.setdefault(f.section or USER_SECTION, []).append(fact_line(f.text))
+    names = [s for s in SECTIONS if s in sections] + sorted(s for s in sections if s not in SECTIONS)
+    return (HEADER + "\n".join(f"## {name}\n" + "".join(item + "\n" for item in sections[name]) for name in names)).encode()
+
+
+def parse_items(text: str) -> list[tuple[str, str]]:
+    """``(section, item text)`` for every list item of a MEMORY.md, in file order."""
+    out = []
+    section = USER_SECTION
+    for line in text.splitlines():
+        m = _HEADING.match(line)
+        if m:
+            section = m.group(1)
+            continue
+        m = _ITEM.match(line)
+        if m:
+            out.append((section, m.group(1)))
+    return out
+
+
+def hand_fact_id(target: str, text: str, seq_hint: int) -> str:
+    """The id of a fact a user added by editing MEMORY.md by hand."""
+    return "fact-h" + xxhash.xxh3_64_hexdigest(f"{target}\0{text}\0{seq_hint}".encode())[:11]
 
 
 class MemoryProjection(Projection):
-    """Global and per-project MEMORY.md files (see the module docstring)."""
+    """Facts and the MEMORY.md files (see the module docstring)."""
 
     name = "memory"
-    consumes = frozenset({"memory.appended"})
+    consumes = frozenset({"memory.appended", "memory.superseded", "memory.forgotten", "memory.edited",
+                          "memory.pinned", "memory.archived", "memory.recalled"})
 
     def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
         super().__init__(root, fs, live=live)
         self.mirror_projects: frozenset[str] = frozenset()  # registered project directories (see module docstring)
         self.load(None)
 
+    @classmethod
+    def fresh_like(cls, other: Projection, root: str) -> Projection:
+        p = cls(root, other.fs, live=False)
+        p.mirror_projects = getattr(other, "mirror_projects", frozenset())
+        return p
+
+    # -- state -----------------------------------------------------------------------
+
     def load(self, state: Any) -> None:
-        # file key: "" for the global file, else the project path
-        self.files: dict[str, list[Fact]] = {} if state is None else msgspec.convert(state, dict[str, list[Fact]])
+        self.s = _MemoryState() if state is None else msgspec.convert(state, _MemoryState)
         self.dirty: set[str] = set()
 
     def state(self) -> Any:
-        return self.files
+        return self.s
 
     def outputs(self) -> list[str]:
-        return [GLOBAL_FILE if not p else project_file(p) for p in self.files]
+        return [file_of(t) for t in self.s.order]
 
     def owned_dirs(self) -> list[str]:
         return [PROJECTS_DIR]
 
-    def apply(self, ev: Event) -> None:
-        assert isinstance(ev, MemoryAppended)
-        target = ev.project if ev.scope == "project" and ev.project else ""
-        self.files.setdefault(target, []).append(Fact(fact_id=ev.fact_id, seq=ev.seq, section=ev.section, text=ev.text, run_id=ev.run_id))
-        self.dirty.add(target)
+    # -- folding ---------------------------------------------------------------------
 
-    def facts(self, project: str = "") -> list[Fact]:
-        """The facts of the global file ("") or of a project's file."""
-        return self.files.get(project, [])
+    def apply(self, ev: Event) -> None:
+        facts = self.s.facts
+        match ev:
+            case MemoryAppended():
+                scope = ev.scope if ev.scope in ("user", "project") else "user"
+                f = Fact(fact_id=ev.fact_id, seq=ev.seq, section=ev.section or USER_SECTION, text=ev.text,
+                         run_id=ev.run_id, scope=scope, project=ev.project if scope == "project" else "",
+                         subject=ev.subject, when=ev.when, source_refs=list(ev.source_refs),
+                         source_seqs=list(ev.source_seqs), sources=list(ev.sources), pinned=ev.pinned,
+                         by=ev.by or "dream")
+                old = facts.get(ev.fact_id)
+                if old is not None:  # the same id again (an old log): the newest wins, in the same place
+                    self._drop_from_order(old)
+                facts[ev.fact_id] = f
+                self.s.order.setdefault(f.target, []).append(f.fact_id)
+                self.dirty.add(f.target)
+            case MemorySuperseded():
+                f = facts.get(ev.fact_id)
+                if f is not None:
+                    f.state, f.superseded_by, f.changed_by, f.reason = "superseded", ev.by_fact_id, ev.by, ev.reason
+                    new = facts.get(ev.by_fact_id)
+                    if new is not None:
+                        new.supersedes = ev.fact_id
+                        new.pinned = new.pinned or f.pinned
+                    self.dirty.add(f.target)
+            case MemoryForgotten():
+                f = facts.get(ev.fact_id)
+                if f is not None:
+                    f.state, f.changed_by, f.reason = "forgotten", ev.by, ev.reason
+                    self.dirty.add(f.target)
+            case MemoryEdited():
+                f = facts.get(ev.fact_id)
+                if f is not None:
+                    f.text = ev.text
+                    f.edits += 1
+                    self.dirty.add(f.target)
+            case MemoryPinned():
+                f = facts.get(ev.fact_id)
+                if f is not None:
+                    f.pinned = ev.pinned
+                    if ev.pinned and f.state == "archived":
+                        f.state = "active"
+                    self.dirty.add(f.target)
+            case MemoryArchived():
+                f = facts.get(ev.fact_id)
+                if f is not None and f.state == "active" and not f.pinned:
+                    f.state, f.changed_by, f.reason = "archived", "budget", ev.reason
+                    self.dirty.add(f.target)
+            case MemoryRecalled():
+                for fid in ev.entry_ids:
+                    f = facts.get(fid)
+                    if f is not None:
+                        f.recalled += 1
+
+    def _drop_from_order(self, f: Fact) -> None:
+        ids = self.s.order.get(f.target, [])
+        if f.fact_id in ids:
+            ids.remove(f.fact_id)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def get(self, fact_id: str) -> Fact | None:
+        """The fact with this id (any state), or None."""
+        return self.s.facts.get(fact_id)
+
+    def facts(self, project: str = "", state: str | None = "active") -> list[Fact]:
+        """The facts of the global file ("") or of a project's file, in file order (``state`` None: every state)."""
+        out = []
+        for fid in self.s.order.get(project, []):
+            f = self.s.facts.get(fid)
+            if f is not None and (state is None or f.state == state):
+                out.append(f)
+        return out
+
+    def all_facts(self, state: str | None = None) -> list[Fact]:
+        """Every fact of every file (``state``: only those), oldest first."""
+        return sorted((f for f in self.s.facts.values() if state is None or f.state == state), key=lambda f: f.seq)
+
+    @property
+    def files(self) -> dict[str, list[Fact]]:
+        """Target ("" = global, else the project) -> its active facts, as MEMORY.md shows them."""
+        return {t: self.facts(t) for t in self.s.order}
+
+    def chain(self, fact_id: str) -> list[Fact]:
+        """The supersede chain through a fact, oldest first."""
+        f = self.s.facts.get(fact_id)
+        if f is None:
+            return []
+        seen = {f.fact_id}
+        while f.supersedes and f.supersedes in self.s.facts and f.supersedes not in seen:
+            f = self.s.facts[f.supersedes]
+            seen.add(f.fact_id)
+        out = [f]
+        while f.superseded_by and f.superseded_by in self.s.facts and f.superseded_by not in {x.fact_id for x in out}:
+            f = self.s.facts[f.superseded_by]
+            out.append(f)
+        return out
+
+    def rendered(self, target: str) -> bytes:
+        """What the target's MEMORY.md holds now."""
+        return render(self.facts(target))
+
+    # -- hand edits ------------------------------------------------------------------
+
+    def hand_edits(self) -> list[Event]:
+        """Events that make the log say what a user changed by hand in a MEMORY.md (see the module docstring)."""
+        events: list[Event] = []
+        for target, written in sorted(self.s.written.items()):
+            for path in self._paths(target):
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        now = f.read()
+                except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                    continue
+                if now != written:
+                    events.extend(self._diff(target, written, now))
+                    break  # the canonical copy and the mirror: one edit is enough
+        return events
+
+    def _paths(self, target: str) -> list[str]:
+        paths = [self.path(file_of(target))]
+        mirror = self.mirror_path(target)
+        if mirror is not None:
+            paths.append(mirror)
+        return paths
+
+    def _diff(self, target: str, before: str, after: str) -> list[Event]:
+        old_items = parse_items(before)
+        new_items = parse_items(after)
+        shown = [f for f in self.facts(target)]
+        by_item: dict[str, list[Fact]] = {}
+        for f in shown:
+            by_item.setdefault(item_text(f.text), []).append(f)
+        old_facts: list[Fact | None] = []
+        for _section, text in old_items:
+            cands = by_item.get(text)
+            old_facts.append(cands.pop(0) if cands else None)
+        events: list[Event] = []
+        matcher = difflib.SequenceMatcher(a=[t for _s, t in old_items], b=[t for _s, t in new_items], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            olds = [f for f in old_facts[i1:i2]]
+            news = new_items[j1:j2]
+            pairs = min(len(olds), len(news)) if tag == "replace" else 0
+            for f, (_section, text) in zip(olds[:pairs], news[:pairs], strict=True):
+                if f is not None and text != item_text(f.text):
+                    events.append(MemoryEdited(fact_id=f.fact_id, text=text, by="hand-edit"))
+            for f in olds[pairs:]:
+                if f is not None and f.state == "active":
+                    events.append(MemoryForgotten(fact_id=f.fact_id, by="hand-edit",
+                                                  reason="removed from MEMORY.md by hand"))
+            for k, (section, text) in enumerate(news[pairs:]):
+                scope = "project" if target else "user"
+                events.append(MemoryAppended(fact_id=hand_fact_id(target, text, len(self.s.facts) + k), scope=scope,
+                                             section=section, text=text, project=target, subject="user",
+                                             by="hand-edit"))
+        return events
+
+    # -- writing ---------------------------------------------------------------------
 
     def flush(self) -> None:
         for target in sorted(self.dirty):
-            data = render(self.files[target])
-            self.write_file(GLOBAL_FILE if not target else project_file(target), data)
+            data = self.rendered(target)
+            self.write_file(file_of(target), data)
             self._mirror(target, data)
+            self.s.written[target] = data.decode()
         self.dirty.clear()
 
     def mirror_path(self, project: str) -> str | None:
@@ -147,6 +402,6 @@ class MemoryProjection(Projection):
             self.fs.write_file(path, data)
 
     def after_rebuild(self) -> None:
-        for target, facts in self.files.items():
+        for target in self.s.order:
             if target:
-                self._mirror(target, render(facts))
+                self._mirror(target, self.rendered(target))

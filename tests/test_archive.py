@@ -1,4 +1,4 @@
-"""Archive: recalled or cited short-term entries are promoted; unused ones go stale and are dropped."""
+"""Archive: used or cited short-term entries are promoted; unused ones go stale and are dropped."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import time
 import processors
 from eventlog.events import MessageAppended
 from eventlog.app.workspace import Workspace, init_workspace
-from processors.archive import recall, run_archive
+from eventlog.app import memory as mem
+from eventlog.events import MemoryAppended
+from processors.archive import run_archive
 
 
 def _workspace(tmp_path):
@@ -26,12 +28,14 @@ def test_a_recalled_entry_is_promoted_and_an_unused_old_one_dropped(tmp_path):
     try:
         entries = ws.memory_entries.entries("stm")
         assert len(entries) == 3
-        found = recall(ws, "TOPIC 1")
-        assert [e.entry_id for e in found] == [entries[1].entry_id]
+        mem.used(ws, [entries[1].entry_id], query="topic 1")  # a caller chose to use it
+        [message] = [e for e in ws.log.read() if isinstance(e, MessageAppended) and e.message_id == "m2"]
+        ws.append([MemoryAppended(fact_id="fact-x", scope="user", section="Preferences", text="Topic 2 matters.",
+                                  source_refs=["s#m2"], source_seqs=[message.seq])])  # a fact cites its message
         report = run_archive(ws, clock=lambda: time.time() + 30 * 86400)
         tiers = {e.entry_id: e.tier for e in ws.memory_entries.entries()}
-        assert tiers[entries[1].entry_id] == "ltm"
-        assert tiers[entries[0].entry_id] == tiers[entries[2].entry_id] == "dropped"
+        assert tiers[entries[1].entry_id] == tiers[entries[2].entry_id] == "ltm"
+        assert tiers[entries[0].entry_id] == "dropped"
         assert report.entries_written == 3
         end = ws.log.last_seq
         run_archive(ws, clock=lambda: time.time() + 30 * 86400)
@@ -50,14 +54,18 @@ def test_fresh_unused_entries_wait(tmp_path):
         ws.close()
 
 
-def test_memory_recall_command_lists_matches_and_records_them(tmp_path, cli_runner):
+def test_memory_recall_is_ranked_recall_and_records_use_only_when_asked(tmp_path, cli_runner):
     from eventlog.cli import cli
 
     ws = _workspace(tmp_path)
     home = ws.home
+    ws.append([MemoryAppended(fact_id="fact-t", scope="user", section="Preferences", text="The user likes topic 2 best.")])
     ws.close()
     out = cli_runner.invoke(cli, ["--home", home, "memory", "recall", "topic 2", "--json"])
     assert out.exit_code == 0, out.stderr
-    assert len(out.stdout.splitlines()) == 1
-    ws = Workspace.open(home)
-    assert [e.recalled for e in ws.memory_entries.entries()] == [0, 0, 1]
+    hits = [line for line in out.stdout.splitlines() if line]
+    assert hits and '"message_id":"m2"' in hits[0] or '"fact_id":"fact-t"' in hits[0]
+    assert Workspace.open(home).memory.get("fact-t").recalled == 0, "a search alone records nothing"
+    out = cli_runner.invoke(cli, ["--home", home, "recall", "topic 2 best", "--scope", "facts", "--use"])
+    assert out.exit_code == 0, out.stderr
+    assert Workspace.open(home).memory.get("fact-t").recalled == 1

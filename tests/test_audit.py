@@ -30,8 +30,17 @@ def c(text: str, i: int = 100, o: int = 20) -> Completion:
     return Completion(text=text, model="claude-test", input_tokens=i, output_tokens=o)
 
 
+def ops(*items: dict) -> str:
+    return json.dumps({"ops": list(items)})
+
+
+def add(text: str, source: str, *, scope: str = "global", section: str = "Preferences") -> dict:
+    return {"op": "add", "text": text, "subject": "project" if scope == "project" else "user", "scope": scope,
+            "section": section, "sources": [source]}
+
+
 def build_history(home: str, proj: str) -> None:
-    """Six Dream runs, one of each kind: valid, fallback, noop, failed (then retried), interrupted."""
+    """Six Dream runs, one of each kind: valid, partial, noop, failed (then retried), interrupted."""
     ws = Workspace.open(home, writable=True)
     try:
         ws.register_project(proj)  # the user named it: its MEMORY.md is mirrored there
@@ -44,18 +53,17 @@ def build_history(home: str, proj: str) -> None:
                 ("user", "In this project we use pytest with -x."),
                 ("assistant", "Noted."),
             ])])
-        processors.run(ws, "snapshot")
-        processors.run(ws, "digest")
-        run_dream(ws, FakeLLM(c("## User Profile\n- I prefer tabs over spaces\n\n"
-                                "## Project Context\n- this project uses pytest with -x\n", 310, 25)))
+        run_dream(ws, FakeLLM(c(ops(add("The user prefers tabs over spaces.", "m1"),
+                                    add("The project runs pytest with -x.", "m3", scope="project",
+                                        section="Project Context")), 310, 25)))
         remember(ws, "I never deploy on fridays and I review every pull request myself")
-        run_dream(ws, FakeLLM(c("I never deploy on fridays", 150, 8),
-                              c("- I never deploy on fridays\n- I review every pull request myself\n", 190, 18)))
+        run_dream(ws, FakeLLM(c(ops(add("The user never deploys on Fridays.", "m1"),
+                                    add("The user reviews every pull request.", "m9")), 150, 30)))
         remember(ws, "thanks, that is all for today")
-        run_dream(ws, FakeLLM(c("## User Profile\n(nothing new)\n\n## Project Context\n(nothing new)\n", 140, 16)))
+        run_dream(ws, FakeLLM(c(ops(), 140, 16)))
         remember(ws, "我习惯早上写代码")
         run_dream(ws, FakeLLM(c("ok", 120, 1), c("fine", 130, 1)))
-        run_dream(ws, FakeLLM(c("## User Profile\n- 我习惯早上写代码\n\n## Project Context\n(nothing new)\n", 125, 20)),
+        run_dream(ws, FakeLLM(c(ops(add("用户习惯早上写代码。", "m1", section="Preferences")), 125, 20)),
                   retry_failed=True)
         remember(ws, "I like dark themes")
         with pytest.raises(KeyboardInterrupt):
@@ -84,6 +92,8 @@ def normalise(text: str, home: str, proj: str) -> str:
             text = text.replace(e.fact_id, "<PROJECT-FACT-ID>")
     text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", lambda m: "<TIME>" if m.group(0) in volatile else m.group(0),
                   text)
+    days = {e.ts[:10] for e in evs}
+    text = re.sub(r"true since (\d{4}-\d\d-\d\d)", lambda m: "true since <DAY>" if m.group(1) in days else m.group(0), text)
     text = re.sub(r"xxh3_128:[0-9a-f]{32}", "<PROMPT-HASH>", text)
     return text.replace(proj, "<PROJECT>")
 
@@ -116,17 +126,17 @@ def test_audit_lists_every_run_with_time_model_range_attempts_outcome_tokens_and
     lines = ok(cli_runner.invoke(cli, ["audit", "-n", "0"])).stdout.splitlines()
     assert len(lines) == 6
     outcomes = [outcome(ln) for ln in lines]
-    assert outcomes == ["valid", "fallback", "noop", "failed", "valid", "interrupted"]
+    assert outcomes == ["valid", "partial", "noop", "failed", "valid", "interrupted"]
     for ln in lines:
         assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d dream-\d+ ", ln), ln
         assert "claude-test" in ln or "fake-model" in ln
         assert re.search(r"entries \d+\.\.\d+ \(\d+\)", ln) and re.search(r"attempts \d", ln)
         assert re.search(r"tokens \d+\+\d+ facts \+\d+", ln)
     assert "tokens 310+25 facts +2" in lines[0]
-    assert "attempts 2 fallback" in lines[1] and "tokens 340+26 facts +2" in lines[1]
+    assert "attempts 1 partial" in lines[1] and "tokens 150+30 facts +1" in lines[1] and "m9" in lines[1]
     assert "facts +0" in lines[2]
     retry_run = lines[4].split()[1]
-    assert f"retried by {retry_run}" in lines[3] and "too short" in lines[3]
+    assert f"retried by {retry_run}" in lines[3] and "no usable operation" in lines[3]
     assert "attempts 0 interrupted" in lines[5]
 
 
@@ -165,7 +175,7 @@ def test_audit_json_names_the_same_outcome_as_the_human_listing(audited, cli_run
     human = [outcome(ln) for ln in ok(cli_runner.invoke(cli, ["audit"])).stdout.splitlines()]
     rows = [json.loads(ln) for ln in ok(cli_runner.invoke(cli, ["audit", "--json"])).stdout.splitlines()]
     outcomes = [r["outcome"] for r in rows]
-    assert outcomes == human == ["valid", "fallback", "noop", "failed", "valid", "interrupted"]
+    assert outcomes == human == ["valid", "partial", "noop", "failed", "valid", "interrupted"]
 
 
 def test_audit_with_no_runs_says_so_on_stderr(workspace, cli_runner):
@@ -188,56 +198,76 @@ def test_audit_reads_without_the_writer_lock(audited, cli_runner):
 # -- why -----------------------------------------------------------------------------------
 
 
-def test_why_traces_a_fact_to_its_run_prompt_hash_and_source_messages(audited):
+def test_why_traces_a_fact_to_its_run_prompt_hash_and_exact_source_messages(audited):
     home, proj = audited
     ws = Workspace.open(home)
     try:
         [ex] = why(ws, "tabs")
         run = ws.dream_runs.s.runs[ex.run_id]
-        assert (ex.text, ex.file, ex.section, ex.outcome) == ("I prefer tabs over spaces", "global", "User Profile",
-                                                              "valid")
+        assert (ex.text, ex.file, ex.section, ex.outcome, ex.subject) == (
+            "The user prefers tabs over spaces.", "global", "Preferences", "valid", "user")
         assert ex.prompt_hash == run.prompt_hash and ex.model == "claude-test" and ex.run_time == run.started_at
-        msgs = [m for s in ex.sources for m in s.messages]
-        assert [(m.session_key, m.message_id, m.timestamp, m.role) for m in msgs] == [
+        assert (ex.input_tokens, ex.output_tokens, ex.when) == (310, 25, "2025-04-01T09:00:00.000Z")
+        assert [(m.session_key, m.message_id, m.timestamp, m.role) for m in ex.messages] == [
             ("cli:alice", "msg-0", "2025-04-01T09:00:00Z", "user")]
-        assert msgs[0].excerpt == "I prefer tabs over spaces, always."
+        assert ex.messages[0].excerpt == "I prefer tabs over spaces, always."
         [proj_fact] = why(ws, "pytest")
         assert proj_fact.file == proj and proj_fact.section == "Project Context"
-        assert [m.message_id for s in proj_fact.sources for m in s.messages] == ["msg-2"]
-        [note] = why(ws, "fridays")
-        assert [(s.source, s.messages) for s in note.sources] == [("remember", [])]
-        assert note.outcome == "fallback"
+        assert [m.message_id for m in proj_fact.messages] == ["msg-2"]
+        [note] = why(ws, "Fridays")
+        assert [(m.role, m.excerpt) for m in note.messages] == [
+            ("note", "I never deploy on fridays and I review every pull request myself")]
+        assert note.outcome == "partial"
         [retried] = why(ws, "早上")
         assert retried.run_id == ws.dream_runs.runs()[4].run_id
     finally:
         ws.log.close()
 
 
+def test_why_shows_the_supersede_chain(audited):
+    from eventlog.app import memory as mem
+    from eventlog.events import MemorySuperseded
+
+    home, _proj = audited
+    ws = Workspace.open(home, writable=True)
+    try:
+        [old] = why(ws, "tabs")
+        new = MemoryAppended(fact_id="fact-new", scope="user", section="Preferences", text="The user prefers spaces now.",
+                             by="user")
+        ws.append([new, MemorySuperseded(fact_id=old.fact_id, by_fact_id="fact-new", by="user")])
+        [ex] = why(ws, "spaces now")
+        assert [(c.fact_id, c.state) for c in ex.chain] == [(old.fact_id, "superseded"), ("fact-new", "active")]
+        [gone] = why(ws, fact_id=old.fact_id)
+        assert gone.state == "superseded"
+        assert mem.find(ws, old.fact_id).superseded_by == "fact-new"
+    finally:
+        ws.close()
+
+
 def test_audit_why_text_and_fact_id_on_the_command_line(audited, cli_runner):
     home, proj = audited
     out = ok(cli_runner.invoke(cli, ["audit", "why", "TABS"])).stdout
-    assert "I prefer tabs over spaces" in out and "[global / User Profile]" in out
+    assert "The user prefers tabs over spaces." in out and "[global / Preferences]" in out
     assert re.search(r"run dream-\d+ \(valid\) at \S+, model claude-test, prompt xxh3_128:[0-9a-f]{32}", out)
-    assert "message msg-0 (user, 2025-04-01T09:00:00, cli:alice): I prefer tabs over spaces, always." in out
+    assert "from message msg-0 (user, 2025-04-01T09:00:00, cli:alice): I prefer tabs over spaces, always." in out
     fact_id = out.split()[0]
     assert fact_id.startswith("fact-")
     assert ok(cli_runner.invoke(cli, ["audit", "why", "--fact", fact_id])).stdout == out
     rows = [json.loads(ln) for ln in ok(cli_runner.invoke(cli, ["audit", "why", "--fact", fact_id, "--json"])).stdout
             .splitlines()]
     assert len(rows) == 1 and rows[0]["fact_id"] == fact_id
-    assert rows[0]["sources"][0]["messages"][0]["message_id"] == "msg-0"
-    assert rows[0]["sources"][0]["messages"][0]["session_key"] == "cli:alice"
+    assert rows[0]["messages"][0]["message_id"] == "msg-0" and rows[0]["messages"][0]["session_key"] == "cli:alice"
 
 
 def test_audit_why_human_output_matches_the_golden_file(audited, cli_runner):
     home, proj = audited
     parts = []
-    for query in ("tabs", "pytest", "fridays", "早上"):
+    for query in ("tabs", "pytest", "Fridays", "早上"):
         parts.append(ok(cli_runner.invoke(cli, ["audit", "why", query])).stdout)
     golden("why.txt", normalise("".join(parts), home, proj))
 
 
-def test_audit_why_explains_every_line_of_every_memory_md(audited):
+def test_audit_why_explains_every_line_of_every_memory_md_with_the_messages_that_say_it(audited):
     home, proj = audited
     files = [os.path.join(home, "memory", "MEMORY.md"), os.path.join(proj, "memory", "MEMORY.md")]
     ws = Workspace.open(home)
@@ -248,7 +278,7 @@ def test_audit_why_explains_every_line_of_every_memory_md(audited):
             assert lines
             for line in lines:
                 found = [ex for ex in why(ws, line) if ex.text == line]
-                assert len(found) == 1 and found[0].sources, line
+                assert len(found) == 1 and found[0].messages, line
     finally:
         ws.log.close()
 

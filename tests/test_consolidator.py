@@ -67,7 +67,7 @@ def events(ws: Workspace, cls: type | None = None, since: int = 1) -> list:
     return [e for e in ws.log.read(since) if cls is None or isinstance(e, cls)]
 
 
-def test_only_messages_older_than_the_newest_8_are_sent_each_cut_to_300_characters(ws):
+def test_only_messages_older_than_the_newest_8_are_sent_each_cut_at_a_word_within_300_characters(ws):
     ids = add_messages(ws, "s", 20, size=500)
     llm = FakeLLM(SUMMARY)
     result = consolidate_session(ws, llm, "s")
@@ -75,7 +75,9 @@ def test_only_messages_older_than_the_newest_8_are_sent_each_cut_to_300_characte
     [prompt] = llm.history
     sent = prompt.inputs["messages"]
     assert [m["content"].split(" ")[0] for m in sent] == [f"<s#{i}>" for i in range(12)]
-    assert all(len(m["content"]) == MESSAGE_CHARS for m in sent)
+    for m in sent:  # cut to at most 300 characters, at a word boundary, marked
+        assert len(m["content"]) <= MESSAGE_CHARS and m["content"].endswith("…")
+        assert m["content"][:-1].split(" ")[-1] in ("lorem", "ipsum"), "a message was cut mid-word"
     assert [m["role"] for m in sent] == ["user", "assistant"] * 6
     assert prompt.purpose == "consolidate"
     assert "<s#12>" not in prompt.user and "<s#11>" in prompt.user

@@ -31,7 +31,7 @@ from eventlog.events import (
 from eventlog.log import Log
 from eventlog.app.workspace import Workspace, init_workspace
 from processors.daemon import JOBS, run_daemon
-from processors.dream import fact_key
+from processors.extract.text import fact_key
 from processors.llm import OfflineExtractor
 from eventlog.app import replay
 
@@ -75,11 +75,12 @@ def check_consistent(home: str) -> None:
     in_diary = Counter(canon(by_seq[e.source_seq]) for e in evs if isinstance(e, DiaryAppended))
     assert [m for m, n in in_diary.items() if n > 1] == [], "a message reached the diary twice"
     assert set(in_diary) == unique, f"{len(unique - set(in_diary))} message(s) never reached the diary"
-    # every history entry was claimed by Dream exactly once (retries do not claim)
-    history = [e.seq for e in evs if isinstance(e, HistoryAppended)]
+    # every message and note was claimed by Dream exactly once (retries do not claim)
+    inputs = [e.seq for e in evs if isinstance(e, MessageAppended)
+              or (isinstance(e, HistoryAppended) and e.source == "remember")]
     claims = Counter(c for e in evs if isinstance(e, CursorAdvanced) for c in e.cursors)
-    assert [c for c, n in claims.items() if n > 1] == [], "a history entry was fed to Dream twice"
-    assert set(claims) == set(history)
+    assert [c for c, n in claims.items() if n > 1] == [], "a message was fed to Dream twice"
+    assert set(claims) == set(inputs)
     # no message was consolidated twice
     marks: dict[str, int] = {}
     for e in evs:
@@ -98,7 +99,7 @@ def run_everything_once(home: str) -> None:
         for name in ("snapshot", "digest", "consolidate", "autocompact", "dream", "archive"):
             processors.run(ws, name, llm=llm)
         processors.run(ws, "dream", llm=llm, retry_failed=True)
-        assert replay.check(ws).drifts == []
+        assert replay.check(ws).clean
     finally:
         ws.close()
 
@@ -116,7 +117,7 @@ def test_run_daemon_once_runs_every_job_in_order_and_logs_each(workspace):
         assert counts == {job: 1 for job in JOBS}
         assert lines[0].startswith("daemon started on ") and "offline" in lines[0]
         jobs = [ln.split(":", 1)[0] for ln in lines[1:-1]]
-        assert jobs == ["snapshot", "digest", "autocompact", "dream", "archive"]
+        assert jobs == ["snapshot", "digest", "autocompact", "dream", "archive", "recall"]
         assert lines[-1].startswith("daemon stopping")
         assert not any("failed" in ln for ln in lines)
         assert ws.memory.facts(""), "the pipeline learned something"
@@ -215,7 +216,7 @@ def test_a_daemon_thread_stopped_while_messages_keep_arriving_leaves_the_log_con
     assert not any("failed" in ln for ln in lines), [ln for ln in lines if "failed" in ln]
     runs = ws.dream_runs.runs()
     assert not [r.run_id for r in runs if r.failed], "stopping between jobs never interrupts a Dream run"
-    assert replay.check(ws).drifts == []
+    assert replay.check(ws).clean
     ws.close()
     run_everything_once(workspace)
     check_consistent(workspace)
@@ -307,7 +308,7 @@ def test_sigterm_makes_the_daemon_exit_0_promptly_with_offsets_committed(evlog_h
         assert processors.run(ws, "digest").entries_written == 0
         assert processors.run(ws, "dream", llm=OfflineExtractor()).runs == []
         assert ws.log.last_seq == before
-        assert replay.check(ws).drifts == []
+        assert replay.check(ws).clean
     finally:
         ws.close()
     check_consistent(home)

@@ -38,7 +38,7 @@ from processors.llm import (
 from processors.llm.anthropic_llm import AnthropicLLM
 from processors.llm.fake import FakeLLM
 from processors.llm.offline import MODEL as OFFLINE_MODEL
-from processors.llm.offline import NOTHING_NEW, OfflineExtractor
+from processors.llm.offline import OfflineExtractor
 from processors.llm.replay import ReplayLLM
 
 from .conftest import REPO
@@ -178,14 +178,15 @@ def api(monkeypatch):
 
 
 def dream_prompt(entries: list[str] | None = None, memory: str = "", *, max_tokens: int = 2000) -> Prompt:
+    """A Dream (facts) prompt with these texts as its entries."""
     entries = entries or []
     user = "\n".join(entries)
     return Prompt(
-        purpose="dream",
+        purpose="facts",
         system="Extract durable facts.",
-        user=f"MEMORY:\n{memory}\n\nHISTORY:\n{user}",
+        user=f"MEMORY:\n{memory}\n\nMESSAGES:\n{user}",
         max_tokens=max_tokens,
-        inputs={"entries": [{"cursor": i + 1, "text": t} for i, t in enumerate(entries)], "memory": memory},
+        inputs=facts_inputs(*entries),
     )
 
 
@@ -216,7 +217,7 @@ def call(prompt: Prompt | None = None, **kwargs: Any) -> tuple[Completion | None
 
 def test_prompt_hash_is_xxh3_128_of_purpose_system_user_and_max_tokens():
     p = dream_prompt(["I prefer tabs."])
-    expected = content_hash({"purpose": "dream", "system": p.system, "user": p.user, "max_tokens": p.max_tokens})
+    expected = content_hash({"purpose": "facts", "system": p.system, "user": p.user, "max_tokens": p.max_tokens})
     assert p.hash() == expected
     assert p.hash().startswith("xxh3_128:")
     assert len(p.hash()) == len("xxh3_128:") + 32
@@ -238,7 +239,7 @@ def test_prompt_rejects_an_unknown_purpose_and_a_non_positive_max_tokens():
     with pytest.raises(ValueError, match="purpose"):
         Prompt(purpose="chat", system="", user="", max_tokens=10)
     with pytest.raises(ValueError, match="max_tokens"):
-        Prompt(purpose="dream", system="", user="", max_tokens=0)
+        Prompt(purpose="facts", system="", user="", max_tokens=0)
 
 
 def test_completion_round_trips_through_its_recorded_dict_form():
@@ -472,260 +473,37 @@ def test_anthropic_client_can_be_reused_and_closed(api):
     llm.close()  # closing twice is harmless
 
 
-# --- the offline extractor: dream ----------------------------------------------------------
+# --- the offline extractor: facts (Dream) -------------------------------------------------------
 
 
-def dream(entries: list[str], memory: str = "", **kw: Any) -> str:
-    return OfflineExtractor().complete(dream_prompt(entries, memory, **kw)).text
+def facts_inputs(*texts: str) -> dict:
+    from processors.extract.model import Entry
+
+    entries = [Entry(ref=f"s#{i}", seq=i + 1, session_key="s", message_id=str(i), speaker="user", role="user",
+                     time="2025-03-01T10:00:00.000Z", text=t) for i, t in enumerate(texts)]
+    return {"entries": [msgspec.to_builtins(e) for e in entries], "existing": []}
 
 
-def facts_under(text: str, heading: str) -> list[str]:
-    section = text.split(f"## {heading}\n", 1)[1].split("\n\n## ", 1)[0]
-    return [line[2:] for line in section.splitlines() if line.startswith("- ")]
+def test_offline_facts_answers_the_extractors_operations_as_the_json_a_model_would_write():
+    from processors.extract.llm import format_ops, parse_ops
+    from processors.extract.model import Entry
+    from processors.extract.offline import extract
 
-
-def test_offline_english_preference_is_a_user_profile_fact():
-    text = dream(["I prefer pytest over unittest, and always use ruff for linting."])
-    assert facts_under(text, "User Profile") == ["I prefer pytest over unittest, and always use ruff for linting"]
-    assert facts_under(text, "Project Context") == []
-
-
-def test_offline_project_convention_is_a_project_context_fact():
-    text = dream(["Thanks! In this project we use Python 3.11 and keep tests under tests/."])
-    assert facts_under(text, "Project Context") == ["In this project we use Python 3.11 and keep tests under tests/"]
-    assert facts_under(text, "User Profile") == []
-
-
-def test_offline_chinese_habit_and_request_are_two_user_profile_facts():
-    text = dream(["我习惯早上写代码，不要在晚上十点以后给我发提醒"])
-    assert facts_under(text, "User Profile") == ["我习惯早上写代码", "不要在晚上十点以后给我发提醒"]
-
-
-def test_offline_chinese_project_convention_goes_to_project_context():
-    text = dream(["好的。我们项目里统一用 pnpm，不用 npm。"])
-    assert facts_under(text, "Project Context") == ["我们项目里统一用 pnpm，不用 npm"]
-
-
-def test_offline_output_has_exactly_the_format_dream_expects():
-    text = dream(["I always use vim. We use Postgres 16 in this repo."])
-    assert text == "## User Profile\n- I always use vim\n\n## Project Context\n- We use Postgres 16 in this repo\n"
-
-
-def test_offline_empty_input_says_nothing_new_under_both_headings():
-    expected = f"## User Profile\n{NOTHING_NEW}\n\n## Project Context\n{NOTHING_NEW}\n"
-    assert dream([]) == expected
-    assert dream(["", "ok thanks", "Let me look at the logs."]) == expected
-
-
-def test_offline_questions_are_not_facts():
-    text = dream(
-        [
-            "Can you always use ruff?",
-            "Do you prefer tabs or spaces",
-            "What do we use for CI in this project",
-            "你可以半夜不跑酷了吗",
-            "你爱妈妈嘛",
-            "我是不是不要再改了？",
-        ]
-    )
-    assert facts_under(text, "User Profile") == []
-    assert facts_under(text, "Project Context") == []
-
-
-def test_offline_a_fact_already_in_memory_is_not_extracted_again():
-    memory = "## User Profile\n- I prefer pytest over unittest\n- 我习惯早上写代码\n\n## Project Context\n- We use uv\n"
-    text = dream(["I PREFER pytest   over unittest.", "我习惯早上写代码。", "We use uv.", "I use zsh."], memory)
-    assert facts_under(text, "User Profile") == ["I use zsh"]
-    assert facts_under(text, "Project Context") == []
-
-
-def test_offline_a_fact_inside_a_longer_memory_line_counts_as_known():
-    assert NOTHING_NEW in dream(["I use vim."], "## User Profile\n- I use vim and tmux every day\n")
-
-
-def test_offline_is_deterministic():
-    entries = [
-        "I prefer pytest over unittest, and always use ruff for linting.",
-        "我习惯早上写代码，不要在晚上十点以后给我发提醒。我们使用 Go 1.22。",
-        "Never push to main directly. My name is Ada.",
-    ]
-    runs = {OfflineExtractor().complete(dream_prompt(entries, "- I use vim")).text for _ in range(3)}
-    assert len(runs) == 1
-    first = OfflineExtractor().complete(dream_prompt(entries))
-    assert first == OfflineExtractor().complete(dream_prompt(entries))
-
-
-def test_offline_duplicates_across_entries_are_kept_once():
-    text = dream(["I always use black.", "i always use   black!", "I always use black"])
-    assert facts_under(text, "User Profile") == ["I always use black"]
-
-
-def test_offline_skips_what_the_assistant_said_and_strips_user_labels():
-    entry = "[2026-03-08 17:13] USER: I like dark mode.\nASSISTANT: I always recommend light mode.\n助手：我喜欢跑酷"
-    assert facts_under(dream([entry]), "User Profile") == ["I like dark mode"]
-
-
-def test_offline_ignores_look_alike_phrases():
-    text = dream(
-        [
-            "I don't know why the build fails.",
-            "别人都在用 Windows。",
-            "这个功能特别好用。",
-            "The test never finished because of the lock.",
-            "记住我们的对话",
-            "Don't worry, it happens.",
-            "Don't forget to drink water.",
-            "I love it!",
-            "Yeah, I love to.",
-        ]
-    )
-    assert facts_under(text, "User Profile") == []
-    assert facts_under(text, "Project Context") == []
-
-
-def test_offline_understands_imperatives_identity_and_remember():
-    text = dream(
-        [
-            "Please don't add emojis to commit messages.",
-            "Don't use tabs.",
-            "My name is Ada and I work at Acme.",
-            "Remember that I'm allergic to peanuts.",
-            "请记住，我不吃辣。",
-            "我叫小王，我在字节上班。",
-        ]
-    )
-    assert facts_under(text, "User Profile") == [
-        "Please don't add emojis to commit messages",
-        "Don't use tabs",
-        "My name is Ada and I work at Acme",
-        "I'm allergic to peanuts",
-        "我不吃辣",
-        "我叫小王",
-        "我在字节上班",
-    ]
-
-
-def test_offline_reads_third_person_summaries_as_a_model_writes_them():
-    text = dream(
-        [
-            "The user prefers pytest over unittest. User always uses ruff.",
-            "用户喜欢在早上写代码。The user's name is Ada.",
-            "The project uses Python 3.11.",
-        ]
-    )
-    assert facts_under(text, "User Profile") == [
-        "The user prefers pytest over unittest",
-        "User always uses ruff",
-        "用户喜欢在早上写代码",
-        "The user's name is Ada",
-    ]
-    assert facts_under(text, "Project Context") == ["The project uses Python 3.11"]
-
-
-def test_offline_drops_harness_injected_blocks_instructions_about_the_user_and_requests():
-    text = dream(
-        [
-            "<system-reminder>Don't use tabs. I prefer emacs.</system-reminder>I like tea.",
-            "<local-command-caveat>Caveat: DO NOT respond to these messages.</local-command-caveat>",
-            "Do not start on tangential requests without confirming with the user first.",
-            "Please analyze this codebase and create a CLAUDE.md file in this repository.",
-            "帮我在这个项目里加一个测试",
-            "Please don't push to main.",
-        ]
-    )
-    assert facts_under(text, "User Profile") == ["I like tea", "Please don't push to main"]
-    assert facts_under(text, "Project Context") == []
-
-
-def test_offline_chinese_clauses_without_a_trigger_stay_with_their_fact():
-    text = dream(["周末的时候，我喜欢爬山，尤其是香山。"])
-    assert facts_under(text, "User Profile") == ["周末的时候，我喜欢爬山，尤其是香山"]
-
-
-def test_offline_cuts_long_facts_near_200_characters_at_a_boundary():
-    english = "I prefer " + " ".join(f"word{i}" for i in range(80)) + "."
-    chinese = "我喜欢" + "很长的句子" * 60
-    facts = facts_under(dream([english, chinese]), "User Profile")
-    assert len(facts) == 2
-    for fact in facts:
-        assert len(fact) <= 200
-        assert fact.endswith("…")
-    assert facts[0].removesuffix("…").split(" ")[-1].startswith("word")  # a whole word
-    assert english.startswith(facts[0].removesuffix("…"))
-
-
-def test_offline_a_cut_fact_is_recognised_in_memory_next_time():
-    long = "I prefer " + " ".join(f"word{i}" for i in range(80)) + "."
-    first = dream([long])
-    assert NOTHING_NEW in dream([long], memory=first).split("## Project Context")[0]
-
-
-def test_offline_stays_within_max_tokens_by_dropping_whole_facts():
-    entries = [f"I always use tool{i} for task{i}." for i in range(40)]
-    done = OfflineExtractor().complete(dream_prompt(entries, max_tokens=60))
-    assert done.stop_reason == "max_tokens"
-    assert done.output_tokens <= 60
-    assert done.text.startswith("## User Profile\n- I always use tool0 for task0\n")
-    assert "## Project Context\n" in done.text
-
-
-FRAGMENTS = st.sampled_from(
-    [
-        "I prefer ", "I always use ", "we use ", "In this project ", "Don't ", "never ", "My name is ",
-        "我习惯", "我们用", "不要", "别", "记住", "这个项目", "用户喜欢", "The user prefers ", "吗", "Please ",
-        "pytest", "ruff", "tabs", "Python 3.11", "早上写代码", "晚上", " and ", " over ",
-        ". ", "。", "，", ", ", "? ", "？", "!", ";", "\n", "- ", "USER: ", "assistant: ", "[10:00] ",
-    ]
-)
-ENTRY_TEXT = st.lists(st.one_of(FRAGMENTS, st.text(max_size=12)), max_size=14).map("".join)
-#: Message text without speaker labels (a label inside a message is not a speaker change).
-MESSAGE_TEXT = st.lists(
-    st.one_of(FRAGMENTS.filter(lambda f: ":" not in f), st.sampled_from(["Remember that ", "Please ", "帮我"])),
-    max_size=14,
-).map("".join)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(ENTRY_TEXT, max_size=5))
-def test_offline_dream_output_is_well_formed_and_a_rerun_over_it_finds_nothing_new(entries):
-    first = dream(entries)
-    assert first.startswith("## User Profile\n")
-    assert first.endswith("\n")
-    assert first.count("\n\n## Project Context\n") == 1
-    for fact in facts_under(first, "User Profile") + facts_under(first, "Project Context"):
-        assert 0 < len(fact) <= 200
-        assert fact == fact.strip()
-    assert first == dream(entries)
-    nothing = f"## User Profile\n{NOTHING_NEW}\n\n## Project Context\n{NOTHING_NEW}\n"
-    assert dream(entries, memory=first) == nothing
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(MESSAGE_TEXT, max_size=4))
-def test_offline_consolidate_summary_keeps_every_fact_for_a_later_dream(messages):
-    from processors.llm.offline import extract_facts
-
-    summary = OfflineExtractor().complete(consolidate_prompt([("user", m) for m in messages])).text
-    text = dream([summary])
-    facts = facts_under(text, "User Profile") + facts_under(text, "Project Context")
-    found = [f.removesuffix("…").casefold() for f in facts]
-    for fact in extract_facts(messages):
-        assert any(fact.removesuffix("…").casefold() in f for f in found), (fact, summary, text)
-
-
-def test_offline_estimates_token_usage():
-    prompt = dream_prompt(["I like tea."])
+    inputs = facts_inputs("I prefer pytest over unittest.", "what's the weather?")
+    prompt = Prompt(purpose="facts", system="s", user="u", max_tokens=100, inputs=inputs)
     done = OfflineExtractor().complete(prompt)
-    assert done.input_tokens == estimate_tokens(prompt.system) + estimate_tokens(prompt.user)
-    assert done.output_tokens == estimate_tokens(done.text)
-    assert (done.model, done.stop_reason) == (OFFLINE_MODEL, "end_turn")
+    entries = msgspec.convert(inputs["entries"], list[Entry])
+    assert done.text == format_ops(extract(entries, []), entries)
+    ops, refused = parse_ops(done.text, set(), entries=entries)
+    assert refused == [] and [o.text for o in ops] == ["The user prefers pytest over unittest."]
+    assert done.model == "offline-facts-v1" and OfflineExtractor().complete(prompt) == done
 
 
-def test_offline_rejects_a_dream_prompt_without_structured_inputs():
-    for inputs in ({}, {"entries": "text"}, {"entries": [{"cursor": 1}]}, {"entries": [], "memory": 3}):
-        with pytest.raises(LLMCallError) as info:
-            OfflineExtractor().complete(Prompt(purpose="dream", system="", user="u", max_tokens=10, inputs=inputs))
-        assert info.value.kind == "bad_request"
+def test_offline_facts_with_malformed_inputs_is_a_bad_request():
+    prompt = Prompt(purpose="facts", system="s", user="u", max_tokens=100, inputs={"entries": [{"text": 1}]})
+    with pytest.raises(LLMCallError) as err:
+        OfflineExtractor().complete(prompt)
+    assert err.value.kind == "bad_request"
 
 
 # --- the offline extractor: consolidate ------------------------------------------------------
@@ -753,25 +531,6 @@ def test_offline_consolidate_summarises_first_sentences_and_lists_preferences():
     )
     assert done.model == OFFLINE_MODEL
     assert OfflineExtractor().complete(prompt) == done
-
-
-def test_offline_consolidate_summary_feeds_dream_the_same_facts_and_not_the_assistants():
-    summary = (
-        OfflineExtractor()
-        .complete(
-            consolidate_prompt(
-                [
-                    ("user", "I prefer pytest over unittest."),
-                    ("assistant", "I always use unittest myself."),
-                    ("user", "In this project we use Python 3.11."),
-                ]
-            )
-        )
-        .text
-    )
-    text = dream([summary])
-    assert facts_under(text, "User Profile") == ["I prefer pytest over unittest"]
-    assert facts_under(text, "Project Context") == ["In this project we use Python 3.11"]
 
 
 def test_offline_consolidate_caps_the_user_line():
@@ -846,7 +605,7 @@ def test_replay_never_touches_the_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     p = dream_prompt(["a"])
     assert ReplayLLM({p.hash(): "ok"}).complete(p).text == "ok"
-    assert OfflineExtractor().complete(p).text.startswith("## User Profile")
+    assert json.loads(OfflineExtractor().complete(p).text) == {"ops": []}
 
 
 # --- FakeLLM ------------------------------------------------------------------------------

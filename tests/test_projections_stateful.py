@@ -164,7 +164,7 @@ class ProjectionMachine(RuleBasedStateMachine):
     @invariant()
     def incremental_equals_replay(self) -> None:
         if hasattr(self, "store"):
-            assert replay.check(self.ws).drifts == []
+            assert replay.check(self.ws).clean
 
     @invariant()
     def store_answers_like_the_model(self) -> None:

@@ -5,7 +5,7 @@ Run it when a release changes the event catalogue, under a NEW version directory
 commit the result: tests/test_golden.py checks that every committed version still
 decodes, verifies and replays (CONVENTIONS 5: old logs must keep reading).
 
-    .venv/bin/python tools/make_golden_log.py v2
+    .venv/bin/python tools/make_golden_log.py v3
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from eventlog.log import Log  # noqa: E402
 
 SAMPLES = [
     E.SessionCreated(session_key="cli:golden", title="Golden", metadata={"channel": "cli"}, created_at="2026-11-01T09:00:00Z", project="/projects/golden"),
-    E.MessageAppended(session_key="cli:golden", message_id="m1", role="user", content="I prefer tabs. 我习惯早上写代码 😀", timestamp="2026-11-01T09:00:01Z", dedup="golden:m1"),
+    E.MessageAppended(session_key="cli:golden", message_id="m1", role="user", content="I prefer tabs. 我习惯早上写代码 😀", timestamp="2026-11-01T09:00:01Z", dedup="golden:m1",
+                      redacted=["openai-key"]),
     E.MessageAppended(session_key="cli:golden", message_id="m2", role="assistant", content="", timestamp="2026-11-01T09:00:02Z",
                       tool_calls=[{"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{}"}}], extra={"model": "x"}),
     E.MessageUpdated(session_key="cli:golden", message_id="m2", content="Done.", extra={"version": "2"}),
@@ -35,11 +36,24 @@ SAMPLES = [
     E.DreamCompleted(run_id="dream-9", outcome="valid", attempts=1, model="offline-rules-v1", prompt_hash="xxh3_128:" + "0" * 32,
                      raw_output="## User Profile\n- I prefer tabs\n\n## Project Context\n(nothing new)\n", input_tokens=50, output_tokens=12, fact_ids=["fact-1"]),
     E.MemoryAppended(fact_id="fact-1", scope="user", section="User Profile", text="I prefer tabs", run_id="dream-9", sources=[8], dedup="fact:user::i prefer tabs"),
+    E.MemoryAppended(fact_id="fact-2", scope="project", section="Project Context", text="The project uses pytest.", project="/projects/golden",
+                     run_id="dream-9", subject="project", when="2026-11-01T09:00:01.000Z", source_refs=["cli:golden#m1"], source_seqs=[2],
+                     by="dream", dedup="fact:fact-2"),
+    E.MemoryAppended(fact_id="fact-3", scope="user", section="Preferences", text="The user prefers spaces now.", subject="user", by="user", pinned=True),
+    E.MemorySuperseded(fact_id="fact-1", by_fact_id="fact-3", reason="corrected", by="user"),
+    E.MemoryEdited(fact_id="fact-3", text="The user prefers spaces.", by="hand-edit"),
+    E.MemoryPinned(fact_id="fact-3", pinned=False),
+    E.MemoryArchived(fact_id="fact-2", reason="over the budget"),
+    E.MemoryForgotten(fact_id="fact-3", by="user", reason="not true"),
     E.DreamFailed(run_id="dream-14", reason="model call failed: timeout", error_kind="timeout"),
     E.DiaryAppended(date="2026-11-01", line="09:00:01 [cli:golden] user: I prefer tabs.", session_key="cli:golden", message_id="m1", source_seq=2, dedup="xxh3_128:" + "1" * 32),
+    E.DiaryAppended(date="2026-11-01", line="09:00:02 [cli:golden] assistant: Done.", session_key="cli:golden", message_id="m2", source_seq=3,
+                    role="assistant", key_version=2, dedup="xxh3_128:" + "3" * 32),
     E.DiaryTrimmed(date="2026-11-01", dropped_lines=0, dropped_bytes=0, start_before=0, start_after=0, budget=200000),
     E.DiaryDigested(date="2026-11-01", start=0, end=44, entry_id="stm-2026-11-01-0"),
     E.StmAdded(entry_id="stm-2026-11-01-0", text="09:00:01 [cli:golden] user: I prefer tabs.", date="2026-11-01", start=0, end=44, session_keys=["cli:golden"]),
+    E.StmAdded(entry_id="stm-2026-11-01-14", text="09:00:02 [cli:golden] assistant: Done.", date="2026-11-01", start=14, end=14,
+               session_keys=["cli:golden"], message_seqs=[3], dedup="digest:stm-2026-11-01-14"),
     E.MemoryRecalled(entry_ids=["stm-2026-11-01-0"], query="tabs"),
     E.LtmPromoted(entry_id="stm-2026-11-01-0", reason="recalled 1 time(s)"),
     E.StmDropped(entry_id="stm-none", reason="unused for more than 7 days"),

@@ -50,12 +50,18 @@ class ReplayResult:
 
 @dataclass
 class CheckResult:
-    """What ``check`` compared: the files' seq, the log's end, and every drift."""
+    """What ``check`` compared: the files' seq, the log's end, every drift, and the recall index's problems."""
 
     seq: int
     log_end: int
     files: int
     drifts: list[Drift]
+    index_problems: list[str]
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing drifted."""
+        return not self.drifts and not self.index_problems
 
 
 def resolve_until(log: Log, until: str) -> int:
@@ -75,11 +81,14 @@ def resolve_until(log: Log, until: str) -> int:
 
 
 def rebuild(ws: Workspace) -> ReplayResult:
-    """Rebuild the workspace's own projections from seq 1 (needs a writable workspace)."""
+    """Rebuild the workspace's own projections from seq 1, the recall index too (needs a writable workspace)."""
+    from eventlog.app import recall
+
     if not ws.writable:
         raise ConfigError("replay rebuilds the workspace's files: open it writable")
     proj = ws.rebuild_projections()
-    return ReplayResult(ws.home, proj.seq, _count_outputs(proj))
+    recall.rebuild(ws)
+    return ReplayResult(ws.home, proj.seq, _count_outputs(proj) + 1)
 
 
 def rebuild_into(log: Log, out_dir: str, until_seq: int | None = None) -> ReplayResult:
@@ -136,7 +145,9 @@ def check(ws: Workspace) -> CheckResult:
                 elif not _same_bytes(a, b):
                     drifts.append(Drift(rel, "differs"))
             drifts.extend(_mirror_drift(ws, live))
-        return CheckResult(live.seq, ws.log.last_seq, compared, drifts)
+        from eventlog.app import recall
+
+        return CheckResult(live.seq, ws.log.last_seq, compared, drifts, recall.check(ws))
     finally:
         if lock is not None:
             lock.close()

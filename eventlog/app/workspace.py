@@ -55,7 +55,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 CONFIG_FILE = "evlog.json"
-DEFAULT_SCHEDULE = {"snapshot": 300.0, "digest": 900.0, "autocompact": 300.0, "dream": 86400.0, "archive": 86400.0}
+DEFAULT_SCHEDULE = {"snapshot": 300.0, "digest": 900.0, "autocompact": 300.0, "dream": 86400.0, "archive": 86400.0,
+                    "recall": 60.0}
 LOG_DIR = "log"
 STATE_DIR = "state"
 PROJECTIONS_LOCK = os.path.join(STATE_DIR, "projections.lock")
@@ -76,6 +77,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     idle_minutes: float = 30.0  # AutoCompact leaves sessions active more recently alone
     schedule: dict[str, float] = msgspec.field(default_factory=lambda: dict(DEFAULT_SCHEDULE))  # seconds between daemon runs
     projects: list[str] = msgspec.field(default_factory=list)  # project directories MEMORY.md may be mirrored into
+    memory_max_lines: int = 200  # a MEMORY.md keeps at most this many lines (what Claude Code loads at start-up)
+    memory_max_bytes: int = 25_000  # ... and at most this many bytes
 
     def validate(self) -> Config:
         """Raise ConfigError for values the log cannot work with; return self."""
@@ -87,6 +90,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
             raise ConfigError(f"group_commit_interval must be in (0, 10] seconds (got {self.group_commit_interval})")
         if self.diary_budget_bytes < 1 or self.digest_batch_bytes < 1 or self.stale_after_days <= 0:
             raise ConfigError("diary_budget_bytes, digest_batch_bytes and stale_after_days must be positive")
+        if self.memory_max_lines < 10 or self.memory_max_bytes < 1000:
+            raise ConfigError("memory_max_lines must be at least 10 and memory_max_bytes at least 1000")
         if not 0 < self.projection_flush_interval <= 3600:
             raise ConfigError(f"projection_flush_interval must be in (0, 3600] seconds (got {self.projection_flush_interval})")
         for p in self.projects:
@@ -427,6 +432,14 @@ class Workspace:
             proj = self._projector
             with self._flushing():
                 self._catch_up()
+                edits = proj.get("memory").hand_edits()  # type: ignore[union-attr, attr-defined]
+                if edits:  # a MEMORY.md changed by hand: the log says so before the file is written again
+                    from processors.dream import budget_events
+
+                    self.append(edits)
+                    over = budget_events(self, [])
+                    if over:
+                        self.append(over)
                 if proj.seq != self._flushed_seq or proj.checkpoint_identity() != self._ckpt_seen:  # type: ignore[union-attr]
                     proj.flush()  # type: ignore[union-attr]
                     self._flushed_seq = proj.seq  # type: ignore[union-attr]

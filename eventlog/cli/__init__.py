@@ -82,6 +82,7 @@ from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     log_commands,
     processor_commands,
     project_command,
+    recall_command,
     projection_commands,
     sync_command,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from eventlog.cli import cli
+from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace
 from eventlog.cli.render import json_line, preview, render_explanation, render_report, render_run
 from eventlog.errors import NotFound
@@ -29,7 +29,8 @@ def llm_options(f):  # noqa: ANN001, ANN201
 
 
 @cli.command("run")
-@click.argument("processor", type=click.Choice(["snapshot", "digest", "archive", "consolidate", "autocompact", "dream"]))
+@click.argument("processor", type=click.Choice(["snapshot", "digest", "archive", "consolidate", "autocompact", "dream",
+                                                "recall"]))
 @click.argument("key", required=False)
 @click.option("--retry-failed", is_flag=True, help="dream: re-run the input ranges of failed or interrupted runs.")
 @llm_options
@@ -40,11 +41,13 @@ def run_cmd(ctx: click.Context, processor: str, key: str | None, retry_failed: b
     """Run one processor now and report what it did.
 
     snapshot: messages -> daily diary (deduplicated, within the byte budget);
-    digest: diary -> short-term memory and Dream's history;
+    digest: diary lines -> short-term memory entries;
     archive: short-term -> long-term memory (promote what is used, drop what is stale);
     consolidate [KEY]: summarise old messages of a session (or of all) into history;
     autocompact: consolidate the idlest, biggest sessions (at most 3, with backoff);
-    dream: learn facts for MEMORY.md from history (--retry-failed re-runs failed ranges).
+    dream: learn facts for MEMORY.md from messages and notes (--retry-failed re-runs
+    failed calls); exits 1 when a call failed;
+    recall: catch the search index up with the log.
     """
     import processors
 
@@ -59,6 +62,9 @@ def run_cmd(ctx: click.Context, processor: str, key: str | None, retry_failed: b
         click.echo(json_line(report))
     else:
         click.echo(render_report(report))
+    if getattr(report, "failed", False):
+        note("a Dream call failed; 'evlog audit' shows why and 'evlog run dream --retry-failed' runs it again")
+        ctx.exit(ExitStatus.CHECK_FAILED)
 
 
 @cli.command()
@@ -74,34 +80,103 @@ def offsets(ctx: click.Context, as_json: bool) -> None:
 
 
 def _entry_line(e) -> str:  # noqa: ANN001
-    return (f"{e.tier:<7} {e.entry_id:<28} {e.date} bytes {e.start}..{e.end} "
-            f"[{', '.join(e.session_keys)[:40]}] {preview(e.text, 60)}")
+    return (f"{e.tier:<7} {e.entry_id:<28} {e.date} [{', '.join(e.session_keys)[:40]}] {preview(e.text, 60)}")
+
+
+def _fact_line(f) -> str:  # noqa: ANN001
+    flags = "".join(x for x in (" pinned" if f.pinned else "", f" {f.state}" if f.state != "active" else ""))
+    where = f.project or "global"
+    return f"{f.fact_id:<18} {where[-24:]:<24} {f.section[:16]:<16} {(f.subject or '-')[:14]:<14} {preview(f.text, 90)}{flags}"
+
+
+from eventlog.cli.recall_command import recall_options as _recall_options  # noqa: E402
+
+FACT_TIERS = ("active", "archived", "superseded", "forgotten", "all")
+ENTRY_TIERS = ("stm", "ltm", "dropped")
 
 
 @cli.group(invoke_without_command=True)
-@click.option("--tier", type=click.Choice(["stm", "ltm", "dropped"]), default=None, help="Only entries of this tier.")
+@click.option("--tier", type=click.Choice(FACT_TIERS + ENTRY_TIERS), default="active", show_default=True,
+              help="Facts in this state (all: every state), or short-term (stm) / long-term (ltm) / dropped entries.")
+@click.option("--project", default=None, help="Only the facts of this project's MEMORY.md ('' = the global file).")
 @json_option
 @click.pass_context
-def memory(ctx: click.Context, tier: str | None, as_json: bool) -> None:
-    """List short-term (stm) and long-term (ltm) memory entries with their sources."""
+def memory(ctx: click.Context, tier: str, project: str | None, as_json: bool) -> None:
+    """List facts (id, file, section, subject, text), or memory entries with --tier stm|ltm|dropped.
+
+    Facts are what MEMORY.md shows (active), what left it for the budget (archived),
+    was replaced (superseded) or forgotten. Change them with the subcommands; every
+    change is an event, so replay keeps it. 'evlog audit why --fact ID' explains one.
+    """
     if ctx.invoked_subcommand is not None:
         return
-    emit(open_workspace(ctx).memory_entries.entries(tier), as_json, _entry_line)
+    ws = open_workspace(ctx)
+    if tier in ENTRY_TIERS:
+        emit(ws.memory_entries.entries(tier), as_json, _entry_line)
+        return
+    from eventlog.app import memory as mem
+
+    rows = mem.facts(ws, state=None if tier == "all" else tier, project=project)
+    emit(rows, as_json, _fact_line)
+    if not rows and not as_json:
+        note(f"no {tier} facts" + ("" if tier != "active" else " yet ('evlog run dream' learns them)"))
 
 
 @memory.command("recall")
 @click.argument("query")
+@_recall_options
 @json_option
 @click.pass_context
-def memory_recall(ctx: click.Context, query: str, as_json: bool) -> None:
-    """Find memory entries containing QUERY and record that they were used (archive keeps them)."""
-    from processors.archive import recall
+def memory_recall(ctx: click.Context, query: str, as_json: bool, mark_used: bool, **options) -> None:  # noqa: ANN003
+    """The same as 'evlog recall QUERY' (ranked search with sources)."""
+    from eventlog.cli.recall_command import do_recall
+
+    do_recall(ctx, query, as_json=as_json, mark_used=mark_used, **options)
+
+
+@memory.command("forget")
+@click.argument("fact_ids", nargs=-1)
+@click.option("--match", "match", default=None, help="Forget every active fact whose text contains this.")
+@click.option("--reason", default="", help="Why (kept in the log).")
+@click.pass_context
+def memory_forget(ctx: click.Context, fact_ids: tuple[str, ...], match: str | None, reason: str) -> None:
+    """Forget facts by id (or --match TEXT): they leave MEMORY.md and are never learned again from the same messages."""
+    from eventlog.app import memory as mem
+
+    if bool(fact_ids) == bool(match):
+        raise click.UsageError("give fact ids or --match TEXT (one of them)")
+    with open_workspace(ctx, writable=True) as ws:
+        ids = list(fact_ids) or [f.fact_id for f in mem.matching(ws, match or "")]
+        if not ids:
+            raise NotFound(f"no active fact contains {match!r}")
+        done = mem.forget(ws, ids, reason=reason)
+    note(f"forgot {len(done)} fact(s): {', '.join(done)}" if done else "nothing to forget: already forgotten")
+
+
+@memory.command("edit")
+@click.argument("fact_id")
+@click.argument("text")
+@click.pass_context
+def memory_edit(ctx: click.Context, fact_id: str, text: str) -> None:
+    """Change the text of fact FACT_ID to TEXT."""
+    from eventlog.app import memory as mem
 
     with open_workspace(ctx, writable=True) as ws:
-        found = recall(ws, query)
-    emit(found, as_json, _entry_line)
-    if not found and not as_json:
-        note(f"no memory entry contains {query!r}")
+        changed = mem.edit(ws, fact_id, text)
+    note(f"edited {fact_id}" if changed else f"{fact_id} already reads so")
+
+
+@memory.command("pin")
+@click.argument("fact_id")
+@click.option("--off", is_flag=True, help="Unpin instead.")
+@click.pass_context
+def memory_pin(ctx: click.Context, fact_id: str, off: bool) -> None:
+    """Pin a fact: it never leaves MEMORY.md for the budget (an archived one comes back). --off unpins."""
+    from eventlog.app import memory as mem
+
+    with open_workspace(ctx, writable=True) as ws:
+        changed = mem.pin(ws, fact_id, not off)
+    note(f"{'unpinned' if off else 'pinned'} {fact_id}" if changed else f"{fact_id} was already {'unpinned' if off else 'pinned'}")
 
 
 @cli.command()
@@ -110,14 +185,14 @@ def memory_recall(ctx: click.Context, query: str, as_json: bool) -> None:
               help="The note is about this project (its facts go to <project>/memory/MEMORY.md).")
 @click.pass_context
 def remember(ctx: click.Context, text: str, project: str | None) -> None:
-    """Give Dream a note to learn from (a history entry), e.g. 'I prefer tabs'."""
+    """Give Dream a note to learn from, e.g. 'I prefer tabs' (the same note twice is kept once)."""
     from processors.dream import remember as remember_note
 
     with open_workspace(ctx, writable=True) as ws:
         if project:
             ws.register_project(project)  # named on purpose: its MEMORY.md is mirrored there
         cursor = remember_note(ws, text, project=project or "")
-    note(f"noted as history entry {cursor}; 'evlog run dream' learns from it")
+    note(f"noted (seq {cursor}); 'evlog run dream' learns from it")
 
 
 @cli.group(invoke_without_command=True)
@@ -139,11 +214,11 @@ def audit(ctx: click.Context, count: int, as_json: bool) -> None:
 
 @audit.command("why")
 @click.argument("text", required=False)
-@click.option("--fact", "fact_id", default=None, help="Explain the fact with this id instead of matching text.")
+@click.option("--fact", "fact_id", default=None, help="Explain the fact with this id (in any state) instead of matching text.")
 @json_option
 @click.pass_context
 def audit_why(ctx: click.Context, text: str | None, fact_id: str | None, as_json: bool) -> None:
-    """Explain a line of MEMORY.md: the run, its prompt hash and the source messages."""
+    """Explain a line of MEMORY.md: who added it, the run, the exact source messages, the supersede chain."""
     from processors.audit import why
 
     if (text is None) == (fact_id is None):

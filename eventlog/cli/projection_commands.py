@@ -72,12 +72,14 @@ def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | Non
     if check:
         result = rp.check(open_workspace(ctx))  # a pure reader: no lock, works on a read-only workspace
         emit(result.drifts, as_json, lambda d: f"{d.problem}: {d.path}")
+        emit([{"problem": "index", "path": "state/recall.sqlite", "detail": p} for p in result.index_problems], as_json,
+             lambda d: f"index: {d['detail']}")
         if not as_json:
             behind = f"; the log continues to seq {result.log_end} (the next writer catches the files up)" \
                 if result.log_end > result.seq else ""
-            note(f"{len(result.drifts)} file(s) drifted from the log" if result.drifts else
-                 f"every projection file matches a fresh replay of seq 1..{result.seq}{behind}")
-        if result.drifts:
+            note(f"{len(result.drifts) + len(result.index_problems)} problem(s): the projections drifted from the log"
+                 if not result.clean else f"every projection file matches a fresh replay of seq 1..{result.seq}{behind}")
+        if not result.clean:
             ctx.exit(ExitStatus.CHECK_FAILED)
         return
     if to_dir is not None:

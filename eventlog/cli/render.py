@@ -102,12 +102,21 @@ def render_run(row: Any) -> str:
 
 
 def render_explanation(ex: Any) -> str:
-    """Why a MEMORY.md line is there: the fact, its run, and its sources down to messages."""
-    out = [f"{ex.fact_id}  [{ex.file} / {ex.section}]  {ex.text}",
-           f"  run {ex.run_id} ({ex.outcome}) at {ex.run_time[:19]}, model {ex.model}, prompt {ex.prompt_hash}"]
+    """Why a MEMORY.md line is there: the fact, who added it, its run, its messages and its supersede chain."""
+    about = ", ".join(x for x in (f"about {ex.subject}" if ex.subject else "", f"true since {ex.when[:10]}" if ex.when else "",
+                                  ex.state if ex.state != "active" else "", f"added by {ex.by}" if ex.by else "") if x)
+    out = [f"{ex.fact_id}  [{ex.file} / {ex.section}]  {ex.text}" + (f"  ({about})" if about else "")]
+    if ex.run_id:
+        out.append(f"  run {ex.run_id} ({ex.outcome}) at {ex.run_time[:19]}, model {ex.model}, prompt {ex.prompt_hash}, "
+                   f"tokens {ex.input_tokens}+{ex.output_tokens}")
+    for m in ex.messages:
+        out.append(f"  from message {m.message_id} ({m.speaker or m.role}, {m.timestamp[:19]}, {m.session_key or 'note'}): "
+                   f"{m.excerpt}")
     for s in ex.sources:
         where = f" session {s.session_key}" if s.session_key else ""
         out.append(f"  from history {s.cursor} ({s.source}{where}): {s.excerpt}")
         for m in s.messages:
             out.append(f"    message {m.message_id} ({m.role}, {m.timestamp[:19]}, {m.session_key}): {m.excerpt}")
+    if len(ex.chain) > 1:
+        out.append("  chain: " + " -> ".join(f"{c.fact_id} ({c.state})" for c in ex.chain))
     return "\n".join(out)

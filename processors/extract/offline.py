@@ -406,7 +406,8 @@ _VAGUE = re.compile(r"\b(?:someone|somebody|something|stuff|things|anything|ever
                     r"\b(?:want|wanted|wanting|going|trying|hoping|planning)\s+to\s*(?:[,.!]|for\b|but\b|since\b|$)|"
                     r"been\s+(?:so\s+|really\s+|super\s+)?(?:busy|swamped|crazy|hectic|tough|rough))\b", re.IGNORECASE)
 _DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those)\b(?!\s+(?:week|weekend|month|year|morning|evening|afternoon|"
-                            r"time|summer|winter|spring|fall|autumn|past|coming|is|was|'s))", re.IGNORECASE)
+                            r"time|summer|winter|spring|fall|autumn|past|coming|is|was|'s|project|repo|repository|codebase|team)\b)",
+                            re.IGNORECASE)
 _FEELING = re.compile(
     r"^(?:I|we)(?:'m|'re|\s+am|\s+are|\s+was|\s+were|\s+feel|\s+felt|\s+have\s+been|'ve\s+been)"
     r"(?:\s+(?:so|really|super|very|truly|pretty|also|just|totally|getting|feeling|kinda|a\s+bit|quite))*\s+"
@@ -580,7 +581,7 @@ def _user_said(s: str, e: Entry, sp: Speaker, explicit: bool) -> Candidate | Non
 #: How much each kind of statement and each specific adds to a sentence's score (``_score``).
 WEIGHTS = {"identity": 2.5, "preference": 2.0, "favorite": 1.0, "event": 1.5, "event_verb": 0.7, "plan": 1.5,
            "habit": 1.0, "convention": 2.5, "date": 1.5, "time_hint": 0.3, "proper_noun": 1.0, "quote": 1.5,
-           "number": 0.7, "content_word": 0.25}
+           "number": 0.7, "content_word": 0.25, "project_convention": 1.0}
 #: And how much each weakness takes away.
 PENALTIES = {"few_content_words": 2.5, "long": 1.0, "feeling": 2.0, "dangling": 2.0, "vague": 1.0, "excited": 1.5,
              "loose_pronoun": 1.0, "demonstrative": 0.75, "promise": 1.5}
@@ -605,6 +606,8 @@ def _score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool) -> tupl
             kinds.append(section)
     if not kinds:
         return 0.0, []
+    if not sp.named and _CONVENTION.search(s) and _about_project(s):
+        score += w["project_convention"]  # "in this project we use black": a convention the agent must keep
     score += w["date"] if dated else w["time_hint"] if TIME_HINT.search(s) else 0.0
     proper = _proper_nouns(s, (*vocatives, sp.name))
     score += min(len(proper), 3) * w["proper_noun"]
@@ -671,9 +674,9 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     text = _shorten(_finish(text), MAX_CHARS, None)
     if text is None or len(text.split()) < MIN_WORDS or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
-    if sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
-        return None  # the subject must be named near the start ("Just skyped with ..." has none)
     about_project = not sp.named and _about_project(s)
+    if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
+        return None  # the subject must be named near the start ("Just skyped with ..." has none)
     return Candidate(text, score, PROJECT if about_project else sections[0], e, sp, about_project)
 
 

@@ -138,6 +138,27 @@ def own_text(text: str, known_keys: Iterable[str] = ()) -> str:
     return "\n".join(kept).strip()
 
 
+def without_injected(text: str, known_keys: Iterable[str] = ()) -> str:
+    """``text`` without what a harness injected (its blocks, a pasted MEMORY.md section, lines equal to a known
+    fact), everything else kept as written (tags, code): what a summary may quote without feeding memory back."""
+    text = _drop_blocks(text.replace("\r\n", "\n").replace("\r", "\n"))
+    known = set(known_keys)
+    kept: list[str] = []
+    in_memory = False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if _MEMORY_HEADING.match(stripped):
+            in_memory = True
+            continue
+        if in_memory and (not stripped or _BULLET.match(line)):
+            continue
+        in_memory = False
+        if known and fact_key(stripped) in known:
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
 # --- sentences ---------------------------------------------------------------------------
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")

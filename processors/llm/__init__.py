@@ -62,7 +62,7 @@ __all__ = [
 DEFAULT_MODEL = "claude-sonnet-5-5"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 MODEL_ENV = "EVLOG_MODEL"
-PURPOSES = ("dream", "consolidate")
+PURPOSES = ("facts", "consolidate")
 
 LLMErrorKind = Literal[
     "timeout",  # no answer within the client timeout (after the SDK's retries)
@@ -104,9 +104,9 @@ class Prompt(msgspec.Struct, frozen=True, kw_only=True):
     """What a processor asks a model: the text a model reads, plus structured inputs.
 
     ``inputs`` carries the same material as ``user`` in a form the offline extractor
-    reads without parsing text: for ``dream``
-    ``{"entries": [{"cursor": int, "text": str}, ...], "memory": "<MEMORY.md text>"}``,
-    for ``consolidate`` ``{"messages": [{"role": str, "content": str}, ...]}``.
+    reads without parsing text: for ``facts`` (Dream) ``{"entries": [Entry, ...],
+    "existing": [ExistingFact, ...]}`` as builtins (``processors.extract.model``), for
+    ``consolidate`` ``{"messages": [{"role": str, "content": str}, ...]}``.
     """
 
     purpose: str

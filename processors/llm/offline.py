@@ -2,21 +2,17 @@
 
 It reads ``Prompt.inputs`` (never the prompt text) and answers in the format the
 processors expect, so evlog works out of the box and its outputs replay and test like
-any model's. Same inputs, same output, byte for byte; model name ``offline-rules-v1``.
-Token counts are estimates (``processors.llm.estimate_tokens``: ASCII characters / 4,
-rounded up, plus one per other character) over ``system + user`` for input and over the
-answer for output; the answer is kept within ``max_tokens`` (whole facts are dropped
-from the end, a summary is cut), and then ``stop_reason`` is ``max_tokens``.
+any model's. Same inputs, same output, byte for byte. Token counts are estimates
+(``processors.llm.estimate_tokens``: ASCII characters / 4, rounded up, plus one per
+other character) over ``system + user`` for input and over the answer for output.
 
-**dream** (``inputs = {"entries": [{"cursor", "text"}, ...], "memory": str}``) answers::
+**facts** (Dream; ``inputs = {"entries": [Entry...], "existing": [ExistingFact...]}``)
+answers with the operations of ``processors.extract.offline.extract`` (model name
+``offline-facts-v1``), written as the JSON a model would answer
+(``processors.extract.llm.format_ops``), so Dream validates and records both alike.
 
-    ## User Profile
-    - fact
-    (or "(nothing new)")
-
-    ## Project Context
-    - fact
-    (or "(nothing new)")
+**consolidate** summarises messages (model name ``offline-rules-v1``); the facts it lists
+follow these rules.
 
 Rules, in order:
 
@@ -73,14 +69,9 @@ Rules, in order:
 8. A fact longer than 200 characters is cut at the last space before the limit (at
    the limit when there is no space in the last 60 characters, as in Chinese) and
    ends in ``…``.
-9. A fact already in ``inputs["memory"]`` is dropped: both sides compared case-folded,
-   whitespace collapsed, trailing punctuation and list markers removed, and a fact counts
-   as present when it is a substring of a memory line (so "I use vim" is not added
-   again next to "I use vim and tmux"). The same test against the facts found before
-   it (entries in the given order) removes duplicates: the first wording is kept.
-10. Routing: a fact mentioning we / our, this / the project, repo(sitory), codebase,
-    我们, 项目, 仓库 or 代码库 goes under ``## Project Context``; every other fact under
-    ``## User Profile``.
+9. Duplicates are removed: facts compared case-folded, whitespace collapsed, trailing
+   punctuation and list markers removed; a fact counts as present when it is a
+   substring of an earlier one: the first wording is kept.
 
 **consolidate** (``inputs = {"messages": [{"role", "content"}, ...]}``) answers a summary::
 
@@ -93,9 +84,8 @@ Rules, in order:
 "First sentence" follows rule 2 on the message's first non-empty line; each is cut as in
 rule 8, and whole ones are joined with "; " while the user line stays within 600
 characters and the assistant line within 300, the rest shown as "…". The facts are
-the dream rules 1-8 (and rule 9's duplicate test) applied to the user messages, listed
-whole so that a later Dream over this summary finds them again (a leading "remember
-that" / 记住 is kept for that reason); the section is left out when there are none.
+rules 1-8 (and rule 9's duplicate test) applied to the user messages, listed whole (a
+leading "remember that" / 记住 is kept); the section is left out when there are none.
 Tool and system messages are counted, never quoted. Content that is a list of blocks
 has its text blocks read.
 """
@@ -107,11 +97,12 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+import msgspec
+
 from processors.llm import LLM, Completion, LLMCallError, Prompt, estimate_tokens
-from projections.memory import PROJECT_SECTION, USER_SECTION
 
 MODEL = "offline-rules-v1"
-NOTHING_NEW = "(nothing new)"
+FACTS_MODEL = "offline-facts-v1"  # the extractor of processors.extract.offline
 FACT_LIMIT = 200
 USER_LINE_LIMIT = 600
 ASSISTANT_LINE_LIMIT = 300
@@ -185,10 +176,6 @@ _ZH_THIRD_PERSON = re.compile(r"用户(?:习惯|喜欢|不喜欢|讨厌|偏好|�
 _INJECTED_BLOCK = re.compile(r"<([a-z][a-z0-9]*[-_][a-z0-9_-]*)\b[^>]*>.*?</\1>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"</?[a-z][a-z0-9_-]*\b[^>]*>", re.IGNORECASE)
 _REMEMBER = re.compile(r"^(?:please\s+)?remember\s+that\s*[,:：，]?\s*|^请?记住\s*[,:：，]?\s*", re.IGNORECASE)
-_PROJECT = re.compile(
-    r"\b(?:we|our)\b|\b(?:this|the)\s+project\b|\brepo(?:sitory)?\b|\bcode\s*base\b|我们|项目|仓库|代码库",
-    re.IGNORECASE,
-)
 
 
 def _clean(text: str) -> str:
@@ -308,37 +295,6 @@ def extract_facts(texts: Iterable[str], *, keep_remember: bool = False) -> list[
     return facts
 
 
-def is_project_fact(fact: str) -> bool:
-    """Rule 10."""
-    return bool(_PROJECT.search(fact))
-
-
-def _memory_keys(memory: str) -> list[str]:
-    keys = []
-    for line in memory.splitlines():
-        if line.lstrip().startswith("#"):
-            continue
-        key = _key(line)
-        if key:
-            keys.append(key)
-    return keys
-
-
-def _in_memory(fact: str, memory_keys: list[str]) -> bool:
-    key = _key(fact.removesuffix("…"))
-    return any(key in line for line in memory_keys)
-
-
-def render_dream(user: list[str], project: list[str]) -> str:
-    """The dream answer format (both headings always present)."""
-
-    def section(title: str, facts: list[str]) -> str:
-        body = "\n".join(f"- {f}" for f in facts) if facts else NOTHING_NEW
-        return f"## {title}\n{body}\n"
-
-    return section(USER_SECTION, user) + "\n" + section(PROJECT_SECTION, project)
-
-
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -388,44 +344,32 @@ class OfflineExtractor(LLM):
 
     def complete(self, prompt: Prompt) -> Completion:
         """Answer from ``prompt.inputs``; malformed inputs raise ``LLMCallError`` (kind ``bad_request``)."""
-        if prompt.purpose == "dream":
-            text, stop = self._dream(prompt)
+        if prompt.purpose == "facts":
+            text, stop = self._facts(prompt)
         else:
             text, stop = self._consolidate(prompt)
         return Completion(
             text=text,
-            model=self.model,
+            model=self.model if prompt.purpose != "facts" else FACTS_MODEL,
             input_tokens=estimate_tokens(prompt.system) + estimate_tokens(prompt.user),
             output_tokens=estimate_tokens(text),
             stop_reason=stop,
         )
 
-    # dream
+    # facts (Dream)
 
-    def _dream(self, prompt: Prompt) -> tuple[str, str]:
-        entries = prompt.inputs.get("entries")
-        memory = prompt.inputs.get("memory", "")
-        if not isinstance(entries, list) or not isinstance(memory, str):
-            msg = 'the offline extractor needs inputs {"entries": [{"cursor", "text"}, ...], "memory": str} for dream'
-            raise LLMCallError(msg, kind="bad_request")
-        texts = []
-        for i, entry in enumerate(entries):
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("text"), str):
-                msg = f"dream input entry {i} has no text"
-                raise LLMCallError(msg, kind="bad_request")
-            texts.append(entry["text"])
-        memory_keys = _memory_keys(memory)
-        facts = [f for f in extract_facts(texts) if not _in_memory(f, memory_keys)]
-        user = [f for f in facts if not is_project_fact(f)]
-        project = [f for f in facts if is_project_fact(f)]
-        text = render_dream(user, project)
-        stop = "end_turn"
-        # Keep within max_tokens by dropping whole facts from the end (project first).
-        while estimate_tokens(text) > prompt.max_tokens and (user or project):
-            (project or user).pop()
-            text = render_dream(user, project)
-            stop = "max_tokens"
-        return text, stop
+    def _facts(self, prompt: Prompt) -> tuple[str, str]:
+        from processors.extract import offline as rules
+        from processors.extract.llm import format_ops
+        from processors.extract.model import Entry, ExistingFact
+
+        try:
+            entries = msgspec.convert(prompt.inputs.get("entries"), list[Entry])
+            existing = msgspec.convert(prompt.inputs.get("existing", []), list[ExistingFact])
+        except msgspec.ValidationError as e:
+            msg = f'the offline extractor needs inputs {{"entries": [Entry...], "existing": [ExistingFact...]}}: {e}'
+            raise LLMCallError(msg, kind="bad_request") from None
+        return format_ops(rules.extract(entries, existing), entries), "end_turn"
 
     # consolidate
 

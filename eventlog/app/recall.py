@@ -1,0 +1,81 @@
+"""Recall over a workspace: ranked search of every message, history entry and fact, with sources.
+
+The index (``projections.recall``, SQLite FTS5 at ``state/recall.sqlite``) is a projection:
+``search`` catches it up with the log first (cheap when nothing is new), ``evlog replay``
+rebuilds it, ``replay --check`` compares it with a rebuild. Searching records nothing:
+a caller that chooses to use hits says so with ``use`` (the archive and the MEMORY.md
+budget keep what is used).
+
+Optional semantic re-ranking (``pip install 'evlog[embeddings]'``) is used when installed
+unless ``semantic=False``; embeddings are cached by content hash in
+``state/recall-embeddings.sqlite`` and survive rebuilds.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from eventlog.errors import ConfigError
+from projections.recall import Hit, RecallIndex
+from projections.recall import recall as _search
+from projections.recall import workspace as rw
+
+if TYPE_CHECKING:
+    from eventlog.app.workspace import Workspace
+
+__all__ = ["Hit", "index", "rebuild", "search", "use"]
+
+
+def index(ws: Workspace) -> RecallIndex:
+    """The workspace's recall index, caught up with the log (read-only if the workspace cannot be written)."""
+    path = rw.index_path(ws.home)
+    if os.access(os.path.dirname(path) or ".", os.W_OK) or not os.path.exists(path):
+        return rw.update(ws.home, ws=ws)
+    return RecallIndex(path, readonly=True)
+
+
+def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
+    """The embedding re-ranker when wanted and installed (None otherwise)."""
+    from projections.recall import embeddings
+
+    if semantic is False:
+        return None
+    if not embeddings.available():
+        if semantic:
+            raise ConfigError("semantic recall needs the embeddings extra: pip install 'evlog[embeddings]'")
+        return None
+    return embeddings.Semantic.default(rw.embeddings_path(ws.home))
+
+
+def search(ws: Workspace, query: str, *, scope: str = "all", project: str | None = None, session: str | None = None,
+           role: str | None = None, since: str | None = None, until: str | None = None, limit: int = 10,
+           states: tuple[str, ...] | None = None, semantic: bool | None = None) -> list[Hit]:
+    """Ranked hits for ``query`` (see ``projections.recall.search.recall`` for every option)."""
+    ix = index(ws)
+    try:
+        return _search(ix, query, scope=scope, project=project, session=session, role=role, since=since, until=until,
+                       limit=limit, states=states, semantic=semantic_ranker(ws, semantic))
+    finally:
+        ix.close()
+
+
+def rebuild(ws: Workspace) -> int:
+    """Build the index again from seq 1 (the embedding cache stays); returns the seq it covers."""
+    ix = rw.rebuild(ws.home, ws=ws)
+    try:
+        return ix.seq
+    finally:
+        ix.close()
+
+
+def check(ws: Workspace) -> list[str]:
+    """Problems of the index against a rebuild from the log ([] when none)."""
+    return rw.check(ws.home, ws=ws)
+
+
+def use(ws: Workspace, hits: list[Hit], *, query: str = "") -> None:
+    """Record that the caller chose to use these hits (facts and memory entries they name)."""
+    from eventlog.app import memory
+
+    memory.used(ws, [h.fact_id for h in hits if h.fact_id], query=query)

@@ -1,0 +1,65 @@
+"""``evlog recall``: ranked search over every message, history entry and fact, with sources."""
+
+from __future__ import annotations
+
+import click
+
+from eventlog.cli import cli
+from eventlog.cli.common import emit, json_option, note, open_workspace
+
+
+def recall_options(f):  # noqa: ANN001, ANN201
+    """The options ``evlog recall`` and ``evlog memory recall`` share."""
+    options = [
+        click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many hits."),
+        click.option("--scope", type=click.Choice(["all", "messages", "facts", "history"]), default="all",
+                     show_default=True, help="What to search."),
+        click.option("--project", default=None, help="Only this project's sessions, notes and facts."),
+        click.option("--session", default=None, metavar="KEY", help="Only this session."),
+        click.option("--role", default=None, help="Only messages of this role (user, assistant, ...)."),
+        click.option("--since", default=None, metavar="TIME", help="From this time: ISO time or date, epoch seconds, or an age (36h, 7d)."),
+        click.option("--until", default=None, metavar="TIME", help="Up to this time (same forms; a date includes the whole day)."),
+        click.option("--state", "states", multiple=True, type=click.Choice(["active", "superseded", "forgotten", "archived"]),
+                     help="Facts in these states (default: active and archived)."),
+        click.option("--semantic/--no-semantic", default=None,
+                     help="Re-rank with local embeddings (default: when evlog[embeddings] is installed)."),
+        click.option("--use", "mark_used", is_flag=True, help="Record that you used the facts found (the budget keeps them)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _hit_line(h) -> str:  # noqa: ANN001
+    where = f"{h.session_key} #{h.message_id}" if h.kind == "message" else (h.fact_id or h.source or h.kind)
+    who = f" {h.speaker or h.role}:" if h.kind == "message" else ""
+    return f"{h.score:6.2f}  {h.time[:16]:<16}  {h.kind:<7}  {where}{who}  {h.snippet}"
+
+
+def do_recall(ctx: click.Context, query: str, *, as_json: bool, mark_used: bool, **options) -> None:  # noqa: ANN003
+    from eventlog.app import recall as rc
+
+    ws = open_workspace(ctx, writable=mark_used)
+    try:
+        hits = rc.search(ws, query, states=tuple(options.pop("states")) or None, **options)
+        if mark_used and hits:
+            rc.use(ws, hits, query=query)
+    finally:
+        ws.close()
+    if not emit(hits, as_json, _hit_line) and not as_json:
+        note(f"nothing found for {query!r}")
+
+
+@cli.command()
+@click.argument("query")
+@recall_options
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, query: str, as_json: bool, mark_used: bool, **options) -> None:  # noqa: ANN003
+    """Search everything the log holds for QUERY, best first; every hit names its source.
+
+    A question in plain words works ("when did we switch to ruff?"): stop words are
+    dropped, the rest ranked by BM25 with neighbouring turns as context. Chinese and
+    Japanese are matched by character pairs. Searching records nothing unless --use.
+    """
+    do_recall(ctx, query, as_json=as_json, mark_used=mark_used, **options)

@@ -1,0 +1,21 @@
+"""Recall: ranked search over everything the log holds, with sources.
+
+``RecallIndex`` (``index.py``) is a projection of the log into one SQLite/FTS5 file;
+``recall`` (``search.py``) answers a question in plain words with ``Hit``s that say where
+each answer comes from (kind, seq, session, message id, role, time, project). Optional
+sentence-embedding re-ranking lives in ``embeddings.py`` and needs ``evlog[embeddings]``.
+
+    from projections.recall import RecallIndex, recall
+    with RecallIndex(path) as ix:
+        ix.catch_up(ws.log.read(ix.seq + 1))
+        for hit in recall(ix, "what did we decide about the cache?", project="evlog"):
+            print(hit.score, hit.session_key, hit.message_id, hit.snippet)
+"""
+
+from __future__ import annotations
+
+from projections.recall.index import SCHEMA, RecallIndex
+from projections.recall.query import SCOPES
+from projections.recall.search import DEFAULT_RANKING, Hit, Ranking, recall
+
+__all__ = ["DEFAULT_RANKING", "SCHEMA", "SCOPES", "Hit", "Ranking", "RecallIndex", "recall"]

@@ -1,0 +1,647 @@
+"""``recall``: ranked search over messages, history entries and facts, with sources.
+
+How a question is answered
+--------------------------
+1. **Terms.** The question is cut into words and CJK runs (``query.py``); stop words go;
+   words that name a speaker the index knows (``extra.speaker``) are taken out of the
+   terms and become a speaker preference instead (a message by Caroline rarely says
+   "Caroline", while every message *to* her does). Words are stemmed by the index's own
+   FTS5 tokenizer.
+2. **Candidates.** FTS5 finds, term by term, the rows that hold each term (filters for
+   scope, project, session, role and fact state are tag tokens AND-ed onto each term; a
+   time filter is a join), and SQLite keeps the ``candidates`` rows with the highest sum
+   of idf over the terms they hold. FTS5's own bm25() is not used: it reads a stored
+   length for every matching row, which made one query over a million messages cost
+   hundreds of milliseconds. On a large index the most common terms are left out of
+   this step when rarer ones already reach ``generation_budget`` rows, and a term is read
+   from its newest row for at most that many rows (they all still count in step 3):
+   that bounds the work per query.
+3. **Scores.** Each candidate message is scored with its neighbours in the session (the
+   turns before and after it) as a second, lighter field: BM25F over ``text + w * context``
+   with one term-frequency saturation, lengths in characters; the two turns on each side
+   count, those after a turn somewhat less than those before it (an answer follows its
+   question). A reply ("Yesterday, at the LGBTQ support group") is found by the question
+   it answers, and vice versa. Neighbours of candidates are scored too, so a turn that
+   shares no word with the question can still be found through its context. History
+   entries and facts are scored alone. Term frequencies come from the stored texts (a
+   regex pass; each candidate word's stem is checked with the index's own tokenizer).
+   Adjacent question words found adjacent in a text add a phrase bonus; messages by the
+   one speaker the question names get a bonus.
+4. **Hits.** Results are collapsed per message (a message id appended twice is one hit),
+   ordered by score (newest first on ties), and carry source (kind, seq, session, message
+   id, role, time, project) and a snippet with the matches in ``[`` ``]``.
+
+Searching never writes anything and never marks a hit as used: a caller that uses a
+hit records that itself.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from eventlog.errors import ConfigError
+from projections.recall.index import FACT, MESSAGE, RecallIndex
+from projections.recall.query import (
+    MAX_TERMS,
+    SCOPE_KINDS,
+    SCOPES,
+    Question,
+    cjk_terms,
+    quote,
+    split_question,
+    time_bound,
+)
+from projections.recall.text import (
+    CJK_RUN,
+    DEFAULT_FACT_STATES,
+    FACT_STATES,
+    KINDS,
+    STATE_CODES,
+    kind_tag,
+    project_tag,
+    role_tag,
+    session_tag,
+    state_tag,
+    unpack,
+)
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """One search result and where it comes from."""
+
+    score: float
+    kind: str  # "message", "history" or "fact"
+    seq: int  # the log seq of the event that created the item (message.appended, history.appended, memory.appended)
+    session_key: str = ""
+    message_id: str = ""
+    role: str = ""
+    time: str = ""  # UTC ISO 8601: the message's timestamp, else when the event was logged
+    project: str = ""
+    snippet: str = ""  # part of the text around the matches, matches in [ ]
+    text: str = ""
+    fact_id: str = ""
+    speaker: str = ""
+    source: str = ""  # history entries: what wrote them (consolidator, digest, ...)
+    section: str = ""  # facts: their MEMORY.md section
+    state: str = ""  # facts: active, superseded, forgotten or archived
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Ranking parameters (the defaults were tuned on LoCoMo, see tools/eval_locomo.py)."""
+
+    candidates: int = 100  # rows step 2 returns for re-scoring
+    context: float = 0.5  # weight of the neighbouring turns' text
+    window: int = 2  # neighbours on each side
+    decay: float = 1.0  # context weight multiplier per step further away
+    after: float = 0.6  # context weight multiplier for the turns that follow (vs those before)
+    aux: float = 0.5  # weight of speaker, caption and tool names
+    k1: float = 0.9
+    b: float = 0.4
+    phrase: float = 0.25  # bonus per adjacent question-word pair found adjacent (times the pair's mean idf)
+    speaker: float = 1.5  # factor for messages by the one speaker the question names
+    drop_names: bool = True  # take speaker names out of the terms
+    generation_budget: int = 20_000  # rows step 2 may read: rarer terms first, the newest rows of a term first
+    common: float = 0.2  # terms in more than this share of all items (and 1000) are ignored, unless alone
+
+
+DEFAULT_RANKING = Ranking()
+
+_HL_OPEN, _HL_CLOSE = "[", "]"
+_SNIPPET_CHARS = 200
+_NONWORD = re.compile(r"[\W_]*")
+_TAG_LIKE = re.compile(r"x[kpsrf]\d+")  # filter tokens are not searchable words
+_SPACE = re.compile(r"\s+")
+
+
+def recall(
+    index_or_path: RecallIndex | str | os.PathLike[str],
+    query: str,
+    *,
+    scope: str = "all",
+    project: str | None = None,
+    session: str | None = None,
+    role: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    limit: int = 10,
+    states: Iterable[str] | None = None,
+    semantic: Any = None,
+    ranking: Ranking | None = None,
+) -> list[Hit]:
+    """Search the recall index for ``query`` (a question in plain words); the best ``limit`` hits.
+
+    ``scope``: ``all``, ``messages``, ``history`` or ``facts``. ``project``, ``session``
+    (a session key) and ``role`` restrict to exact values (a role filter keeps messages
+    only). ``since``/``until``: ISO 8601, a date, epoch seconds or an age like ``7d``.
+    ``states``: fact states to include (default active and archived). ``semantic``: an
+    ``embeddings.Semantic`` to re-rank with a sentence-embedding model (optional extra).
+    Invalid arguments and queries with nothing to search for raise ``ConfigError``.
+    """
+    if isinstance(index_or_path, RecallIndex):
+        return _Search(index_or_path, ranking or DEFAULT_RANKING).run(
+            query, scope, project, session, role, since, until, limit, states, semantic)
+    with RecallIndex(index_or_path, readonly=True) as ix:
+        return _Search(ix, ranking or DEFAULT_RANKING).run(
+            query, scope, project, session, role, since, until, limit, states, semantic)
+
+
+# -- the search ------------------------------------------------------------------------------
+
+
+class _Doc:
+    """A row of ``docs`` as the scorer needs it."""
+
+    __slots__ = ("id", "kind", "time", "text", "nchars", "sid", "pos", "mid", "role", "speaker", "caption", "tools",
+                 "skey", "project", "source", "fact_id", "scope", "section", "state", "matches", "tf", "tf_aux",
+                 "phrases", "eligible", "own")
+
+    def __init__(self, row: tuple) -> None:
+        (self.id, self.kind, self.time, body, self.nchars, self.sid, self.pos, self.mid, self.role, self.speaker,
+         self.caption, self.tools, self.skey, self.project, self.source, self.fact_id, self.scope, self.section,
+         self.state) = row
+        self.text = unpack(body)
+        self.matches: list[tuple[int, int, str]] = []
+        self.tf: dict[str, float] = {}
+        self.tf_aux: dict[str, float] = {}
+        self.phrases = 0.0
+        self.eligible = False
+        self.own = 0.0
+
+
+_DOC_COLUMNS = ("id, kind, time, body, nchars, sid, pos, mid, role, speaker, caption, tools, skey, project, source, "
+                "fact_id, scope, section, state")
+_DOC_COLUMNS_D = ", ".join("d." + c.strip() for c in _DOC_COLUMNS.split(","))
+_DOC_SELECT = f"SELECT {_DOC_COLUMNS} FROM docs"
+
+
+def _validate_limit(limit: Any) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise ConfigError(f"limit must be a whole number from 1 to 10000, not {limit!r}")
+    return limit
+
+
+def _validate_text(value: Any, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ConfigError(f"{name} must be text, not {type(value).__name__}")
+
+
+class _Search:
+    def __init__(self, ix: RecallIndex, ranking: Ranking) -> None:
+        self.ix = ix
+        self.db = ix.db
+        self.r = ranking
+
+    # -- entry ------------------------------------------------------------------------------
+
+    def run(self, query: Any, scope: str, project: str | None, session: str | None, role: str | None, since: Any,
+            until: Any, limit: Any, states: Iterable[str] | None, semantic: Any) -> list[Hit]:
+        if scope not in SCOPES:
+            raise ConfigError(f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
+        limit = _validate_limit(limit)
+        project = _validate_text(project, "project")
+        session = _validate_text(session, "session")
+        role = _validate_text(role, "role")
+        lo = time_bound(since, name="since")
+        hi = time_bound(until, name="until", end=True)
+        if states is None:
+            state_set = {STATE_CODES[s] for s in DEFAULT_FACT_STATES}
+        else:
+            if isinstance(states, str):
+                states = [states]
+            bad = [s for s in states if s not in STATE_CODES]
+            if bad:
+                raise ConfigError(f"unknown fact state {bad[0]!r} (one of {', '.join(FACT_STATES)})")
+            state_set = {STATE_CODES[s] for s in states}
+        q = split_question(query)
+        if q.empty:
+            raise ConfigError("the query has no words to search for")
+        kinds = SCOPE_KINDS[scope]
+        if role is not None:
+            kinds = tuple(k for k in kinds if k == MESSAGE)
+        if session is not None:
+            kinds = tuple(k for k in kinds if k != FACT)
+        if not kinds or (lo is not None and hi is not None and lo > hi):
+            return []
+        self.filters = _Filters(kinds, project, session, role, lo, hi, state_set)
+        hits = self.search(q, limit, semantic)
+        return hits
+
+    # -- terms ------------------------------------------------------------------------------
+
+    def speaker_names(self, q: Question, project: str | None) -> tuple[frozenset[str], frozenset[str]]:
+        """(name tokens to take out of the terms, speakers to prefer) for the words of ``q``."""
+        words = set(q.words)
+        if not words:
+            return frozenset(), frozenset()
+        sql = "SELECT DISTINCT name FROM speakers" + (" WHERE project = ?" if project is not None else "")
+        tokens: set[str] = set()
+        names: set[str] = set()
+        for (name,) in self.db.execute(sql, () if project is None else (project,)):
+            parts = {p.casefold() for p in re.findall(r"[^\W_]+", name)}
+            found = parts & words
+            if found:
+                tokens |= found
+                names.add(name)
+        return frozenset(tokens), frozenset(names)
+
+    # -- the pipeline -----------------------------------------------------------------------
+
+    def search(self, q: Question, limit: int, semantic: Any) -> list[Hit]:
+        r, f, ix = self.r, self.filters, self.ix
+        _seq, n_docs, n_chars = ix.snapshot()
+        if n_docs <= 0:
+            return []
+        avg_chars = max(1.0, n_chars / n_docs)
+        name_tokens, boost = self.speaker_names(q, f.project)
+        words = [w for w in q.content_words(name_tokens if r.drop_names else frozenset()) if not _TAG_LIKE.fullmatch(w)]
+        stems = ix.stems(words)
+        word_stem = {w: s for w, s in zip(words, stems, strict=True) if s}
+        terms = list(dict.fromkeys(word_stem.values()))
+        grams, singles = cjk_terms(q.cjk)
+        terms += [g for g in grams if g not in terms]
+        dfs = {t: ix.df(t) for t in terms}
+        dfs.update({s: ix.df(s, prefix=True) for s in singles})
+        live = sorted((t for t in dfs if dfs[t] > 0), key=lambda t: (dfs[t], t))[:MAX_TERMS]
+        if not live:
+            return []
+        # words in a large share of all items say little and cost most: scored only when alone
+        live = [t for t in live if dfs[t] <= max(r.common * n_docs, 1000)] or live[:1]
+        idf = {t: math.log(1 + (n_docs - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in live}
+        # step 2: candidates from the rarest terms, within the budget of rows FTS5 visits
+        selectivity = 1.0
+        for tag in f.selective_tags():
+            selectivity = min(selectivity, ix.df(tag) / n_docs)
+        budget = r.generation_budget / max(selectivity, 1e-9)
+        gen: list[str] = []
+        total = 0
+        for t in live:
+            if gen and total + dfs[t] > budget:
+                break
+            gen.append(t)
+            total += dfs[t]
+        cand = self.candidates([(t, t in singles, idf[t]) for t in gen], r.candidates)
+        if not cand:
+            return []
+        docs = self.fetch(cand)
+        for d in docs.values():
+            d.eligible = f.accepts(d, self.session_info)
+        pool = dict(docs)
+        if r.context > 0 and r.window > 0:
+            for d in self.neighbours([d for d in docs.values() if d.kind == MESSAGE], r.window):
+                if d.id not in pool:
+                    d.eligible = MESSAGE in f.kinds and f.accepts(d, self.session_info)
+                    pool[d.id] = d
+        # step 3: term frequencies, then BM25F with context
+        self.count(pool.values(), live)
+        pairs = {(word_stem[a], word_stem[b]) for a, b in q.pairs(name_tokens if r.drop_names else frozenset())
+                 if a in word_stem and b in word_stem}
+        runs = [run for run in q.cjk if len(run) >= 3]
+        by_pos = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
+        scores: dict[int, float] = {}
+        k1, b = r.k1, r.b
+        weights = {off: r.context * r.decay ** (off - 1) for off in range(1, r.window + 1)}
+        ctx_avg = avg_chars * (1 + (1 + r.after) * sum(weights.values()))
+        for d in pool.values():
+            if not d.eligible:
+                continue
+            ctx: list[tuple[float, _Doc]] = []
+            if d.kind == MESSAGE and r.context > 0:
+                for off in range(1, r.window + 1):
+                    n = by_pos.get((d.sid, d.pos - off))
+                    if n is not None:
+                        ctx.append((weights[off], n))
+                    n = by_pos.get((d.sid, d.pos + off))
+                    if n is not None:
+                        ctx.append((weights[off] * r.after, n))
+            if ctx:
+                length = d.nchars + sum(w * n.nchars for w, n in ctx)
+                norm = k1 * (1 - b + b * length / ctx_avg)
+            else:
+                norm = k1 * (1 - b + b * d.nchars / avg_chars)
+            s = 0.0
+            for t in live:
+                tf = d.tf.get(t, 0.0) + r.aux * d.tf_aux.get(t, 0.0)
+                for w, n in ctx:
+                    tf += w * n.tf.get(t, 0.0)
+                if tf:
+                    s += idf[t] * tf * (k1 + 1) / (tf + norm)
+            if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
+                continue  # nothing of its own to show: an empty turn found only through its context
+            if r.phrase and (pairs or runs):
+                bonus = 0.0
+                if pairs:
+                    found = self.adjacent_pairs(d, pairs)
+                    bonus += sum((idf.get(a, 0) + idf.get(b_, 0)) / 2 for a, b_ in found)
+                for run in runs:
+                    if run in d.text:
+                        bonus += sum(idf.get(g, 0) for g in cjk_terms([run])[0]) / 2
+                s += r.phrase * bonus
+            if boost and len(boost) == 1 and d.speaker in boost:
+                s *= r.speaker
+            scores[d.id] = s
+        if semantic is not None and scores:
+            scores = semantic.rerank(self, q, pool, scores)
+        return self.hits(pool, scores, limit, live, singles, q)
+
+    # -- data -------------------------------------------------------------------------------
+
+    def candidates(self, terms: list[tuple[str, bool, float]], k: int) -> list[tuple[int, float]]:
+        """The ``k`` rows with the highest sum of idf over the ``terms`` they hold (newest first on ties).
+
+        One FTS5 lookup per term (a doclist walk, no ranking function: that would read a
+        length per row), summed by SQLite; filters are AND-ed onto every term. A term is
+        read back from its newest row for at most ``generation_budget`` rows, which bounds
+        the work of a question made of common words only.
+        """
+        f = self.filters
+        suffix = f.match_suffix()
+        subs, args = [], []
+        cap = self.r.generation_budget
+        for term, prefix, weight in terms:
+            subs.append("SELECT * FROM (SELECT rowid AS r, ? AS w FROM fts WHERE fts MATCH ? "
+                        "ORDER BY rowid DESC LIMIT ?)")
+            args += [weight, quote(term) + ("*" if prefix else "") + suffix, cap]
+        grouped = f"SELECT r, sum(w) AS s FROM ({' UNION ALL '.join(subs)}) GROUP BY r"
+        if f.since is None and f.until is None:
+            return self.db.execute(grouped + " ORDER BY s DESC, r DESC LIMIT ?", (*args, k)).fetchall()
+        sql = f"SELECT g.r, g.s FROM ({grouped}) g JOIN docs d ON d.id = g.r WHERE 1"
+        if f.since is not None:
+            sql += " AND d.time >= ?"
+            args.append(f.since)
+        if f.until is not None:
+            sql += " AND d.time <= ?"
+            args.append(f.until)
+        return self.db.execute(sql + " ORDER BY g.s DESC, g.r DESC LIMIT ?", (*args, k)).fetchall()
+
+    def fetch(self, cand: list[tuple[int, float]]) -> dict[int, _Doc]:
+        ids = [c[0] for c in cand]
+        docs: dict[int, _Doc] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                docs[row[0]] = _Doc(row)
+        sids = {d.sid for d in docs.values() if d.kind == MESSAGE}
+        self.session_info: dict[int, tuple[str, str]] = {}
+        self.load_sessions(sids)
+        return docs
+
+    def load_sessions(self, sids: Iterable[int]) -> None:
+        missing = [s for s in sids if s not in self.session_info]
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
+            for sid, key, project in self.db.execute(
+                    f"SELECT sid, skey, project FROM sessions WHERE sid IN ({','.join('?' * len(chunk))})", chunk):
+                self.session_info[sid] = (key, project)
+
+    def neighbours(self, docs: list[_Doc], window: int) -> list[_Doc]:
+        """Messages within ``window`` turns of ``docs`` in their sessions (one indexed join)."""
+        have = {d.id for d in docs}
+        ranges = sorted({(d.sid, d.pos - window, d.pos + window) for d in docs})
+        out: list[_Doc] = []
+        for i in range(0, len(ranges), 300):
+            chunk = ranges[i : i + 300]
+            values = ",".join("(?, ?, ?)" for _ in chunk)
+            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT DISTINCT " + _DOC_COLUMNS_D +
+                   " FROM n JOIN docs d INDEXED BY docs_position ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo "
+                   "AND n.hi")
+            for row in self.db.execute(sql, [x for r in chunk for x in r]):
+                if row[0] not in have:
+                    have.add(row[0])
+                    out.append(_Doc(row))
+        return out
+
+    def count(self, docs: Iterable[_Doc], terms: list[str]) -> None:
+        """Fill each doc's term frequencies (text and aux) and match spans.
+
+        A cheap substring test on the lower-cased text skips docs that cannot hold a term
+        (most neighbours); the others are scanned for words that may stem to a term, and
+        each such word's stem is checked with the index's own tokenizer (cached).
+        """
+        docs = list(docs)
+        words = [t for t in terms if not _is_cjk_term(t)]
+        cjk = [t for t in terms if _is_cjk_term(t)]
+        if words:
+            pattern, prefixes = _prefix_pattern(words)
+            # one regex pass over all texts (and aux texts) joined; offsets map back to docs
+            parts: list[str] = []
+            owners: list[tuple[_Doc, bool]] = []
+            starts: list[int] = []
+            at = 0
+            for d in docs:
+                for text, in_aux in ((d.text, False), (_aux(d), True)):
+                    if text and any(p in text.lower() for p in prefixes):
+                        parts.append(text)
+                        owners.append((d, in_aux))
+                        starts.append(at)
+                        at += len(text) + 1
+            joined = "\x00".join(parts)
+            found = [(m.start(), m.end(), m.group().casefold()) for m in pattern.finditer(joined)]
+            uniq = list(dict.fromkeys(w for _s, _e, w in found))
+            stems = dict(zip(uniq, self.ix.stems(uniq), strict=True))
+            wanted = set(words)
+            for start, end, w in found:
+                t = stems.get(w)
+                if t not in wanted:
+                    continue
+                k = bisect_right(starts, start) - 1
+                d, in_aux = owners[k]
+                if in_aux:
+                    d.tf_aux[t] = d.tf_aux.get(t, 0.0) + 1
+                else:
+                    d.tf[t] = d.tf.get(t, 0.0) + 1
+                    d.matches.append((start - starts[k], end - starts[k], t))
+        if cjk:
+            for d in docs:
+                for t in cjk:
+                    start = d.text.find(t)
+                    while start >= 0:
+                        d.tf[t] = d.tf.get(t, 0.0) + 1
+                        d.matches.append((start, start + len(t), t))
+                        start = d.text.find(t, start + 1)
+                    aux = _aux(d)
+                    if aux and t in aux:
+                        d.tf_aux[t] = d.tf_aux.get(t, 0.0) + aux.count(t)
+        for d in docs:
+            d.matches.sort()
+
+    @staticmethod
+    def adjacent_pairs(d: _Doc, pairs: set[tuple[str, str]]) -> set[tuple[str, str]]:
+        found = set()
+        ms = d.matches
+        for (s1, e1, t1), (s2, _e2, t2) in zip(ms, ms[1:], strict=False):
+            if (t1, t2) in pairs and s2 >= e1 and _NONWORD.fullmatch(d.text, e1, s2):
+                found.add((t1, t2))
+        return found
+
+    # -- results ----------------------------------------------------------------------------
+
+    def hits(self, pool: dict[int, _Doc], scores: dict[int, float], limit: int, terms: list[str],
+             singles: list[str], q: Question) -> list[Hit]:
+        self.load_sessions({pool[i].sid for i in scores if pool[i].kind == MESSAGE})
+        best: dict[tuple, tuple[float, int]] = {}
+        for i, s in scores.items():
+            d = pool[i]
+            key = ("m", d.sid, d.mid) if d.kind == MESSAGE else ("d", d.id)
+            old = best.get(key)
+            if old is None or (s, i) > old:
+                best[key] = (s, i)
+        ranked = sorted(best.values(), key=lambda x: (-x[0], -x[1]))[:limit]
+        out = []
+        for s, i in ranked:
+            d = pool[i]
+            skey, project = "", ""
+            if d.kind == MESSAGE:
+                skey, project = self.session_info.get(d.sid, ("", ""))
+            else:
+                skey, project = d.skey or "", d.project or ""
+            out.append(Hit(
+                score=round(s, 6), kind=KINDS[d.kind], seq=d.id, session_key=skey, message_id=d.mid or "",
+                role=d.role or "", time=d.time, project=project, snippet=snippet(d.text, d.matches), text=d.text,
+                fact_id=d.fact_id or "", speaker=d.speaker or "", source=d.source or "", section=d.section or "",
+                state=FACT_STATES[d.state] if d.kind == FACT and d.state is not None else "",
+            ))
+        return out
+
+
+@dataclass(frozen=True)
+class _Filters:
+    kinds: tuple[int, ...]
+    project: str | None
+    session: str | None
+    role: str | None
+    since: str | None
+    until: str | None
+    states: set[int]
+
+    def selective_tags(self) -> list[str]:
+        tags = []
+        if self.project is not None:
+            tags.append(project_tag(self.project))
+        if self.session is not None:
+            tags.append(session_tag(self.session))
+        if self.role is not None:
+            tags.append(role_tag(self.role))
+        return tags
+
+    def match_suffix(self) -> str:
+        out = ""
+        if len(self.kinds) < 3:
+            out += " AND (" + " OR ".join(kind_tag(k) for k in self.kinds) + ")"
+        for tag in self.selective_tags():
+            out += f" AND {tag}"
+        if FACT in self.kinds:
+            excluded = [state_tag(s) for s in range(len(FACT_STATES)) if s not in self.states]
+            if excluded:
+                out += " NOT (" + " OR ".join(excluded) + ")"
+        return out
+
+    def accepts(self, d: _Doc, sessions: dict[int, tuple[str, str]]) -> bool:
+        """Exact check of every filter (tags are hashes; this also covers neighbours)."""
+        if d.kind not in self.kinds:
+            return False
+        if d.kind == MESSAGE:
+            skey, project = sessions.get(d.sid, (None, None))
+            if skey is None:
+                return False
+        else:
+            skey, project = d.skey or "", d.project or ""
+        if self.project is not None and project != self.project:
+            return False
+        if self.session is not None and skey != self.session:
+            return False
+        if self.role is not None and d.role != self.role:
+            return False
+        if self.since is not None and d.time < self.since:
+            return False
+        if self.until is not None and d.time > self.until:
+            return False
+        return not (d.kind == FACT and d.state not in self.states)
+
+
+def _aux(d: _Doc) -> str:
+    if d.kind == MESSAGE:
+        return " ".join(p for p in (d.speaker, d.caption, d.tools) if p)
+    if d.kind == FACT:
+        return d.section or ""
+    return ""
+
+
+def _is_cjk_term(t: str) -> bool:
+    return CJK_RUN.fullmatch(t) is not None
+
+
+def _prefix_pattern(stems: list[str]) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """Words that may stem to one of ``stems``, and their lower-case prefixes.
+
+    A Porter stem is a prefix of its word except for a final ``e`` or ``i`` it may add
+    (filing -> file, happy -> happi); the caller checks each candidate's real stem.
+    """
+    key = tuple(sorted(stems))
+    got = _PATTERNS.get(key)
+    if got is None:
+        prefixes = sorted({s[:-1] if len(s) > 3 and s[-1] in "ei" else s for s in stems}, key=lambda p: (-len(p), p))
+        alt = "|".join(re.escape(p) for p in prefixes)
+        got = (re.compile(rf"(?<![^\W_])(?:{alt})[^\W_]*", re.IGNORECASE), tuple(prefixes))
+        if len(_PATTERNS) > 256:
+            _PATTERNS.clear()
+        _PATTERNS[key] = got
+    return got
+
+
+_PATTERNS: dict[tuple[str, ...], tuple[re.Pattern[str], tuple[str, ...]]] = {}
+
+
+def snippet(text: str, matches: list[tuple[int, int, str]], width: int = _SNIPPET_CHARS) -> str:
+    """The part of ``text`` (about ``width`` characters) with the most distinct matched terms, matches in [ ]."""
+    if not text:
+        return ""
+    spans: list[tuple[int, int, str]] = []
+    for s, e, t in sorted(matches):
+        if spans and s < spans[-1][1]:
+            ps, pe, pt = spans[-1]
+            spans[-1] = (ps, max(pe, e), pt)
+        else:
+            spans.append((s, e, t))
+    if not spans:
+        start, end = 0, min(len(text), width)
+    else:
+        best, best_i = -1, 0
+        for i, (s, _e, _t) in enumerate(spans):
+            distinct = {t for s2, _e2, t in spans[i:] if s2 < s + width}
+            if len(distinct) > best:
+                best, best_i = len(distinct), i
+        first = spans[best_i][0]
+        start = max(0, first - width // 5)
+        end = min(len(text), start + width)
+        start = max(0, min(start, end - width))
+        if start > 0:
+            ws = text.rfind(" ", max(0, start - 15), start)
+            start = ws + 1 if ws >= 0 else start
+        if end < len(text):
+            we = text.find(" ", end, end + 15)
+            end = we if we >= 0 else end
+    out = []
+    pos = start
+    for s, e, _t in spans:
+        if e <= start or s >= end:
+            continue
+        s, e = max(s, start), min(e, end)
+        out.append(text[pos:s])
+        out.append(_HL_OPEN + text[s:e] + _HL_CLOSE)
+        pos = e
+    out.append(text[pos:end])
+    body = _SPACE.sub(" ", "".join(out)).strip()
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+
+
+__all__ = ["DEFAULT_RANKING", "Hit", "Ranking", "recall", "snippet"]

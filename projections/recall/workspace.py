@@ -1,0 +1,99 @@
+"""The recall index of a workspace: where it lives, catching it up, rebuilding and checking it.
+
+The CLI (``evlog recall``), ``evlog replay`` / ``replay --check`` and the daemon call these;
+they only use the stable facade (``eventlog.open_workspace`` and ``ws.log.read``).
+
+* ``state/recall.sqlite``: the index (disposable, like every file outside ``log/``);
+* ``state/recall-embeddings.sqlite``: the embedding cache (kept across rebuilds: a replay
+  that rebuilds the index recomputes no embedding).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import tempfile
+from typing import Any
+
+import eventlog
+from projections.recall.index import RecallIndex
+
+INDEX_FILE = os.path.join("state", "recall.sqlite")
+EMBEDDINGS_FILE = os.path.join("state", "recall-embeddings.sqlite")
+
+
+def index_path(home: str) -> str:
+    """Where the workspace's recall index lives."""
+    return os.path.join(home, INDEX_FILE)
+
+
+def embeddings_path(home: str) -> str:
+    """Where the workspace's embedding cache lives."""
+    return os.path.join(home, EMBEDDINGS_FILE)
+
+
+def _read_log(home: str, from_seq: int, ws: Any = None) -> Any:
+    if ws is not None:
+        return contextlib.nullcontext(ws.log.read(from_seq))
+    return _Reading(home, from_seq)
+
+
+class _Reading:
+    def __init__(self, home: str, from_seq: int) -> None:
+        self.ws = eventlog.open_workspace(home)
+        self.from_seq = from_seq
+
+    def __enter__(self) -> Any:
+        return self.ws.log.read(self.from_seq)
+
+    def __exit__(self, *exc: object) -> None:
+        close = getattr(self.ws, "close", None)
+        if close is not None:
+            close()
+
+
+def update(home: str, *, ws: Any = None, path: str | None = None) -> RecallIndex:
+    """Open the workspace's index for writing and catch it up with the log; the caller closes it."""
+    ix = RecallIndex(path or index_path(home))
+    try:
+        with _read_log(home, ix.seq + 1, ws) as events:
+            ix.catch_up(events)
+    except BaseException:
+        ix.close()
+        raise
+    return ix
+
+
+def rebuild(home: str, *, ws: Any = None) -> RecallIndex:
+    """Delete the index and build it again from seq 1 (the embedding cache stays)."""
+    path = index_path(home)
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path + suffix)
+    return update(home, ws=ws)
+
+
+def check(home: str, *, ws: Any = None) -> list[str]:
+    """Problems of the live index ([] when none): its own consistency, and its content against
+    an index rebuilt from the log in a temporary file, up to the live index's seq."""
+    live_path = index_path(home)
+    if not os.path.exists(live_path):
+        return []
+    live = RecallIndex(live_path, readonly=True)
+    try:
+        problems = [f"recall index: {p}" for p in live.verify()]
+        with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
+            fresh = RecallIndex(os.path.join(tmp, "recall.sqlite"))
+            try:
+                with _read_log(home, 1, ws) as events:
+                    fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= live.seq, events))
+                if fresh.seq != live.seq:
+                    problems.append(f"recall index is at seq {live.seq} but the log ends at {fresh.seq}")
+                elif fresh.content_digest() != live.content_digest():
+                    problems.append("recall index content differs from a rebuild from the log")
+            finally:
+                fresh.close()
+        return problems
+    finally:
+        live.close()

@@ -1,0 +1,112 @@
+"""Ranking on small hand-made conversations (no LoCoMo): each test states one behaviour."""
+
+from __future__ import annotations
+
+import pytest
+
+from eventlog.events import MessageAppended, SessionCreated
+from projections.recall import RecallIndex, recall
+from projections.recall.search import Ranking, snippet
+
+
+def _conv(ix: RecallIndex, key: str, turns: list[tuple[str, str]], *, project: str = "p", start: int | None = None):
+    seq = start if start is not None else ix.seq + 1
+    evs = [SessionCreated(seq=seq, ts="2026-03-01T10:00:00.000Z", session_key=key, project=project)]
+    for i, (speaker, text) in enumerate(turns):
+        evs.append(MessageAppended(seq=seq + 1 + i, ts="2026-03-01T10:00:00.000Z", session_key=key,
+                                   message_id=f"{key}:{i}", role="user" if i % 2 == 0 else "assistant", content=text,
+                                   extra={"speaker": speaker} if speaker else {}))
+    ix.catch_up(evs)
+
+
+@pytest.fixture
+def ix(tmp_path):
+    index = RecallIndex(str(tmp_path / "recall.sqlite"))
+    filler = [("Alice", f"Filler line number {i} about the weather and lunch plans today.") for i in range(30)]
+    _conv(index, "noise", [(s if i % 2 == 0 else "Bob", t) for i, (s, t) in enumerate(filler)])
+    yield index
+    index.close()
+
+
+def _ids(hits):
+    return [h.message_id for h in hits]
+
+
+def test_an_answer_is_found_through_the_question_it_answers(ix):
+    _conv(ix, "c", [
+        ("Bob", "Hey Alice, how are things?"),
+        ("Alice", "Great! Busy week at work."),
+        ("Bob", "Where did you go on your vacation last month?"),
+        ("Alice", "Lisbon, with my sister. The pastries were amazing."),
+        ("Bob", "Sounds lovely. Did you see the tram?"),
+    ])
+    hits = recall(ix, "Where did Alice go on vacation?", limit=3)
+    # the answer shares no word with the question: its context (the question turn) finds it,
+    # and the question names Alice, who said it
+    assert hits[0].message_id == "c:3"
+    assert "c:2" in _ids(hits)
+    without_context = recall(ix, "Where did Alice go on vacation?", limit=3, ranking=Ranking(context=0.0))
+    assert "c:3" not in _ids(without_context)
+
+
+def test_stemming_and_case(ix):
+    _conv(ix, "c", [("Alice", "I PAINTED a sunrise over the lake."), ("Bob", "Nice!")])
+    hits = recall(ix, "paintings of sunrises", limit=1)
+    assert _ids(hits) == ["c:0"]
+    assert hits[0].snippet == "I [PAINTED] a [sunrise] over the lake."
+
+
+def test_rare_words_outrank_common_ones(ix):
+    _conv(ix, "c", [
+        ("Alice", "The weather today is lunch weather, lunch plans about weather."),
+        ("Bob", "My axolotl escaped from the tank yesterday."),
+    ])
+    hits = recall(ix, "weather axolotl lunch", limit=2)
+    assert hits[0].message_id == "c:1"
+
+
+def test_named_speaker_is_preferred(ix):
+    _conv(ix, "c", [("Alice", "I adopted a greyhound."), ("Bob", "I adopted a greyhound.")])
+    assert recall(ix, "Did Bob adopt a greyhound?", limit=1)[0].message_id == "c:1"
+    assert recall(ix, "Did Alice adopt a greyhound?", limit=1)[0].message_id == "c:0"
+    # a name is not a term: Bob's name said by Alice does not beat Bob's own words
+    _conv(ix, "d", [("Alice", "Bob, Bob, Bob! Hello Bob."), ("Bob", "I climbed a glacier.")])
+    assert recall(ix, "What did Bob climb?", limit=1)[0].message_id == "d:1"
+
+
+def test_adjacent_words_form_a_phrase(ix):
+    _conv(ix, "c", [
+        ("Alice", "The group gave me support when I felt alone, a group of strangers offering support."),
+        ("Bob", "Filler about the weather again and lunch plans too, nothing else."),
+        ("Alice", "I joined a support group for new parents, and the group helps."),
+    ])
+    hits = recall(ix, "support group", limit=2, ranking=Ranking(context=0.0))
+    assert _ids(hits) == ["c:2", "c:0"]
+
+
+def test_one_hit_per_message(ix):
+    ix.catch_up([MessageAppended(seq=ix.seq + i + 1, ts="2026-03-01T10:00:00.000Z", session_key="dup", message_id="m",
+                                 role="user", content="the quokka smiled") for i in range(3)])
+    hits = recall(ix, "quokka")
+    assert [(h.session_key, h.message_id) for h in hits] == [("dup", "m")]
+
+
+def test_chinese_and_japanese_without_spaces(ix):
+    _conv(ix, "zh", [("", "我们决定把数据库迁移方案推迟到下周。"), ("", "好的，我会提醒大家。"),
+                     ("", "我家的猫今天很开心。")])
+    _conv(ix, "ja", [("", "CLAUDE.mdを最新の状態にアップデートしてください"), ("", "了解しました。")])
+    assert recall(ix, "数据库迁移", limit=1)[0].message_id == "zh:0"
+    assert recall(ix, "数据库迁移方案是什么？", limit=1)[0].message_id == "zh:0"  # a question without spaces
+    assert recall(ix, "猫", limit=1)[0].message_id == "zh:2"  # one character
+    hit = recall(ix, "最新の状態", limit=1)[0]
+    assert hit.message_id == "ja:0" and "[最新の状態]" in hit.snippet.replace("][", "")
+    assert recall(ix, "アップデート", limit=1)[0].message_id == "ja:0"
+    assert recall(ix, "claude md", limit=1)[0].message_id == "ja:0"  # latin words inside a CJK text
+
+
+def test_snippet_centres_on_the_matches():
+    text = "word " * 100 + "the needle is here " + "word " * 100
+    start = text.index("needle")
+    s = snippet(text, [(start, start + 6, "needl")])
+    assert "[needle]" in s and s.startswith("…") and s.endswith("…") and len(s) < 260
+    assert snippet("short text", []) == "short text"
