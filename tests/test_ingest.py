@@ -596,7 +596,7 @@ def test_cli_ingest_json_prints_one_object_per_file_on_stdout(cli_runner, worksp
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     assert [r["path"] for r in rows] == sorted([good, *bad])
     assert rows[0] == {"path": good, "format": "nanobot", "sessions": 1, "messages": 2, "duplicates": 0, "events": 3,
-                       "error": None, "error_line": 0, "notes": [], "ok": True}
+                       "error": None, "error_line": 0, "notes": [], "redacted": {}, "ok": True}
     assert all(not r["ok"] and r["error"] for r in rows[1:])
     again = cli_runner.invoke(cli, ["ingest", "--json", good])
     assert json.loads(again.stdout)["duplicates"] == 2 and json.loads(again.stdout)["messages"] == 0

@@ -18,15 +18,18 @@ def file_line(r: FileResult) -> str:
     if r.error:
         return f"FAILED {r.error}"
     dup = f", {r.duplicates} already in the log" if r.duplicates else ""
-    return f"ok     {r.path}: {r.format}, {r.sessions} session(s), {r.messages} new message(s){dup}"
+    secrets = f", {r.secrets} secret(s) redacted" if r.secrets else ""
+    return f"ok     {r.path}: {r.format}, {r.sessions} session(s), {r.messages} new message(s){dup}{secrets}"
 
 
 def summary_line(report: IngestReport) -> str:
     """The closing human line of a run."""
     failed = len(report.failed)
     head = f"ingested {len(report.files) - failed} of {len(report.files)} file(s)"
+    secrets = ("secrets kept as they are (--keep-secrets)" if report.keep_secrets
+               else report.redacted_summary() or "no secrets redacted")
     return (f"{head}: {report.sessions} session(s), {report.messages} new message(s), "
-            f"{report.duplicates} duplicate(s) skipped, {report.events} event(s) appended"
+            f"{report.duplicates} duplicate(s) skipped, {report.events} event(s) appended, {secrets}"
             + (f"; {failed} file(s) FAILED and appended nothing" if failed else ""))
 
 
@@ -42,16 +45,21 @@ def stderr_is_tty() -> bool:
 @click.option("--project", type=click.Path(file_okay=False), default=None,
               help="Project directory of every ingested session (default: the cwd the transcript records, if any).")
 @click.option("-v", "--verbose", is_flag=True, help="Also print each file's notes (what was skipped or matched).")
+@click.option("--keep-secrets", is_flag=True,
+              help="Store API keys, tokens, private keys and passwords as they are instead of redacting them.")
 @json_option
 @click.pass_context
-def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | None, verbose: bool, as_json: bool) -> None:
+def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | None, verbose: bool, keep_secrets: bool,
+           as_json: bool) -> None:
     """Ingest agent transcripts: files, or folders searched for *.jsonl.
 
     Formats: catbuddy (and evlog's own session files), nanobot, claude-code (a project
     folder under ~/.claude/projects, or single files) and codex (rollout files). Each
     file goes in as one atomic batch; a malformed file appends nothing and is reported
     with its line and reason, the others still go in. Ingesting again appends only
-    what is new. Exits 0 when every file went in, 1 when some failed.
+    what is new. Secrets (API keys, tokens, private keys, passwords in URLs and
+    assignments) are replaced by [REDACTED:<kind>] unless --keep-secrets is given; the
+    lines say how many. Exits 0 when every file went in, 1 when some failed.
     """
     files = collect_files(paths)  # a missing path fails here, before the workspace is locked
     if not files:
@@ -73,10 +81,11 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
             ws.register_project(project)  # named on purpose: its MEMORY.md is mirrored there
         if stderr_is_tty():  # a bar while it runs, the per-file lines after it
             with click.progressbar(length=len(files), label="ingesting", file=sys.stderr) as bar:
-                report = ingest_paths(ws.log, files, fmt=fmt, project=project,
+                report = ingest_paths(ws.log, files, fmt=fmt, project=project, keep_secrets=keep_secrets,
                                       on_progress=lambda r, _done, _total: (held.append(r), bar.update(1)))
         else:
-            report = ingest_paths(ws.log, files, fmt=fmt, project=project, on_progress=lambda r, _done, _total: show(r))
+            report = ingest_paths(ws.log, files, fmt=fmt, project=project, keep_secrets=keep_secrets,
+                                  on_progress=lambda r, _done, _total: show(r))
     for r in held:
         show(r)
     if not as_json:

@@ -22,6 +22,17 @@ per key and returns the first seq for a known one, so ingesting the same data ag
 appends nothing, and a file that grew appends only its new messages. Message ids are
 the source's own where it has them (catbuddy ``id``, Claude ``uuid``) and a stable hash
 of the message with an occurrence counter where it has none (nanobot, Codex).
+
+**Secrets** (``eventlog.ingest.secrets``) are redacted by default before anything is
+appended: the ``content``, ``tool_calls`` and ``extra`` of every ``message.appended`` /
+``message.updated`` event, session titles and session metadata. Each secret becomes
+``[REDACTED:<kind>]`` and a message event lists the kinds it lost in ``redacted`` (one
+entry per secret); ``FileResult.redacted`` counts them by kind for the events the file
+appended. Dedup keys and message ids are computed from the source as it is, before
+redaction, so redacting or not (``keep_secrets=True``, ``evlog ingest --keep-secrets``)
+never changes which events count as already ingested: ingesting again with the other
+setting appends nothing, and does not replace what was stored. Events the log already
+has are not redacted again (they are dropped before the batch, as the log would drop them).
 """
 
 from __future__ import annotations
@@ -40,6 +51,8 @@ from eventlog.events import Event, MessageAppended, MessageUpdated, SessionCreat
 from eventlog.ingest import catbuddy, claude_code, codex, nanobot
 from eventlog.ingest.detect import describe, detect, read_records
 from eventlog.ingest.model import ParsedFile, ParsedSession, Summary
+
+# eventlog.ingest.secrets is imported where it is used, so `python -m eventlog.ingest.secrets` runs it cleanly
 
 __all__ = ["FORMATS", "FORMAT_CHOICES", "FileResult", "IngestReport", "collect_files", "ingest_paths", "parse_file"]
 
@@ -64,8 +77,10 @@ class FileResult:
     ``sessions``: sessions the file holds; ``messages``: message events appended;
     ``duplicates``: message events not appended because the log already had them (or
     the file repeats them); ``events``: all events appended (sessions, messages,
-    titles). ``error`` is ``"<path>:<line>: <reason>"`` for a file that appended
-    nothing, else None; ``notes`` say what was skipped or could not be matched.
+    titles); ``redacted``: secrets replaced by a placeholder in the appended events,
+    by kind (``{"openai-key": 2}``; empty with ``keep_secrets``). ``error`` is
+    ``"<path>:<line>: <reason>"`` for a file that appended nothing, else None;
+    ``notes`` say what was skipped or could not be matched.
     """
 
     path: str
@@ -77,11 +92,17 @@ class FileResult:
     error: str | None = None
     error_line: int = 0
     notes: list[str] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         """True when the file went in (or had nothing to add)."""
         return self.error is None
+
+    @property
+    def secrets(self) -> int:
+        """How many secrets were redacted in the events this file appended."""
+        return sum(self.redacted.values())
 
 
 @dataclass
@@ -89,6 +110,7 @@ class IngestReport:
     """The results of one ``ingest_paths`` run, one per file, in the order read."""
 
     files: list[FileResult] = field(default_factory=list)
+    keep_secrets: bool = False  # the run was asked not to redact
 
     @property
     def ok(self) -> bool:
@@ -115,6 +137,26 @@ class IngestReport:
     @property
     def events(self) -> int:
         return sum(f.events for f in self.files)
+
+    @property
+    def redacted(self) -> dict[str, int]:
+        """Secrets redacted in the whole run, by kind (kinds in name order)."""
+        out: dict[str, int] = {}
+        for f in self.files:
+            for kind, n in f.redacted.items():
+                out[kind] = out.get(kind, 0) + n
+        return dict(sorted(out.items()))
+
+    @property
+    def secrets(self) -> int:
+        return sum(f.secrets for f in self.files)
+
+    def redacted_summary(self) -> str:
+        """``"3 secret(s) redacted (2 openai-key, 1 url-password)"``, or ``""`` when there were none."""
+        from eventlog.ingest.secrets import kinds_summary
+
+        kinds = [k for k, n in self.redacted.items() for _ in range(n)]
+        return f"{len(kinds)} secret(s) redacted ({kinds_summary(kinds)})" if kinds else ""
 
 
 ProgressCallback = Callable[[FileResult, int, int], None]
@@ -198,13 +240,15 @@ def ingest_paths(
     fmt: str = "auto",
     project: str = "",
     on_progress: ProgressCallback | None = None,
+    keep_secrets: bool = False,
 ) -> IngestReport:
     """Ingest transcript files and folders into ``log`` (an open, writable ``eventlog.log.Log``).
 
     ``fmt`` is ``"auto"`` (detected per file) or a format name from ``FORMATS``;
     ``project``, when given, is the project of every ingested session (else the one the
     transcript names, e.g. Claude Code's and Codex's ``cwd``). ``on_progress(result,
-    done, total)`` is called after each file is appended (or fails). Per-file problems
+    done, total)`` is called after each file is appended (or fails). Secrets are
+    redacted (see the module docstring) unless ``keep_secrets``. Per-file problems
     are in the report; a path that does not exist or a bad ``fmt`` raises before
     anything is read; log failures (I/O, lock) raise and stop the run.
     """
@@ -234,7 +278,7 @@ def ingest_paths(
             parsed.append(None)  # parse again when its turn comes
     titles, title_notes = _resolve_titles(files, summaries, leaves)
     # pass 2: one atomic batch per file
-    report = IngestReport()
+    report = IngestReport(keep_secrets=keep_secrets)
     for i, path in enumerate(files):
         result = FileResult(path)
         item = parsed[i]
@@ -249,7 +293,7 @@ def ingest_paths(
         else:
             result.format = item.format
             result.notes = item.notes + title_notes.get(i, [])
-            _append(log, item, titles.get(i, []), project, result)
+            _append(log, item, titles.get(i, []), project, result, keep_secrets)
         report.files.append(result)
         if on_progress is not None:
             on_progress(result, i + 1, total)
@@ -363,7 +407,8 @@ def _as_update_if_grown(log: Any, ev: Event) -> Event | None:
                           tool_calls=ev.tool_calls, extra={**ev.extra, "version": version}, dedup=ev.dedup)
 
 
-def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], project: str, result: FileResult) -> None:
+def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], project: str, result: FileResult,
+            keep_secrets: bool = False) -> None:
     events, repeats = _events(pf, titles, project)
     result.sessions = len(pf.sessions)
     result.duplicates = repeats
@@ -371,9 +416,19 @@ def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], projec
         result.notes.append(f"{repeats} message line(s) repeat an earlier message id of the same session; kept the first")
     converted = [_as_update_if_grown(log, ev) for ev in events]
     result.duplicates += sum(1 for ev in converted if ev is None)  # unchanged versions of stored messages
-    events = [ev for ev in converted if ev is not None]
+    events = []
+    for ev in converted:
+        if ev is None:
+            continue
+        if log.lookup_dedup(ev.dedup) is not None:  # the log has it: it would not be written again
+            result.duplicates += isinstance(ev, MessageAppended)
+            continue
+        events.append(ev)
     if not events:
         return
+    found: list[list[str]] = [[] for _ in events]
+    if not keep_secrets:
+        events, found = _redact(events)
     last = log.last_seq
     try:
         seqs = log.append_batch(events)
@@ -381,11 +436,48 @@ def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], projec
         # raised while encoding, before anything is written
         result.error = f"{result.path}: cannot store its events: {e}"
         return
-    for ev, seq in zip(events, seqs, strict=True):
+    for ev, seq, kinds in zip(events, seqs, found, strict=True):
         new = seq > last
         result.events += new
+        if new:
+            for kind in kinds:
+                result.redacted[kind] = result.redacted.get(kind, 0) + 1
         if isinstance(ev, MessageAppended):
             if new:
                 result.messages += 1
             else:
                 result.duplicates += 1
+
+
+def _redact(events: list[Event]) -> tuple[list[Event], list[list[str]]]:
+    """``events`` with secrets replaced (all of a file's text scanned at once), and the kinds found per event.
+
+    Message events get ``content``, ``tool_calls`` and ``extra`` redacted and the kinds in
+    ``redacted``; ``session.created`` its title and metadata, ``session.updated`` its title.
+    """
+    from eventlog.ingest.secrets import redact_values
+
+    values: list[Any] = []
+    for ev in events:
+        if isinstance(ev, MessageAppended | MessageUpdated):
+            values.append((ev.content, ev.tool_calls, ev.extra))
+        elif isinstance(ev, SessionCreated):
+            values.append((ev.title, ev.metadata))
+        elif isinstance(ev, SessionUpdated):
+            values.append((ev.title, ev.metadata))
+        else:
+            values.append(None)
+    out: list[Event] = []
+    found: list[list[str]] = []
+    for ev, (value, kinds) in zip(events, redact_values(values), strict=True):
+        found.append(kinds)
+        if not kinds:
+            out.append(ev)
+        elif isinstance(ev, MessageAppended | MessageUpdated):
+            content, tool_calls, extra = value
+            out.append(msgspec.structs.replace(ev, content=content, tool_calls=tool_calls, extra=extra,
+                                               redacted=[*ev.redacted, *kinds]))
+        else:
+            title, metadata = value
+            out.append(msgspec.structs.replace(ev, title=title, metadata=metadata))
+    return out, found
