@@ -1,38 +1,44 @@
 """Events from NDJSON input (what ``evlog append`` reads), checked strictly.
 
 Each non-blank line is one JSON object ``{"type": ..., <fields>}``. ``seq``, ``ts`` and
-the framing members are assigned by the log and may not be given. The whole input is
-validated before anything is returned, and the first bad line raises
-``InvalidEventError`` naming the source, the line number and the field, so a caller
-that appends the result as one batch appends all of it or nothing.
+the framing members are assigned by the log and may not be given; only the input event
+types (``eventlog.validate.INPUT_TYPES``: sessions, messages, notes) are accepted unless
+the caller asks for every type on purpose. ``iter_events`` streams: a bad line raises
+``InvalidEventError`` naming the source, the line number and the field when it is
+reached, so memory stays bounded on any input; ``parse_events`` reads everything first.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
 from eventlog.errors import InvalidEventError
 from eventlog.events import RESERVED_TYPES, TYPES_BY_TAG, Event
+from eventlog.validate import check_input_type, validate_event
 
 _ASSIGNED = ("seq", "ts", "h", "more")
 _AT_PATH = re.compile(r"- at `\$\.?([^`]*)`")
 _MISSING = re.compile(r"missing required field `([^`]+)`")
 
 
-def parse_events(lines: Iterable[bytes], source: str = "<stdin>") -> list[Event]:
-    """Parse and validate NDJSON event lines; raise on the first bad one."""
-    events = []
+def iter_events(lines: Iterable[bytes], source: str = "<stdin>", *,
+                any_type: bool = False) -> Iterator[tuple[int, int, Event]]:
+    """``(line number, line length, event)`` for each non-blank line, validated as it is read."""
     for lineno, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        events.append(parse_event(raw, source, lineno))
-    return events
+        yield lineno, len(raw), parse_event(raw, source, lineno, any_type=any_type)
 
 
-def parse_event(raw: bytes, source: str = "<input>", lineno: int = 1) -> Event:
+def parse_events(lines: Iterable[bytes], source: str = "<stdin>", *, any_type: bool = False) -> list[Event]:
+    """Parse and validate every line; raise on the first bad one."""
+    return [ev for _n, _size, ev in iter_events(lines, source, any_type=any_type)]
+
+
+def parse_event(raw: bytes, source: str = "<input>", lineno: int = 1, *, any_type: bool = False) -> Event:
     """Parse one NDJSON line into an event (see module docstring)."""
 
     def bad(msg: str, field: str = "") -> InvalidEventError:
@@ -53,6 +59,9 @@ def parse_event(raw: bytes, source: str = "<input>", lineno: int = 1) -> Event:
         raise bad(f"unknown event type {tag!r} (known: {', '.join(sorted(TYPES_BY_TAG))})", "type")
     if tag in RESERVED_TYPES:
         raise bad(f"{tag!r} events are written by the log itself", "type")
+    refused = None if any_type else check_input_type(tag)
+    if refused:
+        raise bad(refused, "type")
     for name in _ASSIGNED:
         if name in obj:
             raise bad("is assigned by the log; remove it from the input", name)
@@ -61,9 +70,14 @@ def parse_event(raw: bytes, source: str = "<input>", lineno: int = 1) -> Event:
         if name != "type" and name not in allowed:
             raise bad(f"unknown field for {tag} (fields: {', '.join(f for f in cls.__struct_fields__ if f not in _ASSIGNED)})", name)
     try:
-        return msgspec.convert(obj, cls)
+        ev = msgspec.convert(obj, cls)
     except msgspec.ValidationError as e:
         text = str(e)
         m = _AT_PATH.search(text) or _MISSING.search(text)
         field = m.group(1) if m else ""
         raise bad(_AT_PATH.sub("", text).strip(), field) from None
+    try:
+        validate_event(ev)
+    except InvalidEventError as e:
+        raise bad(str(e).split(": ", 1)[-1], e.field) from None
+    return ev

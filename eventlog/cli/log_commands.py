@@ -10,7 +10,6 @@ from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
 from eventlog.cli.render import event_line, json_line, kv_block
 from eventlog.log import DURABILITY_POLICIES
-from eventlog.ndjson import parse_events
 from eventlog.query import (
     EventFilter,
     follow_matching,
@@ -40,29 +39,33 @@ def init(ctx: click.Context, segment_bytes: int | None, durability: str | None) 
 
 @cli.command()
 @click.argument("source", type=click.File("rb"), default="-")
+@click.option("--atomic", is_flag=True,
+              help="All or nothing: the whole input as one atomic batch (at most 64 MiB of input).")
 @json_option
 @click.pass_context
-def append(ctx: click.Context, source: click.utils.LazyFile, as_json: bool) -> None:
-    """Append NDJSON events from SOURCE (a file, or - for stdin) as ONE atomic batch.
+def append(ctx: click.Context, source: click.utils.LazyFile, atomic: bool, as_json: bool) -> None:
+    """Append NDJSON events from SOURCE (a file, or - for stdin).
 
-    Each line is {"type": ..., <fields>}; seq and ts are assigned by the log. A bad
-    line rejects the whole batch (the error names the line and field).
+    Each line is {"type": ..., <fields>}; seq and ts are assigned by the log. Accepted
+    types: session.created, session.updated, session.deleted, message.appended,
+    message.updated and history.appended (notes); the others are written by evlog
+    itself. Input is streamed and appended in atomic batches of 10,000 events; a bad
+    line stops the append and the error names it, its field, and what was appended
+    before it. --atomic appends all of it or nothing.
     """
+    from eventlog.app.append import append_ndjson
+
     name = getattr(source, "name", "-")
     name = "<stdin>" if name in ("-", "<stdin>") else name
-    events = parse_events(source, name)
     with open_workspace(ctx, writable=True) as ws:
-        last = ws.log.last_seq
-        seqs = ws.log.append_batch(events)
-    new = [s for s in seqs if s > last]
-    result = {"appended": len(new), "duplicates": len(seqs) - len(new),
-              "first_seq": new[0] if new else None, "last_seq": new[-1] if new else None}
+        result = append_ndjson(ws, source, name, atomic=atomic)
     if as_json:
-        click.echo(json_line(result))
+        click.echo(json_line({"appended": result.appended, "duplicates": result.duplicates,
+                              "first_seq": result.first_seq, "last_seq": result.last_seq}))
     else:
-        span = f" (seq {result['first_seq']}..{result['last_seq']})" if new else ""
-        dup = f", {result['duplicates']} already in the log" if result["duplicates"] else ""
-        note(f"appended {len(new)} event(s){span}{dup}")
+        span = f" (seq {result.first_seq}..{result.last_seq})" if result.appended else ""
+        dup = f", {result.duplicates} already in the log" if result.duplicates else ""
+        note(f"appended {result.appended} event(s){span}{dup}")
 
 
 @cli.command()
