@@ -43,6 +43,10 @@ class LogIOError(EvlogError):
     """An I/O call failed during an append; it was not acknowledged and the writer is now closed."""
 
 
+class ProjectionWriteError(EvlogError):
+    """The log holds the events, but writing projection files failed (they are written again later)."""
+
+
 class ConflictError(EvlogError):
     """An append's expected last seq did not match the log's (optimistic concurrency)."""
 

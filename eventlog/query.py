@@ -67,10 +67,11 @@ def follow_matching(
     *,
     stop: Callable[[], bool] | None = None,
     on_notice: Callable[[str], None] | None = None,
-    poll_interval: float = 0.2,
+    on_idle: Callable[[], None] | None = None,
+    poll_interval: float = 0.01,
 ) -> Iterator[Record]:
-    """Records from ``from_seq`` on that pass ``flt``, waiting for new ones until ``stop()``."""
-    for rec in log.follow(from_seq, stop=stop, on_notice=on_notice, poll_interval=poll_interval):
+    """Records from ``from_seq`` on that pass ``flt``, waiting for new ones until ``stop()`` (``on_idle``: before each wait)."""
+    for rec in log.follow(from_seq, stop=stop, on_notice=on_notice, on_idle=on_idle, poll_interval=poll_interval):
         if flt.empty or flt(rec.event):
             yield rec
 

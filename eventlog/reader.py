@@ -353,8 +353,12 @@ class LogReader:
         poll_interval: float = 0.01,
         stop: Callable[[], bool] | None = None,
         on_notice: Callable[[str], None] | None = None,
+        on_idle: Callable[[], None] | None = None,
     ) -> Iterator[Record]:
         """Yield records from ``from_seq`` on, then wait for new ones (across rolls) until ``stop()``.
+
+        ``on_idle`` is called each time the reader has caught up and is about to wait (the
+        end of a batch: a consumer may flush its output and save its position then).
 
         If the file under the reader shrinks or is replaced (recovery cut a tail, a file
         was restored), the position is found again by seq and ``on_notice`` is told; a
@@ -370,6 +374,8 @@ class LogReader:
             if cursor is not None and self._idle(cursor) and time.monotonic() - full_check < 1.0:
                 if stop is not None and stop():
                     return
+                if on_idle is not None:
+                    on_idle()
                 time.sleep(poll_interval)  # nothing new in the active segment: one stat a poll
                 continue
             full_check = time.monotonic()
@@ -398,6 +404,8 @@ class LogReader:
                     inode, inode_base = self._inode(cursor[0]), cursor[0]
             if stop is not None and stop():
                 return
+            if on_idle is not None:
+                on_idle()
             time.sleep(poll_interval)
 
     def _idle(self, cursor: list[int]) -> bool:

@@ -156,10 +156,20 @@ class LogWriter:
         w = cls(reader, durability=durability, segment_bytes=segment_bytes, group_commit_interval=group_commit_interval,
                 lock_timeout=lock_timeout, fs=fs, clock=clock)
         with w._mutex:
-            w._acquire()
+            try:
+                w._acquire()
+            except OSError as e:
+                raise LogIOError(f"cannot open the log in {w.dir} for writing: {e.strerror or e}; "
+                                 "readers (tail, sessions, recall, replay --check) still work") from e
             try:
                 remove_stray_temp_files(w.dir)
                 w._load(repair)
+            except OSError as e:
+                w._close_fd()
+                w._lock.close()
+                raise LogIOError(f"cannot open the log in {w.dir} for writing: {e.strerror or e}"
+                                 + (f" ({e.filename})" if e.filename else "")
+                                 + "; readers (tail, sessions, recall, replay --check) still work") from e
             except BaseException:
                 w._close_fd()
                 w._lock.close()

@@ -93,7 +93,7 @@ def validate_offset(ws: Workspace, processor: str, policy: str, first: int | Non
     problem = _offset_problem(log.dir, pos.segment, pos.position, pos.seq, pos.fingerprint)
     if problem is None:
         return pos.seq + 1, None
-    rec = log.find(pos.seq)
+    rec = log.find(pos.seq) if 0 < pos.seq < 2**63 else None
     if rec is not None and rec.fingerprint == pos.fingerprint:
         reset = OffsetReset(processor=processor, reason=f"{problem}; record seq {pos.seq} found at "
                             f"{segment_name(rec.segment)}:{rec.end}", policy="by-seq",
@@ -103,13 +103,16 @@ def validate_offset(ws: Workspace, processor: str, policy: str, first: int | Non
     if policy == "error":
         raise OffsetInvalidError(f"offset of {processor} does not hold: {why}")
     to = log.log_start if policy == "earliest" else log.last_seq + 1
-    return to, OffsetReset(processor=processor, reason=why, policy=policy, from_seq=pos.seq, to_seq=to)
+    from_seq = pos.seq if 0 <= pos.seq < 2**63 else 0  # a forged offset (an old log) cannot make the reset invalid
+    return to, OffsetReset(processor=processor, reason=why, policy=policy, from_seq=from_seq, to_seq=to)
 
 
 def _offset_problem(log_dir: str, segment: str, position: int, seq: int, fingerprint: str) -> str | None:
     """Why a committed offset does not hold on disk, or None if it does."""
     from eventlog import codec
 
+    if segment_name(int(segment[:20])) != segment if segment[:20].isdigit() else True:
+        return f"{segment!r} is not a segment file name"
     path = os.path.join(log_dir, segment)
     try:
         size = os.path.getsize(path)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from eventlog.errors import ConfigError, EvlogError, WorkspaceNotFound
+from eventlog.errors import ConfigError, EvlogError, ProjectionWriteError, WorkspaceNotFound
 from eventlog.events import Event
 from eventlog.fsio import OS_FS, FileSystem
 from eventlog.lock import FileLock
@@ -423,9 +423,26 @@ class Workspace:
         return _Turn()
 
     def flush(self) -> None:
-        """Write every projection file that changed (and their checkpoint) now."""
+        """Write every projection file that changed (and their checkpoint) now.
+
+        A failure to write them (disk full, read-only, a path taken by a directory) raises
+        ``ProjectionWriteError``: the log already holds every event, and the next flush,
+        command or ``evlog replay`` writes the files again.
+        """
         if not self.writable:
             return
+        try:
+            self._flush()
+        except OSError as e:
+            last = self.log.writer.last_append[1] if self.log.writer is not None else 0
+            stored = f"this process appended up to seq {last}" if last else "nothing new was appended by this process"
+            where = f" ({e.filename})" if e.filename else ""
+            raise ProjectionWriteError(
+                f"the log holds every event ({stored}), but writing the projection files failed: "
+                f"{e.strerror or e}{where}; they are written again by the next command or 'evlog replay' "
+                "once the cause is fixed") from e
+
+    def _flush(self) -> None:
         with self.lock:
             if self._projector is None:
                 self._build_projector()
@@ -450,7 +467,7 @@ class Workspace:
             try:
                 with self.lock:
                     if self.writable and self._projector is not None and self._projector.seq != self._flushed_seq:
-                        self.flush()
+                        self._flush()
             except Exception:  # noqa: BLE001 - a background flush must never kill the process
                 pass  # the next flush (or close) retries; the log already holds everything
 

@@ -61,7 +61,10 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
     assignments) are replaced by [REDACTED:<kind>] unless --keep-secrets is given; the
     lines say how many. Exits 0 when every file went in, 1 when some failed.
     """
-    files = collect_files(paths)  # a missing path fails here, before the workspace is locked
+    skipped: list[str] = []
+    files = collect_files(paths, skipped)  # a missing path fails here, before the workspace is opened
+    for line in skipped:
+        note(line)
     if not files:
         note("no transcript files (*.jsonl) found")
         return

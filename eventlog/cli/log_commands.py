@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -78,7 +79,8 @@ def append(ctx: click.Context, source: click.utils.LazyFile, atomic: bool, as_js
 @click.option("--type", "types", multiple=True, help="Only this event type; repeatable; 'message.*' matches a prefix.")
 @click.option("--session", "session_key", default=None, help="Only events of this session key.")
 @click.option("--cursor-file", type=click.Path(dir_okay=False), default=None,
-              help="Resume after the event saved in this file, and save each emitted one there.")
+              help="Resume after the event saved in this file; the newest emitted one is saved there after each "
+                   "batch (at least every second) and at exit.")
 @json_option
 @click.pass_context
 def tail(ctx: click.Context, count: int | None, follow: bool, exit_at_end: bool, from_seq: int | None,
@@ -98,25 +100,37 @@ def tail(ctx: click.Context, count: int | None, follow: bool, exit_at_end: bool,
                 note(notice)
     render = json_line if as_json else event_line
     out = sys.stdout
+    last: list = [None, time.monotonic()]  # the newest emitted record not yet saved in the cursor file, when saved
+
+    def settle() -> None:
+        """Flush what was written and save the cursor after it: per batch of records, and at least every second."""
+        out.flush()
+        if cursor_file and last[0] is not None:
+            write_cursor(cursor_file, last[0])
+            last[0] = None
+        last[1] = time.monotonic()
 
     def show(rec):  # noqa: ANN001, ANN202
         out.write(render(rec.event) + "\n")
-        out.flush()
-        if cursor_file:
-            write_cursor(cursor_file, rec)
+        last[0] = rec
+        if time.monotonic() - last[1] >= 1.0:
+            settle()
 
-    if start is None:
-        recs, start = last_events(ws.log, 10 if count is None else count, flt)
-        for rec in recs:
-            show(rec)
-        if not follow:
-            return
-    if follow:
-        for rec in follow_matching(ws.log, start, flt, on_notice=note):
-            show(rec)
-    else:
-        for rec in matching(ws.log, start, flt):
-            show(rec)
+    try:
+        if start is None:
+            recs, start = last_events(ws.log, 10 if count is None else count, flt)
+            for rec in recs:
+                show(rec)
+            if not follow:
+                return
+        if follow:
+            for rec in follow_matching(ws.log, start, flt, on_notice=note, on_idle=settle):
+                show(rec)
+        else:
+            for rec in matching(ws.log, start, flt):
+                show(rec)
+    finally:
+        settle()
 
 
 @cli.command()

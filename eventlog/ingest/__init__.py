@@ -162,11 +162,13 @@ class IngestReport:
 ProgressCallback = Callable[[FileResult, int, int], None]
 
 
-def collect_files(paths: Iterable[str]) -> list[str]:
+def collect_files(paths: Iterable[str], notes: list[str] | None = None) -> list[str]:
     """The files to ingest: each file as given, each folder's ``*.jsonl`` files recursively.
 
     Folders are walked in sorted order, skipping hidden names; a file reached twice is
-    read once. A path that does not exist raises ``NotFound`` before anything is read.
+    read once; in a folder, what is not a regular file (a FIFO, a device, a socket, a
+    broken link) is skipped with a note in ``notes``. A path that does not exist raises
+    ``NotFound`` before anything is read.
     """
     paths = list(paths)
     missing = [p for p in paths if not os.path.exists(p)]
@@ -187,7 +189,11 @@ def collect_files(paths: Iterable[str]) -> list[str]:
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
                     if name.lower().endswith(TRANSCRIPT_SUFFIX) and not name.startswith("."):
-                        add(os.path.join(root, name))
+                        path = os.path.join(root, name)
+                        if os.path.isfile(path):
+                            add(path)
+                        elif notes is not None:
+                            notes.append(f"{path}: skipped, not a regular file")
         elif os.path.isfile(p):
             add(p)
         else:
