@@ -195,6 +195,7 @@ class Projector:
             staging = os.path.join(self.root, plan["staging"])
             files, remove = list(plan["files"]), list(plan["remove"])
         except FileNotFoundError:
+            shutil.rmtree(os.path.join(self.root, STAGING), ignore_errors=True)  # a rebuild that died before its plan
             return False
         except (OSError, ValueError, KeyError, TypeError, msgspec.MsgspecError):
             os.unlink(journal)  # a torn journal: the staged tree never became the plan; live files are untouched
