@@ -128,6 +128,10 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
     rows = []
     for name in sorted(set(state.processors) | set(LOG_INPUTS)):
         p = state.processors.get(name)
+        if name.startswith("sync.") and p is not None and not p.seq:  # refused sync rows (offset.reset, policy "rejected")
+            rows.append(OffsetRow(name, 0, 0, "", p.resets, p.lost_bytes, p.lost_records,
+                                  f"{p.lost_records} row(s) refused; see 'evlog sync status'"))
+            continue
         seq = p.seq if p else 0
         pending = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS.get(name, ()))
         rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,

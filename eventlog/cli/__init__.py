@@ -79,10 +79,12 @@ def main() -> None:
 
 from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     ingest_command,
+    gateway_command,
     log_commands,
     processor_commands,
     project_command,
     recall_command,
     projection_commands,
     sync_command,
+    web_command,
 )

@@ -1,23 +1,81 @@
-"""``evlog sync push|pull|status``: sync the sessions with a MySQL gateway (see eventlog.app.gateway.sync)."""
+"""``evlog sync login|logout|push|pull|status``: sync the sessions with a gateway (see eventlog.app.gateway.sync).
+
+Two ways to reach it: ``--gateway URL`` (the HTTP sync API of ``evlog web --gateway``, with
+the per-user token ``evlog sync login`` keeps in the workspace: the multi-user path) or
+``--dsn URL`` (the database itself: whoever holds its credentials may act as any user, so
+this is for a single trusted user).
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from eventlog.cli import cli
-from eventlog.cli.common import json_option, open_workspace
+from eventlog.cli.common import json_option, note, open_workspace
 from eventlog.cli.render import json_line, render_report
 
 
 def gateway_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--dsn`` (or $EVLOG_MYSQL_DSN) and ``--user``, shared by every sync command."""
-    f = click.option("--user", "user", required=True, metavar="EMAIL", help="The gateway user whose sessions these are.")(f)
-    return click.option("--dsn", envvar="EVLOG_MYSQL_DSN", required=True, metavar="URL", show_envvar=True,
-                        help="mysql://user:password@host:port/database (prefer the environment variable: "
-                             "command lines are visible to other users).")(f)
+    """``--gateway`` or ``--dsn`` (+ ``--user``), and the timeouts, shared by push, pull and status."""
+    f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True, max=86400), default=None,
+                     metavar="SECONDS", help="Give up on a read or write that takes longer (default 30, or "
+                                             "$EVLOG_MYSQL_TIMEOUT).")(f)
+    f = click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True, max=86400), default=None,
+                     metavar="SECONDS", help="Give up connecting after this long (default 10, or "
+                                             "$EVLOG_MYSQL_CONNECT_TIMEOUT).")(f)
+    f = click.option("--user", "user", default=None, metavar="EMAIL",
+                     help="The gateway user whose sessions these are (required with --dsn; with --gateway the "
+                          "token decides, and this only checks it).")(f)
+    f = click.option("--dsn", envvar="EVLOG_MYSQL_DSN", default=None, metavar="URL", show_envvar=True,
+                     help="Direct sync with the database, mysql://user:password@host:port/database, for ONE trusted "
+                          "user: --user is not authenticated (prefer the environment variable: command lines are "
+                          "visible to other users).")(f)
+    return click.option("--gateway", "gateway", envvar="EVLOG_GATEWAY_URL", default=None, metavar="URL",
+                        show_envvar=True, help="Sync through the HTTP API of 'evlog web --gateway' at URL with the "
+                                               "token of 'evlog sync login' (the multi-user way).")(f)
+
+
+def _timeouts(connect: float | None, read: float | None) -> Any:
+    from eventlog.app.gateway.connection import Timeouts
+
+    return Timeouts.default(connect, read)
+
+
+def _target(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None) -> str:
+    """Which way to sync: "gateway" or "dsn" (usage errors for none, both, or --dsn without --user)."""
+    src = ctx.get_parameter_source
+    if gateway and dsn:
+        explicit = [n for n in ("gateway", "dsn") if src(n) == click.core.ParameterSource.COMMANDLINE]
+        if len(explicit) == 1:
+            return explicit[0]
+        raise click.UsageError("give either --gateway (HTTP, per-user token) or --dsn (direct), not both "
+                               "(check $EVLOG_GATEWAY_URL and $EVLOG_MYSQL_DSN)")
+    if gateway:
+        return "gateway"
+    if dsn:
+        if not user:
+            raise click.UsageError("--dsn needs --user EMAIL (direct sync trusts it: one trusted user only)")
+        return "dsn"
+    raise click.UsageError("give --gateway URL (after 'evlog sync login') or --dsn URL with --user EMAIL")
+
+
+def _run(ctx: click.Context, fn: Callable[..., Any], ws: Any, gateway: str | None, dsn: str | None, user: str | None,
+         connect_timeout: float | None, timeout: float | None, **kw: Any) -> Any:
+    way = _target(ctx, gateway, dsn, user)
+    timeouts = _timeouts(connect_timeout, timeout)
+    if way == "dsn":
+        return fn(ws, dsn, user, timeouts=timeouts, **kw)
+    from eventlog.app.gateway.http_client import HttpRemote
+
+    remote = HttpRemote.open(ws.home, gateway, user=user, timeouts=timeouts)  # type: ignore[arg-type]
+    try:
+        return fn(ws, remote=remote, **kw)
+    finally:
+        remote.close()
 
 
 def _render(report: Any, as_json: bool) -> None:
@@ -26,45 +84,116 @@ def _render(report: Any, as_json: bool) -> None:
 
 @cli.group()
 def sync() -> None:
-    """Sync sessions with a MySQL/MariaDB gateway (several devices, a web view).
+    """Sync sessions with a gateway (several devices, a web view, a team).
 
     push sends local changes, pull turns the gateway's changes into local events,
     status shows what is pending each way. The newest write wins; the local log stays
     the truth and keeps every version.
+
+    --gateway URL syncs through the HTTP API of 'evlog web --gateway' with a per-user
+    token ('evlog sync login'): the device holds no database credentials and the server
+    decides whose sessions these are. --dsn URL syncs with the database directly: for a
+    single trusted user, since --user is not authenticated there.
     """
+
+
+@sync.command("login")
+@click.option("--gateway", "gateway", envvar="EVLOG_GATEWAY_URL", required=True, metavar="URL", show_envvar=True,
+              help="The gateway server (the URL of 'evlog web --gateway').")
+@click.option("--user", "user", required=True, metavar="EMAIL", help="Your gateway account.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin instead of "
+                                                     "asking for it.")
+@click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Give up connecting after this long.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Give up waiting for an answer after this long.")
+@json_option
+@click.pass_context
+def sync_login(ctx: click.Context, gateway: str, user: str, password_stdin: bool, connect_timeout: float | None,
+               timeout: float | None, as_json: bool) -> None:
+    """Log this workspace in to a gateway: keep a sync token for USER (never printed).
+
+    The token is stored in <home>/state/sync-credentials.json, readable by you only
+    (mode 0600); it never enters the log. 'evlog sync logout' revokes it.
+    """
+    from eventlog.app.gateway.credentials import credentials_path
+    from eventlog.app.gateway.http_client import login
+
+    password = _read_password(password_stdin, confirm=False)
+    with open_workspace(ctx) as ws:
+        home = ws.home
+    got = login(home, gateway, user, password, timeouts=_timeouts(connect_timeout, timeout))
+    row = {"gateway": gateway, "user": got.email, "credentials": credentials_path(home)}
+    if as_json:
+        click.echo(json_line(row))
+    else:
+        note(f"logged in to {gateway} as {got.email}; the token is kept in {row['credentials']} (mode 0600)")
+
+
+def _read_password(from_stdin: bool, *, confirm: bool) -> str:
+    if from_stdin:
+        line = sys.stdin.readline()
+        return line.rstrip("\r\n")
+    return click.prompt("Password", hide_input=True, confirmation_prompt=confirm, err=True)
+
+
+@sync.command("logout")
+@click.option("--gateway", "gateway", envvar="EVLOG_GATEWAY_URL", required=True, metavar="URL", show_envvar=True,
+              help="The gateway server.")
+@click.pass_context
+def sync_logout(ctx: click.Context, gateway: str) -> None:
+    """Revoke this workspace's token at the gateway and forget it."""
+    from eventlog.app.gateway.http_client import logout
+
+    with open_workspace(ctx) as ws:
+        home = ws.home
+    note("logged out" if logout(home, gateway) else f"this workspace holds no token for {gateway}")
 
 
 @sync.command("push")
 @gateway_options
+@click.option("--all", "everything", is_flag=True, help="Send every session and message again, whatever was sent "
+                                                        "before (e.g. rows refused until the server took bigger "
+                                                        "packets); the gateway keeps what is newer.")
+@click.option("--as-another-user", "allow_other_user", is_flag=True,
+              help="Push even though this workspace synced with the gateway as another user (mixes accounts).")
 @json_option
 @click.pass_context
-def sync_push(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
+def sync_push(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
+              connect_timeout: float | None, timeout: float | None, everything: bool, allow_other_user: bool,
+              as_json: bool) -> None:
     """Send sessions and messages changed here since the last push."""
     from eventlog.app.gateway.sync import push
 
     with open_workspace(ctx, writable=True) as ws:
-        _render(push(ws, dsn, user), as_json)
+        _render(_run(ctx, push, ws, gateway, dsn, user, connect_timeout, timeout, everything=everything,
+                     allow_other_user=allow_other_user), as_json)
 
 
 @sync.command("pull")
 @gateway_options
+@click.option("--as-another-user", "allow_other_user", is_flag=True,
+              help="Pull even though this workspace synced with the gateway as another user (mixes accounts).")
 @json_option
 @click.pass_context
-def sync_pull(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
+def sync_pull(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
+              connect_timeout: float | None, timeout: float | None, allow_other_user: bool, as_json: bool) -> None:
     """Apply sessions and messages changed on the gateway since the last pull."""
     from eventlog.app.gateway.sync import pull
 
     with open_workspace(ctx, writable=True) as ws:
-        _render(pull(ws, dsn, user), as_json)
+        _render(_run(ctx, pull, ws, gateway, dsn, user, connect_timeout, timeout, allow_other_user=allow_other_user),
+                as_json)
 
 
 @sync.command("status")
 @gateway_options
 @json_option
 @click.pass_context
-def sync_status(ctx: click.Context, dsn: str, user: str, as_json: bool) -> None:
-    """What is pending each way, and both positions."""
+def sync_status(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
+                connect_timeout: float | None, timeout: float | None, as_json: bool) -> None:
+    """What is pending each way, both positions, and rows refused so far."""
     from eventlog.app.gateway.sync import status
 
     with open_workspace(ctx) as ws:
-        _render(status(ws, dsn, user), as_json)
+        _render(_run(ctx, status, ws, gateway, dsn, user, connect_timeout, timeout), as_json)

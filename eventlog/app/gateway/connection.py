@@ -15,6 +15,18 @@ a batch twice (even one whose COMMIT did reach the server before the connection 
 changes nothing the first run did not. Every driver exception leaves as ``BackendError``
 (``from e``) whose message names the target, the server's error code and text, and never
 the password.
+
+**Timeouts** (``Timeouts``): connecting gives up after ``connect`` seconds (10), and every
+read from or write to the server after ``read`` / ``write`` seconds (30 each). The read
+timeout also bounds the handshake, so a server that accepts the connection and never
+answers fails the call after at most connect + read seconds instead of hanging; a timed
+out transaction is rolled back by the server and retried once like any dropped
+connection. ``EVLOG_MYSQL_CONNECT_TIMEOUT`` and ``EVLOG_MYSQL_TIMEOUT`` change the defaults
+(``evlog sync --connect-timeout/--timeout`` per command).
+
+``max_allowed_packet`` (``Connection.max_packet``) is read once per connection: the
+biggest statement the server takes. Rows that cannot fit in one are refused before they
+are sent (``eventlog.app.gateway.ops``), never retried forever.
 """
 
 from __future__ import annotations
@@ -31,7 +43,12 @@ from eventlog.errors import BackendError, ConfigError
 T = TypeVar("T")
 
 ENV_DSN = "EVLOG_MYSQL_DSN"
+ENV_CONNECT_TIMEOUT = "EVLOG_MYSQL_CONNECT_TIMEOUT"
+ENV_TIMEOUT = "EVLOG_MYSQL_TIMEOUT"
 DEFAULT_PORT = 3306
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_PACKET = 16 * 1024 * 1024  # the server default of MariaDB 10.4+ and MySQL 8
 
 #: Client and server error codes meaning "this connection is gone": reconnect and retry.
 DROPPED = frozenset({
@@ -88,6 +105,41 @@ class DSN:
                    database=database, password=urllib.parse.unquote(parts.password or ""))
 
 
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"${name} must be a number of seconds (got {raw!r})") from None
+    if not 0 < value <= 86400:
+        raise ConfigError(f"${name} must be in (0, 86400] seconds (got {raw!r})")
+    return value
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds to wait for a connection, and for each read and write on it (see the module docstring)."""
+
+    connect: float = DEFAULT_CONNECT_TIMEOUT
+    read: float = DEFAULT_TIMEOUT
+    write: float = DEFAULT_TIMEOUT
+
+    def __post_init__(self) -> None:
+        for name in ("connect", "read", "write"):
+            value = getattr(self, name)
+            if not 0 < value <= 86400:
+                raise ConfigError(f"the {name} timeout must be in (0, 86400] seconds (got {value})")
+
+    @classmethod
+    def default(cls, connect: float | None = None, read: float | None = None) -> Timeouts:
+        """From the arguments, else ``$EVLOG_MYSQL_CONNECT_TIMEOUT`` / ``$EVLOG_MYSQL_TIMEOUT``, else 10 s / 30 s."""
+        c = connect if connect is not None else _env_seconds(ENV_CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT)
+        r = read if read is not None else _env_seconds(ENV_TIMEOUT, DEFAULT_TIMEOUT)
+        return cls(connect=c, read=r, write=r)
+
+
 def _code(e: BaseException) -> int:
     args = getattr(e, "args", ())
     return args[0] if args and isinstance(args[0], int) else 0
@@ -109,27 +161,32 @@ class Connection:
     Thread-safe: one transaction at a time (a lock serialises them).
     """
 
-    def __init__(self, dsn: DSN, *, connect_timeout: float = 10, read_timeout: float = 300) -> None:
+    def __init__(self, dsn: DSN, *, timeouts: Timeouts | None = None) -> None:
         self.dsn = dsn
-        self._timeouts = (connect_timeout, read_timeout)
+        self.timeouts = timeouts or Timeouts.default()
         self._conn: Any = None
         self._lock = threading.RLock()
         self.reconnects = 0  # how many times a dead connection was replaced (tests and reports read it)
+        self.max_packet = DEFAULT_MAX_PACKET  # the server's max_allowed_packet, read on connecting
 
     def _connect(self) -> Any:
         import pymysql
 
-        d = self.dsn
+        d, t = self.dsn, self.timeouts
         try:
             conn = pymysql.connect(host=d.host, port=d.port, user=d.user, password=d.password, database=d.database,
-                                   charset="utf8mb4", autocommit=False, connect_timeout=self._timeouts[0],
-                                   read_timeout=self._timeouts[1], write_timeout=self._timeouts[1])
+                                   charset="utf8mb4", autocommit=False, connect_timeout=t.connect,
+                                   read_timeout=t.read, write_timeout=t.write)
             with conn.cursor() as cur:
                 for stmt in _SESSION_SETUP:
                     cur.execute(stmt)
+                cur.execute("SELECT @@max_allowed_packet")
+                self.max_packet = int(cur.fetchone()[0])
             return conn
         except pymysql.MySQLError as e:
             raise backend_error(d, e, "connecting") from e
+        except OSError as e:  # a socket timeout during the handshake surfaces as a plain OSError in some paths
+            raise BackendError(f"gateway {d.target}: connecting failed: {e.__class__.__name__}: {e}") from e
 
     def raw(self) -> Any:
         """The live driver connection (opened if needed)."""

@@ -246,13 +246,21 @@ def literal(value: Any) -> str:
 
 def _pack(head: str, tail: str, values: Iterable[str]) -> list[bytes]:
     """Rendered ``(...)`` rows joined into statements of at most MAX_STATEMENT_BYTES each."""
+    return pack_encoded(head, tail, (text.encode("utf-8") for text in values))
+
+
+def pack_encoded(head: str, tail: str, values: Iterable[bytes], limit: int = MAX_STATEMENT_BYTES) -> list[bytes]:
+    """Rendered, encoded ``(...)`` rows joined into statements of at most ``limit`` bytes each.
+
+    A single row bigger than that still makes a statement of its own (callers that must
+    respect the server's ``max_allowed_packet`` refuse such rows first: ``ops.prepare``).
+    """
     out: list[bytes] = []
     head_b, tail_b = head.encode(), tail.encode()
-    room = MAX_STATEMENT_BYTES - len(head_b) - len(tail_b)
+    room = limit - len(head_b) - len(tail_b)
     parts: list[bytes] = []
     size = 0
-    for text in values:
-        v = text.encode("utf-8")
+    for v in values:
         if parts and size + len(v) > room:
             out.append(head_b + b",".join(parts) + tail_b)
             parts, size = [], 0

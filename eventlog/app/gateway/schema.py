@@ -32,6 +32,11 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   ``content``, ``timestamp`` (the source's, verbatim), ``tool_calls``, ``extra``, and the
   same (``updated_at``, ``origin``, ``rev``) version.
 
+* ``gateway_tokens`` (m005): SHA-256 of each web login session and device sync token, its
+  user, kind (``web``/``sync``), label, creation, expiry and last use (``auth``).
+* ``gateway_login_failures`` (m006): failed logins by e-mail hash and client address, the
+  shared rate limit of every ``evlog web --gateway`` process (``auth``).
+
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
 also version a hand-written change that did not set ``updated_at`` (origin ``sql``), turn
@@ -212,6 +217,44 @@ def m004_create_change_triggers(cur: Any) -> None:
     for name, body in TRIGGERS.items():
         cur.execute(f"DROP TRIGGER IF EXISTS {name}")
         cur.execute(f"CREATE TRIGGER {name} {body}")
+
+
+@migration
+def m005_create_gateway_tokens(cur: Any) -> None:
+    """Per-user secrets: web login sessions (kind ``web``) and device sync tokens (kind ``sync``).
+
+    Only the SHA-256 of a token is stored; the token itself exists in the user's cookie or
+    the device's credentials file. Deleting the user deletes them (ON DELETE CASCADE).
+    """
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_tokens (
+          token_hash BINARY(32) NOT NULL,
+          user_id BIGINT UNSIGNED NOT NULL,
+          kind VARCHAR(16) NOT NULL,
+          label VARCHAR(255) NOT NULL DEFAULT '',
+          created_at DATETIME(3) NOT NULL,
+          expires_at DATETIME(3) NULL,
+          last_used_at DATETIME(3) NULL,
+          PRIMARY KEY (token_hash),
+          KEY ix_gateway_tokens_user (user_id, kind),
+          CONSTRAINT fk_gateway_tokens_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m006_create_gateway_login_failures(cur: Any) -> None:
+    """Failed logins, by e-mail hash and by client address: what rate-limits logins across every server process."""
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_login_failures (
+          id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+          email_hash BINARY(32) NOT NULL,
+          client VARCHAR(64) NOT NULL DEFAULT '',
+          at DATETIME(3) NOT NULL,
+          PRIMARY KEY (id),
+          KEY ix_gateway_login_failures_email (email_hash, at),
+          KEY ix_gateway_login_failures_client (client, at),
+          KEY ix_gateway_login_failures_at (at)
+        ) {TABLE_OPTIONS}""")
 
 
 def migrate(conn: Connection) -> list[str]:

@@ -21,6 +21,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from eventlog.errors import ConfigError, NotFound
 from eventlog.timeutil import normalize_time, now_iso
 from eventlog.app.gateway import rows as R
@@ -56,6 +58,7 @@ class MySQLSessionStore(SessionStore):
         self.origin = check_origin(origin)
         self.clock = clock
         self.conn = Connection(self.dsn)
+        self._owns_conn = True
         try:
             migrate(self.conn)
             self.user: User = self.conn.transaction(lambda cur: resolve_user(cur, user, password=password),
@@ -63,6 +66,19 @@ class MySQLSessionStore(SessionStore):
         except BaseException:
             self.conn.close()
             raise
+
+    @classmethod
+    def bound(cls, conn: Connection, user: User, *, origin: str = "web",
+              clock: Callable[[], float] = time.time) -> MySQLSessionStore:
+        """A store of ``user`` on a borrowed connection (a server's pool): no migration, no user lookup.
+
+        ``close`` leaves the connection open (it belongs to the pool). The caller vouches for
+        ``user`` (a server takes it from a checked login or token).
+        """
+        self = cls.__new__(cls)
+        self.dsn, self.origin, self.clock, self.conn, self.user = conn.dsn, check_origin(origin), clock, conn, user
+        self._owns_conn = False
+        return self
 
     @property
     def user_id(self) -> int:
@@ -303,9 +319,136 @@ class MySQLSessionStore(SessionStore):
         """True if ``password`` is this user's password."""
         return bool(self._tx(lambda cur: check_password(cur, self.user_id, password), "checking the password"))
 
-    def close(self) -> None:
-        self.conn.close()
+    # -- reads for the web pages (beyond the interface) -----------------------------------
 
+    def page(self, *, offset: int = 0, limit: int = 50, project: str | None = None,
+             query: str | None = None) -> tuple[list[SessionInfo], int]:
+        """Visible sessions, newest activity first, one page at a time: (the page, how many match in all).
+
+        ``project`` keeps one project's sessions; ``query`` keeps those whose title, preview
+        or key contains it (case-insensitive).
+        """
+        infos, total, _ = self.listing(offset=offset, limit=limit, project=project, query=query, projects=False)
+        return infos, total
+
+    def listing(self, *, offset: int = 0, limit: int = 50, project: str | None = None, query: str | None = None,
+                projects: bool = True) -> tuple[list[SessionInfo], int, list[str]]:
+        """``page`` and (if ``projects``) the user's projects, in one transaction: what the sessions page shows."""
+        where = ["s.user_id = %s", _VISIBLE]
+        params: list[Any] = [self.user_id]
+        if project is not None:
+            where.append("s.project = %s")
+            params.append(project)
+        if query:
+            like = "%" + like_escape(query) + "%"
+            where.append("(s.title LIKE %s COLLATE utf8mb4_unicode_ci OR s.preview LIKE %s COLLATE utf8mb4_unicode_ci "
+                         "OR s.session_key LIKE %s COLLATE utf8mb4_unicode_ci)")
+            params += [like, like, like]
+        cond = " AND ".join(where)
+
+        def run(cur: Any) -> tuple[list[SessionInfo], int, list[str]]:
+            cur.execute(f"SELECT COUNT(*) FROM gateway_sessions s WHERE {cond}", tuple(params))
+            total = int(cur.fetchone()[0])
+            cur.execute(f"{PAGE_SQL} WHERE {cond} ORDER BY s.active_at DESC, s.key_hash LIMIT %s OFFSET %s",
+                        (*params, max(0, limit), max(0, offset)))
+            infos = []
+            for key, title, preview, project, metadata, created, active, deleted, count in cur.fetchall():
+                if deleted:  # a dead register that lives on through its messages: shown as _shown says
+                    shown = self._shown(cur, self._register(cur, key), int(count))
+                    if shown is not None:
+                        infos.append(self._info(shown))
+                    continue
+                infos.append(SessionInfo(key=key, title=title, preview=preview, project=project,
+                                         metadata=msgspec.json.decode(metadata) if metadata else {},
+                                         created_at=R.iso_of_ms(int(created)) if created else "",
+                                         updated_at=R.iso_of_ms(int(active)), message_count=int(count)))
+            names: list[str] = []
+            if projects:
+                cur.execute("SELECT DISTINCT project FROM gateway_sessions WHERE user_id = %s AND deleted_at IS NULL "
+                            "AND project <> ''", (self.user_id,))
+                names = sorted(r[0] for r in cur.fetchall())
+            return infos, total, names
+
+        return self._tx(run, "listing sessions")
+
+    def projects(self) -> list[str]:
+        """The projects the user's visible sessions belong to."""
+        return self.listing(limit=0)[2]
+
+    def history_page(self, key: str, *, offset: int | None = 0, limit: int = 100
+                     ) -> tuple[SessionInfo, list[Message], int, int]:
+        """A page of a session's messages, oldest first, in one transaction; ``NotFound`` for no such session.
+
+        Returns (the session, messages ``offset`` .. ``offset + limit``, how many it has, the
+        offset used); ``offset`` None means the last page (offset a multiple of ``limit``).
+        """
+        def run(cur: Any) -> tuple[SessionInfo, list[Message], int, int]:
+            count = self._count(cur, key)
+            shown = self._shown(cur, self._register(cur, key), count)
+            if shown is None:
+                raise NotFound(f"no session {key!r}")
+            start = offset if offset is not None else (max(count - 1, 0) // limit) * limit if limit > 0 else 0
+            cur.execute(f"{R.MESSAGE_SELECT} WHERE user_id = %s AND key_hash = %s ORDER BY pos LIMIT %s OFFSET %s",
+                        (self.user_id, R.key_hash(key), max(0, limit), max(0, start)))
+            return self._info(shown), [_message_of(R.message_of(r)) for r in cur.fetchall()], count, start
+
+        return self._tx(run, "reading history")
+
+    def message_index(self, key: str, message_id: str) -> int:
+        """How many messages of the session come before this one (its place in ``history``); ``NotFound``."""
+        def run(cur: Any) -> int:
+            cur.execute("SELECT pos FROM gateway_session_messages WHERE user_id = %s AND key_hash = %s AND id_hash = %s",
+                        (self.user_id, R.key_hash(key), R.key_hash(message_id)))
+            row = cur.fetchone()
+            if row is None or self._shown(cur, self._register(cur, key)) is None:
+                raise NotFound(f"no message {message_id!r} in session {key!r}")
+            cur.execute("SELECT COUNT(*) FROM gateway_session_messages WHERE user_id = %s AND key_hash = %s "
+                        "AND pos < %s", (self.user_id, R.key_hash(key), row[0]))
+            return int(cur.fetchone()[0])
+
+        return self._tx(run, "finding a message")
+
+    def search_messages(self, query: str, *, limit: int = 50) -> list[Message]:
+        """The newest messages whose content contains ``query`` (case-insensitive), newest first."""
+        like = "%" + like_escape(query) + "%"
+
+        def run(cur: Any) -> list[Message]:
+            cur.execute(f"{R.MESSAGE_SELECT} WHERE user_id = %s AND content LIKE %s COLLATE utf8mb4_unicode_ci "
+                        "ORDER BY pos DESC LIMIT %s", (self.user_id, like, max(0, limit)))
+            return [_message_of(R.message_of(r)) for r in cur.fetchall()]
+
+        return self._tx(run, "searching messages")
+
+    def messages_per_day(self) -> list[tuple[str, str, int]]:
+        """(day, project, messages) for every day the user's messages were written (their own timestamps)."""
+        def run(cur: Any) -> list[tuple[str, str, int]]:
+            cur.execute("SELECT IF(m.timestamp REGEXP '^[0-9]{4}-[0-9]{2}-[0-9]{2}', LEFT(m.timestamp, 10), "
+                        "DATE_FORMAT(m.updated_at, '%%Y-%%m-%%d')) AS d, s.project, COUNT(*) "
+                        "FROM gateway_session_messages m JOIN gateway_sessions s "
+                        "ON s.user_id = m.user_id AND s.key_hash = m.key_hash "
+                        "WHERE m.user_id = %s GROUP BY d, s.project", (self.user_id,))
+            return [(d, p, int(n)) for d, p, n in cur.fetchall()]
+
+        return self._tx(run, "counting messages per day")
+
+    def close(self) -> None:
+        if self._owns_conn:
+            self.conn.close()
+
+
+def like_escape(text: str) -> str:
+    """``text`` with LIKE's wildcards (and its escape character) escaped."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+_VISIBLE = ("(s.deleted_at IS NULL OR EXISTS (SELECT 1 FROM gateway_session_messages m "
+            "WHERE m.user_id = s.user_id AND m.key_hash = s.key_hash))")
+#: What a listing shows of each session: times as integer ms (cheaper to read than DATETIMEs), and its count.
+PAGE_SQL = ("SELECT s.session_key, s.title, s.preview, s.project, s.metadata, "
+            "IFNULL(CAST(UNIX_TIMESTAMP(s.created_at) * 1000 AS SIGNED), 0), "
+            "CAST(UNIX_TIMESTAMP(s.active_at) * 1000 AS SIGNED), s.deleted_at IS NOT NULL, "
+            "(SELECT COUNT(*) FROM gateway_session_messages m WHERE m.user_id = s.user_id AND m.key_hash = s.key_hash) "
+            "FROM gateway_sessions s")
 
 _RESERVED = ("id", "sessionKey", "role", "content", "timestamp", "tool_calls")
 

@@ -21,6 +21,23 @@ is never half applied and never applied twice. The position belongs to one gatew
 row (its ``epoch``): against a recreated database both positions start over, which is safe
 because every write is idempotent.
 
+**Two ways to reach the gateway** (``Remote``): ``Gateway`` talks to the database directly
+(``--dsn``: whoever holds the database credentials may act as any user, so this mode is for
+one trusted user), ``eventlog.app.gateway.http_client.HttpRemote`` talks to the HTTP sync API
+of ``evlog web --gateway`` with a per-user token (the server decides whose rows these are).
+Both end in the same functions (``eventlog.app.gateway.ops``), and both record the same
+positions: the target of an HTTP gateway is the database it serves, so a device moving from
+``--dsn`` to ``--gateway`` carries on where it was.
+
+**One account per workspace.** A push sends everything the log holds, pulled sessions
+included, so a workspace that synced with a gateway as one user and then pushes (or pulls)
+as another would mix both accounts. Both refuse unless ``allow_other_user`` is set.
+
+**Refused rows.** A message too big for the server (``ops``) or a gateway row the log would
+refuse (``screen``) is recorded as an ``offset.reset`` event with policy ``rejected`` for
+the processor ``sync.push:<user>@<target>`` / ``sync.pull:...`` (``processor_name``), in the
+same atomic append as the batch's position; the rest goes through. ``status`` counts them.
+
 Credentials stay in the DSN object; events, reports and errors name ``host:port/database``
 and the user's e-mail only.
 """
@@ -29,16 +46,20 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import re
 import sys
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
+import xxhash
 
-from eventlog.errors import ConfigError, EvlogError
-from eventlog.events import Event, MessageAppended, MessageUpdated, SyncPulled, SyncPushed
+from eventlog.errors import ConfigError, EvlogError, InvalidEventError
+from eventlog.events import Event, MessageAppended, MessageUpdated, OffsetReset, SyncPulled, SyncPushed
 from eventlog.app.workspace import Workspace
 from eventlog.app.gateway.sync_plan import plan_page, register_differs
 from eventlog.app.gateway.sync_state import (
@@ -52,9 +73,12 @@ from eventlog.app.gateway.sync_state import (
     scan_positions,
 )
 from eventlog.app.gateway import rows as R
-from eventlog.app.gateway.changes import changed_sessions, count_changed_messages, fetch_changes
-from eventlog.app.gateway.connection import DSN, Connection
+from eventlog.app.gateway import ops
+from eventlog.app.gateway.changes import Page, changed_sessions, count_changed_messages, fetch_changes
+from eventlog.app.gateway.connection import DSN, Connection, Timeouts
+from eventlog.app.gateway.ops import Prepared, Rejected
 from eventlog.app.gateway.schema import migrate
+from eventlog.app.gateway.screen import drop_sessions, event_problem, screen_page
 from eventlog.app.gateway.users import User, resolve_user
 
 BATCH_ROWS = 5000  # rows (sessions + messages) per push transaction (the first ones smaller, see _Pusher)
@@ -81,6 +105,7 @@ class SyncReport:
     position_after: int = 0
     reconnects: int = 0
     resets: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # rows refused (recorded in the log), and why
 
 
 @dataclass
@@ -98,17 +123,57 @@ class StatusReport:
     pull_position: int
     pull_pending_sessions: int
     pull_pending_messages: int
+    push_rejected: int = 0  # rows a push refused so far (recorded in the log)
+    pull_rejected: int = 0  # gateway rows a pull refused so far
     notes: list[str] = field(default_factory=list)
 
 
-class Gateway:
-    """The gateway as the sync sees it: a migrated connection and one user."""
+class Remote(ABC):
+    """A gateway as the sync sees it: whose rows, where, and the operations of ``ops`` for that user."""
 
-    def __init__(self, dsn: str | DSN | None, user: str | int | None) -> None:
+    user: User
+    target: str
+
+    @property
+    def reconnects(self) -> int:
+        """How many times a dropped connection was replaced during this sync."""
+        return 0
+
+    def report(self, direction: str) -> SyncReport:
+        return SyncReport(direction, self.target, self.user.email)
+
+    @abstractmethod
+    def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
+        """Render a push batch (runs in the pushing thread, while the previous batch is being written)."""
+
+    @abstractmethod
+    def write(self, batch: Prepared) -> tuple[int, int, list[Rejected]]:
+        """Write a prepared batch in one transaction: (change counter value, messages kept, rows refused)."""
+
+    @abstractmethod
+    def changes(self, after: int, skip: list[int], limit: int) -> Page:
+        """One page of the user's rows changed after ``after`` (``ops.changes``)."""
+
+    @abstractmethod
+    def pending(self, after: int, skip: list[int]) -> tuple[list[R.SessionRow], int, int]:
+        """(registers changed after ``after``, messages changed after it, the user's counter)."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+
+class Gateway(Remote):
+    """Direct sync: a migrated database connection and one user named by e-mail (trusted, not authenticated).
+
+    Whoever holds the database credentials may name any user here: direct sync is for a
+    single trusted user. Several users sync through the HTTP API (``http_client``) instead.
+    """
+
+    def __init__(self, dsn: str | DSN | None, user: str | int | None, *, timeouts: Timeouts | None = None) -> None:
         if user is None or user == "":
             raise ConfigError("sync needs the gateway user: pass --user EMAIL")
         self.dsn = dsn if isinstance(dsn, DSN) else DSN.parse(dsn)
-        self.conn = Connection(self.dsn)
+        self.conn = Connection(self.dsn, timeouts=timeouts)
         try:
             migrate(self.conn)
             self.user: User = self.conn.transaction(lambda cur: resolve_user(cur, user), doing="finding the user")
@@ -117,39 +182,108 @@ class Gateway:
             raise
 
     @property
-    def target(self) -> str:
+    def target(self) -> str:  # type: ignore[override]
         return self.dsn.target
 
-    def report(self, direction: str) -> SyncReport:
-        return SyncReport(direction, self.target, self.user.email)
+    @property
+    def reconnects(self) -> int:
+        return self.conn.reconnects
+
+    def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
+        return ops.prepare(self.user.id, sessions, messages, max_packet=self.conn.max_packet)
+
+    def write(self, batch: Prepared) -> tuple[int, int, list[Rejected]]:
+        if not batch.stmts:
+            return 0, 0, []
+        seq, sent = self.conn.transaction(lambda cur: ops.write(cur, self.user.id, batch), doing="pushing a batch")
+        return seq, sent, []
+
+    def changes(self, after: int, skip: list[int], limit: int) -> Page:
+        return self.conn.transaction(lambda cur: fetch_changes(cur, self.user.id, after, skip=skip, limit=limit),
+                                     doing="reading changes")
+
+    def pending(self, after: int, skip: list[int]) -> tuple[list[R.SessionRow], int, int]:
+        def count(cur: Any) -> tuple[list[R.SessionRow], int, int]:
+            regs = changed_sessions(cur, self.user.id, after)
+            n, top = count_changed_messages(cur, self.user.id, after, skip=skip)
+            return regs, n, top
+
+        return self.conn.transaction(count, doing="counting changes")
 
     def close(self) -> None:
         self.conn.close()
 
 
 @contextlib.contextmanager
-def _gateway(dsn: str | DSN | None, user: str | int | None) -> Iterator[Gateway]:
-    gw = Gateway(dsn, user)
+def _gateway(dsn: str | DSN | None, user: str | int | None, remote: Remote | None,
+             timeouts: Timeouts | None = None) -> Iterator[Remote]:
+    if remote is not None:
+        if dsn is not None or user is not None:
+            raise ConfigError("give either a remote gateway or a DSN and user, not both")
+        yield remote  # the caller owns it
+        return
+    gw = Gateway(dsn, user, timeouts=timeouts)
     try:
         yield gw
     finally:
         gw.close()
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+/-]{0,127}")
+
+
+def processor_name(direction: str, target: str, user: str) -> str:
+    """The processor name refusals of a (gateway, user) are recorded under: ``sync.push:<user>@<target>``.
+
+    A name the log would not take (unusual characters, too long) becomes
+    ``sync.push:`` + a hash of both instead; the reason text still names them.
+    """
+    name = f"sync.{direction}:{user}@{target}"
+    if _TOKEN.fullmatch(name):
+        return name
+    return f"sync.{direction}:" + xxhash.xxh3_64_hexdigest(f"{user}\n{target}".encode())
+
+
+def _refusal(direction: str, target: str, user: str, r: Rejected) -> OffsetReset:
+    """A refused row as the ``offset.reset`` event the sync records (one record skipped, with why)."""
+    at = max(1, r.seq)
+    return OffsetReset(processor=processor_name(direction, target, user), policy="rejected",
+                       reason=f"gateway {target}, user {user}: {r.describe()}"[:2000],
+                       from_seq=at - 1, to_seq=at + 1)
+
+
+def _refusal_names(target: str, user: str) -> dict[str, str]:
+    return {processor_name("push", target, user): "push", processor_name("pull", target, user): "pull"}
+
+
+def _check_account(gw: Remote, accounts: set[tuple[str, str]], allow_other_user: bool) -> None:
+    """Refuse to sync a workspace that synced with this gateway as another user (see the module docstring)."""
+    others = sorted({u for t, u in accounts if t == gw.target and u != gw.user.email})
+    if others and not allow_other_user:
+        raise ConfigError(
+            f"this workspace has synced with {gw.target} as {', '.join(others)}; syncing it as {gw.user.email} "
+            "too would copy one account's sessions into the other (a push sends everything this log holds). "
+            "Use a workspace per account (--home), or pass --as-another-user if that is what you want")
+
+
 # --------------------------------------------------------------------------- push
 
 
 def push(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = None, *,
-         batch_rows: int = BATCH_ROWS, on_batch: Callable[[int], None] | None = None) -> SyncReport:
+         batch_rows: int = BATCH_ROWS, on_batch: Callable[[int], None] | None = None, remote: Remote | None = None,
+         timeouts: Timeouts | None = None, everything: bool = False, allow_other_user: bool = False) -> SyncReport:
     """Send local changes since the last push to the gateway, in batches (see the module docstring).
 
+    The gateway is ``dsn`` and ``user`` (direct), or ``remote`` (e.g. ``HttpRemote``).
+    ``everything`` sends every session and message again, whatever the position says (rows
+    the gateway refused before, once it takes them; the gateway keeps what is newer).
     ``on_batch(n)`` is called after the n-th batch committed and before its position is
     recorded (tests use it to cut the connection or crash there).
     """
     if batch_rows < 1:
         raise ConfigError("batch_rows must be at least 1")
-    with _gateway(dsn, user) as gw, _short_gil_turns():
-        return _Pusher(ws, gw, batch_rows, on_batch).run()
+    with _gateway(dsn, user, remote, timeouts) as gw, _short_gil_turns():
+        return _Pusher(ws, gw, batch_rows, on_batch, everything=everything, allow_other_user=allow_other_user).run()
 
 
 @contextlib.contextmanager
@@ -170,35 +304,28 @@ def _short_gil_turns(seconds: float = 0.0005) -> Iterator[None]:
 
 @dataclass
 class _Batch:
-    """One push transaction, rendered: what it covers and its statements."""
+    """One push transaction, prepared: the last log record it covers and what the remote will write."""
 
-    upto: int  # the last log record it covers
-    sessions: int
-    messages: list[tuple[str, str, R.Version]]  # (key, id, version): for dropping rows a newer delete beats
-    stmts: list[bytes]
+    upto: int
+    prepared: Prepared
 
 
 class _Sender:
-    """Runs rendered batches on the gateway connection in a thread, in order, one transaction each.
+    """Writes prepared batches through the remote in a thread, in order, one transaction each.
 
-    The push renders batch k+1 while the server works on batch k. Results come back in
+    The push prepares batch k+1 while the server works on batch k. Results come back in
     order; after a failure the remaining batches are skipped.
     """
 
-    def __init__(self, gw: Gateway) -> None:
+    def __init__(self, gw: Remote) -> None:
         self.gw = gw
         self.jobs: queue.Queue[_Batch | None] = queue.Queue(maxsize=2)
-        self.done: queue.Queue[tuple[_Batch, tuple[int, int] | None, BaseException | None]] = queue.Queue()
+        self.done: queue.Queue[tuple[_Batch, tuple[int, int, list[Rejected]] | None, BaseException | None]] = \
+            queue.Queue()
         self.abort = False
         self.pending = 0
         self.thread = threading.Thread(target=self._run, name="evlog-sync-push", daemon=True)
         self.thread.start()
-
-    def _write(self, cur, b: _Batch) -> tuple[int, int]:  # noqa: ANN001
-        seq = R.next_change_seq(cur, self.gw.user.id)
-        R.execute(cur, b.stmts)
-        rows = [R.MessageRow(key=k, message_id=mid, role="", content="", version=v) for k, mid, v in b.messages]
-        return seq, len(rows) - R.drop_cleared(cur, self.gw.user.id, rows)
 
     def _run(self) -> None:
         failed = False
@@ -206,8 +333,7 @@ class _Sender:
             if failed or self.abort:
                 continue
             try:
-                result = self.gw.conn.transaction(lambda cur, b=b: self._write(cur, b), doing="pushing a batch")
-                self.done.put((b, result, None))
+                self.done.put((b, self.gw.write(b.prepared), None))
             except BaseException as e:  # noqa: BLE001 - handed to the pushing thread, which raises it
                 failed = True
                 self.done.put((b, None, e))
@@ -216,7 +342,7 @@ class _Sender:
         self.pending += 1
         self.jobs.put(b)
 
-    def results(self, *, wait: bool) -> Iterator[tuple[_Batch, tuple[int, int]]]:
+    def results(self, *, wait: bool) -> Iterator[tuple[_Batch, tuple[int, int, list[Rejected]]]]:
         """Committed batches in order (all that are pending if ``wait``); raises a batch's error."""
         while self.pending:
             try:
@@ -237,8 +363,10 @@ class _Sender:
 
 
 class _Pusher:
-    def __init__(self, ws: Workspace, gw: Gateway, batch_rows: int, on_batch: Callable[[int], None] | None) -> None:
+    def __init__(self, ws: Workspace, gw: Remote, batch_rows: int, on_batch: Callable[[int], None] | None, *,
+                 everything: bool = False, allow_other_user: bool = False) -> None:
         self.ws, self.gw, self.batch_rows, self.on_batch = ws, gw, batch_rows, on_batch
+        self.everything, self.allow_other_user = everything, allow_other_user
         self.report = gw.report("push")
         self.dirty: dict[tuple[str, str | None], None] = {}
         self.cache: OrderedDict[tuple[str, str], R.MessageRow | MessageAppended] = OrderedDict()
@@ -251,8 +379,11 @@ class _Pusher:
         ws.projections  # noqa: B018 - catch up before reading the log end
         stop = ws.log.last_seq
         pos = scan_positions(ws.log, gw.target, gw.user.email, stop)
+        _check_account(gw, pos.accounts, self.allow_other_user)
         start = 1
-        if pos.push_seq:
+        if self.everything:
+            report.resets.append("sending every session and message again (--all)")
+        elif pos.push_seq:
             if pos.push_epoch != gw.user.epoch:
                 report.resets.append(f"the gateway user is not the one last pushed to ({pos.push_epoch} -> "
                                      f"{gw.user.epoch}): pushing everything again")
@@ -281,7 +412,7 @@ class _Pusher:
             self.sender.close(abort=True)
             raise
         self.sender.close()
-        report.reconnects = gw.conn.reconnects
+        report.reconnects = gw.reconnects
         return report
 
     def _track(self, ev: Event) -> None:
@@ -313,8 +444,8 @@ class _Pusher:
             self.bytes += len(ev.content)
 
     def _flush(self, upto: int) -> None:
-        """Render the dirty rows as one batch and hand it to the sender."""
-        state, uid = self.state, self.gw.user.id
+        """Prepare the dirty rows as one batch and hand it to the sender."""
+        state = self.state
         index = self.ws.sessions.index  # type: ignore[attr-defined]
         sessions = []
         for key in dict.fromkeys(key for key, _ in self.dirty):
@@ -326,7 +457,7 @@ class _Pusher:
                     row.preview = shown.preview
                 row.active_ms = R.ms_of_iso(shown.updated_at)
             sessions.append(row)
-        values, sent = [], []
+        messages: list[ops.MessageFields] = []
         for key, mid in self.dirty:
             if mid is None:
                 continue
@@ -335,88 +466,161 @@ class _Pusher:
             if m is None:
                 continue  # deleted since: the session's tombstone covers it
             got = self.cache.get((key, mid)) or self.contents.get(key, mid)
-            if isinstance(got, MessageAppended):  # the common case: rendered straight from its event
+            if isinstance(got, MessageAppended):  # the common case: straight from its event
                 fields = (got.role, got.content, got.timestamp or got.ts, got.tool_calls, line_extra(got))
             else:
                 fields = (got.role, got.content, got.timestamp, got.tool_calls, got.extra)
             if m.rev is None:
                 m.rev = R.message_rev(*fields)
-            version = (m.ms, m.origin, m.rev)
-            values.append(R.message_values(uid, key, mid, *fields, version))
-            sent.append((key, mid, version))
-        stmts = R.session_statements(uid, sessions) + R.pack_messages(values)
-        self.sender.submit(_Batch(upto, len(sessions), sent, stmts))
+            messages.append((key, mid, *fields, (m.ms, m.origin, m.rev)))
+        self.sender.submit(_Batch(upto, self.gw.prepare(sessions, messages)))
         self.submitted += 1
         self.limit = min(self.batch_rows, FIRST_BATCH_ROWS << self.submitted)
         self.dirty.clear()
         self.bytes = 0
         self._record(wait=False)
 
+    def _seq_of(self, r: Rejected, upto: int) -> int:
+        reg = self.state.regs.get(r.key)
+        m = reg.msgs.get(r.message_id) if reg is not None and r.message_id is not None else None
+        return m.seqs[-1] if m is not None and m.seqs else upto
+
     def _record(self, *, wait: bool) -> None:
-        """Append ``sync.pushed`` for every batch committed so far, in order (after its COMMIT)."""
-        for b, (change_seq, sent) in self.sender.results(wait=wait):
+        """Append ``sync.pushed`` for every batch committed so far, in order (after its COMMIT).
+
+        Rows refused (by ``prepare`` here or by the server) are recorded in the same append.
+        """
+        gw = self.gw
+        for b, (change_seq, sent, refused) in self.sender.results(wait=wait):
             self.report.batches += 1
-            self.report.sessions += b.sessions
+            self.report.sessions += b.prepared.sessions
             self.report.messages += sent
             if self.on_batch is not None:
                 self.on_batch(self.report.batches)
-            self.ws.append([SyncPushed(target=self.gw.target, user=self.gw.user.email, record_seq=b.upto,
-                                       epoch=self.gw.user.epoch, change_seq=change_seq, sessions=b.sessions,
-                                       messages=sent)])
+            rejected = [*b.prepared.rejected, *refused]
+            resets = []
+            for r in rejected:
+                r.seq = self._seq_of(r, b.upto)
+                resets.append(_refusal("push", gw.target, gw.user.email, r))
+                self.report.rejected.append(r.describe())
+            self.ws.append([SyncPushed(target=gw.target, user=gw.user.email, record_seq=b.upto,
+                                       epoch=gw.user.epoch, change_seq=change_seq, sessions=b.prepared.sessions,
+                                       messages=sent), *resets])
             self.report.position_after = b.upto
 
 
 # --------------------------------------------------------------------------- pull
 
 
+MAX_REFUSED_RETRIES = 20  # planned events the log refused despite the screening: sessions dropped, page re-planned
+
+
 def pull(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = None, *,
-         page_rows: int = PAGE_ROWS) -> SyncReport:
-    """Apply the gateway's changes since the last pull as local events (see the module docstring)."""
+         page_rows: int = PAGE_ROWS, remote: Remote | None = None, timeouts: Timeouts | None = None,
+         allow_other_user: bool = False) -> SyncReport:
+    """Apply the gateway's changes since the last pull as local events (see the module docstring).
+
+    Rows the log would refuse are left out and recorded (``screen``); the rest is applied.
+    """
     if page_rows < 1:
         raise ConfigError("page_rows must be at least 1")
-    with _gateway(dsn, user) as gw:
+    with _gateway(dsn, user, remote, timeouts) as gw:
         report = gw.report("pull")
         with ws.lock:
             state = fold(ws, gw.target, gw.user.email)
+        _check_account(gw, state.pos.accounts, allow_other_user)
         watermark, own = _pull_position(state, gw, report)
         report.position_before = report.position_after = watermark
         while True:
-            page = gw.conn.transaction(lambda cur: fetch_changes(cur, gw.user.id, watermark, skip=own, limit=page_rows),
-                                       doing="reading changes")
+            page = gw.changes(watermark, own, page_rows)
             if not page.rows:
                 break
+            rejected = screen_page(page)
             with ws.lock:
                 state.catch_up(ws.log)
-                first = ws.log.last_seq + 1
-                plan = plan_page(ws, state, page, first + 1)
-                if not plan.changed and not page.messages:  # only our own pushes came back: nothing to record
-                    watermark = page.watermark
-                    if not page.more:
-                        break
-                    continue
-                events = [_without_known_dedup(ws, ev) for ev in plan.events]
-                marker = SyncPulled(target=gw.target, user=gw.user.email, change_seq=page.watermark,
-                                    count=len(events), epoch=gw.user.epoch, sessions=plan.sessions,
-                                    messages=plan.messages)
-                seqs = ws.append([marker, *events])
-                if seqs != list(range(first, first + len(events) + 1)):  # pragma: no cover - guarded above
-                    raise EvlogError(f"pull batch was not written densely at seq {first}; run 'evlog verify'")
-                state.catch_up(ws.log)
+                applied = _apply_page(ws, gw, state, page, rejected)
+            if applied is None:  # only our own pushes came back: nothing to record
+                watermark = page.watermark
+                if not page.more:
+                    break
+                continue
+            plan, written = applied
             report.batches += 1
-            report.events_written += len(events) + 1
+            report.events_written += written
             report.sessions += plan.applied_sessions
             report.messages += plan.applied_messages
             report.ignored += plan.ignored
             report.rebuilt += plan.rebuilt
+            report.rejected += [r.describe() for r in rejected]
             watermark = report.position_after = page.watermark
             own = [s for s in own if s > watermark]
             if not page.more:
                 break
-        report.reconnects = gw.conn.reconnects
+        report.reconnects = gw.reconnects
         return report
 
 
-def _pull_position(state: SyncState, gw: Gateway, report: SyncReport) -> tuple[int, list[int]]:
+def _apply_page(ws: Workspace, gw: Remote, state: SyncState, page: Page, rejected: list[Rejected]) -> Any:
+    """Plan ``page`` and append it with its ``sync.pulled`` (and refusals) atomically; (plan, events written).
+
+    None when there was nothing to record. If the log still refuses a planned event (a rule
+    the screening does not know), the sessions of the refused events are taken out of the
+    page as refused rows and the page is planned again, so a pull always moves on.
+    """
+    for _attempt in range(MAX_REFUSED_RETRIES + 1):
+        first = ws.log.last_seq + 1
+        try:
+            plan = plan_page(ws, state, page, first + 1)
+        except (TypeError, ValueError, AttributeError, KeyError):  # a row of a shape the plan cannot read
+            bad = _bad_sessions(ws, state, page, first + 1)
+            if not bad:
+                raise
+            for key, why in bad.items():
+                rejected.extend(drop_sessions(page, {key}, why))
+            continue
+        if not plan.changed and not page.messages and not rejected:
+            return None
+        events = [_without_known_dedup(ws, ev) for ev in plan.events]
+        marker = SyncPulled(target=gw.target, user=gw.user.email, change_seq=page.watermark,
+                            count=len(events), epoch=gw.user.epoch, sessions=plan.sessions,
+                            messages=plan.messages)
+        resets = [_refusal("pull", gw.target, gw.user.email, r) for r in rejected]
+        try:
+            seqs = ws.append([marker, *events, *resets])
+        except InvalidEventError as e:
+            bad = {getattr(ev, "session_key", "") for ev in events if event_problem(ev) is not None}
+            if not bad:
+                raise
+            rejected.extend(drop_sessions(page, bad, f"the log refused an event made from it: {e}"))
+            state.catch_up(ws.log)
+            continue
+        if seqs[:len(events) + 1] != list(range(first, first + len(events) + 1)):  # pragma: no cover - guarded above
+            raise EvlogError(f"pull batch was not written densely at seq {first}; run 'evlog verify'")
+        state.catch_up(ws.log)
+        return plan, len(seqs)
+    raise EvlogError("a pulled page kept producing events the log refuses; see 'evlog sync status'")  # pragma: no cover
+
+
+def _bad_sessions(ws: Workspace, state: SyncState, page: Page, first: int) -> dict[str, str]:
+    """Session key -> why, for the sessions of ``page`` that cannot be planned, or plan events the log refuses."""
+    bad: dict[str, str] = {}
+    for key in page.keys():
+        sub = Page(watermark=page.watermark, more=page.more,
+                   sessions={k: r for k, r in page.sessions.items() if k == key},
+                   context={k: r for k, r in page.context.items() if k == key},
+                   messages=[m for m in page.messages if m.key == key])
+        try:
+            plan = plan_page(ws, state, sub, first)
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            bad[key] = f"could not be turned into events: {e.__class__.__name__}: {e}"
+            continue
+        problems = [p for p in map(event_problem, plan.events) if p is not None]
+        if problems:
+            bad[key] = f"the log refused an event made from it: {problems[0]}"
+    return bad
+
+
+def _pull_position(state: SyncState, gw: Remote, report: SyncReport) -> tuple[int, list[int]]:
     pos = state.pos
     if pos.pull_seq and pos.pull_epoch != gw.user.epoch:
         report.resets.append(f"the gateway user is not the one last pulled from ({pos.pull_epoch} -> "
@@ -438,14 +642,16 @@ def _without_known_dedup(ws: Workspace, ev: Event) -> Event:
 # --------------------------------------------------------------------------- status
 
 
-def status(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = None) -> StatusReport:
-    """Pending changes each way, and both positions."""
-    with _gateway(dsn, user) as gw:
+def status(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = None, *,
+           remote: Remote | None = None, timeouts: Timeouts | None = None) -> StatusReport:
+    """Pending changes each way, both positions, and how many rows each direction refused."""
+    with _gateway(dsn, user, remote, timeouts) as gw:
         with ws.lock:
             ws.projections  # noqa: B018
             stop = ws.log.last_seq
             state = SyncState(device_origin(ws.log), gw.target, gw.user.email)
-            pos = scan_positions(ws.log, gw.target, gw.user.email, stop)
+            pos = scan_positions(ws.log, gw.target, gw.user.email, stop,
+                                 refusals=_refusal_names(gw.target, gw.user.email))
             start = pos.push_seq + 1 if pos.push_seq and pos.push_epoch == gw.user.epoch else 1
             rows: set[tuple[str, str | None]] = set()
             events = 0
@@ -456,16 +662,20 @@ def status(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None =
                     events += 1
         scratch = gw.report("status")
         watermark, own = _pull_position(state, gw, scratch)
-
-        def count(cur) -> tuple[int, int, int]:  # noqa: ANN001
-            regs = changed_sessions(cur, gw.user.id, watermark)
-            n, top = count_changed_messages(cur, gw.user.id, watermark, skip=own)
-            return sum(1 for r in regs if register_differs(state, r)), n, top
-
-        sessions, messages, top = gw.conn.transaction(count, doing="counting changes")
+        regs, messages, top = gw.pending(watermark, own)
+        sessions = sum(1 for r in regs if register_differs(state, r))
+        notes = list(scratch.resets)
+        others = sorted({u for t, u in pos.accounts if t == gw.target and u != gw.user.email})
+        if others:
+            notes.append(f"this workspace also synced with {gw.target} as {', '.join(others)}")
+        for direction in ("push", "pull"):
+            reasons = pos.rejected.get(direction, [])
+            if reasons:
+                notes.append(f"{direction}: {len(reasons)} row(s) refused; newest: {reasons[-1]}")
         return StatusReport(
             target=gw.target, user=gw.user.email, log_end=stop, push_position=start - 1,
             push_pending_events=events, push_pending_sessions=len({k for k, _ in rows}),
             push_pending_messages=sum(1 for _, m in rows if m is not None), gateway_change_seq=top,
             pull_position=watermark, pull_pending_sessions=sessions, pull_pending_messages=messages,
-            notes=scratch.resets)
+            push_rejected=len(pos.rejected.get("push", [])), pull_rejected=len(pos.rejected.get("pull", [])),
+            notes=notes)

@@ -26,6 +26,7 @@ from eventlog.events import (
     Event,
     MessageAppended,
     MessageUpdated,
+    OffsetReset,
     SessionConsolidated,
     SessionCreated,
     SessionDeleted,
@@ -101,6 +102,8 @@ class Positions:
     pull_seq: int = 0  # the gateway change counter value pulled up to
     pull_epoch: str = ""
     own_change_seqs: list[tuple[str, int]] = field(default_factory=list)  # (epoch, change_seq) of our pushes
+    accounts: set[tuple[str, str]] = field(default_factory=set)  # every (target, user) this log synced with
+    rejected: dict[str, list[str]] = field(default_factory=dict)  # "push"/"pull" -> reasons of refused rows
 
 
 def device_origin(log: Log) -> str:
@@ -159,9 +162,11 @@ class SyncState:
                 if r is not None and r.visible and ev.up_to_count > r.consolidated:
                     r.consolidated = ev.up_to_count
             case SyncPulled():
+                self.pos.accounts.add((ev.target, ev.user))
                 self._start_pulled(ev)
                 return None
             case SyncPushed():
+                self.pos.accounts.add((ev.target, ev.user))
                 if ev.target == self.target and ev.user == self.user:
                     self.pos.push_seq, self.pos.push_epoch = ev.record_seq, ev.epoch
                     if ev.change_seq:
@@ -275,16 +280,27 @@ def fold(ws: Workspace, target: str, user: str, until: int | None = None) -> Syn
     return state
 
 
-def scan_positions(log: Log, target: str, user: str, until: int) -> Positions:
-    """Just the positions (a cheaper pass than the full fold)."""
+def scan_positions(log: Log, target: str, user: str, until: int, *, refusals: dict[str, str] | None = None) -> Positions:
+    """Just the positions, the accounts synced with, and refused rows (a cheaper pass than the full fold).
+
+    ``refusals`` maps a processor name (``sync.processor_name``) to "push" or "pull": the
+    ``offset.reset`` events with policy ``rejected`` under those names are collected.
+    """
     pos = Positions()
+    refusals = refusals or {}
     for ev in log.read(1, until_seq=until):
-        if isinstance(ev, SyncPushed) and ev.target == target and ev.user == user:
-            pos.push_seq, pos.push_epoch = ev.record_seq, ev.epoch
-            if ev.change_seq:
-                pos.own_change_seqs.append((ev.epoch, ev.change_seq))
-        elif isinstance(ev, SyncPulled) and ev.target == target and ev.user == user:
-            pos.pull_seq, pos.pull_epoch = ev.change_seq, ev.epoch
+        if isinstance(ev, SyncPushed):
+            pos.accounts.add((ev.target, ev.user))
+            if ev.target == target and ev.user == user:
+                pos.push_seq, pos.push_epoch = ev.record_seq, ev.epoch
+                if ev.change_seq:
+                    pos.own_change_seqs.append((ev.epoch, ev.change_seq))
+        elif isinstance(ev, SyncPulled):
+            pos.accounts.add((ev.target, ev.user))
+            if ev.target == target and ev.user == user:
+                pos.pull_seq, pos.pull_epoch = ev.change_seq, ev.epoch
+        elif isinstance(ev, OffsetReset) and ev.policy == "rejected" and ev.processor in refusals:
+            pos.rejected.setdefault(refusals[ev.processor], []).append(ev.reason)
     return pos
 
 

@@ -1,0 +1,270 @@
+"""The HTTP sync API: devices sync through the gateway server, never with database credentials.
+
+``evlog web --gateway DSN`` serves it under ``/api/sync/v1`` (``SyncAPI.routes``). Only the
+server holds the database credentials; a device holds a per-user token from ``login``.
+
+=========================  =======================================================================
+``POST /login``            ``{email, password, label}`` -> ``{token, email, epoch}`` (a sync token;
+                           rate-limited and enumeration-proof like the web login, ``auth.login``)
+``POST /logout``           revokes the token it is called with
+``GET  /me``               the token's user, the database served (the sync positions' target) and
+                           the server's limits (``max_row_bytes``, ``max_body_bytes``)
+``POST /push``             ``{sessions, messages}`` -> ``{change_seq, sent, rejected}`` (one batch,
+                           one transaction: ``ops.prepare`` + ``ops.write``)
+``POST /changes``          ``{after, skip, limit}`` -> one page of changes (``ops.changes``)
+``POST /pending``          ``{after, skip}`` -> what a pull would fetch (``ops.pending``)
+=========================  =======================================================================
+
+Every route but ``login`` needs ``Authorization: Bearer <token>``; the user is the token's,
+never one named in the request, so one user's token can neither read nor write another's
+rows. Cookies are ignored here (a browser's session cannot be used against the API, so the
+API needs no CSRF token). Bodies are JSON (``wire``), decoded strictly: a body of the wrong
+shape is refused (400) before the database is touched, one over ``max_body_bytes`` with 413.
+Rows the database could not take are refused one by one (``rejected``), never the batch.
+Errors name no credentials and no token; database trouble answers 503.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from eventlog.errors import BackendError, ConfigError, EvlogError
+from eventlog.app.gateway import auth, ops
+from eventlog.app.gateway import wire as W
+from eventlog.app.gateway.ops import Rejected
+from eventlog.app.gateway.pool import Pool
+from eventlog.app.gateway.users import User
+
+log = logging.getLogger("evlog.gateway")
+
+MIN_BODY_BYTES = 32 * 1024 * 1024
+MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last time a DATETIME holds
+_ORIGIN = re.compile(r"[A-Za-z0-9:._@-]{1,64}")
+_REV = re.compile(r"[A-Za-z0-9:_-]{0,64}")
+
+_enc = msgspec.json.Encoder()
+
+
+class HTTPError(Exception):
+    """An answer other than 200, with a message for the client."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers or {}
+
+
+def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(_enc.encode(obj), status_code=status, media_type="application/json",
+                    headers={"Cache-Control": "no-store", **(headers or {})})
+
+
+def error_response(e: HTTPError) -> Response:
+    return json_response(W.ErrorBody(e.message), e.status, e.headers)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refusing one bigger than ``limit`` bytes (413) without reading it all."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            if int(declared) > limit:
+                raise HTTPError(413, f"request body over {limit} bytes")
+        except ValueError:
+            raise HTTPError(400, "bad Content-Length") from None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPError(413, f"request body over {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def decode(body: bytes, type_: type) -> Any:
+    try:
+        return msgspec.json.decode(body, type=type_)
+    except msgspec.ValidationError as e:
+        raise HTTPError(400, f"bad request body: {e}") from None
+    except msgspec.DecodeError:
+        raise HTTPError(400, "request body is not JSON") from None
+
+
+def bearer(request: Request) -> str:
+    value = request.headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPError(401, "this API needs 'Authorization: Bearer <token>' (evlog sync login)",
+                        {"WWW-Authenticate": "Bearer"})
+    return token.strip()
+
+
+def client_address(request: Request) -> str:
+    """The client's address as the server sees it (uvicorn applies trusted proxy headers)."""
+    return request.client.host if request.client else ""
+
+
+def _time_ok(ms: int) -> bool:
+    return 0 <= ms <= MAX_MS
+
+
+def _version_ok(v: tuple[int, str, str], *, zero_ok: bool = False) -> bool:
+    ms, origin, rev = v
+    if zero_ok and (ms, origin, rev) == (0, "", ""):
+        return True
+    return _time_ok(ms) and bool(_ORIGIN.fullmatch(origin)) and bool(_REV.fullmatch(rev))
+
+
+def session_problem(w: W.WireSession) -> str | None:
+    """Why the server will not write this register (values its columns cannot hold), or None."""
+    if not _version_ok(w.version) or not _version_ok(w.cleared, zero_ok=True):
+        return "its version is not (ms, origin of [A-Za-z0-9:._@-]{1,64}, hash)"
+    if not (_time_ok(w.created_ms) and _time_ok(w.active_ms)):
+        return "a time is out of range"
+    return None
+
+
+def message_problem(w: W.WireMessage) -> str | None:
+    if not _version_ok(w.version):
+        return "its version is not (ms, origin of [A-Za-z0-9:._@-]{1,64}, hash)"
+    return None
+
+
+class SyncAPI:
+    """The sync routes over a connection pool (see the module docstring)."""
+
+    def __init__(self, pool: Pool, *, policy: auth.LoginPolicy | None = None, max_body_bytes: int | None = None,
+                 client_of: Callable[[Request], str] = client_address) -> None:
+        self.pool = pool
+        self.policy = policy or auth.LoginPolicy()
+        self._max_body = max_body_bytes
+        self.client_of = client_of
+        self._packet: int | None = None
+
+    @property
+    def max_packet(self) -> int:
+        """The database's max_allowed_packet (read once)."""
+        if self._packet is None:
+            self._packet = self.pool.max_packet
+        return self._packet
+
+    def limits(self) -> tuple[int, int]:
+        """(max_row_bytes, max_body_bytes) of this server."""
+        row = ops.max_row_bytes(self.max_packet)
+        body = self._max_body if self._max_body is not None else max(MIN_BODY_BYTES, row + 8 * 1024 * 1024)
+        return min(row, body - 4096), body
+
+    def routes(self) -> list[Route]:
+        p = W.API_PREFIX
+        return [Route(f"{p}/login", self._endpoint(self.login, auth_needed=False), methods=["POST"]),
+                Route(f"{p}/logout", self._endpoint(self.logout), methods=["POST"]),
+                Route(f"{p}/me", self._endpoint(self.me), methods=["GET"]),
+                Route(f"{p}/push", self._endpoint(self.push), methods=["POST"]),
+                Route(f"{p}/changes", self._endpoint(self.changes), methods=["POST"]),
+                Route(f"{p}/pending", self._endpoint(self.pending), methods=["POST"])]
+
+    def _endpoint(self, fn: Callable[..., Any], *, auth_needed: bool = True) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                token = bearer(request) if auth_needed else ""
+                body = b""
+                if request.method == "POST":
+                    body = await read_body(request, self.limits()[1])
+                return await run_in_threadpool(self._call, fn, request, token, body)
+            except HTTPError as e:
+                return error_response(e)
+
+        return endpoint
+
+    def _call(self, fn: Callable[..., Any], request: Request, token: str, body: bytes) -> Response:
+        try:
+            with self.pool.connection() as conn:
+                user = None
+                if token:
+                    user = auth.lookup(conn, token, "sync")
+                    if user is None:
+                        raise HTTPError(401, "the token is unknown, revoked or expired; run 'evlog sync login'",
+                                        {"WWW-Authenticate": "Bearer"})
+                return json_response(fn(conn, user, token, body, request))
+        except HTTPError as e:
+            return error_response(e)
+        except auth.TooManyAttempts as e:
+            return error_response(HTTPError(429, str(e), {"Retry-After": str(e.retry_after)}))
+        except auth.AuthError as e:
+            return error_response(HTTPError(401, str(e)))
+        except ConfigError as e:
+            return error_response(HTTPError(400, str(e)))
+        except BackendError as e:
+            log.warning("sync API: %s", e)
+            return error_response(HTTPError(503, "the gateway's database is unavailable; try again later"))
+        except EvlogError as e:
+            return error_response(HTTPError(400, str(e)))
+
+    # -- the operations (in a worker thread, with a pooled connection) ------------------------
+
+    def login(self, conn: Any, _user: None, _token: str, body: bytes, request: Request) -> W.LoginResult:
+        b = decode(body, W.LoginBody)
+        user, token = auth.login(conn, b.email, b.password, kind="sync", client=self.client_of(request),
+                                 label=b.label, policy=self.policy)
+        return W.LoginResult(token=token, email=user.email, epoch=user.epoch)
+
+    def logout(self, conn: Any, _user: User, token: str, _body: bytes, _request: Request) -> dict[str, bool]:
+        return {"revoked": auth.revoke(conn, token)}
+
+    def me(self, conn: Any, user: User, _token: str, _body: bytes, _request: Request) -> W.Me:
+        row, body = self.limits()
+        return W.Me(api=W.API_VERSION, user_id=user.id, email=user.email, created_ms=user.created_ms,
+                    target=self.pool.target, max_row_bytes=row, max_body_bytes=body)
+
+    def push(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> W.PushResult:
+        b = decode(body, W.PushBody)
+        if len(b.sessions) + len(b.messages) > W.MAX_PUSH_ROWS:
+            raise HTTPError(413, f"at most {W.MAX_PUSH_ROWS} rows per push")
+        rejected: list[Rejected] = []
+        sessions = []
+        bad_keys: set[str] = set()
+        for w in b.sessions:
+            why = session_problem(w)
+            if why is None:
+                sessions.append(W.session_from_wire(w))
+            else:
+                rejected.append(Rejected(w.key, None, why))
+                bad_keys.add(w.key)
+        messages: list[ops.MessageFields] = []
+        for m in b.messages:
+            why = message_problem(m) or ("its session's register was refused" if m.key in bad_keys else None)
+            if why is None:
+                messages.append((m.key, m.message_id, m.role, m.content, m.timestamp, m.tool_calls, m.extra,
+                                 tuple(m.version)))  # type: ignore[arg-type]
+            else:
+                rejected.append(Rejected(m.key, m.message_id, why))
+        conn.raw()  # connect first: prepare needs the server's max_allowed_packet
+        prepared = ops.prepare(user.id, sessions, messages, max_packet=conn.max_packet)
+        seq, sent = (0, 0) if not prepared.stmts else conn.transaction(
+            lambda cur: ops.write(cur, user.id, prepared), doing="pushing a batch")
+        return W.PushResult(change_seq=seq, sent=sent,
+                            rejected=[W.rejected_to_wire(r) for r in [*rejected, *prepared.rejected]])
+
+    def changes(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> W.PageBody:
+        b = decode(body, W.ChangesBody)
+        if b.after < 0 or not 1 <= b.limit <= 10_000 or len(b.skip) > 100_000:
+            raise HTTPError(400, "after must be >= 0, limit in 1..10000")
+        page = conn.transaction(lambda cur: ops.changes(cur, user.id, b.after, skip=b.skip, limit=b.limit),
+                                doing="reading changes")
+        return W.page_to_wire(page)
+
+    def pending(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> W.PendingResult:
+        b = decode(body, W.PendingBody)
+        if b.after < 0 or len(b.skip) > 100_000:
+            raise HTTPError(400, "after must be >= 0")
+        regs, n, top = conn.transaction(lambda cur: ops.pending(cur, user.id, b.after, skip=b.skip),
+                                        doing="counting changes")
+        return W.PendingResult(sessions=[W.page_session(r) for r in regs], messages=n, top=top)

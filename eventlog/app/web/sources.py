@@ -1,0 +1,266 @@
+"""Where the web pages get sessions and messages: the local workspace or the gateway, one interface.
+
+``LocalSource`` reads a workspace opened read-only through ``LocalSessionStore`` (never
+locks, never writes: the daemon and agents keep writing meanwhile; its projections catch
+up with their appends on each request). ``GatewaySource`` reads and writes one signed-in
+user's rows through ``MySQLSessionStore`` on a pooled connection: every query names that
+user, so another user's sessions are simply not there (404), whatever key is asked for.
+
+Both give the pages the same things (``Source``): a page of sessions newest first
+(filtered by project or text), the projects, one session, a page of its messages, where a
+message is, a search, daily message counts, and (gateway only) adding a message.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from typing import Any
+
+from eventlog.errors import ConfigError, EvlogError, NotFound
+from eventlog.app.session_store import LocalSessionStore, Message, SessionInfo
+from eventlog.app.workspace import Workspace
+from eventlog.app.web import data
+
+MAX_MESSAGE_CHARS = 100_000
+READ_ATTEMPTS = 8  # tries to read a session file that writers keep rewriting (about 0.3 s in all)
+
+
+class Source(ABC):
+    """What the pages read (and, in gateway mode, write). ``user`` is None in local mode."""
+
+    mode: str
+    writable: bool = False
+
+    @abstractmethod
+    def sessions(self, user: Any, *, offset: int, limit: int, project: str | None,
+                 query: str | None) -> tuple[list[SessionInfo], int, list[str]]:
+        """A page of sessions newest first, how many match, and every project (for the filter)."""
+
+    @abstractmethod
+    def transcript(self, user: Any, key: str, *, page: int | None,
+                   per: int) -> tuple[SessionInfo, list[Message], int, int]:
+        """(the session, its messages on page ``page`` (1-based; None: the last), how many it has, the page);
+        ``NotFound`` for an unknown session (also for another user's key)."""
+
+    @abstractmethod
+    def locate(self, user: Any, key: str, message_id: str) -> int:
+        """The index of a message in its session; ``NotFound``."""
+
+    @abstractmethod
+    def search(self, user: Any, query: str, project: str | None) -> data.SearchView: ...
+
+    @abstractmethod
+    def messages_per_day(self, user: Any) -> data.Series: ...
+
+    def add_message(self, user: Any, key: str, content: str) -> tuple[Message, int]:
+        """Add a user message (gateway mode); (the message, how many the session has now)."""
+        raise ConfigError("this view is read-only")
+
+    def close(self) -> None:
+        """Release the workspace or the pool."""
+
+
+class LocalSource(Source):
+    """A local workspace, read-only (see the module docstring)."""
+
+    mode = "local"
+
+    def __init__(self, home: str) -> None:
+        self.ws = Workspace.open(home)
+        self.store = LocalSessionStore(self.ws)
+        self.lock = threading.RLock()
+        self.stats = data.Stats()
+        self._listed: tuple[int, list[SessionInfo]] = (-1, [])
+        self._read: tuple[str, int, list[Message]] | None = None
+        self._projects: tuple[Any, list[str]] = (None, [])
+
+    @property
+    def home(self) -> str:
+        return self.ws.home
+
+    def _all(self) -> list[SessionInfo]:
+        """Every session newest first, cached until the log moves."""
+        with self.lock:
+            self.ws.projections  # noqa: B018 - catch up with other processes' appends
+            seq = self.ws.log.last_seq
+            if self._listed[0] != seq:
+                self._listed = (seq, self.store.list())
+            return self._listed[1]
+
+    def sessions(self, user: Any, *, offset: int, limit: int, project: str | None,
+                 query: str | None) -> tuple[list[SessionInfo], int, list[str]]:
+        everything = found = self._all()
+        if project is not None:
+            found = [s for s in found if s.project == project]
+        if query:
+            q = query.casefold()
+            found = [s for s in found if q in s.title.casefold() or q in s.preview.casefold() or q in s.key.casefold()]
+        with self.lock:
+            if self._projects[0] is not everything:
+                self._projects = (everything, sorted({s.project for s in everything if s.project}))
+            projects = self._projects[1]
+        return found[offset:offset + limit], len(found), projects
+
+    def transcript(self, user: Any, key: str, *, page: int | None,
+                   per: int) -> tuple[SessionInfo, list[Message], int, int]:
+        with self.lock:
+            self.ws.projections  # noqa: B018
+            info = self.store.get(key)
+            if info is None:
+                raise NotFound(f"no session {key!r}")
+            msgs = self._history(key)
+        last = max(1, -(-len(msgs) // per))
+        n = last if page is None else min(max(1, page), last)
+        return info, msgs[(n - 1) * per:n * per], len(msgs), n
+
+    def _history(self, key: str) -> list[Message]:
+        """The session's messages (all its file keeps), cached until the log moves."""
+        with self.lock:
+            self.ws.projections  # noqa: B018
+            seq = self.ws.log.last_seq
+            cached = self._read
+            if cached is not None and cached[0] == key and cached[1] == seq:
+                return cached[2]
+            for attempt in range(READ_ATTEMPTS):
+                try:
+                    msgs = self.store.history(key)
+                    break
+                except NotFound:
+                    raise
+                except EvlogError:  # the session files keep moving under us (a writer flushing): wait, retry
+                    if attempt == READ_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.01 * (attempt + 1))
+            self._read = (key, seq, msgs)
+            return msgs
+
+    def locate(self, user: Any, key: str, message_id: str) -> int:
+        for i, m in enumerate(self._history(key)):
+            if str(m.id) == message_id:
+                return i
+        raise NotFound(f"no message {message_id!r} in session {key!r} (older messages leave the session file)")
+
+    def search(self, user: Any, query: str, project: str | None) -> data.SearchView:
+        with self.lock:
+            return data.search(self.ws, query, project=project)
+
+    def messages_per_day(self, user: Any) -> data.Series:
+        with self.lock:
+            self.stats.update(self.ws)
+        return self.stats.view().messages
+
+    # local-only pages: memory, audit, processors, plots
+    def memory_files(self) -> list[data.MemoryFileView]:
+        with self.lock:
+            return data.memory_files(self.ws)
+
+    def why(self, fact_id: str) -> data.WhyView | None:
+        with self.lock:
+            return data.why(self.ws, fact_id)
+
+    def dream_runs(self) -> list[data.RunView]:
+        with self.lock:
+            return data.dream_runs(self.ws)
+
+    def offsets(self) -> list[data.OffsetView]:
+        with self.lock:
+            return data.offsets(self.ws)
+
+    def plots(self) -> data.PlotsView:
+        with self.lock:
+            self.stats.update(self.ws)
+        return self.stats.view()
+
+    def log_end(self) -> int:
+        with self.lock:
+            return self.ws.log.last_seq
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+class GatewaySource(Source):
+    """The gateway database for signed-in users (see the module docstring)."""
+
+    mode = "gateway"
+    writable = True
+
+    def __init__(self, pool: Any, *, origin: str = "web") -> None:
+        self.pool = pool
+        self.origin = origin
+
+    def _store(self, conn: Any, user: Any) -> Any:
+        from eventlog.app.gateway.store import MySQLSessionStore
+
+        return MySQLSessionStore.bound(conn, user, origin=self.origin)
+
+    def _with(self, user: Any, fn: Any) -> Any:
+        if user is None:
+            raise NotFound("not signed in")
+        with self.pool.connection() as conn:
+            return fn(self._store(conn, user))
+
+    def sessions(self, user: Any, *, offset: int, limit: int, project: str | None,
+                 query: str | None) -> tuple[list[SessionInfo], int, list[str]]:
+        return self._with(user, lambda s: s.listing(offset=offset, limit=limit, project=project, query=query))
+
+    def transcript(self, user: Any, key: str, *, page: int | None,
+                   per: int) -> tuple[SessionInfo, list[Message], int, int]:
+        def run(s: Any) -> tuple[SessionInfo, list[Message], int, int]:
+            info, msgs, total, start = s.history_page(key, offset=None if page is None else (page - 1) * per, limit=per)
+            if page is not None and not msgs and total:  # past the end: the last page
+                info, msgs, total, start = s.history_page(key, offset=None, limit=per)
+            return info, msgs, total, start // per + 1
+
+        return self._with(user, run)
+
+    def locate(self, user: Any, key: str, message_id: str) -> int:
+        return self._with(user, lambda s: s.message_index(key, message_id))
+
+    def search(self, user: Any, query: str, project: str | None) -> data.SearchView:
+        def run(s: Any) -> data.SearchView:
+            hits = []
+            for m in s.search_messages(query, limit=data.SEARCH_LIMIT):
+                snippet = _snippet(m.content, query)
+                hits.append(data.SearchHit(m.session_key, m.id, m.role, m.timestamp, snippet, "", 0.0,
+                                           data.query_parts(snippet, query)))
+            return data.SearchView("substring", hits, "the newest messages containing these words")
+
+        return self._with(user, run)
+
+    def messages_per_day(self, user: Any) -> data.Series:
+        rows = self._with(user, lambda s: s.messages_per_day())
+        values: dict[str, dict[str, float]] = {}
+        for day, project, n in rows:
+            values.setdefault(project, {})[day] = values.get(project, {}).get(day, 0) + n
+        return data.Series(sorted({d for d, _, _ in rows}), values)
+
+    def add_message(self, user: Any, key: str, content: str) -> tuple[Message, int]:
+        """Add a user message to the session; (the message, how many the session has now)."""
+        if not content.strip():
+            raise ConfigError("the message is empty")
+        if len(content) > MAX_MESSAGE_CHARS:
+            raise ConfigError(f"a message may have at most {MAX_MESSAGE_CHARS} characters")
+
+        def run(s: Any) -> tuple[Message, int]:
+            if s.get(key) is None:
+                raise NotFound(f"no session {key!r}")
+            msg = s.add_message(key, "user", content)
+            return msg, s.get(key).message_count
+
+        return self._with(user, run)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _snippet(text: Any, query: str, width: int = 160) -> str:
+    text = text if isinstance(text, str) else str(text)
+    flat = " ".join(text.split())
+    i = flat.casefold().find(query.casefold())
+    if i < 0 or len(flat) <= width:
+        return flat[:width]
+    start = max(0, i - width // 3)
+    return ("…" if start else "") + flat[start:start + width] + ("…" if start + width < len(flat) else "")

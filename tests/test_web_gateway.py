@@ -1,0 +1,349 @@
+"""``evlog web --gateway``: sign-in, isolation between users, CSRF, cookies, stateless processes.
+
+Pages are requested through Starlette's test client against ``gateway_app`` over a real
+MariaDB (``EVLOG_TEST_MYSQL_URL``); every test works under fresh user e-mails.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import urllib.parse
+import uuid
+
+import markupsafe
+import pytest
+from starlette.testclient import TestClient
+
+from eventlog.app.gateway import auth
+from eventlog.app.gateway.pool import Pool
+from eventlog.app.gateway.store import MySQLSessionStore
+from eventlog.app.web import security
+from eventlog.app.web.app import anchor, gateway_app, key_token
+from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
+from tests.test_web_local import active_markup
+
+pytestmark = [pytest.mark.mysql, requires_mysql]
+
+PASSWORD = "correct horse battery"
+BASE = "http://gw.test"
+HOSTILE_KEY = "<script>alert('k')</script>"
+HOSTILE = "<img src=x onerror=alert('x')><script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = Pool(MYSQL_URL, size=8)
+    p.migrate()
+    yield p
+    p.close()
+
+
+def app_of(pool, **kw):
+    kw.setdefault("policy", auth.LoginPolicy(per_email=5, per_client=10_000, window=900))
+    return gateway_app(pool, **kw)
+
+
+@pytest.fixture
+def app(pool):
+    return app_of(pool)
+
+
+def make_user(pool, label: str, sessions: dict[str, list[str]] | None = None, project: str = "/work/p") -> str:
+    email = fresh_email(label)
+    with pool.connection() as conn:
+        auth.add_user(conn, email, PASSWORD)
+    if sessions:
+        with MySQLSessionStore(MYSQL_URL, email, origin="seed") as store:
+            for key, texts in sessions.items():
+                store.get_or_create(key, title=f"title of {key}", project=project)
+                for i, t in enumerate(texts):
+                    store.add_message(key, "user", t, message_id=f"{key}-m{i}")
+    return email
+
+
+def login_csrf(c: TestClient) -> str:
+    page = c.get("/login")
+    assert page.status_code == 200
+    return re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+
+
+def sign_in(c: TestClient, email: str, password: str = PASSWORD, *, next_url: str = "/sessions"):
+    token = login_csrf(c)
+    return c.post("/login", data={"csrf": token, "email": email, "password": password, "next": next_url})
+
+
+def client(app, **kw) -> TestClient:
+    kw.setdefault("base_url", BASE)
+    return TestClient(app, follow_redirects=False, **kw)
+
+
+def signed_in(app, email: str, **kw) -> TestClient:
+    c = client(app, **kw)
+    r = sign_in(c, email)
+    assert r.status_code == 303, r.text
+    return c
+
+
+def page_csrf(c: TestClient, path: str = "/sessions") -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', c.get(path).text).group(1)
+
+
+# --------------------------------------------------------------------------- signing in
+
+
+def test_pages_need_a_sign_in_and_come_back_after_it(app, pool):
+    email = make_user(pool, "alice", {"s1": ["hello"]})
+    c = client(app)
+    r = c.get("/s/" + key_token("s1") + "?page=1")
+    assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
+    back = urllib.parse.unquote(r.headers["location"].split("next=", 1)[1])
+    r = sign_in(c, email, next_url=back)
+    assert r.status_code == 303 and r.headers["location"] == back
+    assert "hello" in c.get(back).text
+
+
+def test_the_session_cookie_is_httponly_strict_and_secure_over_https(app, pool):
+    email = make_user(pool, "cookie")
+    r = sign_in(client(app), email)
+    cookie = [v for k, v in r.headers.multi_items() if k == "set-cookie" and v.startswith(security.SESSION_COOKIE)][0]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie and "Secure" not in cookie
+    r = sign_in(client(app, base_url="https://gw.test"), email)
+    cookie = [v for k, v in r.headers.multi_items() if k == "set-cookie" and v.startswith("__Host-")][0]
+    assert cookie.startswith(security.SECURE_SESSION_COOKIE + "=") and "Secure" in cookie and "HttpOnly" in cookie
+    assert "strict-transport-security" in r.headers
+
+
+def test_a_wrong_password_and_an_unknown_user_fail_alike(app, pool):
+    email = make_user(pool, "enum")
+    wrong = sign_in(client(app), email, "not the password")
+    unknown = sign_in(client(app), fresh_email("nobody"), "not the password")
+    nopass = fresh_email("nopass")
+    with MySQLSessionStore(MYSQL_URL, nopass):  # a user made by direct sync: no password
+        pass
+    no_password = sign_in(client(app), nopass, "anything at all")
+    bodies = []
+    for r, who in ((wrong, email), (unknown, None), (no_password, nopass)):
+        assert r.status_code == 401
+        text = re.sub(r'value="[^"]*"', "", r.text)
+        bodies.append(text.replace(html.escape(who or ""), "EMAIL") if who else re.sub(r"nobody-\w+@example\.test",
+                                                                                         "EMAIL", text))
+    assert "wrong e-mail or password" in bodies[0]
+    assert bodies[0] == bodies[1] == bodies[2]
+
+
+def test_failed_logins_are_rate_limited_per_email_whether_the_user_exists_or_not(app, pool):
+    email = make_user(pool, "limited")
+    for _ in range(5):
+        assert sign_in(client(app), email, "guess").status_code == 401
+    r = sign_in(client(app), email)  # the right password, but too late
+    assert r.status_code == 429 and "too many failed logins" in r.text and "retry-after" in r.headers
+    ghost = fresh_email("ghost")
+    codes = [sign_in(client(app), ghost, "guess").status_code for _ in range(6)]
+    assert codes == [401] * 5 + [429]
+    other = make_user(pool, "unaffected")
+    assert sign_in(client(app), other).status_code == 303
+
+
+def test_failed_logins_are_rate_limited_per_client_address(pool):
+    app = app_of(pool, policy=auth.LoginPolicy(per_email=100, per_client=3, window=900))
+    addr = ("client-" + uuid.uuid4().hex, 1234)  # an address no other test (or earlier run) used
+    victim = make_user(pool, "victim")
+    for i in range(3):
+        assert sign_in(client(app, client=addr), fresh_email(f"spray{i}"), "guess").status_code == 401
+    assert sign_in(client(app, client=addr), victim).status_code == 429
+    assert sign_in(client(app, client=("client-" + uuid.uuid4().hex, 1)), victim).status_code == 303
+
+
+def test_the_login_form_needs_its_csrf_cookie_and_field(app, pool):
+    email = make_user(pool, "logincsrf")
+    c = client(app)
+    r = c.post("/login", data={"email": email, "password": PASSWORD})
+    assert r.status_code == 403
+    token = login_csrf(c)
+    r = c.post("/login", data={"csrf": token + "x", "email": email, "password": PASSWORD})
+    assert r.status_code == 403
+    r = c.post("/login", data={"csrf": token, "email": email, "password": PASSWORD},
+               headers={"Origin": "https://evil.example"})
+    assert r.status_code == 403
+
+
+def test_sign_out_revokes_the_session_everywhere(app, pool):
+    email = make_user(pool, "bye")
+    c = signed_in(app, email)
+    cookie = c.cookies.get(security.SESSION_COOKIE)
+    assert c.post("/logout", data={"csrf": "wrong"}).status_code == 403
+    r = c.post("/logout", data={"csrf": page_csrf(c)})
+    assert r.status_code == 303 and r.headers["location"] == "/login"
+    replay = client(app)
+    replay.cookies.set(security.SESSION_COOKIE, cookie)
+    assert replay.get("/sessions").status_code == 303
+
+
+def test_a_new_password_signs_the_user_out_of_every_web_session(app, pool):
+    email = make_user(pool, "passwd")
+    c = signed_in(app, email)
+    assert c.get("/sessions").status_code == 200
+    with pool.connection() as conn:
+        auth.set_user_password(conn, email, "another good password")
+    assert c.get("/sessions").status_code == 303
+
+
+def test_a_local_mode_cookie_or_a_sync_token_never_opens_the_gateway(app, pool):
+    email = make_user(pool, "stolen", {"s": ["secret text"]})
+    with pool.connection() as conn:
+        _, sync_token = auth.login(conn, email, PASSWORD, kind="sync")
+    local_token = security.new_secret()
+    for name, value in ((security.LOCAL_COOKIE, local_token), (security.SESSION_COOKIE, local_token),
+                        (security.SESSION_COOKIE, sync_token), (security.SECURE_SESSION_COOKIE, sync_token)):
+        c = client(app)
+        c.cookies.set(name, value)
+        r = c.get("/sessions")
+        assert r.status_code == 303 and "secret text" not in r.text, name
+
+
+def test_a_web_session_token_is_no_sync_token(app, pool):
+    email = make_user(pool, "webtok")
+    c = signed_in(app, email)
+    cookie = c.cookies.get(security.SESSION_COOKIE)
+    r = client(app).get("/api/sync/v1/me", headers={"Authorization": f"Bearer {cookie}"})
+    assert r.status_code == 401
+
+
+def test_the_database_keeps_only_hashes_of_tokens(app, pool):
+    email = make_user(pool, "hashes")
+    c = signed_in(app, email)
+    cookie = c.cookies.get(security.SESSION_COOKIE)
+    rows = query("SELECT t.token_hash FROM gateway_tokens t JOIN gateway_users u ON u.id = t.user_id "
+                 "WHERE u.email = %s", (email,))
+    assert len(rows) == 1 and cookie.encode() not in rows[0][0] and rows[0][0] == auth.token_hash(cookie)
+    stored = query("SELECT password_hash FROM gateway_users WHERE email = %s", (email,))[0][0]
+    assert stored.startswith("scrypt$n=16384,r=8,p=1$") and PASSWORD not in stored
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+@pytest.fixture
+def two_users(app, pool):
+    shared = "shared-key"
+    a = make_user(pool, "owner", {shared: ["A's private words"], "only-a": ["A alone"]}, project="/secret/a-project")
+    b = make_user(pool, "other", {shared: ["B's own words"]})
+    return a, b, shared
+
+
+def test_user_b_gets_404_for_every_page_of_user_a_and_a_list_without_them(app, two_users):
+    a, b, shared = two_users
+    cb = signed_in(app, b)
+    listing = cb.get("/sessions").text
+    assert "only-a" not in listing and "A&#39;s private" not in listing and "A's private" not in listing
+    for path in (f"/s/{key_token('only-a')}", f"/s/{key_token('only-a')}?page=1",
+                 f"/s/{key_token('only-a')}/m/{key_token('only-a-m0')}",
+                 f"/s/{key_token(shared)}/m/{key_token(shared + '-m0')}-guess",
+                 f"/s/{key_token('guessed-key-' + a)}"):
+        r = cb.get(path)
+        assert r.status_code == 404 and "A alone" not in r.text, path
+    own = cb.get(f"/s/{key_token(shared)}").text
+    assert "B&#39;s own words" in own and "private" not in own
+    for path in ("/sessions", "/plots", "/sessions?project=%2Fsecret%2Fa-project"):
+        assert "a-project" not in cb.get(path).text.replace("%2Fsecret%2Fa-project", ""), path
+    found = cb.get("/sessions", params={"q": "private"}).text
+    assert "A&#39;s private words" not in found and "No message matches" in found
+    mine = cb.get("/sessions", params={"q": "own words"}).text
+    assert "B&#39;s own words" in mine and 'class="hit"' in mine
+
+
+def test_user_b_cannot_add_a_message_to_user_a_s_session(app, two_users, pool):
+    a, b, shared = two_users
+    cb = signed_in(app, b)
+    token = page_csrf(cb)
+    r = cb.post(f"/s/{key_token('only-a')}/messages", data={"csrf": token, "content": "sneaky"})
+    assert r.status_code == 404
+    with MySQLSessionStore(MYSQL_URL, a) as sa:
+        assert [m.content for m in sa.history("only-a")] == ["A alone"]
+    r = cb.post(f"/s/{key_token(shared)}/messages", data={"csrf": token, "content": "mine"})
+    assert r.status_code == 303
+    with MySQLSessionStore(MYSQL_URL, a) as sa, MySQLSessionStore(MYSQL_URL, b) as sb:
+        assert [m.content for m in sa.history(shared)] == ["A's private words"]
+        assert [m.content for m in sb.history(shared)] == ["B's own words", "mine"]
+
+
+# --------------------------------------------------------------------------- adding messages, CSRF
+
+
+def test_adding_a_message_needs_the_session_csrf_token_and_the_same_origin(app, pool):
+    email = make_user(pool, "writer", {"s": ["first"]})
+    other = signed_in(app, make_user(pool, "csrfother"))
+    c = signed_in(app, email)
+    url = f"/s/{key_token('s')}/messages"
+    assert c.post(url, data={"content": "no token"}).status_code == 403
+    assert c.post(url, data={"content": "other's token", "csrf": page_csrf(other)}).status_code == 403
+    token = page_csrf(c, f"/s/{key_token('s')}")
+    assert c.post(url, data={"content": "cross", "csrf": token}, headers={"Origin": "https://evil.example"}
+                  ).status_code == 403
+    assert c.post(url, data={"content": "ref", "csrf": token}, headers={"Referer": "https://evil.example/x"}
+                  ).status_code == 403
+    assert c.post(url, content=b'{"content": "json"}', headers={"Content-Type": "application/json"}
+                  ).status_code == 400
+    r = c.post(url, data={"content": "from the browser", "csrf": token}, headers={"Origin": BASE})
+    assert r.status_code == 303
+    msgs = MySQLSessionStore(MYSQL_URL, email)
+    try:
+        got = msgs.history("s")
+    finally:
+        msgs.close()
+    assert [m.content for m in got] == ["first", "from the browser"] and got[1].role == "user"
+    assert r.headers["location"] == f"/s/{key_token('s')}?page=1#{anchor(got[1].id)}"
+    assert "from the browser" in c.get(r.headers["location"].split("#")[0]).text
+    jump = c.get(f"/s/{key_token('s')}/m/{key_token(got[1].id)}")
+    assert jump.status_code == 303 and jump.headers["location"] == r.headers["location"]
+    plots = c.get("/plots").text
+    assert re.search(r"<title>\d{4}-\d\d-\d\d · /work/p: 2 messages</title>", plots)
+
+
+def test_an_empty_or_oversized_message_is_refused(app, pool):
+    email = make_user(pool, "sizes", {"s": ["first"]})
+    c = signed_in(app, email)
+    url = f"/s/{key_token('s')}/messages"
+    token = page_csrf(c)
+    assert c.post(url, data={"content": "   ", "csrf": token}).status_code == 400
+    assert c.post(url, data={"content": "x" * 100_001, "csrf": token}).status_code == 400
+
+
+# --------------------------------------------------------------------------- hostile content
+
+
+
+
+
+def test_hostile_keys_titles_and_messages_render_as_text(app, pool):
+    email = fresh_email("xss")
+    with pool.connection() as conn:
+        auth.add_user(conn, email, PASSWORD)
+    with MySQLSessionStore(MYSQL_URL, email) as s:
+        s.get_or_create(HOSTILE_KEY, title=HOSTILE, project=HOSTILE)
+        s.add_message(HOSTILE_KEY, "user", HOSTILE, message_id=HOSTILE)
+    c = signed_in(app, email)
+    for path in ("/sessions", f"/s/{key_token(HOSTILE_KEY)}", "/plots", "/sessions?q=" + urllib.parse.quote("<img")):
+        assert active_markup(c.get(path).text) == [], path
+    body = c.get(f"/s/{key_token(HOSTILE_KEY)}").text
+    assert str(markupsafe.escape(HOSTILE)) in body  # shown, as text
+
+
+# --------------------------------------------------------------------------- stateless processes
+
+
+def test_any_process_serves_any_session(pool):
+    """Sessions live in the database: a cookie from one process works on another, a logout ends it on both."""
+    one, two = app_of(pool), app_of(pool)
+    email = make_user(pool, "roaming", {"s": ["hello"]})
+    c1 = signed_in(one, email)
+    cookie = c1.cookies.get(security.SESSION_COOKIE)
+    c2 = client(two)
+    c2.cookies.set(security.SESSION_COOKIE, cookie)
+    assert "hello" in c2.get(f"/s/{key_token('s')}").text
+    token = page_csrf(c2)
+    assert c2.post(f"/s/{key_token('s')}/messages", data={"csrf": token, "content": "via two"}).status_code == 303
+    assert "via two" in c1.get(f"/s/{key_token('s')}").text
+    assert c1.post("/logout", data={"csrf": token}).status_code == 303
+    assert c2.get("/sessions").status_code == 303
