@@ -26,6 +26,7 @@ lines, Dream's runs, recoveries): only the library writes them, on purpose.
 from __future__ import annotations
 
 import re
+import typing
 from datetime import date
 
 from eventlog.errors import InvalidEventError
@@ -54,7 +55,6 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+/-]*")
 _ROLE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _SEGMENT = re.compile(r"\d{20}\.jsonl")
-_KNOWN = frozenset(EVENT_TYPES)
 _KEY_FIELDS = ("session_key", "message_id", "fact_id", "entry_id", "dedup")
 _TOKEN_FIELDS = ("processor", "run_id", "source")
 FIRST_YEAR, LAST_YEAR = 1970, 9999
@@ -71,42 +71,61 @@ def valid_date(text: str) -> bool:
     return FIRST_YEAR <= d.year <= LAST_YEAR
 
 
+def _bad(ev: Event, where: str, field: str, why: str) -> InvalidEventError:
+    prefix = f"{where}: " if where else ""
+    return InvalidEventError(f"{prefix}{ev.type} field `{field}`: {why}", field=field)
+
+
+def _plan(cls: type[Event]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The fields of ``cls`` the generic rules look at: integers, keys (length) and names (tokens)."""
+    hints = typing.get_type_hints(cls)
+    fields = cls.__struct_fields__
+    return (tuple(n for n in fields if hints[n] is int and n != "seq"),
+            tuple(n for n in _KEY_FIELDS if n in fields), tuple(n for n in _TOKEN_FIELDS if n in fields))
+
+
+_PLANS = {cls: _plan(cls) for cls in EVENT_TYPES}
+
+
 def validate_event(ev: Event, *, where: str = "") -> None:
     """Raise ``InvalidEventError`` if ``ev`` may not enter the log (see the module docstring)."""
-    def bad(field: str, why: str) -> InvalidEventError:
-        prefix = f"{where}: " if where else ""
-        return InvalidEventError(f"{prefix}{ev.type if isinstance(ev, Event) else type(ev).__name__} field `{field}`: {why}",
-                                 field=field)
-
-    if type(ev) not in _KNOWN:
+    plan = _PLANS.get(type(ev))
+    if plan is None:
         prefix = f"{where}: " if where else ""
         raise InvalidEventError(f"{prefix}not an event of the catalogue: {ev!r:.200}")
-    for name in ev.__struct_fields__:
+    ints, keys, tokens = plan
+    for name in ints:
         value = getattr(ev, name)
-        if type(value) is int and not 0 <= value < MAX_INT and name not in ("seq",):
-            raise bad(name, f"{value} is not an integer in [0, 2**63)")
-        if type(value) is str and len(value) > MAX_KEY_CHARS and name in _KEY_FIELDS:
-            raise bad(name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
-        if name in _TOKEN_FIELDS and type(value) is str and value and not _is_token(value):
-            raise bad(name, f"{value!r:.80} is not a name (letters, digits and _.:@+/-, at most {MAX_TOKEN_CHARS})")
+        if type(value) is int and not 0 <= value < MAX_INT:
+            raise _bad(ev, where, name, f"{value} is not an integer in [0, 2**63)")
+    for name in keys:
+        value = getattr(ev, name)
+        if type(value) is str and len(value) > MAX_KEY_CHARS:
+            raise _bad(ev, where, name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
+    for name in tokens:
+        value = getattr(ev, name)
+        if type(value) is str and value and not _is_token(value):
+            raise _bad(ev, where, name, f"{value!r:.80} is not a name (letters, digits and _.:@+/-, at most {MAX_TOKEN_CHARS})")
+    if type(ev) is MessageAppended:
+        if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
+            raise _bad(ev, where, "role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
+        return
     match ev:
-        case MessageAppended() if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
-            raise bad("role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
         case MemoryAppended():
             if ev.scope not in ("user", "project"):
-                raise bad("scope", f"{ev.scope!r:.80} is neither 'user' nor 'project'")
+                raise _bad(ev, where, "scope", f"{ev.scope!r:.80} is neither 'user' nor 'project'")
             if type(ev.section) is str and ("\n" in ev.section or len(ev.section) > 200):
-                raise bad("section", "a section name is one line of at most 200 characters")
+                raise _bad(ev, where, "section", "a section name is one line of at most 200 characters")
         case DiaryAppended() | DiaryTrimmed() | DiaryDigested() if not valid_date(ev.date):
-            raise bad("date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
+            raise _bad(ev, where, "date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
         case OffsetReset() if ev.date and not valid_date(ev.date):
-            raise bad("date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
+            raise _bad(ev, where, "date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
         case OffsetCommitted() if not _SEGMENT.fullmatch(ev.segment):
-            raise bad("segment", f"{ev.segment!r:.80} is not a segment file name")
+            raise _bad(ev, where, "segment", f"{ev.segment!r:.80} is not a segment file name")
         case CursorAdvanced() if ev.from_cursor > ev.to_cursor:
-            raise bad("to_cursor", f"{ev.to_cursor} is before from_cursor {ev.from_cursor}")
+            raise _bad(ev, where, "to_cursor", f"{ev.to_cursor} is before from_cursor {ev.from_cursor}")
         case DreamStarted() if not ev.run_id:
-            raise bad("run_id", "a run needs an id")
+            raise _bad(ev, where, "run_id", "a run needs an id")
         case _:
             pass
 

@@ -1155,7 +1155,7 @@ def bench_replay_check(ctx: Context) -> Result:
 
         def check(_scratch: str) -> float:
             drifts: list = []
-            seconds = timed(lambda: drifts.extend(replay.check(ws)))
+            seconds = timed(lambda: drifts.extend(replay.check(ws).drifts))
             if drifts:
                 raise RuntimeError(f"replay.check found drift: {drifts[:3]}")
             return seconds
