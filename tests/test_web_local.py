@@ -469,3 +469,33 @@ def test_evlog_web_prints_a_tokened_loopback_url_and_serves_it(tmp_path, cli_run
 def test_local_mode_takes_no_writes(client):
     for path in ("/sessions", f"/s/{key_token(LONG_KEY)}/messages", "/login", "/logout"):
         assert client.post(path, data={"content": "x"}).status_code in (404, 405), path
+
+
+def test_why_of_a_learned_fact_shows_its_exact_messages_and_its_supersede_chain(tmp_path):
+    from eventlog.events import MemorySuperseded
+    from processors.dream import run_dream
+    from processors.llm import OfflineExtractor
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    ws = Workspace.open(home, writable=True)
+    try:
+        [seq] = ws.append([MessageAppended(session_key="cli:vim", message_id="v1", role="user",
+                                           content="I prefer vim as my editor.", timestamp="2026-11-20T10:00:00Z")])
+        run_dream(ws, OfflineExtractor())
+        [old] = ws.memory.all_facts("active")
+        new = MemoryAppended(fact_id="fact-emacs", scope="user", section="Preferences", text="The user prefers emacs.",
+                             by="user")
+        ws.append([new, MemorySuperseded(fact_id=old.fact_id, by_fact_id="fact-emacs", by="user")])
+    finally:
+        ws.close()
+    app = local_app(home, PORT, token=TOKEN)
+    try:
+        with TestClient(app, base_url=BASE, follow_redirects=False) as c:
+            c.get(f"/?token={TOKEN}")
+            body = c.get(f"/memory/why/{key_token(old.fact_id)}").text
+            words = " ".join(text_of(body).split())
+            assert "I prefer vim as my editor." in words and f"/s/{key_token('cli:vim')}/m/{key_token('v1')}" in body
+            assert "About user" in words and "superseded" in words and "fact-emacs" in words
+    finally:
+        app.state.web.source.close()

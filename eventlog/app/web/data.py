@@ -88,7 +88,8 @@ class ChainLink:
 
 @dataclass
 class WhyView:
-    """Why a fact is in MEMORY.md: its run (model, prompt hash, tokens), its sources, its chain."""
+    """Why a fact is in MEMORY.md: its run (model, prompt hash, tokens), the exact messages it came from (older
+    facts: the history entries they cite), its supersede chain."""
 
     fact: FactView
     file: str  # "global" or the project path
@@ -102,6 +103,10 @@ class WhyView:
     output_tokens: int
     sources: list[SourceEntryView]
     chain: list[ChainLink]
+    messages: list[SourceMessageView] = field(default_factory=list)
+    subject: str = ""
+    when: str = ""
+    by: str = ""
 
 
 @dataclass
@@ -245,33 +250,28 @@ def _fact(f: Any) -> FactView:
 
 
 def why(ws: Workspace, fact_id: str) -> WhyView | None:
-    """The explanation of one fact (``processors.audit.why``), with its run's tokens; None if no such fact."""
+    """The explanation of one fact in any state (``processors.audit.why``), with its run's tokens; None if no such fact."""
     from processors.audit import why as audit_why
 
     found = audit_why(ws, fact_id=fact_id)
-    if not found:
+    f = ws.memory.get(fact_id)
+    if not found or f is None:
         return None
     ex = found[0]
-    fact = next((_fact(f) for facts in ws.memory.files.values() for f in facts  # type: ignore[attr-defined]
-                 if f.fact_id == fact_id), None)
-    if fact is None:  # pragma: no cover - audit found it in the same projection
-        return None
-    run = ws.dream_runs.s.runs.get(ex.run_id)  # type: ignore[attr-defined]
+    fact = _fact(f)
+    run = ws.dream_runs.s.runs.get(ex.run_id)
+
+    def message(m: Any) -> SourceMessageView:
+        return SourceMessageView(session_key=m.session_key, message_id=m.message_id, role=m.role, timestamp=m.timestamp,
+                                 excerpt=m.excerpt, seq=m.seq)
+
     sources = [SourceEntryView(cursor=s.cursor, source=s.source, session_key=s.session_key, excerpt=s.excerpt,
-                               messages=[SourceMessageView(session_key=m.session_key, message_id=m.message_id,
-                                                           role=m.role, timestamp=m.timestamp, excerpt=m.excerpt,
-                                                           seq=m.seq) for m in s.messages])
-               for s in ex.sources]
+                               messages=[message(m) for m in s.messages]) for s in ex.sources]
     return WhyView(fact=fact, file=ex.file, run_id=ex.run_id, run_time=ex.run_time, outcome=ex.outcome,
                    model=ex.model, llm=run.llm if run is not None else "", prompt_hash=ex.prompt_hash,
-                   input_tokens=run.input_tokens if run is not None else 0,
-                   output_tokens=run.output_tokens if run is not None else 0,
-                   sources=sources, chain=supersede_chain(ws, fact_id))
-
-
-def supersede_chain(ws: Workspace, fact_id: str) -> list[ChainLink]:
-    """The versions of a fact, oldest first. The current fact model has none (facts are only appended)."""
-    return []
+                   input_tokens=ex.input_tokens, output_tokens=ex.output_tokens, sources=sources,
+                   chain=[ChainLink(c.fact_id, c.text, c.state, c.run_id) for c in ex.chain],
+                   messages=[message(m) for m in ex.messages], subject=ex.subject, when=ex.when, by=ex.by)
 
 
 def dream_runs(ws: Workspace) -> list[RunView]:
