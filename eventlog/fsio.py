@@ -103,6 +103,14 @@ class FileSystem:
         shutil.rmtree(path, ignore_errors=True)
 
 
+class ScratchFS(FileSystem):
+    """Writes files in place without syncing: for throwaway trees (``replay --check`` compares one, then deletes it)."""
+
+    def atomic_write(self, path: str, data: bytes, *, sync: bool = True) -> None:
+        with open(path, "wb") as f:
+            f.write(data)
+
+
 class MemoryFS(FileSystem):
     """Files kept in a dict instead of on disk: for rebuilding projections only to compare them."""
 

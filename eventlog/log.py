@@ -106,7 +106,9 @@ class Log:
 
     def append(self, event: Event, *, expected: int | None = None) -> int:
         """Validate and append one event; returns its seq (the first one's seq if its dedup key is known)."""
-        w = self._w()
+        w = self.writer
+        if w is None:
+            w = self._w()  # raises the documented error
         validate_event(event)
         return w.append(event, expected=expected)
 

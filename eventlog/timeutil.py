@@ -19,6 +19,8 @@ from datetime import UTC, datetime, timedelta
 
 _NORMAL = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{3})?Z")
 FIRST_YEAR, LAST_YEAR = 1970, 9999
+_LAST_DAY = {"01": "31", "02": "28", "03": "31", "04": "30", "05": "31", "06": "30", "07": "31", "08": "31", "09": "30",
+             "10": "31", "11": "30", "12": "31"}
 #: How far after its event's ``ts`` a source's own time may lie and still be believed.
 FUTURE_SLACK = timedelta(days=1)
 
@@ -27,11 +29,10 @@ def normalize_time(value: str) -> str:
     """A timestamp as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``, or "" if it is not a real time in the window."""
     if not value or type(value) is not str or len(value) > 64:
         return ""
-    m = _NORMAL.fullmatch(value)
-    if m:  # already UTC with 0 or 3 decimals: the common case, checked without a full parse
-        y, mo, d, h, mi, s = (int(x) for x in m.groups()[:6])
-        if FIRST_YEAR <= y <= LAST_YEAR and 1 <= mo <= 12 and 1 <= d <= 28 and h < 24 and mi < 60 and s < 60:
-            return value if len(value) == 24 else value[:19] + ".000Z"
+    if _NORMAL.fullmatch(value) and "1970" <= value[:4] and "01" <= value[8:10] <= _LAST_DAY.get(value[5:7], "") \
+            and value[11:13] <= "23" and value[14:16] <= "59" and value[17:19] <= "59":
+        # already UTC with 0 or 3 decimals and plainly a real time: the common case, no parse (29 February is parsed)
+        return value if len(value) == 24 else value[:19] + ".000Z"
     dt = parse_time(value)
     return "" if dt is None else format_time(dt)
 

@@ -89,6 +89,13 @@ _PLANS = {cls: _plan(cls) for cls in EVENT_TYPES}
 
 def validate_event(ev: Event, *, where: str = "") -> None:
     """Raise ``InvalidEventError`` if ``ev`` may not enter the log (see the module docstring)."""
+    if type(ev) is MessageAppended:  # the hot path: most events are messages
+        for value, name in ((ev.session_key, "session_key"), (ev.message_id, "message_id"), (ev.dedup, "dedup")):
+            if type(value) is str and len(value) > MAX_KEY_CHARS:
+                raise _bad(ev, where, name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
+        if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
+            raise _bad(ev, where, "role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
+        return
     plan = _PLANS.get(type(ev))
     if plan is None:
         prefix = f"{where}: " if where else ""
@@ -106,10 +113,6 @@ def validate_event(ev: Event, *, where: str = "") -> None:
         value = getattr(ev, name)
         if type(value) is str and value and not _is_token(value):
             raise _bad(ev, where, name, f"{value!r:.80} is not a name (letters, digits and _.:@+/-, at most {MAX_TOKEN_CHARS})")
-    if type(ev) is MessageAppended:
-        if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
-            raise _bad(ev, where, "role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
-        return
     match ev:
         case MemoryAppended():
             if ev.scope not in ("user", "project"):

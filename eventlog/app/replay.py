@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from eventlog.app.workspace import LOG_DIR, PROJECTIONS_LOCK, Workspace
 from eventlog.errors import ConfigError, LockedError
-from eventlog.fsio import OS_FS
+from eventlog.fsio import OS_FS, ScratchFS
 from eventlog.lock import FileLock
 from eventlog.log import Log
 from eventlog.timeutil import normalize_time
@@ -126,7 +126,8 @@ def check(ws: Workspace) -> CheckResult:
     try:
         live = Projector(ws.log, ws.home, default_projections(ws.home, OS_FS, live=False), OS_FS, checkpoint=True)
         with tempfile.TemporaryDirectory(prefix="evlog-check-") as tmp:
-            fresh = Projector(ws.log, tmp, default_projections(tmp, OS_FS, live=False), OS_FS, checkpoint=False)
+            scratch = ScratchFS()  # a throwaway tree: nothing to make durable
+            fresh = Projector(ws.log, tmp, default_projections(tmp, scratch, live=False), scratch, checkpoint=False)
             if live.seq:
                 fresh.catch_up(live.seq, flush_every=REBUILD_FLUSH_EVENTS)
             for p in fresh.projections:
