@@ -271,10 +271,15 @@ class StmAdded(Event, tag="memory.stm.added", kw_only=True):
 
 
 class MemoryRecalled(Event, tag="memory.recalled", kw_only=True):
-    """Memory entries were recalled (looked up and used) by an agent."""
+    """Memory entries were recalled (looked up and used) by an agent.
+
+    ``entry_ids`` names facts or memory entries; ``message_seqs`` names messages the caller
+    used (the short-term entries holding them count as used too).
+    """
 
     entry_ids: list[str]
     query: str = ""
+    message_seqs: list[int] = []
 
 
 class LtmPromoted(Event, tag="memory.ltm.promoted", kw_only=True):

@@ -5,8 +5,8 @@ Every append goes through two checks before a byte is written:
 * ``validate_event`` (here): the rules msgspec types cannot say. Counts, offsets and
   seqs are integers in ``[0, 2**63)``; names that become parts of file names or of
   rendered lines are bounded tokens (roles, processors, run ids, segment names); dates
-  that name diary files are real calendar dates ``YYYY-MM-DD``; texts and keys have a
-  size limit; a fact's scope is ``user`` or ``project``. Times a source wrote
+  that name diary files are real calendar dates ``YYYY-MM-DD``; keys and ids have a
+  size limit (``MAX_KEY_CHARS``; texts are kept whole); a fact's scope is ``user`` or ``project``. Times a source wrote
   (``timestamp``, ``created_at``, ``updated_at``) are kept as written, whatever they
   say: projections read them through ``timeutil.normalize_time``, which never raises
   and ignores what is not a real time within the sane window.

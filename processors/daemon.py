@@ -1,7 +1,9 @@
 """The daemon: run the processors on their schedules until told to stop.
 
 Jobs and their default intervals (``schedule`` in evlog.json, seconds): snapshot 300,
-digest 900, autocompact 300, dream 86400, archive 86400. Every job is due at start, then
+digest 900, autocompact 300, dream 86400, archive 86400, recall 60 (keeps the search
+index caught up). A job missing from evlog.json runs at its default; 0 turns a job off.
+Every job is due at start, then
 again ``interval`` seconds after it last ran. Jobs run one at a time in the daemon's
 thread; each processor step is one atomic append, so stopping between jobs (SIGINT or
 SIGTERM set ``stop``) leaves every offset consistent, and a daemon killed at any moment

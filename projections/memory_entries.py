@@ -3,7 +3,7 @@
 The digest adds short-term entries (``memory.stm.added``); the archive promotes the ones
 still in use to long-term (``memory.ltm.promoted``) and drops stale ones
 (``memory.stm.dropped``). An entry counts as *used* when an agent chose to use it
-(``memory.recalled``) or when a fact in MEMORY.md cites a message the entry holds (a
+(``memory.recalled``: the entry itself, or a message it holds) or when a fact in MEMORY.md cites a message the entry holds (a
 ``memory.appended`` fact lists the seqs of its source messages; an entry, the seqs of the
 messages its diary lines came from). Logs written before facts named their messages
 linked entries through history: the old digest fed each entry to Dream as a
@@ -88,8 +88,12 @@ class MemoryEntriesProjection(Projection):
             case StmDropped():
                 self._move(ev.entry_id, "dropped", ev.reason)
             case MemoryRecalled():
-                for eid in ev.entry_ids:
-                    e = self.s.entries.get(eid)
+                used = [self.s.entries.get(eid) for eid in ev.entry_ids]
+                if ev.message_seqs:
+                    wanted = set(ev.message_seqs)
+                    used += [e for e in self.s.entries.values()
+                             if e.tier == "stm" and e.entry_id not in ev.entry_ids and wanted.intersection(e.message_seqs)]
+                for e in used:
                     if e is not None:
                         e.recalled += 1
                         e.last_used = ev.ts

@@ -69,3 +69,23 @@ def test_memory_recall_is_ranked_recall_and_records_use_only_when_asked(tmp_path
     out = cli_runner.invoke(cli, ["--home", home, "recall", "topic 2 best", "--scope", "facts", "--use"])
     assert out.exit_code == 0, out.stderr
     assert Workspace.open(home).memory.get("fact-t").recalled == 1
+
+
+def test_a_message_an_agent_used_from_recall_keeps_its_short_term_entry(tmp_path, cli_runner):
+    from eventlog.cli import cli
+
+    ws = _workspace(tmp_path)
+    home = ws.home
+    entries = {e.message_seqs[0]: e.entry_id for e in ws.memory_entries.entries("stm")}
+    ws.close()
+    out = cli_runner.invoke(cli, ["--home", home, "recall", "topic 1", "--scope", "messages", "-n", "1", "--use"])
+    assert out.exit_code == 0, out.stderr
+    ws = Workspace.open(home, writable=True)
+    try:
+        [message] = [e for e in ws.log.read() if isinstance(e, MessageAppended) and e.message_id == "m1"]
+        run_archive(ws, clock=lambda: time.time() + 30 * 86400)
+        tiers = {e.entry_id: e.tier for e in ws.memory_entries.entries()}
+        assert tiers[entries[message.seq]] == "ltm"
+        assert sorted(tiers.values()) == ["dropped", "dropped", "ltm"]
+    finally:
+        ws.close()

@@ -164,6 +164,42 @@ def test_init_creates_a_workspace_and_running_it_again_changes_nothing(cli_runne
     assert {p: read_bytes(os.path.join(root, p)) for root, _d, fs in os.walk(home) for p in fs if p != "LOCK"} == files
 
 
+def test_a_new_workspace_is_readable_by_its_owner_only(cli_runner, tmp_path):
+    home = tmp_path / "private" / "ws"
+    check(run(cli_runner, home, "init"))
+    for d in (home, home / "log", home / "state"):
+        assert os.stat(d).st_mode & 0o777 == 0o700, d
+
+
+def test_a_job_missing_from_an_older_schedule_runs_at_its_default_and_bad_intervals_are_refused(cli_runner, tmp_path):
+    from eventlog.app.workspace import DEFAULT_SCHEDULE, load_config
+
+    home = tmp_path / "ws"
+    check(run(cli_runner, home, "init"))
+    cfg = json.loads(read_bytes(str(home / "evlog.json")))
+    cfg["schedule"] = {"snapshot": 60, "dream": 0}  # written before the recall job existed; dream turned off
+    (home / "evlog.json").write_text(json.dumps(cfg))
+    schedule = load_config(str(home)).schedule
+    assert schedule == {**DEFAULT_SCHEDULE, "snapshot": 60, "dream": 0}
+    for bad in (-1, 1e12):
+        cfg["schedule"] = {"snapshot": bad}
+        (home / "evlog.json").write_text(json.dumps(cfg))
+        r = check(run(cli_runner, home, "stats"), 3)
+        assert "schedule.snapshot" in r.stderr
+
+
+def test_a_named_project_that_does_not_exist_is_not_created_or_registered(cli_runner, tmp_path):
+    home = tmp_path / "ws"
+    missing = tmp_path / "no-such-project"
+    check(run(cli_runner, home, "init"))
+    r = check(run(cli_runner, home, "remember", "--project", str(missing), "We use tabs in this repo."))
+    assert "is not a directory here" in r.stderr
+    assert not missing.exists()
+    assert json.loads(read_bytes(str(home / "evlog.json")))["projects"] == []
+    with Workspace.open(str(home), writable=True) as ws, pytest.raises(Exception, match="not a directory"):
+        ws.register_project(str(missing))
+
+
 def test_init_changes_a_setting_of_an_existing_workspace_and_says_so(cli_runner, tmp_path):
     home = tmp_path / "ws"
     check(run(cli_runner, home, "init"))

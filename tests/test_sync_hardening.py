@@ -283,6 +283,7 @@ def test_a_workspace_that_pulled_as_one_user_does_not_push_as_another_by_acciden
             d.push(b)
         with pytest.raises(ConfigError):
             d.pull(b)
+        assert query("SELECT id FROM gateway_users WHERE email = %s", (b,)) == []  # a refused sync created no account
         st = sync.status(d.ws, MYSQL_URL, b)  # reading is harmless: it only says so
         assert any(f"as {a}" in n for n in st.notes)
     with MySQLSessionStore(MYSQL_URL, b) as web_b:

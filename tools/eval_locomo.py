@@ -185,7 +185,7 @@ def _semantic(cache: str, *, required: bool):
         available = None
     if available is None or not available():
         if required:
-            raise SystemExit("the embeddings extra is not installed: pip install 'evlog[embeddings]'")
+            raise SystemExit("the embeddings extra is not installed: pip install -e '.[embeddings]'")
         print("(embeddings extra not installed: BM25 only)", file=sys.stderr)
         return None
     return Semantic.default(cache=cache)

@@ -101,7 +101,12 @@ def pin(ws: Workspace, fact_id: str, pinned: bool = True) -> bool:
         return True
 
 
-def used(ws: Workspace, ids: list[str], *, query: str = "") -> None:
-    """Record that a caller chose to use these facts or memory entries (the budget and the archive keep them)."""
-    if ids:
-        ws.append([MemoryRecalled(entry_ids=list(dict.fromkeys(ids)), query=query)])
+def used(ws: Workspace, ids: list[str], *, query: str = "", message_seqs: list[int] = ()) -> None:  # type: ignore[assignment]
+    """Record that a caller chose to use these facts, memory entries or messages (by seq).
+
+    The MEMORY.md budget keeps used facts; the archive promotes the short-term entries
+    named, or holding a message named, instead of dropping them.
+    """
+    if ids or message_seqs:
+        ws.append([MemoryRecalled(entry_ids=list(dict.fromkeys(ids)), query=query,
+                                  message_seqs=sorted(set(message_seqs)))])

@@ -43,7 +43,7 @@ def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
         return None
     if not embeddings.available():
         if semantic:
-            raise ConfigError("semantic recall needs the embeddings extra: pip install 'evlog[embeddings]'")
+            raise ConfigError("semantic recall needs the embeddings extra: pip install -e '.[embeddings]' in a checkout of evlog")
         return None
     return embeddings.Semantic.default(rw.embeddings_path(ws.home))
 
@@ -75,7 +75,8 @@ def check(ws: Workspace) -> list[str]:
 
 
 def use(ws: Workspace, hits: list[Hit], *, query: str = "") -> None:
-    """Record that the caller chose to use these hits (facts and memory entries they name)."""
+    """Record that the caller chose to use these hits: the facts, and the messages (whose short-term entries count as used)."""
     from eventlog.app import memory
 
-    memory.used(ws, [h.fact_id for h in hits if h.fact_id], query=query)
+    memory.used(ws, [h.fact_id for h in hits if h.fact_id], query=query,
+                message_seqs=[h.seq for h in hits if h.kind == "message"])

@@ -97,6 +97,11 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
         for p in self.projects:
             if not os.path.isabs(p):
                 raise ConfigError(f"projects must be absolute directories (got {p!r})")
+        for job, interval in self.schedule.items():
+            if not 0 <= interval < 1e9:
+                raise ConfigError(f"schedule.{job} must be seconds >= 0 (0 turns the job off; got {interval})")
+        # a job added after this file was written runs at its default interval
+        self.schedule = {**DEFAULT_SCHEDULE, **self.schedule}
         return self
 
 
@@ -142,8 +147,11 @@ def init_workspace(home: str, **settings: Any) -> tuple[Config, list[str]]:
     changes = [f"{k}: {getattr(old, k)} -> {getattr(new, k)}" for k in new.__struct_fields__ if getattr(old, k) != getattr(new, k)]
     if not exists:
         changes.insert(0, f"created workspace {home}")
+    if not os.path.isdir(home):
+        # transcripts and memory are private: a new workspace is readable by its owner only
+        os.makedirs(home, mode=0o700)
     for sub in (LOG_DIR, STATE_DIR):
-        os.makedirs(os.path.join(home, sub), exist_ok=True)
+        os.makedirs(os.path.join(home, sub), mode=0o700, exist_ok=True)
     if changes:
         save_config(home, new)
     if not os.listdir(os.path.join(home, LOG_DIR)):
@@ -224,8 +232,12 @@ class Workspace:
 
         Only directories registered here (by a user: ``evlog project add``, or an explicit
         ``--project``) ever receive a file from evlog outside the workspace (INVARIANTS I22).
+        The directory must exist: evlog never creates a project directory (ConfigError).
         """
-        return self._edit_projects(os.path.abspath(directory), add=True)
+        directory = os.path.abspath(directory)
+        if not os.path.isdir(directory):
+            raise ConfigError(f"{directory} is not a directory; a project's MEMORY.md is mirrored only into one that exists")
+        return self._edit_projects(directory, add=True)
 
     def unregister_project(self, directory: str) -> bool:
         """Stop mirroring into ``directory`` (files already there stay); True if it was registered."""

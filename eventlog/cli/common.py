@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -43,3 +44,16 @@ def reject_together(**given: Any) -> None:
     used = [name for name, value in given.items() if value not in (None, False, ())]
     if len(used) > 1:
         raise click.UsageError(f"{' and '.join(used)} cannot be used together")
+
+
+def register_named_project(ws: Workspace, project: str) -> None:
+    """Register a ``--project`` the user named (its MEMORY.md is mirrored there), or say why not.
+
+    A directory that does not exist here is not created: the project's facts stay in the
+    workspace copy (``memory/projects/``) until 'evlog project add' names it.
+    """
+    if os.path.isdir(project):
+        ws.register_project(project)
+    else:
+        note(f"{project} is not a directory here: its MEMORY.md stays in the workspace "
+             "(memory/projects/); 'evlog project add DIR' once it exists mirrors it there")

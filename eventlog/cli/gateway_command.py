@@ -39,7 +39,7 @@ def _password(from_stdin: bool) -> str:
 
 @cli.group()
 def gateway() -> None:
-    """Run the gateway: manage the accounts of 'evlog web --gateway' and its sync API.
+    """Manage the gateway's accounts (the gateway runs as 'evlog web --gateway DSN').
 
     Users sign in to the web pages with their e-mail and password, and log their
     devices in with 'evlog sync login'. Passwords are stored as scrypt hashes.

@@ -8,7 +8,7 @@ import sys
 import click
 
 from eventlog.cli import ExitStatus, cli
-from eventlog.cli.common import json_option, note, open_workspace
+from eventlog.cli.common import json_option, note, open_workspace, register_named_project
 from eventlog.cli.render import json_line, to_jsonable
 from eventlog.ingest import FORMAT_CHOICES, FileResult, IngestReport, collect_files, ingest_paths
 
@@ -81,7 +81,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
 
     with open_workspace(ctx, writable=True) as ws:
         if project:
-            ws.register_project(project)  # named on purpose: its MEMORY.md is mirrored there
+            register_named_project(ws, project)
         if stderr_is_tty():  # a bar while it runs, the per-file lines after it
             with click.progressbar(length=len(files), label="ingesting", file=sys.stderr) as bar:
                 report = ingest_paths(ws.log, files, fmt=fmt, project=project, keep_secrets=keep_secrets,

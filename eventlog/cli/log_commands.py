@@ -50,7 +50,7 @@ def append(ctx: click.Context, source: click.utils.LazyFile, atomic: bool, as_js
     Each line is {"type": ..., <fields>}; seq and ts are assigned by the log. Accepted
     types: session.created, session.updated, session.deleted, message.appended,
     message.updated and history.appended (notes); the others are written by evlog
-    itself. Input is streamed and appended in atomic batches of 10,000 events; a bad
+    itself. Input is streamed and appended in atomic batches of 10,000 events (or 8 MiB); a bad
     line stops the append and the error names it, its field, and what was appended
     before it. --atomic appends all of it or nothing.
     """

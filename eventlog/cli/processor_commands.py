@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from eventlog.cli import ExitStatus, cli
-from eventlog.cli.common import emit, json_option, note, open_workspace
+from eventlog.cli.common import emit, json_option, note, open_workspace, register_named_project
 from eventlog.cli.render import json_line, preview, render_explanation, render_report, render_run
 from eventlog.errors import NotFound
 
@@ -190,7 +190,7 @@ def remember(ctx: click.Context, text: str, project: str | None) -> None:
 
     with open_workspace(ctx, writable=True) as ws:
         if project:
-            ws.register_project(project)  # named on purpose: its MEMORY.md is mirrored there
+            register_named_project(ws, project)
         cursor = remember_note(ws, text, project=project or "")
     note(f"noted (seq {cursor}); 'evlog run dream' learns from it")
 
@@ -238,10 +238,11 @@ def audit_why(ctx: click.Context, text: str | None, fact_id: str | None, as_json
 @click.option("--once", is_flag=True, help="Run every job once, then exit.")
 @click.pass_context
 def daemon(ctx: click.Context, llm_kind: str | None, model: str | None, once: bool) -> None:
-    """Run snapshot, digest, autocompact, dream and archive on their schedules.
+    """Run snapshot, digest, autocompact, dream, archive and recall on their schedules.
 
     Logs to stderr; SIGINT/SIGTERM stop it cleanly between jobs (every offset is
-    committed). Intervals are the 'schedule' in evlog.json.
+    committed). Intervals are the 'schedule' in evlog.json (seconds; 0 turns a job
+    off; a job missing there runs at its default).
     """
     import signal
     import threading

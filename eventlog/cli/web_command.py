@@ -28,7 +28,7 @@ _ENV = "$EVLOG_MYSQL_DSN"
                    "(client addresses for rate limits, https for cookies).")
 @click.option("--pool-size", type=click.IntRange(1, 256), default=16, show_default=True,
               help="Gateway mode: database connections per process.")
-@click.option("--json", "as_json", is_flag=True, help="Print the URL as one JSON object ({\"url\": ...}).")
+@click.option("--json", "as_json", is_flag=True, help="Print the URL as one JSON object ({\"url\": ..., \"mode\": \"local\"|\"gateway\"}).")
 @click.pass_context
 def web(ctx: click.Context, gateway: str | None, host: str | None, port: int | None, secure_cookies: bool | None,
         forwarded_allow_ips: str | None, pool_size: int, as_json: bool) -> None:

