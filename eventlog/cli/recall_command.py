@@ -21,8 +21,9 @@ def recall_options(f):  # noqa: ANN001, ANN201
         click.option("--until", default=None, metavar="TIME", help="Up to this time (same forms; a date includes the whole day)."),
         click.option("--state", "states", multiple=True, type=click.Choice(["active", "superseded", "forgotten", "archived"]),
                      help="Facts in these states (default: active and archived)."),
-        click.option("--semantic/--no-semantic", default=None,
-                     help="Re-rank with local embeddings (default: when evlog[embeddings] is installed)."),
+        click.option("--semantic/--no-semantic", default=False,
+                     help="Re-rank by similarity with a local sentence-embedding model (the embeddings extra; "
+                          "loading it takes seconds)."),
         click.option("--use", "mark_used", is_flag=True, help="Record that you used the facts found (the budget keeps them)."),
     ]
     for option in reversed(options):

