@@ -7,7 +7,8 @@ Rules for changing this file (they keep old logs readable, see CONVENTIONS.md 5)
 * add new fields only with a default; never rename a field, change its type or a tag;
 * never set ``forbid_unknown_fields`` (a newer writer may add fields an older reader
   must skip);
-* every subclass passes ``kw_only=True`` so base fields (``seq``, ``ts``) stay first.
+* every subclass passes ``kw_only=True`` so base fields (``seq``, ``ts``) stay first, and
+  ``frozen=True`` (inherited anyway; repeated so type checkers know it too).
 
 ``dedup`` is an optional idempotency key: when set, the log writes the event only if no
 event with the same key exists (the second append returns the first one's seq).
@@ -36,7 +37,7 @@ class Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True, omit_de
 # --- the log's own events ------------------------------------------------------------
 
 
-class LogRecovered(Event, tag="log.recovered", kw_only=True):
+class LogRecovered(Event, tag="log.recovered", kw_only=True, frozen=True):
     """Opening for write cut a torn or damaged tail off the active segment."""
 
     segment: str
@@ -51,7 +52,7 @@ class LogRecovered(Event, tag="log.recovered", kw_only=True):
 # --- sessions and messages -----------------------------------------------------------
 
 
-class SessionCreated(Event, tag="session.created", kw_only=True):
+class SessionCreated(Event, tag="session.created", kw_only=True, frozen=True):
     """A conversation session exists from now on."""
 
     session_key: str
@@ -61,7 +62,7 @@ class SessionCreated(Event, tag="session.created", kw_only=True):
     project: str = ""
 
 
-class SessionUpdated(Event, tag="session.updated", kw_only=True):
+class SessionUpdated(Event, tag="session.updated", kw_only=True, frozen=True):
     """Session metadata changed; ``None`` fields are left as they were."""
 
     session_key: str
@@ -71,13 +72,13 @@ class SessionUpdated(Event, tag="session.updated", kw_only=True):
     updated_at: str = ""
 
 
-class SessionDeleted(Event, tag="session.deleted", kw_only=True):
+class SessionDeleted(Event, tag="session.deleted", kw_only=True, frozen=True):
     """The session and its messages leave the projections (the log keeps them)."""
 
     session_key: str
 
 
-class MessageAppended(Event, tag="message.appended", kw_only=True):
+class MessageAppended(Event, tag="message.appended", kw_only=True, frozen=True):
     """One chat message of a session, as the agent harness saw it."""
 
     session_key: str
@@ -90,7 +91,7 @@ class MessageAppended(Event, tag="message.appended", kw_only=True):
     redacted: list[str] = []  # kinds of secrets ingest replaced with a placeholder (never the secret itself)
 
 
-class MessageUpdated(Event, tag="message.updated", kw_only=True):
+class MessageUpdated(Event, tag="message.updated", kw_only=True, frozen=True):
     """A stored message's content changed (e.g. a response still being written when first read)."""
 
     session_key: str
@@ -101,7 +102,7 @@ class MessageUpdated(Event, tag="message.updated", kw_only=True):
     redacted: list[str] = []  # as in message.appended
 
 
-class SessionConsolidated(Event, tag="session.consolidated", kw_only=True):
+class SessionConsolidated(Event, tag="session.consolidated", kw_only=True, frozen=True):
     """The session's messages up to ``up_to_count`` were summarised into history."""
 
     session_key: str
@@ -113,7 +114,7 @@ class SessionConsolidated(Event, tag="session.consolidated", kw_only=True):
     output_tokens: int = 0
 
 
-class ConsolidationFailed(Event, tag="consolidation.failed", kw_only=True):
+class ConsolidationFailed(Event, tag="consolidation.failed", kw_only=True, frozen=True):
     """Summarising a session failed; AutoCompact backs off this session (state kept in the log)."""
 
     session_key: str
@@ -124,7 +125,7 @@ class ConsolidationFailed(Event, tag="consolidation.failed", kw_only=True):
 # --- history and long-term memory ----------------------------------------------------
 
 
-class HistoryAppended(Event, tag="history.appended", kw_only=True):
+class HistoryAppended(Event, tag="history.appended", kw_only=True, frozen=True):
     """An entry of Dream's input (its cursor is this event's seq): a summary, digest or note."""
 
     text: str
@@ -135,7 +136,7 @@ class HistoryAppended(Event, tag="history.appended", kw_only=True):
     refs: dict[str, Any] = {}
 
 
-class MemoryAppended(Event, tag="memory.appended", kw_only=True):
+class MemoryAppended(Event, tag="memory.appended", kw_only=True, frozen=True):
     """One fact added under a section of the global (user) or a project's MEMORY.md."""
 
     fact_id: str
@@ -153,7 +154,7 @@ class MemoryAppended(Event, tag="memory.appended", kw_only=True):
     by: str = ""  # who added it: "dream" (default), "user", "hand-edit"
 
 
-class MemorySuperseded(Event, tag="memory.superseded", kw_only=True):
+class MemorySuperseded(Event, tag="memory.superseded", kw_only=True, frozen=True):
     """A fact was replaced by a newer one (``by_fact_id``): it leaves MEMORY.md, the chain stays in the log."""
 
     fact_id: str
@@ -163,7 +164,7 @@ class MemorySuperseded(Event, tag="memory.superseded", kw_only=True):
     by: str = ""  # "dream", "user", "hand-edit"
 
 
-class MemoryForgotten(Event, tag="memory.forgotten", kw_only=True):
+class MemoryForgotten(Event, tag="memory.forgotten", kw_only=True, frozen=True):
     """A fact was forgotten on purpose: it leaves MEMORY.md and is never learned again from the same sources."""
 
     fact_id: str
@@ -172,7 +173,7 @@ class MemoryForgotten(Event, tag="memory.forgotten", kw_only=True):
     run_id: str = ""
 
 
-class MemoryEdited(Event, tag="memory.edited", kw_only=True):
+class MemoryEdited(Event, tag="memory.edited", kw_only=True, frozen=True):
     """A fact's text was changed (by a user, or by a hand edit of MEMORY.md turned into this event)."""
 
     fact_id: str
@@ -180,14 +181,14 @@ class MemoryEdited(Event, tag="memory.edited", kw_only=True):
     by: str = "user"
 
 
-class MemoryPinned(Event, tag="memory.pinned", kw_only=True):
+class MemoryPinned(Event, tag="memory.pinned", kw_only=True, frozen=True):
     """A fact was pinned (it never leaves MEMORY.md for the budget) or unpinned."""
 
     fact_id: str
     pinned: bool = True
 
 
-class MemoryArchived(Event, tag="memory.archived", kw_only=True):
+class MemoryArchived(Event, tag="memory.archived", kw_only=True, frozen=True):
     """A fact left MEMORY.md to keep it within its budget; still in the log and found by recall."""
 
     fact_id: str
@@ -197,7 +198,7 @@ class MemoryArchived(Event, tag="memory.archived", kw_only=True):
 # --- processors: offsets, diary, short- and long-term memory ---------------------------
 
 
-class OffsetCommitted(Event, tag="offset.committed", kw_only=True):
+class OffsetCommitted(Event, tag="offset.committed", kw_only=True, frozen=True):
     """A processor consumed the log up to and including ``record_seq`` (at ``segment``/``position``)."""
 
     processor: str
@@ -207,7 +208,7 @@ class OffsetCommitted(Event, tag="offset.committed", kw_only=True):
     fingerprint: str
 
 
-class OffsetReset(Event, tag="offset.reset", kw_only=True):
+class OffsetReset(Event, tag="offset.reset", kw_only=True, frozen=True):
     """A processor's position did not hold and was moved; ``lost_bytes`` were never read."""
 
     processor: str
@@ -221,7 +222,7 @@ class OffsetReset(Event, tag="offset.reset", kw_only=True):
     lost_bytes: int = 0
 
 
-class DiaryAppended(Event, tag="diary.appended", kw_only=True):
+class DiaryAppended(Event, tag="diary.appended", kw_only=True, frozen=True):
     """One line added to the day's diary (``dedup`` is the message's xxh3_128 content hash)."""
 
     date: str
@@ -233,7 +234,7 @@ class DiaryAppended(Event, tag="diary.appended", kw_only=True):
     key_version: int = 1  # which canonical form ``dedup`` hashes (see processors.snapshot)
 
 
-class DiaryTrimmed(Event, tag="diary.trimmed", kw_only=True):
+class DiaryTrimmed(Event, tag="diary.trimmed", kw_only=True, frozen=True):
     """The oldest lines of a diary were dropped to keep it within its byte budget."""
 
     date: str
@@ -245,7 +246,7 @@ class DiaryTrimmed(Event, tag="diary.trimmed", kw_only=True):
     undigested_bytes: int = 0  # bytes dropped that the digest had not read: lost to it
 
 
-class DiaryDigested(Event, tag="diary.digested", kw_only=True):
+class DiaryDigested(Event, tag="diary.digested", kw_only=True, frozen=True):
     """The digest read the diary's logical byte range [start, end)."""
 
     date: str
@@ -254,7 +255,7 @@ class DiaryDigested(Event, tag="diary.digested", kw_only=True):
     entry_id: str = ""
 
 
-class StmAdded(Event, tag="memory.stm.added", kw_only=True):
+class StmAdded(Event, tag="memory.stm.added", kw_only=True, frozen=True):
     """A short-term memory entry distilled from diary lines.
 
     ``start``/``end``: the first and last ``diary.appended`` seq it covers (logs written
@@ -270,7 +271,7 @@ class StmAdded(Event, tag="memory.stm.added", kw_only=True):
     message_seqs: list[int] = []  # seqs of the messages its lines came from
 
 
-class MemoryRecalled(Event, tag="memory.recalled", kw_only=True):
+class MemoryRecalled(Event, tag="memory.recalled", kw_only=True, frozen=True):
     """Memory entries were recalled (looked up and used) by an agent.
 
     ``entry_ids`` names facts or memory entries; ``message_seqs`` names messages the caller
@@ -282,14 +283,14 @@ class MemoryRecalled(Event, tag="memory.recalled", kw_only=True):
     message_seqs: list[int] = []
 
 
-class LtmPromoted(Event, tag="memory.ltm.promoted", kw_only=True):
+class LtmPromoted(Event, tag="memory.ltm.promoted", kw_only=True, frozen=True):
     """A short-term entry was still in use and moved to long-term memory."""
 
     entry_id: str
     reason: str
 
 
-class StmDropped(Event, tag="memory.stm.dropped", kw_only=True):
+class StmDropped(Event, tag="memory.stm.dropped", kw_only=True, frozen=True):
     """A short-term entry went stale and was dropped (it stays in the log)."""
 
     entry_id: str
@@ -299,7 +300,7 @@ class StmDropped(Event, tag="memory.stm.dropped", kw_only=True):
 # --- Dream: learning long-term memory ---------------------------------------------------
 
 
-class CursorAdvanced(Event, tag="cursor.advanced", kw_only=True):
+class CursorAdvanced(Event, tag="cursor.advanced", kw_only=True, frozen=True):
     """A processor claimed history entries as its input, before it used them."""
 
     processor: str
@@ -309,7 +310,7 @@ class CursorAdvanced(Event, tag="cursor.advanced", kw_only=True):
     cursors: list[int] = []
 
 
-class DreamStarted(Event, tag="dream.started", kw_only=True):
+class DreamStarted(Event, tag="dream.started", kw_only=True, frozen=True):
     """A Dream run is about to call the model with this prompt."""
 
     run_id: str
@@ -322,7 +323,7 @@ class DreamStarted(Event, tag="dream.started", kw_only=True):
     retry_of: str = ""
 
 
-class DreamCompleted(Event, tag="dream.completed", kw_only=True):
+class DreamCompleted(Event, tag="dream.completed", kw_only=True, frozen=True):
     """A Dream run ended with usable output (``outcome``: valid, fallback or noop)."""
 
     run_id: str
@@ -338,7 +339,7 @@ class DreamCompleted(Event, tag="dream.completed", kw_only=True):
     fact_ids: list[str] = []
 
 
-class DreamFailed(Event, tag="dream.failed", kw_only=True):
+class DreamFailed(Event, tag="dream.failed", kw_only=True, frozen=True):
     """A Dream run ended without usable output; its input range can be retried on purpose."""
 
     run_id: str
@@ -356,7 +357,7 @@ class DreamFailed(Event, tag="dream.failed", kw_only=True):
 # --- sync with a MySQL gateway (eventlog.app.gateway.sync) ---------------------------------------
 
 
-class SyncPushed(Event, tag="sync.pushed", kw_only=True):
+class SyncPushed(Event, tag="sync.pushed", kw_only=True, frozen=True):
     """Local changes up to ``record_seq`` are committed on the gateway ``target`` (host:port/database) for ``user``."""
 
     target: str  # never credentials: host, port and database only
@@ -368,7 +369,7 @@ class SyncPushed(Event, tag="sync.pushed", kw_only=True):
     messages: int = 0
 
 
-class SyncPulled(Event, tag="sync.pulled", kw_only=True):
+class SyncPulled(Event, tag="sync.pulled", kw_only=True, frozen=True):
     """The next ``count`` events apply the gateway's changes up to ``change_seq``; they are not pushed back there."""
 
     target: str

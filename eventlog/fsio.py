@@ -139,7 +139,7 @@ OS_FS = FileSystem()
 
 def remove_stray_temp_files(directory: str) -> list[str]:
     """Delete ``*.tmp`` left in ``directory`` by a crash mid-``atomic_write``; returns their names."""
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(directory)
     except FileNotFoundError:

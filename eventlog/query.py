@@ -56,7 +56,7 @@ def last_events(log: Log, n: int, flt: EventFilter) -> tuple[list[Record], int]:
     for rec in matching(log, 1, flt):
         if rec.seq > end:
             break
-        keep.append(rec)  # type: ignore[union-attr]
+        keep.append(rec)
     return list(keep), end + 1
 
 

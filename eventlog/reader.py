@@ -396,7 +396,7 @@ class LogReader:
                 for rec in self._scan(next_seq, None, records=True, cursor=cursor):
                     if cursor[0] != inode_base:  # the scan crossed a roll into the next segment
                         inode, inode_base = self._inode(cursor[0]), cursor[0]
-                    next_seq = rec.seq + 1  # type: ignore[union-attr]
+                    next_seq = rec.seq + 1
                     yield rec  # type: ignore[misc]
                     if stop is not None and stop():
                         return

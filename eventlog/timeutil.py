@@ -29,7 +29,7 @@ def normalize_time(value: str) -> str:
     """A timestamp as UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``, or "" if it is not a real time in the window."""
     if not value or type(value) is not str or len(value) > 64:
         return ""
-    if _NORMAL.fullmatch(value) and "1970" <= value[:4] and "01" <= value[8:10] <= _LAST_DAY.get(value[5:7], "") \
+    if _NORMAL.fullmatch(value) and value[:4] >= "1970" and "01" <= value[8:10] <= _LAST_DAY.get(value[5:7], "") \
             and value[11:13] <= "23" and value[14:16] <= "59" and value[17:19] <= "59":
         # already UTC with 0 or 3 decimals and plainly a real time: the common case, no parse (29 February is parsed)
         return value if len(value) == 24 else value[:19] + ".000Z"

@@ -391,7 +391,8 @@ class LogWriter:
             moved = self._quarantine_segments(later, "")
             self.fs.unseal(self.reader.seg_path(base))
             self._cut(base, res.valid_end, res.size, f"repair: {reason}", 0)
-            self.recovered = msgspec.structs.replace(self.recovered, segments_quarantined=moved)  # type: ignore[arg-type]
+            assert self.recovered is not None  # _cut recorded the cut
+            self.recovered = msgspec.structs.replace(self.recovered, segments_quarantined=moved)
             return
 
     def _quarantine_segments(self, bases: list[int], reason: str) -> list[str]:
@@ -654,7 +655,7 @@ class LogWriter:
             ms = int(self.clock() * 1000)
         if ms > self._ts_ms:
             self._ts_ms = ms
-            self._ts_bytes = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)).encode()
+            self._ts_bytes = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z").encode()
         return self._ts_bytes
 
     def _write(self, data: bytes, lines: list[bytes] | None) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eventlog.errors import ConfigError
 
@@ -123,7 +123,7 @@ class OffsetRow:
 
 def offsets(ws: Workspace) -> list[OffsetRow]:
     """Every processor's position, lag behind the log end and recorded losses."""
-    state = ws.offsets.s  # type: ignore[attr-defined]
+    state = ws.offsets.s
     last = ws.log.last_seq
     rows = []
     for name in sorted(set(state.processors) | set(LOG_INPUTS)):
@@ -137,8 +137,8 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
         rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,
                               p.lost_bytes if p else 0, p.lost_records if p else 0,
                               f"{pending} input event(s) pending" if name in LOG_INPUTS else ""))
-    dream = ws.dream_runs.s  # type: ignore[attr-defined]
-    pending = len(ws.history.since(dream.cursor))  # type: ignore[attr-defined]
+    dream = ws.dream_runs.s
+    pending = len(ws.history.since(dream.cursor))
     failed = sum(1 for r in dream.runs.values() if r.failed)
     rows.append(OffsetRow("dream", dream.cursor, pending, "", 0, 0, 0,
                           f"history cursor {dream.cursor}; {pending} entries pending; {failed} failed run(s)"))

@@ -9,10 +9,9 @@ running it again without new use or time passing changes nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from eventlog.events import Event, LtmPromoted, StmDropped
 from eventlog.timeutil import epoch_of
@@ -29,7 +28,7 @@ def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> Run
         entries = ws.memory_entries
         now = clock()
         out: list[Event] = []
-        for e in entries.entries("stm"):  # type: ignore[attr-defined]
+        for e in entries.entries("stm"):
             report.events_read += 1
             if e.recalled or e.cited_by:
                 why = f"recalled {e.recalled} time(s)" if e.recalled else f"cited by fact {', '.join(e.cited_by[:3])}"

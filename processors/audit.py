@@ -13,10 +13,9 @@ themselves).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from eventlog.events import HistoryAppended, MessageAppended
 from projections.dream_runs import Run

@@ -10,11 +10,10 @@ log (``consolidation.failed``), so the backoff survives restarts. The clock is i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from eventlog.timeutil import epoch_of, iso_of
 from processors.consolidator import ConsolidationResult, consolidate_session, is_consolidating, pending_messages
@@ -51,9 +50,9 @@ class AutoCompactReport:
 
 def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTES) -> list[Candidate]:
     """Every session with something to consolidate, best first, with why it may not run."""
-    streaks = ws.compaction.streaks  # type: ignore[attr-defined]
+    streaks = ws.compaction.streaks
     out = []
-    for key, s in ws.sessions.index.items():  # type: ignore[attr-defined]
+    for key, s in ws.sessions.index.items():
         first, end = pending_messages(ws, key)
         if end <= first:
             continue

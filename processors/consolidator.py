@@ -14,10 +14,9 @@ and rerunning with no new old messages does nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from eventlog.errors import LLMError, NotFound
 from eventlog.events import ConsolidationFailed, HistoryAppended, MessageAppended, SessionConsolidated
@@ -66,7 +65,7 @@ def is_consolidating(ws: Workspace, key: str) -> bool:
 
 def pending_messages(ws: Workspace, key: str) -> tuple[int, int]:
     """(first, end): indexes of the messages that are old enough and not yet consolidated."""
-    s = ws.sessions.index.get(key)  # type: ignore[attr-defined]
+    s = ws.sessions.index.get(key)
     if s is None:
         raise NotFound(f"no session {key!r}")
     return s.last_consolidated, max(s.count - KEEP_RECENT, s.last_consolidated)
@@ -95,8 +94,8 @@ def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
             return ConsolidationResult(key, "nothing-to-do")
         end = min(end, first + MAX_MESSAGES)
         sessions = ws.sessions
-        state = sessions.index[key]  # type: ignore[attr-defined]
-        lines = ws.read_projection(lambda: sessions.lines(key))  # type: ignore[attr-defined]
+        state = sessions.index[key]
+        lines = ws.read_projection(lambda: sessions.lines(key))
         window_start = state.count - len(lines)  # the file keeps the newest 2000
         msgs = _from_log(ws, key, state.created_seq, first, min(end, window_start)) if first < window_start else []
         msgs += [parse_message_line(ln) for ln in lines[max(first - window_start, 0) : end - window_start]]
@@ -146,7 +145,7 @@ def _from_log(ws: Workspace, key: str, created_seq: int, first: int, end: int) -
 def run_consolidate(ws: Workspace, llm: LLM, key: str | None = None) -> ConsolidateReport:
     """Consolidate one session, or every session with old unconsolidated messages."""
     report = ConsolidateReport()
-    keys = [key] if key is not None else sorted(ws.sessions.index)  # type: ignore[attr-defined]
+    keys = [key] if key is not None else sorted(ws.sessions.index)
     for k in keys:
         first, end = pending_messages(ws, k)
         if key is None and end <= first:

@@ -13,12 +13,11 @@ turn; it never stops the others.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import threading
 import time
 import traceback
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from eventlog.errors import ConfigError
 from processors.llm import LLM

@@ -25,7 +25,7 @@ import os
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import ClassVar, TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from eventlog.errors import OffsetInvalidError
 from eventlog.events import Event, OffsetCommitted, OffsetReset

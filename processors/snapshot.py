@@ -122,7 +122,7 @@ class Snapshot(Processor):
                               dedup=f"{codec.HASH128_PREFIX}{k:032x}")]
 
     def end_step(self) -> list[Event]:
-        trims = []
+        trims: list[Event] = []
         dates = set(self.new) | {d for d, day in self.diary.days.items() if day.size > self.budget}
         for date in sorted(dates):
             day = self.diary.days.get(date)

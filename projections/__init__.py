@@ -32,7 +32,7 @@ def default_projections(root: str, fs: FileSystem, *, live: bool = True, mirror_
 
     kinds = (SessionsProjection, HistoryProjection, MemoryProjection, DiaryProjection, OffsetsProjection,
              MemoryEntriesProjection, DreamRunsProjection, CompactionProjection)
-    out = [kind(root, fs, live=live) for kind in kinds]
+    out: list[Projection] = [kind(root, fs, live=live) for kind in kinds]
     for p in out:
         if isinstance(p, MemoryProjection):
             p.mirror_projects = frozenset(mirror_projects or ())

@@ -223,6 +223,7 @@ class MemoryProjection(Projection):
 
     def apply(self, ev: Event) -> None:
         facts = self.s.facts
+        f: Fact | None
         match ev:
             case MemoryAppended():
                 scope = ev.scope if ev.scope in ("user", "project") else "user"
@@ -352,8 +353,8 @@ class MemoryProjection(Projection):
         new_items = parse_items(after)
         shown = [f for f in self.facts(target)]
         by_item: dict[str, list[Fact]] = {}
-        for f in shown:
-            by_item.setdefault(item_text(f.text), []).append(f)
+        for fact in shown:
+            by_item.setdefault(item_text(fact.text), []).append(fact)
         old_facts: list[Fact | None] = []
         for _section, text in old_items:
             cands = by_item.get(text)

@@ -196,6 +196,7 @@ class SessionsProjection(Projection):
     # -- folding ---------------------------------------------------------------------
 
     def apply(self, ev: Event) -> None:
+        s: SessionState | None
         match ev:
             case MessageAppended():
                 s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, ev.timestamp, "")

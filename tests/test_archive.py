@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 import processors
-from eventlog.events import MessageAppended
-from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.app import memory as mem
-from eventlog.events import MemoryAppended
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.events import MemoryAppended, MessageAppended
 from processors.archive import run_archive
 
 

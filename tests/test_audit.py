@@ -14,10 +14,9 @@ import re
 
 import pytest
 
-import processors
+from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.events import MemoryAppended, MessageAppended, SessionCreated
-from eventlog.app.workspace import Workspace
 from processors.audit import dream_runs, why
 from processors.dream import remember, run_dream
 from processors.llm import Completion, LLMCallError

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 import pytest
 
 import processors
+from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.events import ConsolidationFailed, MessageAppended, SessionConsolidated, SessionCreated
-from eventlog.app.workspace import Workspace
 from processors.autocompact import BASE_BACKOFF_MINUTES, MAX_PER_CYCLE, rank, run_autocompact
 from processors.consolidator import consolidate_session
 from processors.llm import Completion, LLMCallError, Prompt

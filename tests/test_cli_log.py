@@ -18,10 +18,10 @@ import time
 import msgspec
 import pytest
 
+from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.events import MessageAppended, SessionCreated, SessionUpdated
 from eventlog.log import Log
-from eventlog.app.workspace import Workspace
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(REPO, "examples", "events.ndjson")

@@ -15,6 +15,7 @@ import threading
 import pytest
 
 import processors
+from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.errors import NotFound
 from eventlog.events import (
@@ -24,7 +25,6 @@ from eventlog.events import (
     SessionConsolidated,
     SessionCreated,
 )
-from eventlog.app.workspace import Workspace
 from processors.consolidator import (
     KEEP_RECENT,
     MESSAGE_CHARS,

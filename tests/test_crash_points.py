@@ -17,11 +17,11 @@ import random
 import pytest
 
 import processors
+from eventlog.app import replay
+from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.errors import EvlogError
 from eventlog.events import MessageAppended
 from eventlog.log import Log
-from eventlog.app.workspace import Workspace, init_workspace
-from eventlog.app import replay
 from tests.simfs import SimFS, abandon, abandon_workspace
 
 MAX_CALLS = 60

@@ -19,6 +19,8 @@ from collections import Counter
 import pytest
 
 import processors
+from eventlog.app import replay
+from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.errors import ConfigError
 from eventlog.events import (
     CursorAdvanced,
@@ -29,11 +31,9 @@ from eventlog.events import (
     SessionCreated,
 )
 from eventlog.log import Log
-from eventlog.app.workspace import Workspace, init_workspace
 from processors.daemon import JOBS, run_daemon
 from processors.extract.text import fact_key
 from processors.llm import OfflineExtractor
-from eventlog.app import replay
 
 FAST = {job: 0.05 for job in JOBS}
 

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
+from eventlog.app.session_store import LocalSessionStore
+from eventlog.app.workspace import init_workspace
 from eventlog.errors import LockedError
 from eventlog.events import MessageAppended
 from eventlog.log import Log
-from eventlog.app.workspace import init_workspace
-from eventlog.app.session_store import LocalSessionStore
 from tests.simfs import SimFS, abandon
 
 
@@ -41,9 +41,8 @@ def test_a_writer_waits_for_another_writers_turn_up_to_its_timeout(tmp_path):
     first = Log.open(d, writable=True, create=True)
     second = Log.open(d, writable=True, lock_timeout=0.2)  # opening takes one short turn: the first holds none now
     ev = MessageAppended(session_key="k", message_id="1", role="user", content="x")
-    with first.turn():
-        with pytest.raises(LockedError, match="after waiting"):
-            second.append(ev)
+    with first.turn(), pytest.raises(LockedError, match="after waiting"):
+        second.append(ev)
     holding = threading.Event()
 
     def hold_a_turn() -> None:

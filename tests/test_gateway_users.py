@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from eventlog.errors import ConfigError, NotFound
 from eventlog.app.gateway import auth
 from eventlog.app.gateway.connection import DSN, Connection
 from eventlog.app.gateway.store import MySQLSessionStore
+from eventlog.errors import ConfigError, NotFound
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 
 pytestmark = [pytest.mark.mysql, requires_mysql]

@@ -11,10 +11,10 @@ import shutil
 
 import pytest
 
+from eventlog.app import replay
+from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.ingest import ingest_paths
 from eventlog.log import Log
-from eventlog.app.workspace import Workspace, init_workspace
-from eventlog.app import replay
 from tests.conftest import REPO
 
 GOLDEN = os.path.join(REPO, "tests", "golden")

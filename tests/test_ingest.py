@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 import eventlog.cli.ingest_command  # noqa: F401  (registers `evlog ingest` until eventlog.cli imports it)
 import eventlog.ingest
+from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.cli import cli
 from eventlog.errors import IngestError, NotFound
 from eventlog.events import MessageAppended, SessionCreated, SessionUpdated
 from eventlog.ingest import collect_files, ingest_paths, parse_file
-from eventlog.app.workspace import Workspace, init_workspace
 
 T0 = "2025-06-01T10:00:00.000Z"
 
@@ -294,8 +294,8 @@ def test_claude_session_metadata_and_project_come_from_the_transcript_unless_pro
 
 
 def test_claude_response_that_gained_lines_is_updated_in_place_under_the_same_id(home, tmp_path):
-    from eventlog.events import MessageUpdated
     from eventlog.app.session_store import LocalSessionStore
+    from eventlog.events import MessageUpdated
 
     lines = claude_session()
     path = write_jsonl(tmp_path / "sess-1.jsonl", lines[:5])  # cut while msg_1 was being written

@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 
+from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.events import MessageAppended, SessionCreated, SessionUpdated
 from eventlog.ingest import ingest_paths
-from eventlog.app.workspace import Workspace, init_workspace
 from tests.conftest import real_data
 
 SPOTTER = "claude-code:4d5611e5-241a-462a-8d15-5122611a9569"

@@ -20,8 +20,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from eventlog.codec import content_hash
 from eventlog.errors import LLMError

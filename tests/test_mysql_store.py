@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eventlog.errors import BackendError, ConfigError, NotFound
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway.connection import DSN, Connection
 from eventlog.app.gateway.schema import MIGRATIONS, applied_migrations, migrate
 from eventlog.app.gateway.store import LIST_SQL, MySQLSessionStore
 from eventlog.app.gateway.users import hash_password, verify_password
+from eventlog.errors import BackendError, ConfigError, NotFound
 from tests.contracts.session_store import SessionStoreContract
 from tests.mysql_helpers import MYSQL_URL, admin_connection, fresh_email, kill, query, requires_mysql
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 import processors
+from eventlog.app.workspace import Workspace
 from eventlog.errors import OffsetInvalidError
 from eventlog.events import DiaryAppended, MessageAppended, OffsetCommitted, OffsetReset
-from eventlog.app.workspace import Workspace
 from processors.runner import Processor, run_log_processor, validate_offset
 
 

@@ -27,11 +27,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import processors
 from eventlog import codec
+from eventlog.app import replay
+from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.errors import EvlogError
 from eventlog.events import DiaryAppended, MessageAppended, OffsetReset, StmAdded
-from eventlog.app.workspace import Workspace, init_workspace
 from processors.snapshot import canonical_message
-from eventlog.app import replay
 from projections.diary import diary_file
 from tests.simfs import SimFS, abandon_workspace
 

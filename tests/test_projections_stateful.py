@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import projections.sessions as sessions_mod
-from eventlog.errors import LogIOError
-from eventlog.events import HistoryAppended, MemoryAppended, SessionConsolidated
-from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.app import replay
 from eventlog.app.session_store import LocalSessionStore
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.errors import LogIOError
+from eventlog.events import HistoryAppended, MemoryAppended, SessionConsolidated
 from tests.simfs import SimFS, abandon_workspace
 
 CAP = 5

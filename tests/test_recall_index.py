@@ -181,7 +181,7 @@ def _check_removed(ix: RecallIndex, log: list) -> None:
             if h.kind == "fact":
                 assert h.state in ("active", "archived"), h
                 assert fact_state[h.fact_id] in ("active", "archived")
-    for fid, state in fact_state.items():
+    for _fid, state in fact_state.items():
         hits = recall(ix, "alpha bravo charlie delta echo foxtrot painting camping support group", scope="facts",
                       states=[state], limit=100)
         assert all(h.state == state for h in hits)

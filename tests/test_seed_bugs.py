@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 
 import processors
-from eventlog.events import DiaryTrimmed, MessageAppended, StmAdded
 from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.events import DiaryTrimmed, MessageAppended, StmAdded
 from projections.diary import diary_file
 
 DAY = "2026-11-20"

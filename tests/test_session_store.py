@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import projections.sessions as sessions_mod
+from eventlog.app.session_store import LocalSessionStore
 from eventlog.app.workspace import Workspace
 from projections.naming import MAX_STEM, key_from_name, safe_name
-from eventlog.app.session_store import LocalSessionStore
 from tests.contracts.session_store import SessionStoreContract
 
 

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventlog.errors import BackendError, NotFound
-from eventlog.events import MessageUpdated, SyncPulled, SyncPushed
-from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.app.gateway import sync
 from eventlog.app.gateway.connection import DSN
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.session_store import LocalSessionStore
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.errors import BackendError, NotFound
+from eventlog.events import MessageUpdated, SyncPulled, SyncPushed
 from tests.contracts.session_store import WEIRD_KEYS
 from tests.mysql_helpers import MYSQL_URL, fresh_email, kill, query, requires_mysql
 

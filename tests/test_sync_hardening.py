@@ -15,13 +15,13 @@ import time
 
 import pytest
 
-from eventlog.errors import BackendError, ConfigError
-from eventlog.events import OffsetReset
 from eventlog.app.gateway import auth, ops, sync
 from eventlog.app.gateway.connection import Connection, Timeouts
 from eventlog.app.gateway.http_client import HttpRemote, login
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web.server import Running, gateway
+from eventlog.errors import BackendError, ConfigError
+from eventlog.events import OffsetReset
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 from tests.test_sync import device, snapshot
 

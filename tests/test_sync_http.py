@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventlog.errors import ConfigError
-from eventlog.events import SyncPulled, SyncPushed
 from eventlog.app.gateway import auth, sync
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.credentials import credentials_path, load_token
 from eventlog.app.gateway.http_client import AuthError, GatewayURL, HttpRemote, login, logout
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web.server import Running, gateway
+from eventlog.errors import ConfigError
+from eventlog.events import SyncPulled, SyncPushed
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 from tests.test_sync import Clock, Device, Model, _contents, _write, converge, device, op, snapshot
 

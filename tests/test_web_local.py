@@ -20,6 +20,9 @@ import pytest
 from starlette.testclient import TestClient
 
 import processors
+from eventlog.app.web import security
+from eventlog.app.web.app import anchor, key_from_token, key_token, local_app
+from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.events import (
     CursorAdvanced,
     DreamCompleted,
@@ -30,9 +33,6 @@ from eventlog.events import (
     MessageAppended,
     SessionCreated,
 )
-from eventlog.app.workspace import Workspace, init_workspace
-from eventlog.app.web import security
-from eventlog.app.web.app import anchor, key_from_token, key_token, local_app
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"

@@ -118,6 +118,7 @@ def check(ws: Workspace) -> CheckResult:
     """
     if ws.writable:
         ws.flush()
+    lock: FileLock | None
     lock = FileLock(ws.path(PROJECTIONS_LOCK), what=f"the projection files of {ws.home}")
     try:
         lock.acquire(30.0, shared=True)

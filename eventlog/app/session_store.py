@@ -17,14 +17,11 @@ import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
-import msgspec
-
+from eventlog.app.workspace import Workspace
 from eventlog.errors import InvalidEventError, NotFound
 from eventlog.events import MessageAppended, SessionCreated, SessionDeleted, SessionUpdated
 from eventlog.timeutil import now_iso
-from eventlog.app.workspace import Workspace
 from projections.sessions import Message, SessionInfo, SessionsProjection, info_of, parse_message_line
-
 
 ROLES = frozenset({"user", "assistant", "system", "tool"})
 
@@ -77,7 +74,7 @@ class SessionStore(ABC):
     def delete(self, key: str) -> bool:
         """Remove the session and its messages; True if it existed."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: a store with nothing to release keeps it
         """Release resources (flush files, connections); idempotent."""
 
     def __enter__(self) -> SessionStore:
@@ -106,7 +103,7 @@ class LocalSessionStore(SessionStore):
 
     @property
     def _sessions(self) -> SessionsProjection:
-        return self.ws.sessions  # type: ignore[return-value]
+        return self.ws.sessions
 
     def _append(self, *events: Any) -> None:
         self.ws.append(list(events))

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
@@ -39,7 +39,13 @@ from eventlog.errors import ConfigError, EvlogError, ProjectionWriteError, Works
 from eventlog.events import Event
 from eventlog.fsio import OS_FS, FileSystem
 from eventlog.lock import FileLock
-from eventlog.log import DEFAULT_GROUP_COMMIT_INTERVAL, DEFAULT_LOCK_TIMEOUT, DEFAULT_SEGMENT_BYTES, DURABILITY_POLICIES, Log
+from eventlog.log import (
+    DEFAULT_GROUP_COMMIT_INTERVAL,
+    DEFAULT_LOCK_TIMEOUT,
+    DEFAULT_SEGMENT_BYTES,
+    DURABILITY_POLICIES,
+    Log,
+)
 
 if TYPE_CHECKING:
     from projections.compaction import CompactionProjection
@@ -459,9 +465,10 @@ class Workspace:
             if self._projector is None:
                 self._build_projector()
             proj = self._projector
+            assert proj is not None  # _build_projector set it
             with self._flushing():
                 self._catch_up()
-                edits = proj.get("memory").hand_edits()  # type: ignore[union-attr, attr-defined]
+                edits = cast("MemoryProjection", proj.get("memory")).hand_edits()
                 if edits:  # a MEMORY.md changed by hand: the log says so before the file is written again
                     from processors.dream import budget_events
 
@@ -469,10 +476,10 @@ class Workspace:
                     over = budget_events(self, [])
                     if over:
                         self.append(over)
-                if proj.seq != self._flushed_seq or proj.checkpoint_identity() != self._ckpt_seen:  # type: ignore[union-attr]
-                    proj.flush()  # type: ignore[union-attr]
-                    self._flushed_seq = proj.seq  # type: ignore[union-attr]
-                    self._ckpt_seen = proj.checkpoint_identity()  # type: ignore[union-attr]
+                if proj.seq != self._flushed_seq or proj.checkpoint_identity() != self._ckpt_seen:
+                    proj.flush()
+                    self._flushed_seq = proj.seq
+                    self._ckpt_seen = proj.checkpoint_identity()
 
     def _flush_loop(self) -> None:
         while not self._stop.wait(self.config.projection_flush_interval):

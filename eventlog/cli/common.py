@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from eventlog.cli.render import json_line
 from eventlog.app.workspace import Workspace
+from eventlog.cli.render import json_line
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

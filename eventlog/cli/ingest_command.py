@@ -84,8 +84,12 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
             register_named_project(ws, project)
         if stderr_is_tty():  # a bar while it runs, the per-file lines after it
             with click.progressbar(length=len(files), label="ingesting", file=sys.stderr) as bar:
+                def progress(r: FileResult, _done: int, _total: int) -> None:
+                    held.append(r)
+                    bar.update(1)
+
                 report = ingest_paths(ws.log, files, fmt=fmt, project=project, keep_secrets=keep_secrets,
-                                      on_progress=lambda r, _done, _total: (held.append(r), bar.update(1)))
+                                      on_progress=progress)
         else:
             report = ingest_paths(ws.log, files, fmt=fmt, project=project, keep_secrets=keep_secrets,
                                   on_progress=lambda r, _done, _total: show(r))

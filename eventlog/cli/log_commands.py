@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import IO
 
 import click
 
+from eventlog.app.workspace import init_workspace
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
 from eventlog.cli.render import event_line, json_line, kv_block
@@ -20,7 +22,6 @@ from eventlog.query import (
     resume_after,
     write_cursor,
 )
-from eventlog.app.workspace import init_workspace
 
 
 @cli.command()
@@ -44,7 +45,7 @@ def init(ctx: click.Context, segment_bytes: int | None, durability: str | None) 
               help="All or nothing: the whole input as one atomic batch (at most 64 MiB of input).")
 @json_option
 @click.pass_context
-def append(ctx: click.Context, source: click.utils.LazyFile, atomic: bool, as_json: bool) -> None:
+def append(ctx: click.Context, source: IO[bytes], atomic: bool, as_json: bool) -> None:
     """Append NDJSON events from SOURCE (a file, or - for stdin).
 
     Each line is {"type": ..., <fields>}; seq and ts are assigned by the log. Accepted

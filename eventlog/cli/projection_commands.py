@@ -84,11 +84,11 @@ def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | Non
         return
     if to_dir is not None:
         ws = open_workspace(ctx)
-        result = rp.rebuild_into(ws.log, to_dir, rp.resolve_until(ws.log, until) if until else None)
+        rebuilt = rp.rebuild_into(ws.log, to_dir, rp.resolve_until(ws.log, until) if until else None)
     else:
         with open_workspace(ctx, writable=True) as ws:
-            result = rp.rebuild(ws)
+            rebuilt = rp.rebuild(ws)
     if as_json:
-        click.echo(json_line(result))
+        click.echo(json_line(rebuilt))
     else:
-        note(f"rebuilt {result.files} file(s) in {result.root} from seq 1..{result.seq}")
+        note(f"rebuilt {rebuilt.files} file(s) in {rebuilt.root} from seq 1..{rebuilt.seq}")

@@ -467,9 +467,7 @@ def _redact(events: list[Event]) -> tuple[list[Event], list[list[str]]]:
     for ev in events:
         if isinstance(ev, MessageAppended | MessageUpdated):
             values.append((ev.content, ev.tool_calls, ev.extra))
-        elif isinstance(ev, SessionCreated):
-            values.append((ev.title, ev.metadata))
-        elif isinstance(ev, SessionUpdated):
+        elif isinstance(ev, SessionCreated | SessionUpdated):
             values.append((ev.title, ev.metadata))
         else:
             values.append(None)

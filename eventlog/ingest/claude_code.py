@@ -164,7 +164,7 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:
         if session is None:
             session = sessions[key] = _new_session(key, lines[uuid], keys)
         _note_meta(session, rec, line)
-        base = {"uuid": uuid}
+        base: dict[str, Any] = {"uuid": uuid}
         if lines[uuid].parent:
             base["parentUuid"] = lines[uuid].parent
         if rec["type"] == "system":  # a slash command or its output, typed by the user
@@ -201,8 +201,9 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:
     for session in sessions.values():
         stamps = [m.timestamp for m in session.messages if m.timestamp]
         session.created_at = min(stamps) if stamps else ""
-        parent = sessions.get(session.metadata.get("parent_session", ""))
-        session.project = parent.metadata.get("cwd", "") if parent else session.metadata.get("cwd", "")
+        parent_session = sessions.get(session.metadata.get("parent_session", ""))
+        session.project = (parent_session.metadata.get("cwd", "") if parent_session
+                           else session.metadata.get("cwd", ""))
         first = session.messages[0] if session.messages else None
         if session.metadata.get("agentId") and first and first.role == "user" and first.content == "Warmup":
             session.metadata["warmup"] = True

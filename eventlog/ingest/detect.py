@@ -22,7 +22,7 @@ catbuddy       ``{"key", "title", "preview", "created_at", ...}`` (no ``role``)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any
 
 import msgspec
@@ -38,7 +38,7 @@ CATBUDDY_FIELDS = ("title", "preview", "created_at", "updated_at", "last_consoli
 _decode = msgspec.json.decode
 
 
-def read_records(path: str) -> Iterator[tuple[int, Any]]:
+def read_records(path: str) -> Generator[tuple[int, Any], None, None]:
     """``(line number, value)`` for each non-blank line; ``IngestError`` at the first bad one."""
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):

@@ -817,9 +817,9 @@ def _scan_strings(strings: list[str], keyed: dict[int, str]) -> dict[int, tuple[
     if hits:
         starts: list[int] = []
         pos = 0
-        for s in strings:
+        for text in strings:
             starts.append(pos)
-            pos += len(s) + 1
+            pos += len(text) + 1
         per: dict[int, list[Hit]] = {}
         for s, e, kind in hits:
             i = bisect_right(starts, s) - 1

@@ -224,7 +224,7 @@ def third_person(sentence: str, name: str, *, team: bool = False) -> str | None:
 
 def _starts_with_proper(text: str) -> bool:
     first = re.match(r"[A-Za-z]+", text)
-    return bool(first) and first.group(0) not in ("They", "The", "Their", "Them", "In", "On", "At", "Last", "This",
+    return first is not None and first.group(0) not in ("They", "The", "Their", "Them", "In", "On", "At", "Last", "This",
                                                    "Since", "After", "Before", "Yesterday", "Today", "And", "But", "So")
 
 

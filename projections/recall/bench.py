@@ -23,7 +23,6 @@ a project filter.
 
 from __future__ import annotations
 
-
 import itertools
 import math
 import os

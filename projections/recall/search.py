@@ -478,7 +478,7 @@ class _Search:
     def adjacent_pairs(d: _Doc, pairs: set[tuple[str, str]]) -> set[tuple[str, str]]:
         found = set()
         ms = d.matches
-        for (s1, e1, t1), (s2, _e2, t2) in zip(ms, ms[1:], strict=False):
+        for (_s1, e1, t1), (s2, _e2, t2) in zip(ms, ms[1:], strict=False):
             if (t1, t2) in pairs and s2 >= e1 and _NONWORD.fullmatch(d.text, e1, s2):
                 found.add((t1, t2))
         return found

@@ -34,10 +34,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from eventlog.errors import ConfigError, EvlogError, NotFound
 from eventlog.app.gateway.connection import Connection
 from eventlog.app.gateway.rows import ms_of_dt, sql_of_ms
 from eventlog.app.gateway.users import User, hash_password, normalize_email, verify_password
+from eventlog.errors import ConfigError, EvlogError, NotFound
 
 WEB_TTL = 12 * 3600  # seconds a web login lasts
 TOUCH_EVERY_MS = 60_000  # last_used_at is written at most this often per token

@@ -141,13 +141,13 @@ class Timeouts:
 
 
 def _code(e: BaseException) -> int:
-    args = getattr(e, "args", ())
+    args: tuple[Any, ...] = getattr(e, "args", ())
     return args[0] if args and isinstance(args[0], int) else 0
 
 
 def backend_error(dsn: DSN, e: BaseException, doing: str) -> BackendError:
     """A ``BackendError`` for driver exception ``e``: target, code and server text, no password."""
-    args = getattr(e, "args", ())
+    args: tuple[Any, ...] = getattr(e, "args", ())
     text = str(args[1]) if len(args) > 1 else (str(args[0]) if args and not isinstance(args[0], int) else type(e).__name__)
     if dsn.password:
         text = text.replace(dsn.password, "***")

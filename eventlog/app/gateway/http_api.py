@@ -37,12 +37,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from eventlog.errors import BackendError, ConfigError, EvlogError
 from eventlog.app.gateway import auth, ops
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.ops import Rejected
 from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User
+from eventlog.errors import BackendError, ConfigError, EvlogError
 
 log = logging.getLogger("evlog.gateway")
 
@@ -243,7 +243,7 @@ class SyncAPI:
             why = message_problem(m) or ("its session's register was refused" if m.key in bad_keys else None)
             if why is None:
                 messages.append((m.key, m.message_id, m.role, m.content, m.timestamp, m.tool_calls, m.extra,
-                                 tuple(m.version)))  # type: ignore[arg-type]
+                                 tuple(m.version)))
             else:
                 rejected.append(Rejected(m.key, m.message_id, why))
         conn.raw()  # connect first: prepare needs the server's max_allowed_packet

@@ -31,7 +31,6 @@ from typing import Any
 
 import msgspec
 
-from eventlog.errors import BackendError, ConfigError
 from eventlog.app.gateway import ops
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway import wire as W
@@ -42,6 +41,7 @@ from eventlog.app.gateway.credentials import forget_token, load_token, save_toke
 from eventlog.app.gateway.ops import Prepared, Rejected
 from eventlog.app.gateway.sync import Remote
 from eventlog.app.gateway.users import User
+from eventlog.errors import BackendError, ConfigError
 
 ENV_ALLOW_HTTP = "EVLOG_GATEWAY_ALLOW_HTTP"
 _enc = msgspec.json.Encoder()

@@ -13,9 +13,9 @@ import queue
 import threading
 from collections.abc import Iterator
 
-from eventlog.errors import BackendError
 from eventlog.app.gateway.connection import DSN, Connection, Timeouts
 from eventlog.app.gateway.schema import migrate
+from eventlog.errors import BackendError
 
 
 class Pool:

@@ -276,7 +276,7 @@ def statements(head: str, tail: str, params: list[tuple[Any, ...]]) -> list[byte
     return _pack(head, tail, ("(" + ",".join([literal(x) for x in row]) + ")" for row in params))
 
 
-class _Cached(dict):  # type: ignore[type-arg]
+class _Cached(dict[Any, str]):
     """Literals of values that repeat from row to row (times, origins, hashes, '{}')."""
 
     def __init__(self, fn: Any) -> None:

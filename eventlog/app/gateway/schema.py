@@ -50,8 +50,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from eventlog.errors import BackendError
 from eventlog.app.gateway.connection import Connection
+from eventlog.errors import BackendError
 
 Migration = Callable[[Any], None]
 MIGRATIONS: list[Migration] = []

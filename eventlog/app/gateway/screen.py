@@ -20,12 +20,12 @@ from __future__ import annotations
 import msgspec
 
 from eventlog import codec
-from eventlog.errors import InvalidEventError
-from eventlog.events import Event, MessageAppended, SessionCreated, SessionUpdated
-from eventlog.validate import validate_event
 from eventlog.app.gateway.changes import Page
 from eventlog.app.gateway.ops import Rejected
 from eventlog.app.gateway.rows import MessageRow, SessionRow, iso_of_ms
+from eventlog.errors import InvalidEventError
+from eventlog.events import Event, MessageAppended, SessionCreated, SessionUpdated
+from eventlog.validate import validate_event
 
 
 def event_problem(ev: Event) -> str | None:

@@ -15,6 +15,7 @@ devices' ``evlog sync pull`` sees it, and a delete leaves a tombstone that devic
 
 from __future__ import annotations
 
+import builtins
 import re
 import time
 import uuid
@@ -23,13 +24,13 @@ from typing import Any
 
 import msgspec
 
-from eventlog.errors import ConfigError, NotFound
-from eventlog.timeutil import normalize_time, now_iso
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway.connection import DSN, Connection
 from eventlog.app.gateway.schema import migrate
 from eventlog.app.gateway.users import User, check_password, resolve_user, set_password
 from eventlog.app.session_store import Message, SessionInfo, SessionStore, _check_role
+from eventlog.errors import ConfigError, NotFound
+from eventlog.timeutil import normalize_time, now_iso
 from projections.sessions import PREVIEW_CHARS
 
 ORIGIN_RE = re.compile(r"[A-Za-z0-9:._@-]{1,64}")
@@ -50,7 +51,10 @@ def derived_preview(role: str, content: str) -> str | None:
 
 
 class MySQLSessionStore(SessionStore):
-    """The sessions of one gateway user (see the module docstring)."""
+    """The sessions of one gateway user (see the module docstring).
+
+    Signatures after ``list`` say ``builtins.list``: in the class body ``list`` names that method.
+    """
 
     def __init__(self, dsn: str | DSN | None, user: str | int, *, password: str | None = None,
                  origin: str = "gateway", clock: Callable[[], float] = time.time) -> None:
@@ -287,7 +291,7 @@ class MySQLSessionStore(SessionStore):
 
     # -- beyond the interface -------------------------------------------------------------
 
-    def update_message(self, key: str, message_id: str, content: str, *, tool_calls: list[Any] | None = None,
+    def update_message(self, key: str, message_id: str, content: str, *, tool_calls: builtins.list[Any] | None = None,
                        extra: dict[str, Any] | None = None) -> Message:
         """Replace a stored message's content (tool calls if given; ``extra`` merged), as ``message.updated`` does."""
 
@@ -322,7 +326,7 @@ class MySQLSessionStore(SessionStore):
     # -- reads for the web pages (beyond the interface) -----------------------------------
 
     def page(self, *, offset: int = 0, limit: int = 50, project: str | None = None,
-             query: str | None = None) -> tuple[list[SessionInfo], int]:
+             query: str | None = None) -> tuple[builtins.list[SessionInfo], int]:
         """Visible sessions, newest activity first, one page at a time: (the page, how many match in all).
 
         ``project`` keeps one project's sessions; ``query`` keeps those whose title, preview
@@ -332,7 +336,7 @@ class MySQLSessionStore(SessionStore):
         return infos, total
 
     def listing(self, *, offset: int = 0, limit: int = 50, project: str | None = None, query: str | None = None,
-                projects: bool = True) -> tuple[list[SessionInfo], int, list[str]]:
+                projects: bool = True) -> tuple[builtins.list[SessionInfo], int, builtins.list[str]]:
         """``page`` and (if ``projects``) the user's projects, in one transaction: what the sessions page shows."""
         where = ["s.user_id = %s", _VISIBLE]
         params: list[Any] = [self.user_id]
@@ -371,12 +375,12 @@ class MySQLSessionStore(SessionStore):
 
         return self._tx(run, "listing sessions")
 
-    def projects(self) -> list[str]:
+    def projects(self) -> builtins.list[str]:
         """The projects the user's visible sessions belong to."""
         return self.listing(limit=0)[2]
 
     def history_page(self, key: str, *, offset: int | None = 0, limit: int = 100
-                     ) -> tuple[SessionInfo, list[Message], int, int]:
+                     ) -> tuple[SessionInfo, builtins.list[Message], int, int]:
         """A page of a session's messages, oldest first, in one transaction; ``NotFound`` for no such session.
 
         Returns (the session, messages ``offset`` .. ``offset + limit``, how many it has, the
@@ -408,7 +412,7 @@ class MySQLSessionStore(SessionStore):
 
         return self._tx(run, "finding a message")
 
-    def search_messages(self, query: str, *, limit: int = 50) -> list[Message]:
+    def search_messages(self, query: str, *, limit: int = 50) -> builtins.list[Message]:
         """The newest messages whose content contains ``query`` (case-insensitive), newest first."""
         like = "%" + like_escape(query) + "%"
 
@@ -419,7 +423,7 @@ class MySQLSessionStore(SessionStore):
 
         return self._tx(run, "searching messages")
 
-    def messages_per_day(self) -> list[tuple[str, str, int]]:
+    def messages_per_day(self) -> builtins.list[tuple[str, str, int]]:
         """(day, project, messages) for every day the user's messages were written (their own timestamps)."""
         def run(cur: Any) -> list[tuple[str, str, int]]:
             cur.execute("SELECT IF(m.timestamp REGEXP '^[0-9]{4}-[0-9]{2}-[0-9]{2}', LEFT(m.timestamp, 10), "

@@ -58,9 +58,13 @@ from typing import Any
 import msgspec
 import xxhash
 
-from eventlog.errors import ConfigError, EvlogError, InvalidEventError
-from eventlog.events import Event, MessageAppended, MessageUpdated, OffsetReset, SyncPulled, SyncPushed
-from eventlog.app.workspace import Workspace
+from eventlog.app.gateway import ops
+from eventlog.app.gateway import rows as R
+from eventlog.app.gateway.changes import Page, changed_sessions, count_changed_messages, fetch_changes
+from eventlog.app.gateway.connection import DSN, Connection, Timeouts
+from eventlog.app.gateway.ops import Prepared, Rejected
+from eventlog.app.gateway.schema import migrate
+from eventlog.app.gateway.screen import drop_sessions, event_problem, screen_page
 from eventlog.app.gateway.sync_plan import plan_page, register_differs
 from eventlog.app.gateway.sync_state import (
     Contents,
@@ -72,14 +76,10 @@ from eventlog.app.gateway.sync_state import (
     message_row,
     scan_positions,
 )
-from eventlog.app.gateway import rows as R
-from eventlog.app.gateway import ops
-from eventlog.app.gateway.changes import Page, changed_sessions, count_changed_messages, fetch_changes
-from eventlog.app.gateway.connection import DSN, Connection, Timeouts
-from eventlog.app.gateway.ops import Prepared, Rejected
-from eventlog.app.gateway.schema import migrate
-from eventlog.app.gateway.screen import drop_sessions, event_problem, screen_page
 from eventlog.app.gateway.users import User, normalize_email, resolve_user
+from eventlog.app.workspace import Workspace
+from eventlog.errors import ConfigError, EvlogError, InvalidEventError
+from eventlog.events import Event, MessageAppended, MessageUpdated, OffsetReset, SyncPulled, SyncPushed
 
 BATCH_ROWS = 5000  # rows (sessions + messages) per push transaction (the first ones smaller, see _Pusher)
 FIRST_BATCH_ROWS = 500
@@ -163,7 +163,7 @@ class Remote(ABC):
     def pending(self, after: int, skip: list[int]) -> tuple[list[R.SessionRow], int, int]:
         """(registers changed after ``after``, messages changed after it, the user's counter)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: a remote with nothing to release keeps it
         """Release the connection."""
 
 
@@ -193,8 +193,8 @@ class Gateway(Remote):
     def email(self) -> str:
         return self._user.email if self._user is not None else self._email
 
-    @property  # type: ignore[override]
-    def user(self) -> User:
+    @property
+    def user(self) -> User:  # type: ignore[override]  # Remote.user is a plain attribute elsewhere; here, created lazily
         """The user row, created on first use: after the account check, so a refused sync creates nobody."""
         if self._user is None:
             self._user = self.conn.transaction(lambda cur: resolve_user(cur, self._email), doing="finding the user")
@@ -465,7 +465,7 @@ class _Pusher:
     def _flush(self, upto: int) -> None:
         """Prepare the dirty rows as one batch and hand it to the sender."""
         state = self.state
-        index = self.ws.sessions.index  # type: ignore[attr-defined]
+        index = self.ws.sessions.index
         sessions = []
         for key in dict.fromkeys(key for key, _ in self.dirty):
             reg = state.regs[key]
@@ -607,10 +607,10 @@ def _apply_page(ws: Workspace, gw: Remote, state: SyncState, page: Page, rejecte
         try:
             seqs = ws.append([marker, *events, *resets])
         except InvalidEventError as e:
-            bad = {getattr(ev, "session_key", "") for ev in events if event_problem(ev) is not None}
-            if not bad:
+            bad_keys = {getattr(ev, "session_key", "") for ev in events if event_problem(ev) is not None}
+            if not bad_keys:
                 raise
-            rejected.extend(drop_sessions(page, bad, f"the log refused an event made from it: {e}"))
+            rejected.extend(drop_sessions(page, bad_keys, f"the log refused an event made from it: {e}"))
             state.catch_up(ws.log)
             continue
         if seqs[:len(events) + 1] != list(range(first, first + len(events) + 1)):  # pragma: no cover - guarded above
@@ -623,7 +623,7 @@ def _apply_page(ws: Workspace, gw: Remote, state: SyncState, page: Page, rejecte
 def _bad_sessions(ws: Workspace, state: SyncState, page: Page, first: int) -> dict[str, str]:
     """Session key -> why, for the sessions of ``page`` that cannot be planned, or plan events the log refuses."""
     bad: dict[str, str] = {}
-    for key in page.keys():
+    for key in page.keys():  # noqa: SIM118 - Page.keys() is a method (keys in change order), not a dict's
         sub = Page(watermark=page.watermark, more=page.more,
                    sessions={k: r for k, r in page.sessions.items() if k == key},
                    context={k: r for k, r in page.context.items() if k == key},

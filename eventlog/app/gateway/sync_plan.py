@@ -27,6 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventlog.app.gateway.changes import Page
+from eventlog.app.gateway.rows import ZERO, MessageRow, SessionRow, Version, iso_of_ms, ms_of_iso
+from eventlog.app.gateway.sync_state import Contents, LocalMsg, LocalReg, SyncState
+from eventlog.app.workspace import Workspace
 from eventlog.events import (
     Event,
     MessageAppended,
@@ -37,10 +41,6 @@ from eventlog.events import (
     SessionUpdated,
 )
 from eventlog.timeutil import normalize_time
-from eventlog.app.workspace import Workspace
-from eventlog.app.gateway.sync_state import Contents, LocalMsg, LocalReg, SyncState
-from eventlog.app.gateway.changes import Page
-from eventlog.app.gateway.rows import ZERO, MessageRow, SessionRow, Version, iso_of_ms, ms_of_iso
 
 
 @dataclass
@@ -214,7 +214,7 @@ def plan_page(ws: Workspace, state: SyncState, page: Page, first_seq: int) -> Pl
     by_key: dict[str, list[MessageRow]] = {}
     for m in page.messages:
         by_key.setdefault(m.key, []).append(m)
-    for key in page.keys():
+    for key in page.keys():  # noqa: SIM118 - Page.keys() is a method (keys in change order), not a dict's
         inc = page.sessions.get(key) or page.context.get(key)
         planner.session(key, inc, by_key.get(key, []), changed=key in page.sessions)
     plan = planner.plan

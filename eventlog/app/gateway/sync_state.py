@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventlog.app.gateway.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
+from eventlog.app.workspace import Workspace
 from eventlog.events import (
     Event,
     MessageAppended,
@@ -36,8 +38,6 @@ from eventlog.events import (
 )
 from eventlog.log import Log
 from eventlog.timeutil import normalize_time
-from eventlog.app.workspace import Workspace
-from eventlog.app.gateway.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
 
 Row = tuple[str, str | None]  # (session key, message id or None for the session register)
 
@@ -267,8 +267,8 @@ class SyncState:
             r = self.reg(key)
             r.ms, r.origin, r.rev, r.deleted, r.cleared = ms, origin, rev, bool(deleted), (cms, corigin, crev)
         for key, mid, ms, origin, rev in ev.messages:
-            r = self.regs.get(key)
-            m = r.msgs.get(mid) if r is not None else None
+            reg = self.regs.get(key)
+            m = reg.msgs.get(mid) if reg is not None else None
             if m is not None:
                 m.ms, m.origin, m.rev = ms, origin, rev
 
@@ -335,7 +335,7 @@ class Contents:
             from eventlog.app.session_store import parse_message_line
 
             sessions = self.ws.sessions
-            lines = self.ws.read_projection(lambda: sessions.lines(key)) if key in sessions.index else []  # type: ignore[attr-defined]
+            lines = self.ws.read_projection(lambda: sessions.lines(key)) if key in sessions.index else []
             got = {}
             for ln in lines:
                 msg = parse_message_line(ln)

@@ -20,8 +20,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from eventlog.errors import ConfigError, NotFound
 from eventlog.app.gateway.rows import ms_of_dt
+from eventlog.errors import ConfigError, NotFound
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8

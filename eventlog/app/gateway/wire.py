@@ -154,37 +154,43 @@ class ErrorBody(msgspec.Struct):
 # --------------------------------------------------------------------------- conversions
 
 
+def _v(v: Version | list[Any]) -> Version:
+    """A version as a tuple: msgspec decodes one so, a row built in Python may hold a list."""
+    ms, origin, rev = v
+    return (ms, origin, rev)
+
+
 def session_to_wire(r: R.SessionRow) -> WireSession:
     return WireSession(r.key, r.title, r.preview, r.preview_set, r.metadata, r.project, r.created_ms, r.deleted,
-                       tuple(r.version), tuple(r.cleared), r.active_ms)  # type: ignore[arg-type]
+                       _v(r.version), _v(r.cleared), r.active_ms)
 
 
 def session_from_wire(w: WireSession) -> R.SessionRow:
     return R.SessionRow(key=w.key, title=w.title, preview=w.preview, preview_set=w.preview_set, metadata=w.metadata,
-                        project=w.project, created_ms=w.created_ms, deleted=w.deleted, version=tuple(w.version),
-                        cleared=tuple(w.cleared), active_ms=w.active_ms)  # type: ignore[arg-type]
+                        project=w.project, created_ms=w.created_ms, deleted=w.deleted, version=_v(w.version),
+                        cleared=_v(w.cleared), active_ms=w.active_ms)
 
 
 def page_session(r: R.SessionRow) -> PageSession:
     return PageSession(r.key, r.title, r.preview, r.preview_set, r.metadata, r.project, r.created_ms, r.deleted,
-                       tuple(r.version), tuple(r.cleared), r.active_ms, r.change_seq)  # type: ignore[arg-type]
+                       _v(r.version), _v(r.cleared), r.active_ms, r.change_seq)
 
 
 def session_from_page(w: PageSession) -> R.SessionRow:
     return R.SessionRow(key=w.key, title=w.title, preview=w.preview, preview_set=w.preview_set, metadata=w.metadata,
-                        project=w.project, created_ms=w.created_ms, deleted=w.deleted, version=tuple(w.version),
-                        cleared=tuple(w.cleared), active_ms=w.active_ms,  # type: ignore[arg-type]
+                        project=w.project, created_ms=w.created_ms, deleted=w.deleted, version=_v(w.version),
+                        cleared=_v(w.cleared), active_ms=w.active_ms,
                         change_seq=w.change_seq)
 
 
 def page_message(m: R.MessageRow) -> PageMessage:
     return PageMessage(m.key, m.message_id, m.role, m.content, m.timestamp, m.tool_calls, m.extra,
-                       tuple(m.version), m.pos, m.change_seq)  # type: ignore[arg-type]
+                       _v(m.version), m.pos, m.change_seq)
 
 
 def message_from_page(w: PageMessage) -> R.MessageRow:
     return R.MessageRow(key=w.key, message_id=w.message_id, role=w.role, content=w.content, timestamp=w.timestamp,
-                        tool_calls=w.tool_calls, extra=w.extra, version=tuple(w.version),  # type: ignore[arg-type]
+                        tool_calls=w.tool_calls, extra=w.extra, version=_v(w.version),
                         pos=w.pos, change_seq=w.change_seq)
 
 

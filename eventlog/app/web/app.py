@@ -46,11 +46,11 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eventlog.errors import BackendError, ConfigError, EvlogError, NotFound
-from eventlog.timeutil import normalize_time
 from eventlog.app.web import data, plots
 from eventlog.app.web import security as S
 from eventlog.app.web.sources import GatewaySource, LocalSource, Source
+from eventlog.errors import BackendError, ConfigError, EvlogError, NotFound
+from eventlog.timeutil import normalize_time
 
 log = logging.getLogger("evlog.web")
 
@@ -141,7 +141,8 @@ def tool_calls(calls: Any) -> list[ToolCall]:
         if not isinstance(c, dict):
             out.append(ToolCall("tool call", "", _pretty(c)))
             continue
-        fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+        function = c.get("function")
+        fn = function if isinstance(function, dict) else {}
         name = str(fn.get("name") or c.get("name") or c.get("type") or "tool call")
         args = fn.get("arguments", c.get("input", c.get("arguments")))
         if isinstance(args, str):

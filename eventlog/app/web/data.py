@@ -21,9 +21,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventlog.app.workspace import Workspace
 from eventlog.events import DreamCompleted, DreamFailed, MemoryAppended, MessageAppended, SessionCreated
 from eventlog.timeutil import normalize_time
-from eventlog.app.workspace import Workspace
 
 SEARCH_LIMIT = 50
 NO_PROJECT = ""
@@ -229,7 +229,7 @@ class PlotsView:
 
 def memory_files(ws: Workspace) -> list[MemoryFileView]:
     """Every MEMORY.md: the global one first, then each project's, facts grouped by section."""
-    files = ws.memory.files  # type: ignore[attr-defined]
+    files = ws.memory.files
     out = []
     for project in sorted(files, key=lambda p: (p != "", p)):
         facts = files[project]

@@ -48,8 +48,7 @@ def _buckets(days: list[str]) -> tuple[list[str], dict[str, str], str]:
     first, last = parsed[0], parsed[-1]
     span = (last - first).days + 1
     if span <= MAX_BARS:
-        labels = [(first + _dt.timedelta(days=i)).isoformat() for i in range(span)]
-        return labels, {d: d[:10] for d in days}, ""
+        return [(first + _dt.timedelta(days=i)).isoformat() for i in range(span)], {d: d[:10] for d in days}, ""
     step = 7 if span <= MAX_BARS * 7 else 30
     start = first - _dt.timedelta(days=first.weekday()) if step == 7 else first.replace(day=1)
     labels: list[str] = []
@@ -157,7 +156,7 @@ def stacked_bars(series: Series, *, title: str, unit: str, label_of: dict[str, s
     gap = min(6.0, max(1.0, bw * 0.2))
     parts = _frame(ymax, ticks, [_short(b, len(labels)) for b in labels], unit, x_of=lambda i: x0 + bw * i + bw / 2)
     for i, b in enumerate(labels):
-        y = TOP + plot_h
+        y: float = TOP + plot_h
         for k, name in enumerate(order):
             v = data[name].get(b, 0)
             if v <= 0:
@@ -195,7 +194,7 @@ def line(series: Series, *, title: str, unit: str, name: str) -> Chart:
         parts = _frame(ymax, ticks, shown, unit, x_of=x_of)
     else:
         parts = _frame(ymax, ticks, [shown[0], shown[-1]], unit, x_of=lambda i: x_of(0 if i == 0 else span - 1))
-    pts = []
+    pts: list[str] = []
     cur = 0.0
     by_day = {d[:10]: v for d, v in values.items()}
     points = []

@@ -18,10 +18,10 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any
 
-from eventlog.errors import ConfigError, EvlogError, NotFound
 from eventlog.app.session_store import LocalSessionStore, Message, SessionInfo
-from eventlog.app.workspace import Workspace
 from eventlog.app.web import data
+from eventlog.app.workspace import Workspace
+from eventlog.errors import ConfigError, EvlogError, NotFound
 
 MAX_MESSAGE_CHARS = 100_000
 READ_ATTEMPTS = 8  # tries to read a session file that writers keep rewriting (about 0.3 s in all)
@@ -58,7 +58,7 @@ class Source(ABC):
         """Add a user message (gateway mode); (the message, how many the session has now)."""
         raise ConfigError("this view is read-only")
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: a source with nothing to release keeps it
         """Release the workspace or the pool."""
 
 
