@@ -78,13 +78,14 @@ def main() -> None:
 
 
 from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
-    ingest_command,
+    agents_command,
     gateway_command,
+    ingest_command,
     log_commands,
     processor_commands,
     project_command,
-    recall_command,
     projection_commands,
+    recall_command,
     sync_command,
     web_command,
 )

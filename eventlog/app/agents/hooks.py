@@ -1,0 +1,256 @@
+"""``evlog hook claude-code``: what evlog does when Claude Code runs a hook.
+
+Claude Code runs the hook with a JSON object on stdin (``hook_event_name``,
+``session_id``, ``transcript_path``, ``cwd``, and per event a few more fields) and reads
+its stdout. ``handle_claude_code(payload, home=...)`` returns what to print and the notes
+for stderr:
+
+* ``Stop``, ``SubagentStop``, ``PreCompact``, ``SessionEnd``: **capture**. The transcript
+  (and a subagent's ``agent_transcript_path``) is ingested incrementally
+  (``eventlog.ingest.incremental``): only the bytes added since the last ingest of that
+  file are read, so the cost follows the new bytes, not the file. Nothing is printed. At
+  ``SessionEnd`` an unterminated last line is taken too (the session is over), and the
+  hook reads at most 1 MiB and waits at most 0.5 s for the lock (Claude Code gives
+  SessionEnd hooks 1.5 s by default; the Stop hooks already read the rest). A payload
+  without ``transcript_path`` falls back to Claude Code's own layout
+  (``~/.claude/projects/<cwd with every non-alphanumeric character as '-'>/<session_id>.jsonl``).
+* ``SessionStart`` (every source: startup, resume, clear, compact): **context**. Prints
+  ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
+  holding the memory for ``cwd`` (``eventlog.app.agents.context``: project facts, then
+  facts about the user, within ``budget`` bytes). Nothing is printed when there is no
+  memory yet. ``UserPromptSubmit`` prints the facts that match the prompt (through the
+  recall index, read-only), when there are any.
+* Any other event: nothing.
+
+**A hook never breaks or stalls Claude Code.** Every failure (bad JSON, missing or odd
+fields, a missing transcript, a workspace that is locked past the short timeout, damaged,
+or not initialised) becomes a one-line note on stderr and exit status 0; time is bounded
+by the lock timeouts and by ``max_bytes`` (new transcript bytes read per call: whole lines,
+the rest is read by the next hook or ``evlog watch``). Nothing is lost: ingest is
+idempotent, so whatever a hook could not do, the next one (or ``evlog watch``, or
+``evlog ingest``) does. Capture appends to the log only; projection files (session files)
+follow at the next flush of any writer (the daemon, the MCP server, an evlog command).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventlog.errors import EvlogError
+
+CAPTURE_EVENTS = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+HOOK_EVENTS = CAPTURE_EVENTS + CONTEXT_EVENTS
+HOOK_MAX_BYTES = 8 * 1024 * 1024  # new transcript bytes one capture reads (the rest: the next hook, or watch)
+HOOK_LOCK_TIMEOUT = 2.0  # seconds a hook waits for another writer
+SESSION_END_LOCK_TIMEOUT = 0.5  # Claude Code gives SessionEnd hooks little time (1.5 s by default)
+SESSION_END_MAX_BYTES = 1024 * 1024  # ... so they read little: Stop hooks already read the rest
+PROMPT_CONTEXT_BYTES = 2000
+PROMPT_HITS = 5
+MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
+
+
+@dataclass
+class HookResult:
+    """What a hook run prints (``stdout``, maybe empty) and reports on stderr (``notes``)."""
+
+    event: str = ""
+    stdout: str = ""
+    notes: list[str] = field(default_factory=list)
+    ingested: list[Any] = field(default_factory=list)  # SourceResult per transcript read
+    elapsed: float = 0.0
+
+
+def claude_dir() -> str:
+    """Claude Code's configuration folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
+def project_folder_name(cwd: str) -> str:
+    """The folder Claude Code keeps a directory's transcripts in: every non-alphanumeric character as '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def parse_payload(raw: bytes | str) -> dict[str, Any]:
+    """The hook's JSON object; ``ValueError`` with a clear reason if it is not one."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"the hook input is not UTF-8 (byte {e.start})") from None
+    if not raw.strip():
+        raise ValueError("the hook input is empty (Claude Code sends a JSON object on stdin)")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the hook input is not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise ValueError("the hook input is nested too deeply") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"the hook input must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _text_field(payload: dict[str, Any], name: str, notes: list[str]) -> str:
+    v = payload.get(name)
+    if v is None:
+        return ""
+    if not isinstance(v, str):
+        notes.append(f"field {name!r} must be a string, got {type(v).__name__}; ignored")
+        return ""
+    return v
+
+
+def handle_claude_code(
+    payload: dict[str, Any] | bytes | str,
+    *,
+    home: str,
+    budget: int | None = None,
+    lock_timeout: float = HOOK_LOCK_TIMEOUT,
+    max_bytes: int = HOOK_MAX_BYTES,
+) -> HookResult:
+    """Handle one Claude Code hook call (see the module docstring); never raises for bad input."""
+    started = time.monotonic()
+    result = HookResult()
+    try:
+        data = payload if isinstance(payload, dict) else parse_payload(payload)
+    except ValueError as e:
+        result.notes.append(str(e))
+        return result
+    event = _text_field(data, "hook_event_name", result.notes)
+    result.event = event
+    if not event:
+        result.notes.append("no 'hook_event_name' in the hook input; nothing to do")
+        return result
+    try:
+        if event in CAPTURE_EVENTS:
+            _capture(data, event, home, result, lock_timeout=lock_timeout, max_bytes=max_bytes)
+        elif event == "SessionStart":
+            _session_start(data, home, budget, result)
+        elif event == "UserPromptSubmit":
+            _prompt_context(data, home, min(budget or PROMPT_CONTEXT_BYTES, PROMPT_CONTEXT_BYTES), result)
+    except EvlogError as e:
+        result.notes.append(f"{event}: {e}")
+    except OSError as e:
+        result.notes.append(f"{event}: {e.strerror or e}" + (f" ({e.filename})" if e.filename else ""))
+    result.elapsed = time.monotonic() - started
+    return result
+
+
+def transcript_paths(data: dict[str, Any], event: str, notes: list[str]) -> list[str]:
+    """The transcript files a capture event names (the main one, and a subagent's)."""
+    paths = []
+    main = _text_field(data, "transcript_path", notes)
+    if not main:
+        sid = _text_field(data, "session_id", notes)
+        cwd = _text_field(data, "cwd", notes)
+        if sid and cwd and _SAFE_ID.match(sid):
+            guess = os.path.join(claude_dir(), "projects", project_folder_name(cwd), sid + ".jsonl")
+            if os.path.exists(guess):
+                main = guess
+        if not main:
+            notes.append(f"{event}: the hook input names no transcript_path; nothing captured")
+    if main:
+        paths.append(os.path.expanduser(main))
+    if event == "SubagentStop":
+        agent = _text_field(data, "agent_transcript_path", notes)
+        if agent:
+            paths.append(os.path.expanduser(agent))
+    return paths
+
+
+def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *, lock_timeout: float,
+             max_bytes: int) -> None:
+    from eventlog.app.workspace import LOG_DIR, STATE_DIR, load_config
+    from eventlog.ingest.incremental import ingest_file, needs_ingest
+    from eventlog.log import Log
+
+    paths = transcript_paths(data, event, result.notes)
+    state_dir = os.path.join(home, STATE_DIR)
+    todo = []
+    for p in paths:
+        if not os.path.isfile(p):
+            result.notes.append(f"{event}: transcript {p} does not exist (yet); nothing captured from it")
+        elif needs_ingest(state_dir, p, final=event == "SessionEnd"):
+            todo.append(p)
+    if not todo:
+        return
+    if event == "SessionEnd":
+        lock_timeout = min(lock_timeout, SESSION_END_LOCK_TIMEOUT)
+        max_bytes = min(max_bytes, SESSION_END_MAX_BYTES)
+    config = load_config(home)
+    log = Log.open(os.path.join(home, LOG_DIR), writable=True, durability=config.durability,  # type: ignore[arg-type]
+                   segment_bytes=config.segment_bytes, group_commit_interval=config.group_commit_interval,
+                   lock_timeout=lock_timeout)
+    try:
+        for p in todo:
+            try:
+                r = ingest_file(log, p, state_dir=state_dir, final=event == "SessionEnd", max_bytes=max_bytes,
+                                lock_timeout=lock_timeout)
+            except EvlogError as e:
+                result.notes.append(f"{event}: {e}")
+                continue
+            result.ingested.append(r)
+            if r.error:
+                result.notes.append(f"{event}: {r.error}")
+            elif r.capped:
+                result.notes.append(f"{event}: read {r.bytes_read} bytes of {p}; the next hook (or evlog watch) reads "
+                                    f"the remaining {r.pending_bytes}")
+    finally:
+        log.close()
+
+
+def _session_start(data: dict[str, Any], home: str, budget: int | None, result: HookResult) -> None:
+    from eventlog.app.agents.context import DEFAULT_CONTEXT_BYTES, memory_context  # here: a capture never pays for it
+
+    cwd = _text_field(data, "cwd", result.notes) or os.getcwd()
+    if not os.path.isdir(os.path.join(home, "memory")) and not os.path.exists(os.path.join(home, "evlog.json")):
+        result.notes.append(f"SessionStart: {home} is not an evlog workspace (run 'evlog init'); no memory given")
+        return
+    ctx = memory_context(home, cwd, budget=budget or DEFAULT_CONTEXT_BYTES)
+    if ctx.text:
+        result.stdout = hook_output("SessionStart", ctx.text)
+
+
+def _prompt_context(data: dict[str, Any], home: str, budget: int, result: HookResult) -> None:
+    """Facts matching the prompt, from the recall index as it is (read-only: a hook never waits for it)."""
+    prompt = _text_field(data, "prompt", result.notes)
+    if not prompt.strip():
+        return
+    from projections.recall.index import RecallIndex
+    from projections.recall.search import recall
+    from projections.recall.workspace import index_path
+
+    path = index_path(home)
+    if not os.path.exists(path):
+        return
+    ix = RecallIndex(path, readonly=True)
+    try:
+        hits = recall(ix, prompt[:2000], scope="facts", limit=PROMPT_HITS, states=("active",))
+    finally:
+        ix.close()
+    lines = ["<evlog-memory>", "Facts evlog remembers that match this prompt:"]
+    size = sum(len(x.encode()) + 1 for x in lines) + 16
+    shown = 0
+    for h in hits:
+        line = f"- {h.text or h.snippet}" + (f" ({h.project})" if h.project else "")
+        if size + len(line.encode()) + 1 > budget:
+            break
+        lines.append(line)
+        size += len(line.encode()) + 1
+        shown += 1
+    if shown:
+        lines.append("</evlog-memory>")
+        result.stdout = hook_output("UserPromptSubmit", "\n".join(lines))
+
+
+def hook_output(event: str, context: str) -> str:
+    """The JSON a Claude Code hook prints to add ``context`` to the conversation."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
+                      ensure_ascii=False)

@@ -1,0 +1,707 @@
+"""Incremental ingest of a growing transcript: read only the bytes added since the last read.
+
+``ingest_file(log, path, state_dir=...)`` ingests what a transcript file gained since the
+last call for that file and gives the same events, once appended, as ingesting the whole
+file again with ``eventlog.ingest.ingest_paths`` would (dedup keys, message ids, merged
+Claude responses, tool names, subagent and sidechain sessions, titles): the result equals
+a full ingest of the final file whatever chunks the file grew in, including chunks that
+end inside a line or inside a multi-byte character (``tests/test_incremental.py`` checks
+it on the real transcripts with Hypothesis). The one difference: a session's
+``created_at`` is the earliest message time seen when the session was first ingested
+(``session.created`` is written once); later metadata keys (Claude Code's ``slug``, Codex's
+``model``) are added with ``session.updated``.
+
+**Position and fingerprint.** Each source file has a small state file,
+``<state_dir>/sources/<xxh3 of its real path>.json``, like a processor's offset: the byte
+position read up to (always the end of a complete line), the line count, the file's device
+and inode, and the xxh3 of the first and of the last 4 KiB before the position. A file
+whose inode changed, that shrank below the position, or whose fingerprints no longer
+match (rewritten, rotated, replaced by a shorter one) is read again from the start: safe,
+because every event carries a dedup key derived from the source, so what the log already
+has is not written again. The state is disposable (deleting it costs one full re-read).
+
+**Partial lines.** Only complete lines (ending in ``\\n``) are read; a line still being
+written is left for the next call, so a chunk may end anywhere. ``final=True`` (the writer
+is done, e.g. at a Claude Code ``SessionEnd``) also takes an unterminated last line if it
+is valid JSON.
+
+**What each format needs from the bytes already read** (kept in the state, so a call costs
+what the new bytes cost, not the file):
+
+* Claude Code: the lines of each session's response that is still open (one API
+  response is written as several lines, possibly across calls: its lines are parsed
+  again with the new ones, and a grown response becomes ``message.updated``, as on a
+  re-ingest), tool names by ``tool_use`` id (a ``tool_result`` names its tool), each
+  subagent's first ``sessionId``, the root of each inline sidechain line (older
+  versions), each session's first ``cwd`` (an inline sidechain's project), the metadata
+  keys already recorded, and ``summary`` lines whose leaf has not been seen yet. A
+  ``summary`` whose leaf was read in an earlier call makes the call parse the whole file
+  (rare: Claude Code writes summaries before their leaves, or in other files).
+* Codex: the ``session_meta`` line, the latest ``turn_context`` line, and how often each
+  message hash occurred (ids of repeated items are ``<hash>#n``, see
+  ``eventlog.ingest.model.StableIds``).
+* nanobot: the metadata line and the hash counts. nanobot rewrites its file on every save
+  (line 1 changes), so in practice its small files are read whole each time.
+* catbuddy / evlog session files are snapshots rewritten by their harness: always read
+  whole (when they changed).
+
+Concurrent callers for one file take turns on ``<state_dir>/sources/<key>.lock``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import xxhash
+
+from eventlog.errors import ConfigError, IngestError, NotFound
+from eventlog.events import Event, SessionUpdated
+from eventlog.fsio import OS_FS
+from eventlog.ingest import FORMAT_CHOICES, FileResult, _append, _redact, _resolve_titles
+from eventlog.ingest import catbuddy, claude_code, codex, nanobot
+from eventlog.ingest.detect import BOM, bad_line_reason, describe, detect
+from eventlog.ingest.model import ParsedFile, Summary
+from eventlog.lock import FileLock
+
+__all__ = ["SourceResult", "SourceState", "ingest_file", "load_state", "needs_ingest", "source_key", "state_path"]
+
+SOURCES_DIR = "sources"
+STATE_VERSION = 1
+FINGERPRINT_BYTES = 4096
+#: Metadata keys a parser derives from a session's structure (known when it is created):
+#: never "added later" as metadata updates.
+STRUCTURAL_KEYS = frozenset({"source_format", "sessionId", "session_id", "agentId", "parent_session",
+                             "sidechain_root", "warmup"})
+_SYNTHETIC = "progress"  # the record type context lines are given: the Claude parser skips it (no message)
+
+
+class OpenResponse(msgspec.Struct):
+    """A Claude response whose lines may continue in the next chunk."""
+
+    api_id: str
+    lines: list[tuple[int, str]]  # (line number, raw line)
+
+
+class SourceState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What is known about one source file between calls (see the module docstring)."""
+
+    version: int = STATE_VERSION
+    path: str = ""
+    format: str = ""
+    dev: int = 0
+    ino: int = 0
+    position: int = 0  # bytes read: always the end of a complete line (or of a final unterminated one)
+    line: int = 0  # lines read
+    partial_taken: bool = False  # the last line read had no newline yet (final=True): skip its newline later
+    head: str = ""  # xxh3-64 of bytes [0, min(position, 4096))
+    tail: str = ""  # xxh3-64 of bytes [max(0, position - 4096), position)
+    size: int = 0  # the file's size and mtime when last read (a cheap "did it change" for watchers)
+    mtime_ns: int = 0
+    error: str = ""  # the last error at this size/mtime ("" when the last call went well)
+    # what later lines need from the lines already read
+    context: list[tuple[int, str]] = []  # codex: session_meta (+ latest turn_context); nanobot: metadata line
+    counts: dict[str, int] = {}  # StableIds hash -> occurrences read
+    tools: dict[str, str] = {}  # claude: tool_use id -> tool name
+    agents: dict[str, str] = {}  # claude: agentId -> sessionId of its first line
+    roots: dict[str, str] = {}  # claude: inline sidechain line uuid -> root uuid
+    open: dict[str, OpenResponse] = {}  # claude: session key -> its open response
+    cwds: dict[str, str] = {}  # claude: session key -> first cwd
+    meta: dict[str, list[str]] = {}  # session key -> metadata keys the log has for it
+    summaries: list[tuple[str, str, int]] = []  # claude: (leaf uuid, title, line) of every summary read
+    leaves: dict[str, tuple[str, str]] = {}  # claude: leaf uuid -> (session key, timestamp), for summaries
+
+
+@dataclass
+class SourceResult:
+    """What one ``ingest_file`` call did.
+
+    ``mode``: ``unchanged`` (nothing new), ``waiting`` (only part of a line is new),
+    ``incremental`` (new lines read with the kept context), ``full`` (the file was read
+    from its start: first read, or ``reset`` says why). ``file`` is the usual per-file
+    result (sessions, new messages, duplicates, events, error, notes).
+    """
+
+    path: str
+    mode: str = "unchanged"
+    reset: str = ""
+    bytes_read: int = 0
+    position: int = 0
+    size: int = 0
+    pending_bytes: int = 0  # bytes after the position (a line still being written, or what max_bytes left)
+    capped: bool = False  # max_bytes stopped the read: more complete lines are waiting
+    file: FileResult = field(default_factory=lambda: FileResult(""))
+
+    @property
+    def ok(self) -> bool:
+        return self.file.error is None
+
+    @property
+    def error(self) -> str | None:
+        return self.file.error
+
+
+_state_decoder = msgspec.json.Decoder(SourceState)
+_state_encoder = msgspec.json.Encoder()
+
+
+def source_key(path: str) -> str:
+    """The name of a source's state: the xxh3-64 of its real path."""
+    return xxhash.xxh3_64_hexdigest(os.path.realpath(path).encode("utf-8", "surrogatepass"))
+
+
+def state_path(state_dir: str, path: str) -> str:
+    """Where the state of source ``path`` is kept."""
+    return os.path.join(state_dir, SOURCES_DIR, source_key(path) + ".json")
+
+
+def load_state(state_dir: str, path: str) -> SourceState | None:
+    """The saved state of ``path`` (None if there is none, or it cannot be read: it is disposable)."""
+    try:
+        with open(state_path(state_dir, path), "rb") as f:
+            st = _state_decoder.decode(f.read())
+    except (OSError, msgspec.MsgspecError):
+        return None
+    if st.version != STATE_VERSION or st.path != os.path.realpath(path):
+        return None
+    return st
+
+
+def _save_state(state_dir: str, path: str, st: SourceState) -> None:
+    target = state_path(state_dir, path)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    OS_FS.atomic_write(target, _state_encoder.encode(st), sync=False)
+
+
+def needs_ingest(state_dir: str, path: str, *, final: bool = False) -> bool:
+    """Whether ``path`` may hold something not read yet (cheap: one ``stat`` and the state file).
+
+    True when the file's size, mtime or inode differ from the last read, or there is no state;
+    with ``final``, also when an unterminated last line was left for later.
+    """
+    try:
+        s = os.stat(path)
+    except OSError:
+        return False
+    st = load_state(state_dir, path)
+    if st is None or (s.st_size, s.st_mtime_ns, s.st_ino, s.st_dev) != (st.size, st.mtime_ns, st.ino, st.dev):
+        return True
+    return final and st.position < s.st_size and not st.error
+
+
+# --- reading lines ------------------------------------------------------------------------------
+
+
+class _Rec:
+    """One decoded line: its number, value and raw bytes."""
+
+    __slots__ = ("line", "raw", "value")
+
+    def __init__(self, line: int, value: Any, raw: bytes) -> None:
+        self.line, self.value, self.raw = line, value, raw
+
+
+def _decode_lines(data: bytes, first_line: int, *, at_start: bool, final: bool, skip_newline: bool
+                  ) -> tuple[list[_Rec], int, int, bool]:
+    """Complete lines of ``data`` as records, as ``detect.read_records`` reads them.
+
+    Returns (records, bytes consumed, lines consumed, whether an unterminated last line was taken).
+    Raises ``IngestError`` (with the line number) at the first line that is not JSON.
+    """
+    start = 0
+    if skip_newline and data.startswith(b"\n"):
+        start = 1  # the newline ending a line already taken unterminated
+    end = data.rfind(b"\n") + 1
+    took_partial = False
+    if end <= start:
+        end = start
+    tail = data[end:]
+    if final and tail.strip():
+        try:
+            msgspec.json.decode(tail.rstrip(b"\r"))
+            took_partial = True
+        except msgspec.MsgspecError:
+            pass  # still being written: leave it
+    records: list[_Rec] = []
+    lineno = first_line
+    pieces = data[start:end].split(b"\n")[:-1] if end > start else []
+    if took_partial:
+        pieces.append(tail)
+    decode = msgspec.json.decode
+    for i, raw in enumerate(pieces):
+        lineno += 1
+        line = raw[3:] if at_start and i == 0 and raw.startswith(BOM) else raw
+        line = line.rstrip(b"\r\n")
+        if not line.strip():
+            continue
+        try:
+            value = decode(line)
+        except msgspec.MsgspecError as e:
+            raise IngestError(bad_line_reason(line, e, last=took_partial and i == len(pieces) - 1), line=lineno) from None
+        records.append(_Rec(lineno, value, line))
+    consumed = len(data) if took_partial else end
+    return records, consumed, lineno - first_line, took_partial
+
+
+# --- the formats ----------------------------------------------------------------------------------
+
+
+def _parse(fmt: str, records: list[_Rec], path: str) -> ParsedFile:
+    from eventlog.ingest import FORMATS
+
+    try:
+        return FORMATS[fmt](((r.line, r.value) for r in records), path)
+    except RecursionError:
+        raise IngestError("nested too deeply to read") from None
+
+
+def _ctx(line: int, raw: str) -> _Rec:
+    data = raw.encode("utf-8", "surrogatepass")
+    return _Rec(line, msgspec.json.decode(data), data)
+
+
+class _Chunk:
+    """The outcome of parsing new lines: the parsed model and the titles its summaries give."""
+
+    def __init__(self, pf: ParsedFile, titles: list[tuple[str, str, str]] | None = None) -> None:
+        self.pf = pf
+        self.titles = titles or []
+
+
+def _renumber(pf: ParsedFile, st: SourceState) -> None:
+    """Make chunk-local StableIds ids (``h``, ``h#2``...) global with the counts read before."""
+    counts = st.counts
+    for s in pf.sessions:
+        for m in s.messages:
+            base, _, n = m.message_id.partition("#")
+            k = counts.get(base, 0) + (int(n) if n.isdigit() else 1)
+            m.message_id = base if k == 1 else f"{base}#{k}"
+    for s in pf.sessions:
+        for m in s.messages:
+            base, _, n = m.message_id.partition("#")
+            k = int(n) if n.isdigit() else 1
+            if k > counts.get(base, 0):
+                counts[base] = k
+
+
+def _parse_headed(fmt: str, st: SourceState, new: list[_Rec], path: str) -> _Chunk:
+    """nanobot / codex: the kept head (and codex's latest turn_context) before the new lines."""
+    ctx = [_ctx(line, raw) for line, raw in st.context]
+    pf = _parse(fmt, ctx + new, path)
+    _renumber(pf, st)
+    if not st.context and new:
+        st.context = [(new[0].line, new[0].raw.decode("utf-8", "surrogatepass"))]
+    if fmt == codex.FORMAT:
+        last = next((r for r in reversed(new) if isinstance(r.value, dict) and r.value.get("type") == "turn_context"), None)
+        if last is not None:
+            st.context = st.context[:1] + [(last.line, last.raw.decode("utf-8", "surrogatepass"))]
+    return _Chunk(pf)
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _claude_context(st: SourceState, new: list[_Rec]) -> list[_Rec]:
+    """Synthetic and kept lines the Claude parser needs before the new lines (see the module docstring)."""
+    ctx: list[_Rec] = []
+    for agent, sid in st.agents.items():  # the parser takes an agent's session from its first line
+        ctx.append(_Rec(0, {"type": _SYNTHETIC, "uuid": f"evlog-context:agent:{agent}", "isSidechain": True,
+                            "agentId": agent, "sessionId": sid}, b""))
+    kept = [_ctx(line, raw) for resp in st.open.values() for line, raw in resp.lines]
+    if st.roots:
+        chained: set[str] = set()
+        for r in kept + new:
+            v = r.value
+            if not isinstance(v, dict) or v.get("isSidechain") is not True or v.get("agentId"):
+                continue
+            parent = _str(v.get("parentUuid"))
+            if parent not in st.roots:
+                continue
+            root = st.roots[parent]  # an inline sidechain continues: its parent and root stand in for its lines
+            sid = _str(v.get("sessionId"))
+            for uuid, up in ((root, None), (parent, root)):
+                if uuid not in chained:
+                    chained.add(uuid)
+                    ctx.append(_Rec(0, {"type": _SYNTHETIC, "uuid": uuid, "parentUuid": up, "isSidechain": True,
+                                        "sessionId": sid}, b""))
+    return ctx + kept
+
+
+def _claude_summaries_need_full(st: SourceState, new: list[_Rec]) -> bool:
+    """True when a new summary line points at a line read in an earlier call (its session is not kept)."""
+    known_new = {_str(r.value.get("uuid")) for r in new if isinstance(r.value, dict)}
+    for r in new:
+        v = r.value
+        if isinstance(v, dict) and v.get("type") == "summary":
+            leaf = v.get("leafUuid")
+            if isinstance(leaf, str) and leaf and leaf not in known_new and leaf not in st.leaves:
+                return True
+    return False
+
+
+def _parse_claude(st: SourceState, new: list[_Rec], path: str) -> _Chunk:
+    stem = os.path.basename(path)
+    stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
+    ctx = _claude_context(st, new)
+    records = ctx + new
+    pf = claude_code.parse(((r.line, r.value) for r in records), path)
+    first_new = new[0].line if new else 0
+    # tool results whose tool_use was read in an earlier call: name them as a full parse would
+    if st.tools:
+        for s in pf.sessions:
+            for m in s.messages:
+                if m.role == "tool" and "name" not in m.extra and m.line >= first_new:
+                    tid = m.extra.get("tool_use_id")
+                    if isinstance(tid, str) and tid in st.tools:
+                        m.extra = _with_name(m.extra, st.tools[tid])
+    # an inline sidechain's or subagent's project is its parent session's first cwd
+    for s in pf.sessions:
+        parent = s.metadata.get("parent_session")
+        if isinstance(parent, str) and parent in st.cwds:
+            s.project = st.cwds[parent]
+    # --- the state for the next call
+    for s in pf.sessions:
+        for m in s.messages:
+            for call in m.tool_calls or ():
+                if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                    st.tools[str(call.get("id", ""))] = str(call["function"].get("name", ""))
+        cwd = s.metadata.get("cwd")
+        cwd = cwd if isinstance(cwd, str) else ""
+        if not st.cwds.get(s.key):
+            st.cwds[s.key] = cwd
+    info: dict[str, tuple[str, bool, str]] = {}
+    for r in new:
+        v = r.value
+        if not isinstance(v, dict):
+            continue
+        uuid = _str(v.get("uuid"))
+        if not uuid:
+            continue
+        side = v.get("isSidechain") is True
+        agent = _str(v.get("agentId"))
+        info[uuid] = (_str(v.get("parentUuid")), side, agent)
+        if side and agent and agent not in st.agents:
+            st.agents[agent] = _str(v.get("sessionId")) or stem
+    for uuid, (_parent, side, agent) in info.items():
+        if side and not agent:
+            st.roots[uuid] = _root(uuid, info, st.roots)
+    _track_open(st, ctx, new, pf)
+    # summaries: resolve those whose leaf is known now (titles are written once per leaf and title)
+    st.summaries.extend((s.leaf_uuid, s.title, s.line) for s in pf.summaries)
+    wanted = {leaf for leaf, _t, _l in st.summaries if leaf not in st.leaves}
+    for uuid in wanted & pf.uuids.keys():
+        st.leaves[uuid] = pf.uuids[uuid]
+    titles: list[tuple[str, str, str]] = []
+    if st.summaries:
+        known = [(0, Summary(leaf, title, line)) for leaf, title, line in st.summaries if leaf in st.leaves]
+        leaves = {leaf: (key, ts, 0) for leaf, (key, ts) in st.leaves.items()}
+        by_file, _notes = _resolve_titles([path], known, leaves)
+        titles = by_file.get(0, [])
+    return _Chunk(pf, titles)
+
+
+def _with_name(extra: dict[str, Any], name: str) -> dict[str, Any]:
+    """``extra`` with ``name`` right after ``tool_use_id`` (the order the parser builds)."""
+    out: dict[str, Any] = {}
+    for k, v in extra.items():
+        out[k] = v
+        if k == "tool_use_id":
+            out["name"] = name
+    if "name" not in out:
+        out["name"] = name
+    return out
+
+
+def _root(uuid: str, info: dict[str, tuple[str, bool, str]], roots: dict[str, str]) -> str:
+    """The first line of the inline sidechain ``uuid`` is on (as ``claude_code._SessionKeys.root``)."""
+    seen: set[str] = set()
+    cur = uuid
+    while True:
+        seen.add(cur)
+        parent = info[cur][0] if cur in info else ""
+        if not parent:
+            return cur
+        if parent in info:
+            _p, side, agent = info[parent]
+            if not side or agent or parent in seen:
+                return cur
+            cur = parent
+            continue
+        if parent in roots:
+            return roots[parent]
+        return cur
+
+
+def _track_open(st: SourceState, ctx: list[_Rec], new: list[_Rec], pf: ParsedFile) -> None:
+    """Which response of each session is still open after these lines (as the parser decides it)."""
+    keys = {uuid: key for uuid, (key, _ts) in pf.uuids.items()}
+    opened: dict[str, OpenResponse] = {}
+    for r in [c for c in ctx if c.raw] + new:
+        v = r.value
+        if not isinstance(v, dict):
+            continue
+        kind = v.get("type")
+        uuid = _str(v.get("uuid"))
+        key = keys.get(uuid)
+        if key is None or not uuid:
+            continue
+        if kind == "system":
+            if v.get("subtype") == "local_command":
+                opened.pop(key, None)
+        elif kind == "user":
+            msg = v.get("message")
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if not (isinstance(content, list) and content
+                    and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
+                opened.pop(key, None)
+        elif kind == "assistant":
+            msg = v.get("message")
+            api_id = _str(msg.get("id")) if isinstance(msg, dict) else ""
+            cur = opened.get(key)
+            raw = r.raw.decode("utf-8", "surrogatepass")
+            if cur is None or not api_id or cur.api_id != api_id:
+                opened[key] = OpenResponse(api_id, [(r.line, raw)])
+            else:
+                cur.lines.append((r.line, raw))
+    st.open = opened
+
+
+# --- ingesting one file --------------------------------------------------------------------------
+
+
+def _fingerprints(f: Any, position: int) -> tuple[str, str]:
+    head_len = min(position, FINGERPRINT_BYTES)
+    head = os.pread(f.fileno(), head_len, 0) if head_len else b""
+    tail_start = max(0, position - FINGERPRINT_BYTES)
+    tail = os.pread(f.fileno(), position - tail_start, tail_start) if position else b""
+    return xxhash.xxh3_64_hexdigest(head), xxhash.xxh3_64_hexdigest(tail)
+
+
+def _reset_reason(st: SourceState, f: Any, s: os.stat_result) -> str:
+    if not st.position and not st.line:
+        return ""
+    if (s.st_dev, s.st_ino) != (st.dev, st.ino):
+        return "the file was replaced (new inode)"
+    if s.st_size < st.position:
+        return f"the file shrank below the position read ({s.st_size} < {st.position} bytes)"
+    if _fingerprints(f, st.position) != (st.head, st.tail):
+        return "the bytes already read changed (rewritten)"
+    return ""
+
+
+def ingest_file(
+    log: Any,
+    path: str,
+    *,
+    state_dir: str,
+    fmt: str = "auto",
+    project: str = "",
+    keep_secrets: bool = False,
+    final: bool = False,
+    max_bytes: int | None = None,
+    lock_timeout: float = 5.0,
+) -> SourceResult:
+    """Ingest what ``path`` gained since the last call (see the module docstring) into ``log``.
+
+    ``log`` is an open, writable ``eventlog.log.Log`` (or a callable returning one, called
+    only when there is something to append). ``max_bytes`` caps the new bytes read in one
+    call (whole lines; the rest is read by the next call): it bounds the time a call takes.
+    A file that cannot be read raises ``NotFound``/``IngestError``; a malformed line is
+    reported in ``result.file.error`` (``path:line: reason``) with nothing of the chunk
+    appended, and the position stays before it.
+    """
+    if fmt not in FORMAT_CHOICES:
+        raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    real = os.path.realpath(path)
+    lock = FileLock(state_path(state_dir, path)[: -len(".json")] + ".lock", what=f"the ingest position of {path}")
+    lock.acquire(lock_timeout)
+    try:
+        try:
+            f = open(path, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            raise NotFound(f"no such transcript: {path}") from None
+        except IsADirectoryError:
+            raise IngestError(f"{path}: is a directory, not a transcript file", path=path) from None
+        except OSError as e:
+            raise IngestError(f"{path}: cannot read: {e.strerror or e}", path=path) from None
+        with f:
+            return _ingest_open(log, path, real, f, state_dir=state_dir, fmt=fmt, project=project,
+                                keep_secrets=keep_secrets, final=final, max_bytes=max_bytes)
+    finally:
+        lock.close()
+
+
+def _read_lines(f: Any, start: int, size: int, first_line: int, *, cap: int | None, final: bool, skip_newline: bool
+                ) -> tuple[list[_Rec], int, int, bool]:
+    """Decode the complete lines from byte ``start`` (at most ``cap`` bytes, but always at least one line)."""
+    want = size - start
+    data = os.pread(f.fileno(), want if cap is None else min(want, cap), start)
+    if cap is not None and len(data) < want and data.rfind(b"\n") < (1 if skip_newline else 0):
+        data = os.pread(f.fileno(), want, start)  # one line longer than the cap: read it whole
+    elif cap is not None and len(data) < want:
+        final = False  # the cut is ours: the last piece is not the file's last line
+    return _decode_lines(data, first_line, at_start=start == 0, final=final, skip_newline=skip_newline)
+
+
+def _fail(result: SourceResult, e: IngestError, path: str) -> str:
+    result.file.error, result.file.error_line = f"{path}:{e.line}: {e}", e.line
+    return result.file.error
+
+
+def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt: str, project: str,
+                 keep_secrets: bool, final: bool, max_bytes: int | None) -> SourceResult:
+    s = os.fstat(f.fileno())
+    result = SourceResult(path=path, size=s.st_size, file=FileResult(path))
+    st = load_state(state_dir, path) or SourceState(path=real)
+    reason = _reset_reason(st, f, s)
+    if reason:
+        result.reset = reason
+        st = SourceState(path=real)
+    st.dev, st.ino = s.st_dev, s.st_ino
+    known_fmt = st.format or ("" if fmt == "auto" else fmt)
+    if s.st_size == st.position:
+        _remember(st, s, state_dir, path, result)
+        return result
+    whole = known_fmt == catbuddy.FORMAT  # a snapshot its harness rewrites: read whole when it changed
+    if whole and st.position:
+        st = SourceState(path=real, dev=s.st_dev, ino=s.st_ino, format=known_fmt)
+    start = st.position
+    try:
+        records, consumed, nlines, took_partial = _read_lines(
+            f, start, s.st_size, st.line, cap=None if whole else max_bytes, final=final or whole,
+            skip_newline=st.partial_taken)
+    except IngestError as e:
+        _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
+        return result
+    if consumed == 0:
+        result.mode = "waiting"
+        _remember(st, s, state_dir, path, result)
+        return result
+    if not records:  # blank lines only
+        st.position, st.line, st.partial_taken = start + consumed, st.line + nlines, took_partial
+        result.mode = "waiting"
+        _remember(st, s, state_dir, path, result, fingerprint=f)
+        return result
+    if not known_fmt:
+        first = records[0].value
+        known_fmt = detect(first) or ""
+        if not known_fmt:
+            line = records[0].line
+            result.file.error = (f"{path}:{line}: not a transcript (not catbuddy, nanobot, claude-code or codex): "
+                                 f"line {line} is {describe(first)}")
+            result.file.error_line = line
+            _remember(st, s, state_dir, path, result, error=result.file.error)
+            return result
+    result.file.format = known_fmt
+    if known_fmt == claude_code.FORMAT and start > 0 and _claude_summaries_need_full(st, records):
+        result.reset = "a summary line points at a line read in an earlier call"
+        st = SourceState(path=real, dev=s.st_dev, ino=s.st_ino)
+        start = 0
+        try:
+            records, consumed, nlines, took_partial = _read_lines(f, 0, s.st_size, 0, cap=None, final=final,
+                                                                  skip_newline=False)
+        except IngestError as e:
+            _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
+            return result
+    work = msgspec.structs.replace(st)  # the state advances only once the events are in the log
+    _copy_containers(work)
+    try:
+        if known_fmt == claude_code.FORMAT:
+            chunk = _parse_claude(work, records, path)
+        elif known_fmt in (nanobot.FORMAT, codex.FORMAT):
+            chunk = _parse_headed(known_fmt, work, records, path)
+        else:
+            chunk = _Chunk(_parse(known_fmt, records, path))
+    except IngestError as e:
+        _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
+        return result
+    result.mode = "full" if start == 0 else "incremental"
+    result.bytes_read = consumed
+    result.capped = not whole and max_bytes is not None and s.st_size - start > max_bytes
+    result.file.notes = list(chunk.pf.notes)
+    target = log() if callable(log) else log
+    # One turn of the write lock: the dedup lookups that decide "new", "grown" or "already there"
+    # must see what other writers appended (a response another process stored a moment ago).
+    with target.turn():
+        _append(target, chunk.pf, chunk.titles, project, result.file, keep_secrets)
+        if result.file.error is None:
+            extra = _metadata_updates(target, chunk.pf, work)
+            if extra:
+                if not keep_secrets:
+                    extra, _found = _redact(extra)
+                last = target.last_seq
+                result.file.events += sum(1 for seq in target.append_batch(extra) if seq > last)
+    if result.file.error is not None:
+        _remember(st, s, state_dir, path, result, error=result.file.error)
+        return result
+    work.format = known_fmt
+    work.position = start + consumed
+    work.line = st.line + nlines
+    work.partial_taken = took_partial
+    _remember(work, s, state_dir, path, result, fingerprint=f)
+    return result
+
+
+def _copy_containers(st: SourceState) -> None:
+    """Give a copied state its own containers (``structs.replace`` copies shallowly)."""
+    st.context = list(st.context)
+    st.counts = dict(st.counts)
+    st.tools = dict(st.tools)
+    st.agents = dict(st.agents)
+    st.roots = dict(st.roots)
+    st.open = {k: OpenResponse(v.api_id, list(v.lines)) for k, v in st.open.items()}
+    st.cwds = dict(st.cwds)
+    st.meta = {k: list(v) for k, v in st.meta.items()}
+    st.summaries = list(st.summaries)
+    st.leaves = dict(st.leaves)
+
+
+def _remember(st: SourceState, s: os.stat_result, state_dir: str, path: str, result: SourceResult, *,
+              error: str = "", fingerprint: Any = None) -> None:
+    st.size, st.mtime_ns, st.error = s.st_size, s.st_mtime_ns, error
+    if fingerprint is not None:
+        st.head, st.tail = _fingerprints(fingerprint, st.position)
+    result.position = st.position
+    result.pending_bytes = max(0, s.st_size - st.position)
+    try:
+        _save_state(state_dir, path, st)
+    except OSError:
+        pass  # disposable: the next call reads again from the last saved position (dedup keeps it exact)
+
+
+def _metadata_updates(log: Any, pf: ParsedFile, st: SourceState) -> list[Event]:
+    """``session.updated`` events for metadata keys a session gained after it was first ingested.
+
+    ``session.created`` is written once; a key that first appears in a later line (Claude
+    Code's ``slug``, Codex's ``model``) is added with its first value, as a full ingest of
+    the final file would have it.
+    """
+    out: list[Event] = []
+    for s in pf.sessions:
+        known = st.meta.get(s.key)
+        if known is None:
+            known = _created_keys(log, s.key)
+            if known is None:  # not in the log (the batch was empty?): nothing to compare with
+                continue
+        have = set(known)
+        for k, v in s.metadata.items():
+            if k in have or k in STRUCTURAL_KEYS:
+                continue
+            digest = xxhash.xxh3_64_hexdigest(msgspec.json.encode([k, v], order="deterministic"))
+            out.append(SessionUpdated(session_key=s.key, metadata={k: v}, dedup=f"ingest:{s.key}:meta:{digest}"))
+            have.add(k)
+        st.meta[s.key] = sorted(have)
+    return out
+
+
+def _created_keys(log: Any, key: str) -> list[str] | None:
+    seq = log.lookup_dedup(f"ingest:{key}:created")
+    if seq is None:
+        return None
+    rec = log.find(seq)
+    md = getattr(rec.event, "metadata", None) if rec is not None else None
+    return sorted(md) if isinstance(md, dict) else []
+

@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""Benchmarks of the agent integrations (issue 11): hooks and the MCP server.
+
+Run from the repository root::
+
+    .venv/bin/python tools/bench_agents.py           # a readable table
+    .venv/bin/python tools/bench_agents.py --json    # one JSON object per benchmark and line
+    .venv/bin/python tools/bench_agents.py --quick   # smaller workspaces (a smoke run)
+    .venv/bin/python tools/bench_agents.py --only hook_stop_20mb --check
+
+Only results go to stdout; progress goes to stderr; ``--check`` exits 1 when a target is
+missed. Data comes from a seeded generator in a temporary directory (``--tmpdir``).
+Every figure is measured next to a baseline in the same run, interleaved (baseline, ours,
+ours, baseline...), and reported as the median of ``--runs`` (a shared 2-core machine is
+noisy: medians over many runs, not a best case).
+
+``hook_session_start_100k`` (target: ratio <= 1.5)
+    Wall time of ``evlog hook claude-code`` handling a ``SessionStart`` payload (the
+    context for a project directory, printed as hook output) as a subprocess, on a
+    workspace with 100,000 messages (10,000 with ``--quick``) and full MEMORY.md files
+    (global and the project's). Baseline: ``evlog --help`` as a subprocess, the start-up
+    floor of every evlog command.
+``hook_stop_20mb`` (target: ratio <= 1.5)
+    Wall time of ``evlog hook claude-code`` handling a ``Stop`` payload after the session's
+    transcript, already captured at 20 MB (2 MB with ``--quick``), grew by ~10 KB (a
+    prompt, a response with a tool call, its result). Baseline: ``evlog --help``. The
+    details also give the time of ``evlog ingest`` of the whole file (nothing new), what a
+    hook without incremental reading would pay at least.
+``mcp_recall_1m`` (target: p50 <= 50 ms)
+    Round trip of the MCP tool ``recall`` (the SDK's stdio client against an ``evlog mcp``
+    subprocess, after start-up and a warm-up call) over a workspace of 1,000,000 messages
+    (100,000 with ``--quick``), queries of two to four words drawn from the messages'
+    vocabulary. Baseline: the same searches in-process (``eventlog.app.recall.search``),
+    the cost of the search itself without MCP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid as uuidlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+EVLOG = os.path.join(os.path.dirname(sys.executable), "evlog")
+SEED = 11
+#: Subprocesses may write bytecode caches: an installed evlog has them, and a run with
+#: PYTHONDONTWRITEBYTECODE set would compile every module not cached yet at every start.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+@dataclass
+class Result:
+    name: str
+    ours: float
+    baseline: float
+    units: str
+    n: int
+    baseline_name: str
+    target: float
+    target_of: str  # "ratio" or "ours"
+    target_op: str = "<="
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.baseline if self.baseline else float("nan")
+
+    @property
+    def passed(self) -> bool:
+        value = self.ratio if self.target_of == "ratio" else self.ours
+        return value <= self.target if self.target_op == "<=" else value >= self.target
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ours": round(self.ours, 3), "baseline": round(self.baseline, 3),
+                "ratio": round(self.ratio, 4), "target": self.target, "target_of": self.target_of,
+                "target_op": self.target_op, "pass": self.passed, "units": self.units, "n": self.n,
+                "baseline_name": self.baseline_name, "details": self.details}
+
+
+def progress(msg: str) -> None:
+    print(f"[bench_agents] {msg}", file=sys.stderr, flush=True)
+
+
+# --- data ----------------------------------------------------------------------------------------------
+
+WORDS: list[str] = []
+
+
+def vocabulary(rng: random.Random, n: int = 6000) -> list[str]:
+    if not WORDS:
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        seen: set[str] = set()
+        while len(seen) < n:
+            seen.add("".join(rng.choice(letters) for _ in range(rng.randint(3, 10))))
+        WORDS.extend(sorted(seen))
+    return WORDS
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    vocab = vocabulary(rng)
+    # Zipf-like: a few words are very common, most are rare
+    return " ".join(vocab[min(int(rng.paretovariate(1.1)) - 1, len(vocab) - 1)] if rng.random() < 0.6
+                    else rng.choice(vocab) for _ in range(words))
+
+
+def build_messages(home: str, n: int, *, sessions: int, rng: random.Random, project: str) -> None:
+    from eventlog.app.workspace import Workspace, init_workspace
+    from eventlog.events import MessageAppended, SessionCreated
+
+    init_workspace(home, durability="none")
+    with Workspace.open(home, writable=True) as ws:
+        ws.log.append_batch([SessionCreated(session_key=f"bench:{i}", project=project if i % 3 == 0 else "",
+                                            created_at="2026-01-01T00:00:00Z") for i in range(sessions)])
+        batch = []
+        for i in range(n):
+            key = f"bench:{rng.randrange(sessions)}"
+            day = 1 + i * 27 // n
+            batch.append(MessageAppended(session_key=key, message_id=f"m{i}", role="user" if i % 2 else "assistant",
+                                         content=sentence(rng, rng.randint(8, 60)),
+                                         timestamp=f"2026-02-{day:02d}T10:{i % 60:02d}:00Z"))
+            if len(batch) == 2000:
+                ws.log.append_batch(batch)
+                batch = []
+        if batch:
+            ws.log.append_batch(batch)
+
+
+def add_memory(home: str, project: str, rng: random.Random, facts: int = 120) -> None:
+    from eventlog.app import memory
+    from eventlog.app.workspace import Workspace
+
+    with Workspace.open(home, writable=True) as ws:
+        for i in range(facts):
+            memory.add(ws, f"{sentence(rng, 12)} ({i})", section="Project Context" if i % 2 else "Preferences",
+                       project=project if i % 2 else "")
+
+
+class ClaudeTranscript:
+    """A synthetic Claude Code 2.x transcript: prompts, responses split over lines, tool calls and results."""
+
+    def __init__(self, rng: random.Random, session_id: str, cwd: str) -> None:
+        self.rng, self.sid, self.cwd = rng, session_id, cwd
+        self.parent: str | None = None
+        self.n = 0
+
+    def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> bytes:
+        uuid = str(uuidlib.UUID(int=self.rng.getrandbits(128)))
+        self.n += 1
+        rec = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
+               "sessionId": self.sid, "version": "2.1.39", "gitBranch": "main", "type": kind, "message": message,
+               "uuid": uuid, "timestamp": f"2026-02-14T{10 + self.n // 3600 % 10:02d}:{self.n // 60 % 60:02d}:"
+                                          f"{self.n % 60:02d}.000Z", **extra}
+        self.parent = uuid
+        return json.dumps(rec, ensure_ascii=False).encode() + b"\n"
+
+    def turn(self) -> bytes:
+        rng = self.rng
+        out = [self._line("user", {"role": "user", "content": sentence(rng, rng.randint(10, 60))})]
+        msg_id = f"msg_{rng.getrandbits(64):016x}"
+        model = "claude-opus-4-6"
+        out.append(self._line("assistant", {"model": model, "id": msg_id, "type": "message", "role": "assistant",
+                                            "content": [{"type": "text", "text": sentence(rng, rng.randint(20, 120))}],
+                                            "usage": {"input_tokens": 10, "output_tokens": 50}}))
+        for _ in range(rng.randint(1, 3)):
+            tid = f"toolu_{rng.getrandbits(64):016x}"
+            out.append(self._line("assistant", {"model": model, "id": msg_id, "type": "message", "role": "assistant",
+                                                "content": [{"type": "tool_use", "id": tid, "name": "Bash",
+                                                             "input": {"command": sentence(rng, 6)}}],
+                                                "usage": {"input_tokens": 10, "output_tokens": 50}}))
+            out.append(self._line("user", {"role": "user", "content": [
+                {"tool_use_id": tid, "type": "tool_result", "content": sentence(rng, rng.randint(50, 300))}]},
+                toolUseResult={"stdout": "…", "stderr": ""}))
+        return b"".join(out)
+
+    def grow_to(self, size: int) -> bytes:
+        parts, total = [], 0
+        while total < size:
+            t = self.turn()
+            parts.append(t)
+            total += len(t)
+        return b"".join(parts)
+
+
+# --- timing ---------------------------------------------------------------------------------------------
+
+
+def run_hook(home: str, payload: dict[str, Any]) -> float:
+    raw = json.dumps(payload).encode()
+    t0 = time.perf_counter()
+    r = subprocess.run([EVLOG, "--home", home, "hook", "claude-code"], input=raw, capture_output=True, cwd=REPO,
+                       env=ENV)
+    took = time.perf_counter() - t0
+    if r.returncode != 0 or r.stderr:
+        raise RuntimeError(f"hook failed: {r.returncode} {r.stderr.decode(errors='replace')}")
+    return took
+
+
+def run_help() -> float:
+    t0 = time.perf_counter()
+    subprocess.run([EVLOG, "--help"], capture_output=True, check=True, cwd=REPO, env=ENV)
+    return time.perf_counter() - t0
+
+
+def interleaved(runs: int, ours: Callable[[], float], base: Callable[[], float]) -> tuple[list[float], list[float]]:
+    ours()  # warm-up (not counted): page cache, bytecode caches
+    base()
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(runs):
+        if i % 2:
+            a.append(ours())
+            b.append(base())
+        else:
+            b.append(base())
+            a.append(ours())
+    return a, b
+
+
+def load() -> float:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return float("nan")
+
+
+# --- benchmarks -----------------------------------------------------------------------------------------
+
+
+def bench_session_start(tmp: str, quick: bool, runs: int) -> Result:
+    rng = random.Random(SEED)
+    n = 10_000 if quick else 100_000
+    home = os.path.join(tmp, "ss")
+    project = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(project, "src"))
+    progress(f"session start: building a workspace of {n} messages")
+    build_messages(home, n, sessions=500, rng=rng, project=project)
+    add_memory(home, project, rng)
+    payload = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
+               "cwd": os.path.join(project, "src"), "transcript_path": os.path.join(tmp, "none.jsonl")}
+    r = subprocess.run([EVLOG, "--home", home, "hook", "claude-code"], input=json.dumps(payload).encode(),
+                       capture_output=True, check=True)
+    ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    progress("session start: timing")
+    ours, base = interleaved(runs, lambda: run_hook(home, payload), run_help)
+    return Result("hook_session_start_100k", statistics.median(ours) * 1000, statistics.median(base) * 1000, "ms", n,
+                  "evlog --help", 1.5, "ratio",
+                  details={"messages": n, "context_bytes": len(ctx.encode()), "runs": runs, "load": load(),
+                           "ours_min_ms": round(min(ours) * 1000, 1), "baseline_min_ms": round(min(base) * 1000, 1)})
+
+
+def bench_stop(tmp: str, quick: bool, runs: int) -> Result:
+    from eventlog.app.workspace import init_workspace
+
+    rng = random.Random(SEED + 1)
+    size = 2_000_000 if quick else 20_000_000
+    home = os.path.join(tmp, "stop")
+    init_workspace(home)
+    sid = str(uuidlib.UUID(int=rng.getrandbits(128)))
+    folder = os.path.join(tmp, "claude", "projects", "-work-repo")
+    os.makedirs(folder)
+    path = os.path.join(folder, sid + ".jsonl")
+    gen = ClaudeTranscript(rng, sid, "/work/repo")
+    progress(f"stop: writing a {size / 1e6:.0f} MB transcript")
+    with open(path, "wb") as f:
+        f.write(gen.grow_to(size))
+    payload = {"session_id": sid, "transcript_path": path, "cwd": "/work/repo", "hook_event_name": "Stop",
+               "stop_hook_active": False}
+    progress("stop: first capture (the whole file, not timed)")
+    t0 = time.perf_counter()
+    while True:
+        r = subprocess.run([EVLOG, "--home", home, "hook", "claude-code", "--max-bytes", str(64 * 1024 * 1024)],
+                           input=json.dumps(payload).encode(), capture_output=True, check=True)
+        if b"the next hook" not in r.stderr:
+            break
+    first = time.perf_counter() - t0
+    grown: list[int] = []
+
+    def ours() -> float:
+        chunk = b""
+        while len(chunk) < 9_000:
+            chunk += gen.turn()
+        grown.append(len(chunk))
+        with open(path, "ab") as f:
+            f.write(chunk)
+        return run_hook(home, payload)
+
+    progress("stop: timing")
+    a, b = interleaved(runs, ours, run_help)
+    t0 = time.perf_counter()  # what reading the whole file costs (nothing new: all duplicates)
+    subprocess.run([EVLOG, "--home", home, "ingest", path], capture_output=True, check=True)
+    full = time.perf_counter() - t0
+    return Result("hook_stop_20mb", statistics.median(a) * 1000, statistics.median(b) * 1000, "ms", len(a),
+                  "evlog --help", 1.5, "ratio",
+                  details={"transcript_bytes": os.path.getsize(path), "new_bytes_median": int(statistics.median(grown)),
+                           "runs": runs, "load": load(), "first_capture_s": round(first, 2),
+                           "full_reingest_ms": round(full * 1000, 1), "ours_min_ms": round(min(a) * 1000, 1),
+                           "baseline_min_ms": round(min(b) * 1000, 1)})
+
+
+def bench_recall(tmp: str, quick: bool, runs: int) -> Result:
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    from eventlog.app import recall
+    from eventlog.app.workspace import Workspace
+
+    rng = random.Random(SEED + 2)
+    n = 100_000 if quick else 1_000_000
+    home = os.path.join(tmp, "recall")
+    progress(f"recall: building a workspace of {n} messages")
+    t0 = time.perf_counter()
+    build_messages(home, n, sessions=2000, rng=rng, project="/work/repo")
+    with Workspace.open(home, writable=True) as ws:
+        progress("recall: building the recall index and the projections (not timed)")
+        recall.rebuild(ws)
+        ws.flush()
+    built = time.perf_counter() - t0
+    queries = [sentence(rng, rng.randint(2, 4)) for _ in range(50 if quick else 200)]
+    progress("recall: in-process searches")
+    base: list[float] = []
+    ws = Workspace.open(home)
+    try:
+        recall.search(ws, queries[0])
+        for q in queries:
+            t = time.perf_counter()
+            recall.search(ws, q, limit=10)
+            base.append(time.perf_counter() - t)
+    finally:
+        ws.close()
+    ours: list[float] = []
+    startup: list[float] = []
+
+    async def main() -> None:
+        params = StdioServerParameters(command=EVLOG, args=["--home", home, "mcp"], cwd=REPO, env=ENV)
+        t = time.perf_counter()
+        async with Client(params) as client:
+            await client.call_tool("recall", {"query": queries[0]})  # warm-up: opens the workspace
+            startup.append(time.perf_counter() - t)
+            for q in queries:
+                t = time.perf_counter()
+                res = await client.call_tool("recall", {"query": q, "limit": 10})
+                ours.append(time.perf_counter() - t)
+                if res.is_error:
+                    raise RuntimeError(res.content[0].text)
+
+    progress("recall: over MCP")
+    anyio.run(main)
+    ours_ms = sorted(x * 1000 for x in ours)
+    return Result("mcp_recall_1m", statistics.median(ours_ms), statistics.median(base) * 1000, "ms", len(ours),
+                  "in-process recall.search", 50.0, "ours",
+                  details={"messages": n, "queries": len(queries), "p90_ms": round(ours_ms[int(len(ours_ms) * 0.9)], 1),
+                           "max_ms": round(ours_ms[-1], 1), "startup_and_first_call_s": round(startup[0], 2),
+                           "build_s": round(built, 1), "load": load()})
+
+
+BENCHES: dict[str, Callable[[str, bool, int], Result]] = {
+    "hook_session_start_100k": bench_session_start,
+    "hook_stop_20mb": bench_stop,
+    "mcp_recall_1m": bench_recall,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", action="store_true", help="one JSON object per benchmark and line")
+    ap.add_argument("--quick", action="store_true", help="smaller data (a smoke run)")
+    ap.add_argument("--only", action="append", choices=sorted(BENCHES), help="run only these (repeatable)")
+    ap.add_argument("--runs", type=int, default=15, help="timed runs per benchmark (medians)")
+    ap.add_argument("--tmpdir", default=None, help="where the data goes (removed at the end)")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="evlog-bench-agents-", dir=args.tmpdir)
+    failed = False
+    try:
+        for name in args.only or list(BENCHES):
+            r = BENCHES[name](os.path.join(tmp, name), args.quick, args.runs)
+            failed |= not r.passed
+            if args.json:
+                print(json.dumps(r.to_json()), flush=True)
+            else:
+                target = f"{'ratio' if r.target_of == 'ratio' else r.units} {r.target_op} {r.target:g}"
+                print(f"{r.name:<26} {r.ours:9.1f} {r.units:<3} baseline {r.baseline:8.1f} {r.units:<3} "
+                      f"({r.baseline_name}) ratio {r.ratio:5.2f}  target {target}  {'ok' if r.passed else 'MISSED'}",
+                      flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
