@@ -313,6 +313,28 @@ def test_claude_response_that_gained_lines_is_updated_in_place_under_the_same_id
     assert len(shown) == 1 and len(shown[0].tool_calls) == 2
 
 
+def test_a_grown_response_is_updated_even_when_another_writer_stored_its_first_version(home, tmp_path):
+    from eventlog.events import MessageUpdated
+    from eventlog.log import Log
+
+    lines = claude_session()
+    path = write_jsonl(tmp_path / "sess-1.jsonl", lines[:5])  # cut while msg_1 was being written
+    log_dir = os.path.join(home, "log")
+    first, second = Log.open(log_dir, writable=True), Log.open(log_dir, writable=True)
+    try:
+        first.append(SessionCreated(session_key="other"))  # this writer's view of the log is now set
+        ingest_paths(second, [path])  # another process stores the response as it was then
+        append_jsonl(path, lines[5:])
+        again = ingest_paths(first, [path])  # the first writer sees the grown response
+    finally:
+        first.close()
+        second.close()
+    (update,) = read_events(home, MessageUpdated)
+    assert update.message_id == "a1" and len(update.tool_calls) == 2
+    assert again.messages == 4
+    assert [m.message_id for m in messages(home, "claude-code:sess-1")].count("a1") == 1
+
+
 def test_claude_responses_with_the_same_redacted_id_stay_separate_across_a_prompt(home, tmp_path):
     path = write_jsonl(tmp_path / "s.jsonl", [
         cc_user("u1", None, "one"), cc_asst("a1", "u1", "[REDACTED]", [{"type": "text", "text": "first"}]),

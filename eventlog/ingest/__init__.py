@@ -299,7 +299,10 @@ def ingest_paths(
         else:
             result.format = item.format
             result.notes = item.notes + title_notes.get(i, [])
-            _append(log, item, titles.get(i, []), project, result, keep_secrets)
+            # One turn of the write lock per file: the lookups that decide "new", "grown" or
+            # "already stored" must see what other writers appended a moment ago.
+            with log.turn():
+                _append(log, item, titles.get(i, []), project, result, keep_secrets)
         report.files.append(result)
         if on_progress is not None:
             on_progress(result, i + 1, total)
