@@ -31,11 +31,11 @@ from eventlog.events import (
     SessionCreated,
 )
 from eventlog.log import Log
-from processors.daemon import JOBS, run_daemon
+from processors.daemon import EXTERNAL_JOBS, JOBS, run_daemon
 from processors.extract.text import fact_key
 from processors.llm import OfflineExtractor
 
-FAST = {job: 0.05 for job in JOBS}
+FAST = {job: 0.05 for job in JOBS if job not in EXTERNAL_JOBS}
 
 PREFS = [
     "I prefer tabs over spaces.",
@@ -114,7 +114,7 @@ def test_run_daemon_once_runs_every_job_in_order_and_logs_each(workspace):
         lines: list[str] = []
         counts = run_daemon(ws, OfflineExtractor(), stop=threading.Event(), log=lines.append, schedule=FAST,
                             once=True)
-        assert counts == {job: 1 for job in JOBS}
+        assert counts == {job: 1 for job in FAST}
         assert lines[0].startswith("daemon started on ") and "offline" in lines[0]
         jobs = [ln.split(":", 1)[0] for ln in lines[1:-1]]
         assert jobs == ["snapshot", "digest", "autocompact", "dream", "archive", "recall"]
@@ -124,6 +124,23 @@ def test_run_daemon_once_runs_every_job_in_order_and_logs_each(workspace):
     finally:
         ws.close()
     check_consistent(workspace)
+
+
+def test_external_jobs_run_when_supplied_and_are_skipped_with_a_note_when_not(workspace):
+    ws = Workspace.open(workspace, writable=True)
+    try:
+        lines: list[str] = []
+        seen: list[object] = []
+        counts = run_daemon(ws, OfflineExtractor(), stop=threading.Event(), log=lines.append,
+                            schedule={"watch": 0.05}, once=True, jobs={"watch": lambda w: seen.append(w) or []})
+        assert counts == {"watch": 1} and seen == [ws]
+        assert "watch: 0 file(s) read, 0 event(s) appended" in lines
+        lines.clear()
+        assert run_daemon(ws, OfflineExtractor(), stop=threading.Event(), log=lines.append,
+                          schedule={"watch": 0.05}, once=True) == {}
+        assert "watch: scheduled but not available here; skipped" in lines
+    finally:
+        ws.close()
 
 
 def test_a_job_that_raises_is_logged_and_does_not_stop_the_others(workspace, monkeypatch):
@@ -137,7 +154,7 @@ def test_a_job_that_raises_is_logged_and_does_not_stop_the_others(workspace, mon
         lines: list[str] = []
         counts = run_daemon(ws, OfflineExtractor(), stop=threading.Event(), log=lines.append, schedule=FAST,
                             once=True)
-        assert counts == {job: 1 for job in JOBS}
+        assert counts == {job: 1 for job in FAST}
         assert any(ln.startswith("digest: failed: RuntimeError: digest exploded") for ln in lines)
         after = [ln.split(":", 1)[0] for ln in lines[lines.index(next(ln for ln in lines if "exploded" in ln)):]]
         for job in ("autocompact", "dream", "archive"):
@@ -212,7 +229,7 @@ def test_a_daemon_thread_stopped_while_messages_keep_arriving_leaves_the_log_con
         stopped = time.monotonic()
         t.join(10)
     assert not t.is_alive() and time.monotonic() - stopped < 5
-    assert all(counts[job] >= 2 for job in JOBS), counts
+    assert all(counts[job] >= 2 for job in FAST), counts
     assert not any("failed" in ln for ln in lines), [ln for ln in lines if "failed" in ln]
     runs = ws.dream_runs.runs()
     assert not [r.run_id for r in runs if r.failed], "stopping between jobs never interrupts a Dream run"
@@ -238,7 +255,7 @@ def start_daemon(home: str) -> subprocess.Popen:
 
 def test_sigkilled_daemon_restarted_many_times_loses_and_duplicates_nothing(evlog_home):
     home = str(evlog_home)
-    init_workspace(home, schedule={job: 0.2 for job in JOBS})
+    init_workspace(home, schedule={job: 0.2 for job in JOBS if job not in EXTERNAL_JOBS})
     ws = Workspace.open(home, writable=True)
     ws.append(messages("alpha", 20) + messages("beta", 14))
     ws.close()
@@ -278,7 +295,7 @@ def test_sigkilled_daemon_restarted_many_times_loses_and_duplicates_nothing(evlo
 
 def test_sigterm_makes_the_daemon_exit_0_promptly_with_offsets_committed(evlog_home):
     home = str(evlog_home)
-    init_workspace(home, schedule={job: 0.2 for job in JOBS})
+    init_workspace(home, schedule={job: 0.2 for job in JOBS if job not in EXTERNAL_JOBS})
     ws = Workspace.open(home, writable=True)
     ws.append(messages("alpha", 20))
     ws.close()
@@ -316,7 +333,7 @@ def test_sigterm_makes_the_daemon_exit_0_promptly_with_offsets_committed(evlog_h
 
 def test_sigint_stops_the_daemon_cleanly_too(evlog_home):
     home = str(evlog_home)
-    init_workspace(home, schedule={job: 0.2 for job in JOBS})
+    init_workspace(home, schedule={job: 0.2 for job in JOBS if job not in EXTERNAL_JOBS})
     child = start_daemon(home)
     try:
         time.sleep(1.0)

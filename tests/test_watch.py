@@ -16,7 +16,7 @@ import sys
 import time
 
 from eventlog.app.agents.watch import Watcher, default_paths, run_once, watch_settings
-from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace, init_workspace, load_config
 from eventlog.cli import cli
 from eventlog.events import MessageAppended
 from eventlog.ingest import ingest_paths
@@ -178,12 +178,16 @@ def test_settings_come_from_evlog_json(workspace, tmp_path, monkeypatch) -> None
     path = os.path.join(workspace, "evlog.json")
     with open(path) as f:
         config = json.load(f)
-    config["watch"] = {"paths": ["~/transcripts", 7], "debounce": 0.5, "interval": "often"}
+    config["watch"] = {"paths": ["~/transcripts"], "debounce": 0.5}
     with open(path, "w") as f:
         json.dump(config, f)
     monkeypatch.setenv("HOME", str(tmp_path))
     s = watch_settings(workspace)
     assert s.paths == [str(tmp_path / "transcripts")] and s.debounce == 0.5 and s.interval == 1.0
+    assert load_config(workspace).watch.debounce == 0.5  # a field of the configuration: 'evlog init' keeps it
+    init_workspace(workspace, idle_minutes=45)
+    with open(path) as f:
+        assert json.load(f)["watch"] == {"paths": ["~/transcripts"], "debounce": 0.5, "interval": 1.0}
     (tmp_path / "transcripts").mkdir()
     (tmp_path / "transcripts" / "x.jsonl").write_bytes(read("claude-spotter", "short.jsonl"))
     with Workspace.open(workspace, writable=True) as ws:  # the daemon's job: one poll, no debounce

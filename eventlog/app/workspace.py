@@ -62,11 +62,19 @@ T = TypeVar("T")
 
 CONFIG_FILE = "evlog.json"
 DEFAULT_SCHEDULE = {"snapshot": 300.0, "digest": 900.0, "autocompact": 300.0, "dream": 86400.0, "archive": 86400.0,
-                    "recall": 60.0}
+                    "recall": 60.0, "watch": 0.0}
 LOG_DIR = "log"
 STATE_DIR = "state"
 PROJECTIONS_LOCK = os.path.join(STATE_DIR, "projections.lock")
 _READ_RETRIES = 3
+
+
+class WatchConfig(msgspec.Struct, kw_only=True):
+    """``watch`` in evlog.json: what ``evlog watch`` and the daemon's watch job follow."""
+
+    paths: list[str] = []  # transcript folders or files; empty: the usual Claude Code, Codex and nanobot folders
+    debounce: float = 2.0  # seconds a file must be quiet before it is ingested
+    interval: float = 1.0  # seconds between polls
 
 
 class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
@@ -85,6 +93,7 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     projects: list[str] = msgspec.field(default_factory=list)  # project directories MEMORY.md may be mirrored into
     memory_max_lines: int = 200  # a MEMORY.md keeps at most this many lines (what Claude Code loads at start-up)
     memory_max_bytes: int = 25_000  # ... and at most this many bytes
+    watch: WatchConfig = msgspec.field(default_factory=WatchConfig)  # evlog watch and the daemon's watch job
 
     def validate(self) -> Config:
         """Raise ConfigError for values the log cannot work with; return self."""
@@ -103,6 +112,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
         for p in self.projects:
             if not os.path.isabs(p):
                 raise ConfigError(f"projects must be absolute directories (got {p!r})")
+        if not (0 <= self.watch.debounce <= 3600 and 0 < self.watch.interval <= 3600):
+            raise ConfigError("watch.debounce must be in [0, 3600] and watch.interval in (0, 3600] seconds")
         for job, interval in self.schedule.items():
             if not 0 <= interval < 1e9:
                 raise ConfigError(f"schedule.{job} must be seconds >= 0 (0 turns the job off; got {interval})")

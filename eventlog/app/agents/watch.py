@@ -24,12 +24,12 @@ exist. The workspace's ``evlog.json`` may say otherwise::
 
     "watch": {"paths": ["~/.claude/projects"], "debounce": 2.0, "interval": 1.0}
 
-``run_once(ws)`` is one poll without debounce, what a daemon job calls.
+``run_once(ws)`` is one poll without debounce: the daemon's ``watch`` job (off unless
+``schedule.watch`` in evlog.json is above 0, e.g. 60).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventlog.app.workspace import CONFIG_FILE, STATE_DIR
+from eventlog.app.workspace import STATE_DIR, load_config
 from eventlog.errors import EvlogError, LockedError
 from eventlog.ingest import TRANSCRIPT_SUFFIX
 from eventlog.ingest.incremental import SourceResult, ingest_file
@@ -67,22 +67,12 @@ def default_paths() -> list[str]:
 
 
 def watch_settings(home: str) -> WatchSettings:
-    """The ``watch`` object of the workspace's evlog.json (``ConfigError``-free: bad values fall back to defaults)."""
-    out = WatchSettings()
+    """The ``watch`` settings of the workspace's evlog.json (``Config.watch``); defaults if it cannot be read."""
     try:
-        with open(os.path.join(home, CONFIG_FILE), "rb") as f:
-            raw = json.loads(f.read()).get("watch")
-    except (OSError, ValueError, AttributeError):
-        raw = None
-    if isinstance(raw, dict):
-        paths = raw.get("paths")
-        if isinstance(paths, list):
-            out.paths = [os.path.expanduser(p) for p in paths if isinstance(p, str) and p]
-        for key in ("debounce", "interval"):
-            v = raw.get(key)
-            if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 3600:
-                setattr(out, key, float(v))
-    return out
+        w = load_config(home).watch
+    except EvlogError:
+        return WatchSettings()
+    return WatchSettings(paths=[os.path.expanduser(p) for p in w.paths if p], debounce=w.debounce, interval=w.interval)
 
 
 def _is_transcript(name: str) -> bool:
