@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -214,6 +214,43 @@ ON DUPLICATE KEY UPDATE
   updated_at = IF({_G}, VALUES(updated_at), updated_at)"""
 #: One message upsert with placeholders (what a naive writer sends once per message).
 UPSERT_MESSAGE = MESSAGES_HEAD + "(" + ", ".join(["%s"] * 12) + ")" + MESSAGES_TAIL
+
+
+# The same two upserts said in Python, for the in-memory gateway (``memory_store``); a test
+# (tests/test_memory_store.py) checks against a server that both leave the same rows.
+
+
+def merge_session(old: SessionRow | None, new: SessionRow, change_seq: int) -> SessionRow:
+    """The register the guarded upsert of ``new`` (``SESSIONS_TAIL``) leaves where ``old`` was (None: no row).
+
+    ``new`` replaces the fields if its version is greater; ``cleared`` takes the greater of
+    both, ``active_ms`` the later; a derived preview (none set) follows the newer activity;
+    ``change_seq`` moves only if the version or ``cleared`` did. ``new`` may be reused.
+    """
+    if old is None:
+        new.change_seq = change_seq
+        return new
+    newer = new.version > old.version
+    cleared = new.cleared > old.cleared
+    out = replace(new) if newer else replace(old)
+    if not newer and not (old.preview_set or new.active_ms < old.active_ms):
+        out.preview = new.preview
+    out.active_ms = max(old.active_ms, new.active_ms)
+    out.cleared = new.cleared if cleared else old.cleared
+    out.change_seq = change_seq if newer or cleared else old.change_seq
+    return out
+
+
+def merge_message(old: MessageRow | None, new: MessageRow, change_seq: int, pos: int) -> MessageRow:
+    """The message the guarded upsert of ``new`` (``MESSAGES_TAIL``) leaves where ``old`` was.
+
+    ``new`` replaces it whole (keeping its arrival position) if its version is greater; a
+    new row takes ``pos``. ``new`` may be reused.
+    """
+    if old is not None and not new.version > old.version:
+        return old
+    new.change_seq, new.pos = change_seq, old.pos if old is not None else pos
+    return new
 
 
 _SPECIAL = re.compile("[\\\\\x00\n\r\x1a'\"]")

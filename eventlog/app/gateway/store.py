@@ -11,6 +11,11 @@ is versioned ``(max(now, seen + 1 ms), origin, content hash)`` with ``origin`` n
 writer (default ``gateway``) and ``clock`` injectable, takes a change counter value so the
 devices' ``evlog sync pull`` sees it, and a delete leaves a tombstone that devices pull.
 ``update_message`` (not in the interface) edits a stored message, as a web client may.
+
+The versions and the registers a write makes are computed by the pure functions below the
+class (``new_register``, ``updated_register``, ``message_version``, ``tombstone``,
+``edited_message``, ``shown_register``): the in-memory gateway (``memory_store``) writes
+with the same ones.
 """
 
 from __future__ import annotations
@@ -110,7 +115,7 @@ class MySQLSessionStore(SessionStore):
         row = cur.fetchone()
         if row is None:
             return 0
-        return R.ms_of_iso(normalize_time(row[0])) if normalize_time(row[0]) else R.ms_of_dt(row[1])
+        return first_message_ms(row[0], R.ms_of_dt(row[1]))
 
     def _shown(self, cur: Any, reg: R.SessionRow | None, count: int | None = None) -> tuple[R.SessionRow, int] | None:
         """The register as listings show it, with its message count; None if the session is not visible.
@@ -122,20 +127,12 @@ class MySQLSessionStore(SessionStore):
             return None
         if count is None:
             count = self._count(cur, reg.key)
-        if reg.deleted:
-            if not count:
-                return None
-            reg = R.SessionRow(key=reg.key, preview=reg.preview, created_ms=self._first_message_ms(cur, reg.key),
-                               deleted=True, version=reg.version, cleared=reg.cleared, active_ms=reg.active_ms)
-        return reg, count
+        key = reg.key
+        return shown_register(reg, count, lambda: self._first_message_ms(cur, key))
 
     @staticmethod
     def _info(shown: tuple[R.SessionRow, int]) -> SessionInfo:
-        reg, count = shown
-        return SessionInfo(key=reg.key, title=reg.title, preview=reg.preview,
-                           created_at=R.iso_of_ms(reg.created_ms) if reg.created_ms else "",
-                           updated_at=R.iso_of_ms(reg.active_ms),
-                           metadata=dict(reg.metadata), message_count=count, project=reg.project)
+        return session_info(shown)
 
     def _write_register(self, cur: Any, reg: R.SessionRow) -> None:
         reg.version = (reg.version[0], self.origin, reg.rev())
@@ -143,14 +140,7 @@ class MySQLSessionStore(SessionStore):
 
     def _new_register(self, key: str, old: R.SessionRow | None, now: int, *, active_ms: int,
                       **fields: Any) -> R.SessionRow:
-        """A live register written now: later than any version of it seen, keeping its ``cleared``.
-
-        ``active_ms`` follows source times as the sessions projection's ``updated_at`` does
-        (a session created by a message of 2026-01-01 is that old), not the write time.
-        """
-        ms = max(now, old.version[0] + 1 if old is not None else 0)
-        return R.SessionRow(key=key, deleted=False, version=(ms, self.origin, ""),
-                            cleared=old.cleared if old is not None else R.ZERO, active_ms=active_ms, **fields)
+        return new_register(key, old, now, self.origin, active_ms=active_ms, **fields)
 
     # -- the interface ------------------------------------------------------------------
 
@@ -187,17 +177,16 @@ class MySQLSessionStore(SessionStore):
                 return existing
             now = self._now()
             if self._shown(cur, old) is None:  # like the local store: a new session first
-                created = R.ms_of_iso(normalize_time(stamp)) or now
+                created = source_ms(stamp, now)
                 reg = self._new_register(key, old, now, created_ms=created, active_ms=created)
                 self._write_register(cur, reg)
                 old = reg
             assert old is not None
-            ms = max(now, old.cleared[0] + 1)
             row = R.MessageRow(key=key, message_id=mid, role=role, content=content, timestamp=stamp,
                                tool_calls=tool_calls, extra=dict(extra or {}))
-            row.version = (ms, self.origin, row.rev())
+            row.version = message_version(row, old.cleared, now, self.origin)
             R.upsert_messages(cur, self.user_id, [row])
-            self._touch(cur, key, R.ms_of_iso(normalize_time(stamp)) or ms, derived_preview(role, content))
+            self._touch(cur, key, source_ms(stamp, row.version[0]), derived_preview(role, content))
             return Message(id=mid, session_key=key, role=role, content=content, timestamp=stamp,
                            tool_calls=tool_calls, extra=dict(extra or {}))
 
@@ -260,12 +249,8 @@ class MySQLSessionStore(SessionStore):
             if shown is None:
                 raise NotFound(f"no session {key!r}")
             cur_reg = shown[0]
-            reg = self._new_register(key, old, self._now(), title=cur_reg.title if title is None else title,
-                                     preview=cur_reg.preview if preview is None else preview,
-                                     preview_set=(not cur_reg.deleted and cur_reg.preview_set) or preview is not None,
-                                     metadata={**cur_reg.metadata, **(metadata or {})}, project=cur_reg.project,
-                                     created_ms=cur_reg.created_ms,
-                                     active_ms=max(self._now(), cur_reg.active_ms))
+            reg = updated_register(key, old, cur_reg, self._now(), self.origin, title=title, preview=preview,
+                                   metadata=metadata, active_ms=max(self._now(), cur_reg.active_ms))
             self._write_register(cur, reg)
             return self._info(self._shown(cur, self._register(cur, key)))  # type: ignore[arg-type]
 
@@ -281,9 +266,7 @@ class MySQLSessionStore(SessionStore):
             cur.execute("SELECT MAX(updated_at) FROM gateway_session_messages WHERE user_id = %s AND key_hash = %s",
                         (self.user_id, R.key_hash(key)))
             newest = cur.fetchone()[0]
-            ms = max(self._now(), old.version[0] + 1, R.ms_of_dt(newest) + 1 if newest else 0)
-            tomb = R.SessionRow(key=key, deleted=True, version=(ms, self.origin, R.TOMBSTONE_REV), active_ms=ms)
-            tomb.cleared = max(old.cleared, tomb.version)
+            tomb = tombstone(key, old, self._now(), R.ms_of_dt(newest) if newest else None, self.origin)
             R.upsert_sessions(cur, self.user_id, [tomb])  # a trigger deletes the older messages
             return True
 
@@ -302,15 +285,9 @@ class MySQLSessionStore(SessionStore):
             row = cur.fetchone()
             if row is None:
                 raise NotFound(f"no message {message_id!r} in session {key!r}")
-            m = R.message_of(row)
-            m.content = content
-            if tool_calls is not None:
-                m.tool_calls = tool_calls
-            m.extra = {**m.extra, **{k: v for k, v in (extra or {}).items() if k not in _RESERVED}}
-            ms = max(self._now(), m.version[0] + 1)
-            m.version = (ms, self.origin, m.rev())
+            m = edited_message(R.message_of(row), content, tool_calls, extra, self._now(), self.origin)
             R.upsert_messages(cur, self.user_id, [m])
-            self._touch(cur, key, ms, None)
+            self._touch(cur, key, m.version[0], None)
             return _message_of(m)
 
         return self._tx(run, "updating a message")
@@ -438,6 +415,94 @@ class MySQLSessionStore(SessionStore):
     def close(self) -> None:
         if self._owns_conn:
             self.conn.close()
+
+
+# --------------------------------------------------------------------------- versions (pure)
+
+
+def source_ms(timestamp: str, default: int) -> int:
+    """Milliseconds of a message's own ``timestamp`` (its source time), or ``default`` if it has none."""
+    return R.ms_of_iso(normalize_time(timestamp)) or default
+
+
+def first_message_ms(timestamp: str, updated_ms: int) -> int:
+    """``created_at`` of a session shown through its first message: the message's time, else when it was written."""
+    t = normalize_time(timestamp)
+    return R.ms_of_iso(t) if t else updated_ms
+
+
+def new_register(key: str, old: R.SessionRow | None, now: int, origin: str, *, active_ms: int,
+                 **fields: Any) -> R.SessionRow:
+    """A live register written at ``now`` by ``origin``: later than any version of it seen, keeping its ``cleared``.
+
+    ``active_ms`` follows source times as the sessions projection's ``updated_at`` does
+    (a session created by a message of 2026-01-01 is that old), not the write time.
+    """
+    ms = max(now, old.version[0] + 1 if old is not None else 0)
+    reg = R.SessionRow(key=key, deleted=False, version=(ms, origin, ""),
+                       cleared=old.cleared if old is not None else R.ZERO, active_ms=active_ms, **fields)
+    reg.version = (ms, origin, reg.rev())
+    return reg
+
+
+def updated_register(key: str, old: R.SessionRow | None, shown: R.SessionRow, now: int, origin: str, *,
+                     title: str | None, preview: str | None, metadata: dict[str, Any] | None,
+                     active_ms: int) -> R.SessionRow:
+    """``update``'s new register: ``shown`` (the register as listed) with the given fields changed, metadata merged."""
+    return new_register(key, old, now, origin, title=shown.title if title is None else title,
+                        preview=shown.preview if preview is None else preview,
+                        preview_set=(not shown.deleted and shown.preview_set) or preview is not None,
+                        metadata={**shown.metadata, **(metadata or {})}, project=shown.project,
+                        created_ms=shown.created_ms, active_ms=active_ms)
+
+
+def message_version(row: R.MessageRow, cleared: R.Version, now: int, origin: str) -> R.Version:
+    """A new message's version: written at ``now``, but after its session's last delete (``cleared``)."""
+    return (max(now, cleared[0] + 1), origin, row.rev())
+
+
+def tombstone(key: str, old: R.SessionRow, now: int, newest_message_ms: int | None, origin: str) -> R.SessionRow:
+    """The register deleting a session: later than its register and every message seen; ``cleared`` rises to it."""
+    ms = max(now, old.version[0] + 1, newest_message_ms + 1 if newest_message_ms is not None else 0)
+    tomb = R.SessionRow(key=key, deleted=True, version=(ms, origin, R.TOMBSTONE_REV), active_ms=ms)
+    tomb.cleared = max(old.cleared, tomb.version)
+    return tomb
+
+
+def edited_message(m: R.MessageRow, content: str, tool_calls: list[Any] | None, extra: dict[str, Any] | None,
+                   now: int, origin: str) -> R.MessageRow:
+    """``m`` edited (in place) as ``update_message`` says, and versioned later than it was."""
+    m.content = content
+    if tool_calls is not None:
+        m.tool_calls = tool_calls
+    m.extra = {**m.extra, **{k: v for k, v in (extra or {}).items() if k not in _RESERVED}}
+    m.version = (max(now, m.version[0] + 1), origin, m.rev())
+    return m
+
+
+def shown_register(reg: R.SessionRow, count: int,
+                   first_ms: Callable[[], int]) -> tuple[R.SessionRow, int] | None:
+    """The register as listings show it, with its message count; None if the session is not visible.
+
+    A dead register (deleted, or never written) with messages shows empty fields and the
+    time of its first message (``first_ms``, asked only then) as ``created_at``, as a session
+    created by a message does.
+    """
+    if reg.deleted:
+        if not count:
+            return None
+        reg = R.SessionRow(key=reg.key, preview=reg.preview, created_ms=first_ms(), deleted=True,
+                           version=reg.version, cleared=reg.cleared, active_ms=reg.active_ms)
+    return reg, count
+
+
+def session_info(shown: tuple[R.SessionRow, int]) -> SessionInfo:
+    """The ``SessionInfo`` of a shown register (``shown_register``)."""
+    reg, count = shown
+    return SessionInfo(key=reg.key, title=reg.title, preview=reg.preview,
+                       created_at=R.iso_of_ms(reg.created_ms) if reg.created_ms else "",
+                       updated_at=R.iso_of_ms(reg.active_ms),
+                       metadata=dict(reg.metadata), message_count=count, project=reg.project)
 
 
 def like_escape(text: str) -> str:
