@@ -39,7 +39,7 @@ from projections.base import Projection, ProjectionDrift
 CHECKPOINT = os.path.join("state", "projections.ckpt")
 STAGING = os.path.join("state", "rebuild")
 JOURNAL = os.path.join("state", "rebuild.journal")
-_VERSION = 2  # 2: the diary's state records its legacy dedup horizon
+_VERSION = 3  # 2: the diary's state records its legacy dedup horizon; 3: sessions record their preview's message
 #: A rebuild writes files every this many events, so its memory stays bounded on any log.
 REBUILD_FLUSH_EVENTS = 200_000
 

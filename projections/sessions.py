@@ -23,7 +23,7 @@ trims to the cap and writes it back.
 
 ``updated_at`` is the newest of the session's event times and message timestamps,
 normalised to UTC ``YYYY-MM-DDTHH:MM:SS.fffZ`` (naive timestamps are taken as UTC);
-``preview`` is the start of the newest user or assistant message unless set explicitly.
+``preview`` is the start of the newest user or assistant message (as last updated) unless set explicitly.
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ SESSIONS_DIR = "sessions"
 _nested_encoder = msgspec.json.Encoder(order="deterministic")  # sorts the keys of nested objects
 
 
+def _preview(content: str) -> str:
+    """The start of a message, whitespace folded, as a session's preview."""
+    return " ".join(content[: PREVIEW_CHARS * 4].split())[:PREVIEW_CHARS]
+
+
 class SessionState(msgspec.Struct, kw_only=True):
     """What the index knows about one session."""
 
@@ -61,6 +66,7 @@ class SessionState(msgspec.Struct, kw_only=True):
     title: str = ""
     preview: str = ""
     preview_set: bool = False  # set explicitly: not overwritten by new messages
+    preview_id: str = ""  # the message the preview was taken from (a message.updated of it refreshes it)
     created_at: str = ""
     updated_at: str = ""
     last_consolidated: int = 0
@@ -204,14 +210,16 @@ class SessionsProjection(Projection):
                 self.pending.setdefault(s.key, []).append(message_line(ev))
                 self._touch(s, ev.ts, ev.timestamp)
                 if not s.preview_set and ev.role in ("user", "assistant"):
-                    head = " ".join(ev.content[: PREVIEW_CHARS * 4].split())[:PREVIEW_CHARS]
+                    head = _preview(ev.content)
                     if head:
-                        s.preview = head
+                        s.preview, s.preview_id = head, ev.message_id
             case MessageUpdated():
                 s = self.index.get(ev.session_key)
                 if s is not None:
                     self.updates.setdefault(s.key, {}).setdefault(ev.message_id, []).append(ev)
                     self._touch(s, ev.ts, "")
+                    if not s.preview_set and ev.message_id == s.preview_id:
+                        s.preview = _preview(ev.content) or s.preview
             case SessionCreated():
                 if ev.session_key not in self.index:
                     self._create(ev.session_key, ev, ev.title, ev.metadata, ev.created_at, ev.project)

@@ -141,6 +141,8 @@ def test_successive_message_updates_flushed_apart_equal_a_replay(workspace):
     assert json.loads(line) == {"id": "s-0", "sessionKey": "s", "role": "user", "content": "take 2",
                                 "timestamp": f"{DAY}T10:00:00Z", "tool_calls": [{"id": "t1", "name": "Read"}],
                                 "v": 1, "w": 2}
+    with Workspace.open(workspace) as ws:
+        assert ws.sessions.index["s"].preview == "take 2", "the preview follows an update of the message it shows"
 
 
 def test_a_seed_format_file_keeps_its_ids_times_and_content_as_written(workspace, tmp_path, cli_runner):
