@@ -1,4 +1,4 @@
-"""The MySQL gateway store against a real server: the shared contract, plus schema, indexes and security."""
+"""The MySQL gateway store against a real server: schema, indexes and security (the shared contract: test_session_store_contract.py)."""
 
 from __future__ import annotations
 
@@ -12,22 +12,9 @@ from eventlog.app.gateway.schema import MIGRATIONS, applied_migrations, migrate
 from eventlog.app.gateway.store import LIST_SQL, MySQLSessionStore
 from eventlog.app.gateway.users import hash_password, verify_password
 from eventlog.errors import BackendError, ConfigError, NotFound
-from tests.contracts.session_store import SessionStoreContract
 from tests.mysql_helpers import MYSQL_URL, admin_connection, fresh_email, kill, query, requires_mysql
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
-
-
-class TestMySQLSessionStore(SessionStoreContract):
-    @pytest.fixture
-    def store(self):
-        s = MySQLSessionStore(MYSQL_URL, fresh_email())
-        yield s
-        s.close()
-
-    def reopen(self, store):
-        store.close()
-        return MySQLSessionStore(MYSQL_URL, store.user.email)
 
 
 @pytest.fixture

@@ -1,11 +1,10 @@
-"""The local session store: the shared contract, plus what only the local files promise."""
+"""The local session store: what only the local files promise (the shared contract: test_session_store_contract.py)."""
 
 from __future__ import annotations
 
 import os
 
 import msgspec
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,21 +12,6 @@ import projections.sessions as sessions_mod
 from eventlog.app.session_store import LocalSessionStore
 from eventlog.app.workspace import Workspace
 from projections.naming import MAX_STEM, key_from_name, safe_name
-from tests.contracts.session_store import SessionStoreContract
-
-
-class TestLocalSessionStore(SessionStoreContract):
-    @pytest.fixture
-    def store(self, workspace):
-        s = LocalSessionStore.open(workspace)
-        yield s
-        s.close()
-
-    def reopen(self, store):
-        home = store.ws.home
-        store.close()
-        return LocalSessionStore.open(home)
-
 
 keys = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=400)
 

@@ -1,9 +1,13 @@
-"""Sync through a real MySQL/MariaDB gateway: two devices of one user, the web, and a stranger.
+"""Sync through a gateway: two devices of one user, the web, and a stranger.
 
-Every test runs against the server named by ``EVLOG_TEST_MYSQL_URL`` under fresh user
-e-mails. A device is a workspace with its own log (opened as the writer) and a local
-session store over it; "the web" is a ``MySQLSessionStore`` (or hand-written SQL) writing
-straight into the gateway tables. Clocks are injected where a test needs exact times.
+The tests that need only the gateway's rules run twice (the ``gateway`` fixture): against
+the in-memory gateway (``memory_store``: no server) and against the real MySQL/MariaDB
+server named by ``EVLOG_TEST_MYSQL_URL``; those about the server itself (hand-written SQL,
+killed connections, credentials, the command line) run against MySQL only
+(``@mysql_only``). Fresh user e-mails keep tests apart. A device is a workspace with its
+own log (opened as the writer) and a local session store over it; "the web" is the
+gateway's session store (or hand-written SQL) writing straight into the gateway tables.
+Clocks are injected where a test needs exact times.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +27,7 @@ from hypothesis import strategies as st
 
 from eventlog.app.gateway import sync
 from eventlog.app.gateway.connection import DSN
+from eventlog.app.gateway.memory_store import MemoryGateway
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.session_store import LocalSessionStore
 from eventlog.app.workspace import Workspace, init_workspace
@@ -29,8 +35,6 @@ from eventlog.errors import BackendError, NotFound
 from eventlog.events import MessageUpdated, SyncPulled, SyncPushed
 from tests.contracts.session_store import WEIRD_KEYS
 from tests.mysql_helpers import MYSQL_URL, fresh_email, kill, query, requires_mysql
-
-pytestmark = [pytest.mark.mysql, requires_mysql]
 
 START_MS = 1_900_000_000_000  # 2030-03-17: far from the real clock, so only injected times matter
 
@@ -51,40 +55,103 @@ class Clock:
             return self.ms
 
 
+class MySQLGateway:
+    """The real server: direct (``--dsn``) sync and ``MySQLSessionStore``."""
+
+    kind = "mysql"
+
+    def push(self, ws: Workspace, user: str, **kw: Any) -> sync.SyncReport:
+        return sync.push(ws, MYSQL_URL, user, **kw)
+
+    def pull(self, ws: Workspace, user: str, **kw: Any) -> sync.SyncReport:
+        return sync.pull(ws, MYSQL_URL, user, **kw)
+
+    def status(self, ws: Workspace, user: str) -> sync.StatusReport:
+        return sync.status(ws, MYSQL_URL, user)
+
+    def store(self, user: str, **kw: Any) -> MySQLSessionStore:
+        return MySQLSessionStore(MYSQL_URL, user, **kw)
+
+    def message_rows(self, user_id: int) -> list[str]:
+        """The id of every message row the gateway holds for the user (deleted sessions' rows must be gone)."""
+        return [r[0] for r in query("SELECT message_id FROM gateway_session_messages WHERE user_id = %s", (user_id,))]
+
+
+class InMemoryGateway:
+    """``MemoryGateway``: the same rules without a server (``MemoryRemote`` and ``MemorySessionStore``)."""
+
+    kind = "memory"
+
+    def __init__(self) -> None:
+        self.gw = MemoryGateway("test")
+
+    def push(self, ws: Workspace, user: str, **kw: Any) -> sync.SyncReport:
+        return sync.push(ws, remote=self.gw.remote(user), **kw)
+
+    def pull(self, ws: Workspace, user: str, **kw: Any) -> sync.SyncReport:
+        return sync.pull(ws, remote=self.gw.remote(user), **kw)
+
+    def status(self, ws: Workspace, user: str) -> sync.StatusReport:
+        return sync.status(ws, remote=self.gw.remote(user))
+
+    def store(self, user: str, **kw: Any) -> Any:
+        return self.gw.store(user, **kw)
+
+    def message_rows(self, user_id: int) -> list[str]:
+        with self.gw.lock:
+            return [mid for msgs in self.gw.tables(user_id).messages.values() for mid in msgs]
+
+
+@pytest.fixture(scope="module", params=["memory", pytest.param("mysql", marks=[pytest.mark.mysql, requires_mysql])])
+def gateway(request):
+    """The gateway a test syncs with (one per module: fresh user e-mails keep tests apart)."""
+    return InMemoryGateway() if request.param == "memory" else MySQLGateway()
+
+
+def mysql_only(fn):
+    """A test about the server itself (SQL, connections, credentials): the MySQL gateway only."""
+    for mark in (pytest.mark.parametrize("gateway", ["mysql"], indirect=True), requires_mysql, pytest.mark.mysql):
+        fn = mark(fn)
+    return fn
+
+
 @dataclass
 class Device:
-    """A workspace standing for one device: its log, its local store."""
+    """A workspace standing for one device: its log, its local store, the gateway it syncs with."""
 
     home: str
     ws: Workspace
     store: LocalSessionStore
+    gateway: Any = field(default_factory=MySQLGateway)
 
     def push(self, user: str, **kw) -> sync.SyncReport:
-        return sync.push(self.ws, MYSQL_URL, user, **kw)
+        return self.gateway.push(self.ws, user, **kw)
 
     def pull(self, user: str, **kw) -> sync.SyncReport:
-        return sync.pull(self.ws, MYSQL_URL, user, **kw)
+        return self.gateway.pull(self.ws, user, **kw)
 
     def events(self) -> list:
         return list(self.ws.log.read())
 
 
 @contextmanager
-def device(home: str, clock: Clock | None = None) -> Iterator[Device]:
+def device(home: str, clock: Clock | None = None, gateway: Any = None) -> Iterator[Device]:
+    """A device syncing with ``gateway`` (default: the MySQL server)."""
     init_workspace(home)
     ws = Workspace.open(home, writable=True, **({"clock": clock} if clock else {}))
     try:
-        yield Device(home, ws, LocalSessionStore(ws))
+        yield Device(home, ws, LocalSessionStore(ws), gateway if gateway is not None else MySQLGateway())
     finally:
         ws.close()
 
 
 @pytest.fixture
-def devices(tmp_path):
+def devices(tmp_path, gateway):
     """Two devices of one user (laptop, desktop), a web store of that user, and the user's e-mail."""
     user = fresh_email("owner")
-    with device(str(tmp_path / "laptop")) as a, device(str(tmp_path / "desktop")) as b:
-        web = MySQLSessionStore(MYSQL_URL, user, origin="web")
+    with device(str(tmp_path / "laptop"), gateway=gateway) as a, \
+            device(str(tmp_path / "desktop"), gateway=gateway) as b:
+        web = gateway.store(user, origin="web")
         try:
             yield a, b, web, user
         finally:
@@ -111,6 +178,7 @@ def converge(user: str, *devs: Device) -> None:
 # --------------------------------------------------------------------------- convergence
 
 
+@mysql_only
 def test_two_devices_and_the_web_converge_on_edits_from_everywhere(devices):
     a, b, web, user = devices
     a.store.get_or_create("s1", title="planning", metadata={"project": "evlog"})
@@ -150,7 +218,7 @@ def test_pull_events_are_not_pushed_back_and_own_pushes_are_not_pulled_back(devi
     assert (again.batches, again.messages) == (0, 0)
     before = len(b.events())
     assert b.pull(user).events_written == 0 and len(b.events()) == before
-    st = sync.status(b.ws, MYSQL_URL, user)
+    st = b.gateway.status(b.ws, user)
     assert (st.push_pending_events, st.pull_pending_sessions, st.pull_pending_messages) == (0, 0, 0)
 
 
@@ -158,11 +226,11 @@ def test_status_counts_what_is_pending_each_way(devices):
     a, b, web, user = devices
     a.store.add_message("s", "user", "x", message_id="m1")
     a.store.add_message("s", "user", "y", message_id="m2")
-    st = sync.status(a.ws, MYSQL_URL, user)
+    st = a.gateway.status(a.ws, user)
     assert (st.push_pending_sessions, st.push_pending_messages) == (1, 2)
     a.push(user)
     web.add_message("s", "user", "z", message_id="m3")
-    st = sync.status(a.ws, MYSQL_URL, user)
+    st = a.gateway.status(a.ws, user)
     assert (st.push_pending_events, st.pull_pending_messages) == (0, 1)
     assert st.push_position == a.ws.log.last_seq - 1 and st.gateway_change_seq == 2
 
@@ -190,18 +258,26 @@ def test_a_delete_on_a_device_reaches_the_web_and_the_other_device(devices):
     converge(user, b, a)
     assert web.get("gone") is None and a.store.get("gone") is None
     assert snapshot(a.store) == snapshot(b.store) == snapshot(web) and list(snapshot(web)) == ["kept"]
-    assert query("SELECT COUNT(*) FROM gateway_session_messages WHERE user_id = %s", (web.user_id,))[0][0] == 1
+    assert len(a.gateway.message_rows(web.user_id)) == 1
 
 
-@pytest.mark.parametrize("how", ["store", "sql"])
-def test_a_delete_on_the_web_reaches_the_devices(devices, how):
+def test_a_delete_on_the_web_reaches_the_devices(devices):
+    _a_delete_on_the_web_reaches_the_devices(devices, lambda web: web.delete("s"))
+
+
+@mysql_only
+def test_a_delete_in_hand_written_sql_reaches_the_devices(devices):
+    def by_hand(web) -> None:
+        query("UPDATE gateway_sessions SET deleted_at = UTC_TIMESTAMP(3) WHERE user_id = %s", (web.user_id,))
+
+    _a_delete_on_the_web_reaches_the_devices(devices, by_hand)
+
+
+def _a_delete_on_the_web_reaches_the_devices(devices, delete) -> None:
     a, b, web, user = devices
     a.store.add_message("s", "user", "x", message_id="m1")
     converge(user, a, b)
-    if how == "store":
-        assert web.delete("s")
-    else:
-        query("UPDATE gateway_sessions SET deleted_at = UTC_TIMESTAMP(3) WHERE user_id = %s", (web.user_id,))
+    delete(web)
     a.pull(user)
     b.pull(user)
     assert a.store.get("s") is None and b.store.get("s") is None
@@ -211,10 +287,10 @@ def test_a_delete_on_the_web_reaches_the_devices(devices, how):
     assert [m.content for m in web.history("s")] == ["a new start"]
 
 
-def test_a_delete_drops_older_messages_from_a_device_that_had_not_seen_it_but_keeps_newer_ones(tmp_path):
+def test_a_delete_drops_older_messages_from_a_device_that_had_not_seen_it_but_keeps_newer_ones(tmp_path, gateway):
     clock = Clock()
     user = fresh_email()
-    with device(str(tmp_path / "a"), clock) as a, device(str(tmp_path / "b"), clock) as b:
+    with device(str(tmp_path / "a"), clock, gateway) as a, device(str(tmp_path / "b"), clock, gateway) as b:
         a.store.get_or_create("s", title="t")
         clock.tick()
         a.store.add_message("s", "user", "old", message_id="m-old")
@@ -227,7 +303,7 @@ def test_a_delete_drops_older_messages_from_a_device_that_had_not_seen_it_but_ke
         b.store.add_message("s", "user", "written after the delete", message_id="m-after")
         converge(user, a, b)
         converge(user, a, b)
-        with MySQLSessionStore(MYSQL_URL, user) as web:
+        with gateway.store(user) as web:
             want = snapshot(web)
         assert snapshot(a.store) == snapshot(b.store) == want
         assert want == {"s": ("", {}, {"m-after": ("user", "written after the delete", None, {})})}
@@ -236,10 +312,10 @@ def test_a_delete_drops_older_messages_from_a_device_that_had_not_seen_it_but_ke
 # --------------------------------------------------------------------------- last write wins
 
 
-def test_the_newest_title_wins_whichever_side_syncs_first(tmp_path):
+def test_the_newest_title_wins_whichever_side_syncs_first(tmp_path, gateway):
     clock = Clock()
     user = fresh_email()
-    with device(str(tmp_path / "a"), clock) as a, device(str(tmp_path / "b"), clock) as b:
+    with device(str(tmp_path / "a"), clock, gateway) as a, device(str(tmp_path / "b"), clock, gateway) as b:
         a.store.get_or_create("s", title="first")
         converge(user, a, b)
         clock.tick(5)
@@ -253,14 +329,14 @@ def test_the_newest_title_wins_whichever_side_syncs_first(tmp_path):
         assert a.store.get("s").title == b.store.get("s").title == "newest edit"
 
 
-def test_a_tie_at_the_same_millisecond_is_broken_by_origin_the_same_way_everywhere(tmp_path):
+def test_a_tie_at_the_same_millisecond_is_broken_by_origin_the_same_way_everywhere(tmp_path, gateway):
     clock = Clock()
     user = fresh_email()
-    with device(str(tmp_path / "a"), clock) as a:
+    with device(str(tmp_path / "a"), clock, gateway) as a:
         a.store.get_or_create("s", title="start")
         a.push(user)
         clock.tick(10)
-        with MySQLSessionStore(MYSQL_URL, user, origin="zzz-web", clock=clock) as web:
+        with gateway.store(user, origin="zzz-web", clock=clock) as web:
             a.store.update("s", title="from the device")  # same millisecond as the web's write
             web.update("s", title="from the web")
             a.push(user)
@@ -333,12 +409,12 @@ def _contents(store) -> dict:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(op, max_size=25), final=st.sampled_from(["push then pull", "pull then push"]))
-def test_last_write_wins_converges_for_any_interleaving_of_desktop_and_web_edits(ops, final):
+def test_last_write_wins_converges_for_any_interleaving_of_desktop_and_web_edits(gateway, ops, final):
     clock = Clock()
     user = fresh_email("lww")
     model = Model()
-    with tempfile.TemporaryDirectory() as tmp, device(os.path.join(tmp, "desk"), clock) as desk, \
-            MySQLSessionStore(MYSQL_URL, user, origin="web", clock=clock) as web:
+    with tempfile.TemporaryDirectory() as tmp, device(os.path.join(tmp, "desk"), clock, gateway) as desk, \
+            gateway.store(user, origin="web", clock=clock) as web:
         for n, op in enumerate(ops):
             now = clock.tick(op[4])
             if op[0] == "push":
@@ -372,6 +448,7 @@ def gateways(monkeypatch):
     return opened
 
 
+@mysql_only
 def test_a_connection_killed_in_the_middle_of_a_push_is_reopened_and_nothing_is_lost_or_doubled(devices, gateways):
     a, b, web, user = devices
     for i in range(50):
@@ -383,11 +460,12 @@ def test_a_connection_killed_in_the_middle_of_a_push_is_reopened_and_nothing_is_
 
     report = a.push(user, batch_rows=10, on_batch=cut)
     assert report.reconnects == 1 and report.messages == 50 and report.batches >= 5
-    _assert_gateway_holds(web, 50)
+    _assert_gateway_holds(a.gateway, web, 50)
     b.pull(user)
     assert snapshot(b.store) == snapshot(a.store) == snapshot(web)
 
 
+@mysql_only
 def test_a_connection_killed_in_the_middle_of_a_pull_is_reopened(devices, gateways):
     a, b, web, user = devices
     for i in range(30):
@@ -410,10 +488,9 @@ def test_a_connection_killed_in_the_middle_of_a_pull_is_reopened(devices, gatewa
     assert [m.id for m in a.store.history("s")] == [f"m{i}" for i in range(30)]
 
 
-def _assert_gateway_holds(web: MySQLSessionStore, n: int) -> None:
-    rows = query("SELECT message_id, COUNT(*) FROM gateway_session_messages WHERE user_id = %s GROUP BY message_id",
-                 (web.user_id,))
-    assert len(rows) == n and all(c == 1 for _, c in rows)
+def _assert_gateway_holds(gateway, web, n: int) -> None:
+    ids = gateway.message_rows(web.user_id)
+    assert len(ids) == len(set(ids)) == n
 
 
 def test_a_push_that_dies_after_a_commit_and_before_its_position_resumes_without_loss_or_duplicates(devices):
@@ -431,7 +508,7 @@ def test_a_push_that_dies_after_a_commit_and_before_its_position_resumes_without
     assert len(pushed) == 2  # the third batch is in MySQL but its position is not in the log
     report = a.push(user, batch_rows=10)
     assert report.position_before == pushed[-1].record_seq
-    _assert_gateway_holds(web, 60)
+    _assert_gateway_holds(a.gateway, web, 60)
     b.pull(user)
     assert snapshot(b.store) == snapshot(a.store) == snapshot(web)
     assert sum(len(b.store.history(k)) for k in ("s0", "s1", "s2")) == 60
@@ -466,6 +543,7 @@ def test_a_pulled_event_whose_dedup_key_the_log_already_holds_is_written_without
     assert sync._without_known_dedup(a.ws, fresh) is fresh
 
 
+@mysql_only
 def test_a_dropped_connection_before_a_pull_is_reopened(devices):
     a, b, web, user = devices
     web.add_message("s", "user", "x")
@@ -474,6 +552,7 @@ def test_a_dropped_connection_before_a_pull_is_reopened(devices):
     assert a.pull(user).messages == 2
 
 
+@mysql_only
 def test_a_recreated_gateway_gets_everything_pushed_again(devices):
     a, b, web, user = devices
     a.store.add_message("s", "user", "x", message_id="m1")
@@ -494,7 +573,7 @@ def test_a_third_user_sees_nothing_of_theirs_and_cannot_change_their_rows(device
     a.store.add_message("shared-name", "user", "owner's secret", message_id="m1")
     converge(user, a, b)
     stranger = fresh_email("stranger")
-    with device(str(tmp_path / "stranger")) as c:
+    with device(str(tmp_path / "stranger"), gateway=a.gateway) as c:
         assert c.pull(stranger).messages == 0 and c.store.list() == []
         c.store.get_or_create("shared-name", title="stranger's")
         c.store.add_message("shared-name", "user", "stranger's text", message_id="m1")
@@ -521,6 +600,7 @@ def test_injection_shaped_keys_and_contents_sync_verbatim(devices):
         assert web.history(key)[0].content == content and web.get(key).title == key
 
 
+@mysql_only
 def test_credentials_never_reach_errors_events_or_reports(devices, tmp_path):
     a, b, web, user = devices
     d = DSN.parse(MYSQL_URL)
@@ -568,6 +648,7 @@ def sync_cli():
         cli.commands.pop("sync", None)
 
 
+@mysql_only
 def test_the_sync_commands_print_one_json_object_and_read_the_dsn_from_the_environment(devices, cli_runner,
                                                                                         monkeypatch, sync_cli):
     cli = sync_cli

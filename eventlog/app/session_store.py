@@ -2,7 +2,8 @@
 
 ``SessionStore`` is the interface; its docstrings are the specification that every
 backend follows (the local store here, the MySQL gateway store in
-``eventlog.app.gateway``) and that ``tests/contracts/`` checks against each of them.
+``eventlog.app.gateway.store`` and the in-memory one in ``eventlog.app.gateway.memory_store``)
+and that ``tests/contracts/`` checks against each of them.
 
 ``LocalSessionStore`` writes every change as an event to the workspace log (the truth)
 and answers reads from the sessions projection, which it keeps caught up with the log.

@@ -1,8 +1,9 @@
 """The contract every SessionStore backend keeps (see eventlog.app.session_store.SessionStore).
 
-A backend's test module subclasses ``SessionStoreContract`` and provides a ``store``
-fixture (a fresh, empty store) and ``reopen(store)`` (the same data seen through a new
-store object, as after a process restart). Every test here then runs against it.
+A subclass provides a ``store`` fixture (a fresh, empty store) and ``reopen(store)`` (the
+same data seen through a new store object, as after a process restart); every test here
+then runs against it. ``tests/test_session_store_contract.py`` does so for every backend:
+the local store, the in-memory gateway store and (with ``EVLOG_TEST_MYSQL_URL``) MySQL.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ WEIRD_KEYS = ["../x", "a/b", "nul\x00key", "line\nbreak", "emoji 😀🎉", "k" 
 
 
 class SessionStoreContract:
-    """Behaviour shared by the local and the MySQL session store."""
+    """Behaviour every session store shares (local, in-memory gateway, MySQL gateway)."""
 
     def reopen(self, store):  # pragma: no cover - overridden by each backend
         raise NotImplementedError

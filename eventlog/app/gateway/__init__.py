@@ -12,7 +12,8 @@ over a ``Remote``), ``auth`` (accounts, logins with rate limits, web sessions an
 tokens), ``pool`` (connections for servers), ``wire`` / ``http_api`` / ``http_client``
 (the HTTP sync API: messages, server routes, the device's ``HttpRemote``) and
 ``credentials`` (the device's token file). PyMySQL (pure Python) is the driver; it is
-imported only when a connection is opened.
+imported only when a connection is opened. ``memory_store`` is the same gateway in memory
+(a session store and a sync remote, same rules, no server): for tests and examples.
 
 Trust: with direct ``--dsn`` sync whoever holds the database credentials may act as any
 user (``--user`` is not authenticated): one trusted user. ``evlog web --gateway`` holds the
