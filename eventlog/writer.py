@@ -78,6 +78,7 @@ DEFAULT_GROUP_COMMIT_INTERVAL = 0.010
 DEFAULT_LOCK_TIMEOUT = 10.0
 DEDUP_FILE = "dedup.idx"
 DEDUP_SAVE_INTERVAL = 30.0  # seconds between dedup checkpoints written at segment rolls
+DEDUP_STALE_OK = 10_000  # a close leaves the dedup checkpoint this many records behind (the next open scans them)
 QUARANTINE_DIR = "quarantine"
 
 
@@ -141,6 +142,7 @@ class LogWriter:
         self.free_turns = 0  # turns that found the lock free
         self._dedup = HashIndex()
         self._dedup_saved = 0.0
+        self._dedup_file_seq = -1  # the seq the dedup checkpoint on disk covers, as far as we know (-1: none)
         self._active_base = 0
         self._size = 0
         self.next_seq = 1
@@ -479,6 +481,7 @@ class LogWriter:
             if intact and (seq == 0 or (seq < self.next_seq and self._fingerprint_at(seq) == fp)):
                 self._dedup = HashIndex.from_bytes(body)
                 start = seq + 1
+                self._dedup_file_seq = seq
         except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
             pass
         for base, pos in self._positions_from(start):
@@ -487,7 +490,11 @@ class LogWriter:
                     if seq >= start:
                         self._dedup.add(hash_key(key), seq)
                 continue
-            for _p, line in iter_lines(self.reader.seg_path(base), pos):
+            for p, line in iter_lines(self.reader.seg_path(base), pos):
+                if not codec.checksum_ok(line):  # a sealed segment damaged since it was written
+                    seg = segment_name(base)
+                    raise CorruptionError(f"sealed segment {seg} is damaged at byte {p}; run 'evlog verify'",
+                                          segment=seg, offset=p)
                 fr = codec.FRAME_DECODER.decode(line)
                 if fr.dedup:
                     self._dedup.add(hash_key(fr.dedup), fr.seq)
@@ -513,6 +520,7 @@ class LogWriter:
                                     "body": "xxh3-64:" + codec._xxh64_hex(body)})  # noqa: SLF001
         self.fs.atomic_write(os.path.join(self.dir, DEDUP_FILE), head + b"\n" + body, sync=False)
         self._dedup_saved = time.monotonic()
+        self._dedup_file_seq = last
 
     def lookup_dedup(self, key: str) -> int | None:
         """The seq of the event that carries dedup key ``key`` as this writer last saw the log, or None."""
@@ -771,7 +779,10 @@ class LogWriter:
         del waited
         try:
             self._catch_up()
-            self._save_quietly(self._save_dedup)
+            if self._dedup_file_seq < 0 or self.next_seq - 1 - self._dedup_file_seq > DEDUP_STALE_OK:
+                # rewriting every key (24 bytes each) on every close would cost a short-lived
+                # writer (a hook) more than the few records the next open scans instead
+                self._save_quietly(self._save_dedup)
             self._save_quietly(self._save_active_index)
         except Exception:  # noqa: BLE001 - a checkpoint must never turn a clean close into an error
             pass

@@ -68,6 +68,7 @@ def test_replay_to_refuses_a_directory_holding_a_users_files_and_changes_nothing
     assert cli_runner.invoke(cli, ["replay", "--to", str(fresh), "--until", "2"]).exit_code == 0  # its own earlier replay
 
 
+@pytest.mark.slow
 def test_replay_killed_at_any_file_system_call_leaves_old_or_new_files_never_missing(workspace):
     with Workspace.open(workspace, writable=True) as ws:
         ws.append(msgs("a", 5) + msgs("b", 5))
@@ -387,3 +388,24 @@ def test_a_password_on_the_command_line_never_reaches_the_lock_file_or_another_w
 def test_config_refuses_a_relative_project_directory(workspace):
     with pytest.raises(ConfigError):
         init_workspace(workspace, projects=["relative/dir"])
+
+
+def test_a_short_lived_writer_leaves_the_dedup_checkpoint_alone_and_dedup_still_holds(tmp_path, monkeypatch):
+    from eventlog import writer
+
+    monkeypatch.setattr(writer, "DEDUP_STALE_OK", 50)
+    d = str(tmp_path / "log")
+    with Log.open(d, writable=True, create=True) as log:
+        log.append_batch([SessionCreated(session_key=f"k{i}", dedup=f"d{i}") for i in range(60)])
+    path = os.path.join(d, "dedup.idx")
+    saved = os.stat(path).st_mtime_ns
+    for i in range(3):  # three hooks, each appending a little
+        with Log.open(d, writable=True) as log:
+            log.append(SessionCreated(session_key=f"h{i}", dedup=f"h{i}"))
+    assert os.stat(path).st_mtime_ns == saved, "a close rewrote every key for a few new ones"
+    with Log.open(d, writable=True) as log:  # the next open scans the few records the checkpoint lacks
+        end = log.last_seq
+        assert log.append(SessionCreated(session_key="h1", dedup="h1")) <= end
+        assert log.append(SessionCreated(session_key="k5", dedup="d5")) <= end
+        log.append_batch([SessionCreated(session_key=f"m{i}", dedup=f"m{i}") for i in range(60)])
+    assert os.stat(path).st_mtime_ns != saved, "far behind: the close saves it"
