@@ -267,6 +267,7 @@ def test_flip_in_a_sealed_segment_makes_reading_raise_corruption_error(sealed_te
         assert all(ev.seq < seg_base(name) + k for ev in got)
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_flip_in_a_sealed_segment_is_never_cut_or_hidden_by_opening_for_write(sealed_template, data):
@@ -289,6 +290,7 @@ def test_flip_in_a_sealed_segment_is_never_cut_or_hidden_by_opening_for_write(se
         assert any(p.damaged and p.segment == name for p in Log.open(d).verify())
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_flip_in_the_last_line_of_the_active_segment_is_cut_and_recorded_on_open(sealed_template, data):
@@ -316,6 +318,7 @@ def test_flip_in_the_last_line_of_the_active_segment_is_cut_and_recorded_on_open
         assert snapshot(d) == snap
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_flip_in_the_middle_of_the_active_segment_refuses_open_and_repair_cuts_there(active_template, data):
@@ -352,6 +355,7 @@ def test_flip_in_the_middle_of_the_active_segment_refuses_open_and_repair_cuts_t
         assert [p for p in Log.open(d).verify() if p.damaged] == []
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_flip_in_an_index_or_dedup_file_changes_no_read_and_no_dedup_answer(sealed_template, data):
@@ -411,6 +415,7 @@ def test_truncating_the_active_segment_at_every_line_boundary_keeps_exactly_the_
         _check_truncation(tpl, events, cut_at)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_truncating_the_active_segment_anywhere_keeps_exactly_the_whole_records_before_the_cut(mixed_template, data):
@@ -419,6 +424,7 @@ def test_truncating_the_active_segment_anywhere_keeps_exactly_the_whole_records_
     _check_truncation(tpl, events, data.draw(any_pos(active_bytes), label="cut_at"))
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_recovery_of_valid_records_followed_by_garbage_truncates_to_exactly_the_valid_records(mixed_template, data):
@@ -484,6 +490,7 @@ def batch_template(tmp_path_factory):
     return path, read_all(path), batch_start
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_an_atomic_batch_torn_in_the_middle_is_invisible_and_cut_whole(batch_template, data):

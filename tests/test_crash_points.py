@@ -65,6 +65,7 @@ def test_a_crash_at_any_syscall_of_a_segment_roll_keeps_a_durable_prefix(tmp_pat
     pytest.fail(f"the roll did not finish within {MAX_CALLS} calls")
 
 
+@pytest.mark.slow
 def test_a_crash_at_any_syscall_of_a_trimming_snapshot_and_its_flush_keeps_projections_exact(tmp_path):
     for n in range(1, 200):
         home = str(tmp_path / f"ws{n}")

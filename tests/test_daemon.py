@@ -253,6 +253,7 @@ def start_daemon(home: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_sigkilled_daemon_restarted_many_times_loses_and_duplicates_nothing(evlog_home):
     home = str(evlog_home)
     init_workspace(home, schedule={job: 0.2 for job in JOBS if job not in EXTERNAL_JOBS})

@@ -11,6 +11,7 @@ from eventlog.hashindex import HashIndex
 keys = st.integers(0, 2**128 - 1) | st.integers(0, 2**64 - 1).map(lambda x: x << 64)  # shared high halves too
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(ops=st.lists(st.tuples(st.sampled_from(["add", "discard"]), keys, st.integers(0, 2**64 - 1)), max_size=200))
 def test_hash_index_matches_a_dict(ops):

@@ -101,6 +101,7 @@ def _commands_work(home: str, cli_runner) -> None:  # noqa: ANN001
         assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("EVLOG_I21_EXAMPLES", "40")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(evs=st.lists(ANY_EVENT, min_size=1, max_size=25))

@@ -20,6 +20,8 @@ import pytest
 from eventlog.events import MessageAppended
 from eventlog.log import Log
 
+pytestmark = pytest.mark.slow  # SIGKILL matrices: real writer processes killed over and over
+
 CHILD = r"""
 import random, sys
 from eventlog.log import Log

@@ -28,6 +28,8 @@ from eventlog.log import Log
 from eventlog.segments import segment_bases, segment_name
 from tests.simfs import SimFS, abandon
 
+pytestmark = pytest.mark.slow  # a Hypothesis state machine (tens of seconds)
+
 SEGMENT_BYTES = 1024
 texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120)
 

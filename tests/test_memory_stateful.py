@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -22,6 +23,8 @@ from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.events import MemoryAppended, MemorySuperseded
 from processors.dream import budget_events
 from projections.memory import file_of, item_text, render
+
+pytestmark = pytest.mark.slow  # a Hypothesis state machine (tens of seconds)
 
 words = st.text(alphabet="abcdefgh xyz 我们", min_size=3, max_size=40).filter(lambda t: t.strip() and "\n" not in t)
 SECTIONS = st.sampled_from(["User Profile", "Preferences", "Events"])

@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -34,6 +35,8 @@ from eventlog.events import DiaryAppended, MessageAppended, OffsetReset, StmAdde
 from processors.snapshot import canonical_message
 from projections.diary import diary_file
 from tests.simfs import SimFS, abandon_workspace
+
+pytestmark = pytest.mark.slow  # a Hypothesis state machine (tens of seconds)
 
 DATES = ["2026-11-01", "2026-11-02", "2026-11-03"]
 words = st.text(alphabet="abc xyz 我们 😀\n", min_size=0, max_size=60)

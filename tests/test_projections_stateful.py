@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -25,6 +26,8 @@ from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.errors import LogIOError
 from eventlog.events import HistoryAppended, MemoryAppended, SessionConsolidated
 from tests.simfs import SimFS, abandon_workspace
+
+pytestmark = pytest.mark.slow  # a Hypothesis state machine (tens of seconds)
 
 CAP = 5
 KEYS = ["cli:a", "qq:中文", "../etc/passwd", "a/b\nc", "\x00nul", "😀" * 3, "k" * 300, "."]

@@ -125,6 +125,7 @@ def test_text_hash_is_the_cache_key():
     assert len(text_hash("\ud800 lone surrogate")) == 16
 
 
+@pytest.mark.slow
 def test_real_model_offline(tmp_path, monkeypatch):
     if not available():
         if os.environ.get("CI"):

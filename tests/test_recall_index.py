@@ -121,6 +121,7 @@ def _fts_ok(ix: RecallIndex) -> None:
     assert ix.verify() == []
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(log=logs(), cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=8),

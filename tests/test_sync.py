@@ -407,6 +407,8 @@ def _contents(store) -> dict:
     return {k: (t, m, {mid: v[1] for mid, v in msgs.items()}) for k, (t, m, msgs) in snapshot(store).items()}
 
 
+@pytest.mark.parametrize("gateway", ["memory", pytest.param("mysql", marks=[pytest.mark.slow, pytest.mark.mysql,
+                                                                           requires_mysql])], indirect=True)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(op, max_size=25), final=st.sampled_from(["push then pull", "pull then push"]))
 def test_last_write_wins_converges_for_any_interleaving_of_desktop_and_web_edits(gateway, ops, final):

@@ -255,6 +255,7 @@ def test_http_sync_records_the_same_positions_as_direct_sync(http_devices):
     assert [e.change_seq for e in a.events() if isinstance(e, SyncPulled)]
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(op, max_size=15), final=st.sampled_from(["push then pull", "pull then push"]))
@@ -339,6 +340,7 @@ def _spawn(home: str) -> tuple[subprocess.Popen, str]:
     return proc, json.loads(line)["url"]
 
 
+@pytest.mark.slow
 def test_two_gateway_processes_and_two_devices_with_interleaved_writes_converge(tmp_path):
     email = account("team")
     procs = []

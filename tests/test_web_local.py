@@ -385,6 +385,7 @@ def test_the_web_app_never_writes_the_workspace(client, home):
     assert _tree(home) == before
 
 
+@pytest.mark.slow
 def test_pages_keep_loading_while_another_process_appends(tmp_path):
     home = str(tmp_path / "busy")
     build_workspace(home, sessions=2)
