@@ -44,3 +44,19 @@ def test_readme_gives_the_one_command_to_run_and_the_one_to_test():
 def test_the_cli_does_not_import_the_anthropic_sdk():
     code = "import sys; from eventlog.cli import cli; assert 'anthropic' not in sys.modules, 'anthropic imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_readmes_library_example_runs(tmp_path):
+    """The README's Library API example, run as written (its workspace path moved into tmp_path)."""
+    text = readme()
+    section = text[text.index("## Library API"):]
+    code = section[section.index("```python\n") + len("```python\n"):]
+    code = code[:code.index("```")]
+    assert "import eventlog" in code and "eventlog.open_workspace" in code
+    home = str(tmp_path / "ws")
+    script = tmp_path / "example.py"
+    script.write_text(code.replace('"/tmp/ws"', repr(home)))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "The user prefers pytest over unittest." in out.stdout
+    assert out.stderr == ""
