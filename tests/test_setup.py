@@ -125,7 +125,7 @@ def test_every_existing_key_hook_and_server_is_kept_in_order(claude_home) -> Non
 
 def test_unusual_formatting_is_read_and_its_indentation_kept(claude_home) -> None:
     sp = claude_home / ".claude" / "settings.json"
-    sp.write_bytes('{\r\n\t"env" :{"A":"\\u00e9",   "B" : "\\ud83d\\ude00"},\r\n\t"hooks":{ }  ,"n":1.0e2}\r\n'.encode())
+    sp.write_bytes(b'{\r\n\t"env" :{"A":"\\u00e9",   "B" : "\\ud83d\\ude00"},\r\n\t"hooks":{ }  ,"n":1.0e2}\r\n')
     st.apply(st.plan_claude_code(home=str(claude_home / "ws"), program="evlog"))
     text = sp.read_text(encoding="utf-8")
     new = json.loads(text)

@@ -60,8 +60,17 @@ import xxhash
 from eventlog.errors import ConfigError, IngestError, NotFound
 from eventlog.events import Event, SessionUpdated
 from eventlog.fsio import OS_FS
-from eventlog.ingest import FORMAT_CHOICES, FileResult, _append, _redact, _resolve_titles
-from eventlog.ingest import catbuddy, claude_code, codex, nanobot
+from eventlog.ingest import (
+    FORMAT_CHOICES,
+    FileResult,
+    _append,
+    _redact,
+    _resolve_titles,
+    catbuddy,
+    claude_code,
+    codex,
+    nanobot,
+)
 from eventlog.ingest.detect import BOM, bad_line_reason, describe, detect
 from eventlog.ingest.model import ParsedFile, Summary
 from eventlog.lock import FileLock

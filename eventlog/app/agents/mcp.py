@@ -39,13 +39,18 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Annotated, Any, Literal
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,  # pydantic needs it for schemas on Python < 3.12
+)
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field
-from typing_extensions import NotRequired, TypedDict  # pydantic needs it for schemas on Python < 3.12
+from typing_extensions import TypedDict
 
 from eventlog.app.agents.bounded import (
     BYTES_PER_TOKEN,
@@ -481,7 +486,7 @@ def build_server(home: str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     """The MCP server (an ``MCPServer``) over the workspace at ``home``; ``.run()`` serves stdio."""
     backend = Backend(home, lock_timeout=lock_timeout, result_tokens=result_tokens)
 
-    class EvlogServer(MCPServer):  # type: ignore[misc]
+    class EvlogServer(MCPServer):
         async def list_resources(self) -> list[Any]:
             import anyio
 

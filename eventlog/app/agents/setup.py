@@ -135,8 +135,8 @@ def is_evlog_server(entry: Any) -> bool:
     """Whether an ``mcpServers`` entry runs ``evlog ... mcp``."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    return os.path.basename(entry["command"]).startswith("evlog") and "mcp" in args
+    args = entry.get("args")
+    return os.path.basename(entry["command"]).startswith("evlog") and isinstance(args, list) and "mcp" in args
 
 
 def user_settings_path() -> str:
