@@ -164,6 +164,7 @@ def cut_points(data: bytes) -> st.SearchStrategy[list[int]]:
 # --- the property -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parts", ALL_FILES, ids=_id)
 def test_any_split_into_appended_chunks_equals_a_full_ingest(parts: tuple[str, ...]) -> None:
     src = real_data(*parts)
@@ -508,6 +509,7 @@ def codex_repeats() -> bytes:
 EDGE_CASES = {"claude.jsonl": claude_edge_cases, "nanobot.jsonl": nanobot_repeats, "codex.jsonl": codex_repeats}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
 def test_every_kept_piece_of_context_is_needed_and_enough(name: str) -> None:
     data = EDGE_CASES[name]()
