@@ -3,16 +3,27 @@
 
 Run from the repository root::
 
-    .venv/bin/python tools/bench.py                # all benchmarks, a readable table
-    .venv/bin/python tools/bench.py --quick        # smaller sizes, a smoke run (~1.5 min)
+    .venv/bin/python tools/bench.py                # all benchmarks, a readable table (~30-40 min)
+    .venv/bin/python tools/bench.py --quick        # smaller sizes, a smoke run (~5 min)
     .venv/bin/python tools/bench.py --json         # one JSON object per benchmark and line
     .venv/bin/python tools/bench.py --only replay_verify --only help_time
     .venv/bin/python tools/bench.py --list         # names and one-line descriptions
 
 Only results go to stdout; progress goes to stderr. ``--check`` makes the exit status 1
-when a target is missed. All data comes from a seeded generator and lives in a temporary
+when a target is missed. A benchmark that raises is reported (traceback on stderr, a
+FAIL row with the error in its details) and the others still run; the exit status is
+then 2. This process imports the library once; the subprocesses (every ``evlog``
+command) run whatever is on disk when they start. If a library file changes during the
+run, the affected results get ``library_changed`` in their details (and a warning on
+stderr): their figures may mix two versions of the code (a checkpoint written by one
+and refused by the other, say), so rerun them. All data comes from a seeded generator and lives in a temporary
 directory (``--tmpdir`` picks where: fsync figures depend on that file system) that is
-removed at the end.
+removed at the end. The full run writes several GB there at its peak (1M-event
+workspaces, their NDJSON and catbuddy inputs, recall indexes). ``EVLOG_BENCH_MYSQL_URL``
+(a MySQL/MariaDB database to write to, e.g. ``mysql://root@127.0.0.1:3306/evlog_bench``)
+turns on the database benchmarks; without it they are skipped and say so on stderr.
+The benchmarks of the command line, v0.1, contention and web live in ``tools/bench_*.py``
+helper modules (imported below); their entries are here with the others.
 
 How to read a figure
 --------------------
@@ -42,6 +53,13 @@ The benchmarks
     emoji. The sizes actually used are in the result's details. The baseline's lines
     are shorter (no seq, ts or checksum member); that is part of what evlog adds. Close
     is outside the timed region on both sides (evlog's close fsyncs, a bare close does not).
+``append_nofsync_turn`` (target: ratio >= 0.6)
+    The same events and baseline as ``append_nofsync``, but every ``Log.append`` runs
+    inside one ``with log.turn():`` (the exclusive bulk mode: the lock is taken, and the
+    log checked for other writers' appends, once for all of them). ``append_nofsync``
+    (one turn per append: a non-blocking ``flock``, an ``fstat`` and the unlock each
+    time) stays the multi-writer default; the two side by side show what a turn costs.
+    Each append is still validated (``validate_event`` and the writer's type check).
 ``append_nofsync_small``  (informational, no target)
     The same with ~250-byte lines, where per-call overhead dominates.
 ``append_fsync`` (target: ratio >= 1.0)
@@ -61,6 +79,35 @@ The benchmarks
     crash and may lose the last moments on an OS crash (evlog: up to 10 ms; SQLite:
     commits since the last checkpoint, so SQLite promises less here, which favours the
     baseline). ``log.close()`` / ``conn.close()`` are timed so the final sync counts.
+``append_vs_v01`` (target: ratio >= 0.9 in a turn, and >= 0.9 per append)
+    The events of ``append_nofsync`` (100k; 20k with ``--quick``), appended with
+    ``durability="none"`` by evlog v0.1 (commit ``cd11064``: ``git archive`` into the
+    scratch directory, removed with it) and by this tree, each trial a fresh subprocess
+    of the same interpreter with ``PYTHONPATH`` pointing at one tree (the child drops the
+    venv's editable-install finder and runs from that tree, so nothing of the other tree
+    is imported; it checks and reports which ``eventlog`` it loaded). The child reads the
+    NDJSON events into its own ``MessageAppended`` Structs before its clock starts and
+    closes the log after it stops. ``ours`` (the ratio) appends inside one
+    ``log.turn()``: v0.1 had one writer holding the lock for its whole life, so that is
+    the like-for-like mode; ``ratio_per_append`` is ours with one turn per append (the
+    multi-writer default, which v0.1 could not do). What v0.1 did not do at all is
+    validation, so the details give its cost per event: ``validate_event`` alone, the
+    writer's type check (``DECODER.decode`` of the framed line) alone (both timed in this
+    process, best of rounds), and ours in a turn through ``log.writer.append`` (no
+    ``validate_event``). Debatable: ours also keeps more state per append (the lock
+    bookkeeping, ``last_append``), which is the price of many writers.
+``ingest_vs_v01`` (target: ratio >= 0.9, input MiB/s)
+    ``ingest_paths(ws.log, [real])`` over the real third-party transcripts in
+    ``../shared/data/real`` (found as tests/conftest.py finds it, ``$EVLOG_REAL_DATA``
+    first; read in place: 45 ``*.jsonl`` files, ~4.7 MiB of Claude Code, nanobot and Codex
+    transcripts) into a fresh workspace with the default durability (fsync), then
+    ``ws.close()`` (which writes the projection files), timed in a child as above, v0.1
+    against this tree, best of 5 rounds (a round is about a second). The details give the
+    messages and events each appended (they must match: the same work) and the whole
+    ``evlog ingest`` command line of each tree (``cli_seconds_*``, start-up included,
+    v0.1's CLI run as ``python -c 'from eventlog.cli import main; main()'``). Debatable:
+    ours redacts secrets (a regex pass over every message) and validates every event,
+    which v0.1 did not; that is in the figure on purpose.
 ``replay_verify`` (target: ratio >= 0.7)
     Events per second of ``Log.open(dir).read()``, which checks every line's xxh3
     checksum, framing and dense seq, against reading the same segment files whole and
@@ -123,7 +170,24 @@ The benchmarks
     disk: ``fdatasync_ms`` is measured on the same file system; where an fsync takes
     milliseconds (many laptops) the ratio is far lower. ``ratio_group`` is ours with
     durability ``group`` (appends synced every 10 ms in the background), for context.
-``replay_check_1m`` (target: ratio <= 3, ours time / baseline time)
+``lock_wait_shared`` (target: p99 wait <= 1x the p99 duration of one append)
+    Three writers share one workspace (5,000 messages of history, durability fsync): a
+    daemon-like process looping ``processors.run(ws, "snapshot")`` and ``"digest"``
+    (10 ms apart), an agent process adding messages one at a time with
+    ``LocalSessionStore.add_message`` (0-10 ms apart), and this process appending 2,000
+    single events with ``Log.append`` (300 with ``--quick``; 0-10 ms apart). Every writer
+    wraps its log's ``append``/``append_batch`` (instance attributes; the library is
+    untouched) to record per turn its wall time and its wait (from
+    ``LogWriter.lock_waits``/``free_turns``); a turn's duration ("hold") is wall time -
+    wait: catching up with the others' appends, framing, write, fdatasync. ``ours`` is
+    the p99 wait of this process's appends, ``baseline`` the p99 hold of every turn of
+    the three writers (the appends one may queue behind); p50s, maxima, the share of
+    turns that waited and each writer's own figures are in the details, as are the
+    agent's whole ``add_message`` latency and the daemon's run times (their work outside
+    the lock, e.g. catching projections up). Debatable: "at most about one other
+    append" is read as p99 wait <= p99 hold; an unlucky append may queue behind two
+    (flock is not FIFO), so the max can exceed it without a miss.
+``replay_check_1m`` (target: ratio <= 3, ours time / baseline time; peak RSS <= 128 MiB)
     Seconds of ``replay.check(ws)`` on a workspace whose log holds 1,002,000 events
     (202,000 with ``--quick``): 2000 ``session.created`` and 1M ``message.appended``
     (chat contents as above) in 2000 sessions, message times spread over 30 days. The
@@ -136,8 +200,11 @@ The benchmarks
     ``DECODER.decode`` each line (as in ``replay_verify``), which checks nothing and
     writes nothing: the floor of reading the log. So the ratio is what rebuilding,
     writing and comparing every projection costs on top of reading; the issue's bar of
-    3x leaves about two decode-times for all of that.
-``snapshot_1m`` (target: >= 100,000 messages/s, absolute)
+    3x leaves about two decode-times for all of that. Then ``evlog replay --check`` runs
+    once as a subprocess on the same workspace: its peak RSS (``peak_rss_mib``, from GNU
+    time's ``%M``, see ``run_measured``) must stay <= 128 MiB (the check streams), and its
+    wall time is ``cli_seconds``.
+``snapshot_1m`` (target: >= 100,000 messages/s, absolute; peak RSS <= 128 MiB)
     Messages per second of ``processors.run(ws, "snapshot")`` over a workspace like
     ``replay_check_1m``'s (1M messages over 30 days in 2000 sessions; 200k with
     ``--quick``; the same data, each round on a fresh synced copy), with the
@@ -151,7 +218,10 @@ The benchmarks
     same ``xxh3_128`` of ``canonical_json(canonical_message(ev))`` and formats the same
     ``diary_line`` (with ``normalize_time``); no verification, no dedup lookup, nothing
     written. Debatable: the baseline includes reading the log, as the processor must;
-    without it the ratio would be lower.
+    without it the ratio would be lower. Then ``evlog run snapshot`` and ``evlog run
+    digest`` run once as subprocesses on a fresh copy: ``peak_rss_mib`` (snapshot, must
+    be <= 128 MiB: the run streams) and ``cli_digest_peak_rss_mib``, with their wall times
+    (start-up and loading the projections included).
 ``dedup_memory_1m`` (target: <= 32 MB, MB = 10**6 bytes)
     Bytes still allocated (tracemalloc) after building an ``eventlog.hashindex.HashIndex``
     of 1M random 128-bit keys, each mapped to a seq (1M with ``--quick`` too: the target
@@ -163,10 +233,81 @@ The benchmarks
     tracemalloc peaks, a ``dict`` key -> seq (the closer Python equivalent of a map),
     the size of ``to_bytes()`` (the on-disk form), the load time of
     ``HashIndex.from_bytes`` (best of rounds) and the build time without tracemalloc.
-``help_time`` (target: <= 150 ms)
+``help_time`` (target: <= 150 ms and <= 2x the baseline)
     Wall time of ``evlog --help`` (the console script next to this interpreter) as a
-    subprocess, best of 5. Baseline: ``python -c pass`` with the same interpreter, the
-    floor any Python CLI pays.
+    subprocess, best of 5. Baseline: ``python -c "import click, msgspec"`` with the same
+    interpreter: the floor of a CLI built on the two libraries every evlog command needs
+    (``python_pass_ms``, the bare interpreter, is in the details). The console script's
+    own wrapper (importlib.metadata entry point lookup) is part of ours.
+``append_file_1m`` (target: time <= 1.0x the baseline; peak RSS <= 64 MiB)
+    ``evlog append FILE`` end to end (the console script, a subprocess, into a workspace
+    just made with ``init``: default durability, fsync per batch of 10,000) on NDJSON
+    files of 10k, 100k and 1M chat-sized ``message.appended`` events (plus one
+    ``session.created`` per 500 messages; the 1M file is ~775 MiB; 10k and 100k with
+    ``--quick``). Baseline: a Python subprocess inserting the same lines into SQLite in
+    one transaction (``executemany`` of the raw lines, streamed from the file, into
+    ``(id INTEGER PRIMARY KEY, body TEXT)``, default rollback journal,
+    ``synchronous=FULL``): it parses and checks nothing, evlog validates every line,
+    stamps, checksums and folds the projections (session files are written at the end).
+    Interleaved, best of ``--repeat`` per size. The figure is at the largest size; the
+    growth table has each size's time, time per event and peak RSS (GNU time ``%M``) of
+    both. Debatable: SQLite keeps no projections; evlog's session files are part of what
+    ``append`` promises.
+``cli_growth`` (target: peak RSS of replay, replay --check and run snapshot <= 128 MiB at 1M)
+    One workspace per size, made by ``append_file_1m``'s ``evlog append`` (10k, 100k and
+    1M messages in sessions of 500, over 30 days), then these commands as subprocesses
+    in this order, each run once (a 1M run takes minutes): ``evlog recall`` twice (the
+    first builds the index: ``evlog replay`` would build it otherwise), ``run
+    snapshot``, ``run digest``, ``replay``, ``replay --check``, ``verify``, ``stats``.
+    ``evlog ingest`` of a folder of generated catbuddy files (500 messages each) holding
+    the same number of messages runs on a fresh workspace of its own. Two tables: wall
+    seconds and peak RSS by size. ``evlog --help`` is the floor row (start-up) and the
+    baseline of the result. "per-msg growth" is (time - start-up) per message at the
+    largest size over the size before: about 1 when linear; above 1.3 (and over a
+    second) the row is marked superlinear. ``ours`` is the largest peak RSS of replay,
+    replay --check and run snapshot at the largest size (their bound: a constant plus
+    the largest event); every command's peak at that size is in the details.
+    Debatable: one run each, so a few percent is noise; the shape across sizes and the
+    RSS (which noise barely moves) are what the table is for.
+``sessions_5000`` (target: ratio <= 1.5)
+    Wall time of ``evlog sessions`` (a subprocess, the read-only path a user hits) on a
+    workspace of 5,000 sessions of 20 chat messages each (4 with ``--quick``), against
+    ``evlog --help``: listing must cost little beyond start-up. Interleaved, best of 5.
+    Details: ``--json``, peak RSS, ours - help in ms. Before timing, ``--json`` must list
+    all 5,000.
+``tail_follow_latency`` (target: median <= 20 ms)
+    A running ``evlog tail -f --json --after <end>`` subprocess; this process appends 300
+    chat messages (100 with ``--quick``) with ``Log.append`` (durability fsync) at random
+    gaps of 0-50 ms, takes a timestamp right after each append returns, and a reader
+    thread takes one when the event's line (matched by message id) arrives on the
+    subprocess' stdout. The figure is the median delay; p95, mean and max are in the
+    details. Baseline: GNU ``tail -F -n 0`` on a plain JSONL file written with
+    ``os.write`` the same way (the same lines and gaps). Before the clock, each side gets
+    probe lines until one shows up, so start-up is not counted. Debatable: GNU tail
+    waits on inotify, evlog polls the active segment every 10 ms (one ``stat`` a poll),
+    so half a poll interval is its floor; the target is what an agent UI needs.
+``recall_1m`` (target: build >= 50,000 msg/s; query p50 <= 20 ms, p95 <= 100 ms; index <= 1.5x the text)
+    ``projections/recall/bench.py``'s ``bench(n)`` at 1M messages (100k with ``--quick``):
+    seeded chat texts over a Zipf vocabulary, the index built from in-memory events (the
+    projection's own cost, not reading the log), index bytes over the UTF-8 bytes of the
+    texts, and ``recall`` latency of 300 natural-language questions (with and without a
+    project filter). Baseline: a bare SQLite FTS5 table (default ``unicode61``
+    tokenizer) of the same texts, ``executemany`` in one transaction, and 300 queries of
+    three words of a random stored text OR-ed, ``ORDER BY rank LIMIT 10`` (``fts5_*`` in
+    the details). Debatable: the bare table stores no metadata, no stemming, no CJK
+    pairs, no neighbouring turns; recall does all of that.
+``web_sessions_page_5k``, ``web_transcript_2k``, ``gateway_page_loads_50``, ``http_push_100k``
+    tools/bench_web.py's benchmarks (its module docstring says what each measures and
+    against what), run as ``tools/bench_web.py --json --only NAME`` subprocesses and
+    reported here with their own targets. Run only when ``EVLOG_BENCH_MYSQL_URL`` (or
+    ``EVLOG_TEST_MYSQL_URL``) is set, as ``mysql_push_100k``; the first two do not
+    touch the database but are part of the same web suite.
+``hook_session_start_100k``, ``hook_stop_20mb``, ``mcp_recall_1m``
+    tools/bench_agents.py's benchmarks (its module docstring says what each measures and
+    against what; its figures are medians of 15 runs, not best-of), run as
+    ``tools/bench_agents.py --json --only NAME --tmpdir <this run's scratch>`` subprocesses
+    and reported here with their own targets. Skipped (and said so) if the script is
+    missing.
 
 Adding a benchmark
 ------------------
@@ -176,6 +317,13 @@ rounds; ``repeat_trial`` for calls far shorter than a second) and build the reco
 ``throughput_result`` or ``Result`` directly. ``build_workspace`` makes a workspace from
 event batches, ``copy_home`` a fresh synced copy of one for a trial that changes it,
 and ``ctx.shared`` builds data once for every benchmark that reads it unchanged.
+``run_measured`` runs a command and gives its wall time and peak RSS. A result with
+more than one target lists the others as ``checks`` (``Check("peak_rss_mib", "<=",
+128, " MiB", "rss")`` checks a value of its details); ``tables`` holds tables (a list of
+dicts each) printed after the main table, e.g. growth by size. A long benchmark can
+live in a ``tools/bench_<topic>.py`` module that does ``from bench import ...`` and is
+imported from this file where it should run (this module registers itself as
+``bench``, so the helpers share its registry).
 """
 
 from __future__ import annotations
@@ -194,6 +342,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import tracemalloc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -203,19 +352,24 @@ import msgspec
 import xxhash
 
 from eventlog import codec
+from eventlog.app import replay
+from eventlog.app.session_store import LocalSessionStore
+from eventlog.app.workspace import Config, Workspace, init_workspace
 from eventlog.codec import DECODER, ENCODER, stamp_and_frame
 from eventlog.events import Event, MessageAppended, SessionCreated
 from eventlog.hashindex import HashIndex
 from eventlog.log import Log
 from eventlog.segments import segment_bases, segment_name
 from eventlog.timeutil import normalize_time
-from eventlog.app.workspace import Config, Workspace, init_workspace
 from processors import run as run_processor
 from processors.snapshot import canonical_message, diary_line
-from eventlog.app import replay
 from projections.naming import safe_name
-from eventlog.app.session_store import LocalSessionStore
 from projections.sessions import MAX_FILE_MESSAGES, PREVIEW_CHARS
+
+# The helper modules (tools/bench_*.py) import what they share from this module by the
+# name "bench"; run as a script, this module is "__main__", so it answers to both names
+# (else the helpers would import a second copy with a registry of its own).
+sys.modules.setdefault("bench", sys.modules[__name__])
 
 SEED = 20261130
 TIMESTAMP = "2026-11-30T00:00:00Z"
@@ -228,8 +382,19 @@ START = calendar.timegm((2026, 11, 1, 0, 0, 0))  # message times of the workspac
 
 
 @dataclass
+class Check:
+    """A further target of a result: ``of`` is "ratio", "ours" or a key of its details."""
+
+    of: str
+    op: str  # ">=" or "<="
+    target: float
+    units: str = ""  # how the target is shown (default: "x" for a ratio, the result's units for ours)
+    label: str = ""  # how the checked value is named in the table (default: ``of``)
+
+
+@dataclass
 class Result:
-    """What every benchmark returns: our figure, the baseline's, and the target."""
+    """What every benchmark returns: our figure, the baseline's, and the target(s)."""
 
     name: str
     ours: float
@@ -241,24 +406,47 @@ class Result:
     target_of: str = "ratio"  # "ratio" or "ours": which number the target bounds
     target_op: str = ">="  # ">=" or "<="
     details: dict[str, Any] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)  # more targets; every one must hold to pass
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # e.g. growth tables, printed after the table
 
     @property
     def ratio(self) -> float:
         return self.ours / self.baseline if self.baseline else math.nan
 
+    def _all_checks(self) -> list[Check]:
+        main = [Check(self.target_of, self.target_op, self.target)] if self.target is not None else []
+        return main + self.checks
+
+    def _value(self, of: str) -> float:
+        if of == "ratio":
+            return self.ratio
+        if of == "ours":
+            return self.ours
+        value = self.details.get(of)
+        return math.nan if value is None else float(value)
+
     @property
     def passed(self) -> bool | None:
-        if self.target is None:
+        checks = self._all_checks()
+        if not checks:
             return None
-        value = self.ratio if self.target_of == "ratio" else self.ours
-        return value >= self.target if self.target_op == ">=" else value <= self.target
+        ok = True
+        for c in checks:
+            value = self._value(c.of)
+            ok = ok and (value >= c.target if c.op == ">=" else value <= c.target)  # NaN (not measured) fails
+        return ok
 
     @property
     def target_text(self) -> str:
-        if self.target is None:
+        checks = self._all_checks()
+        if not checks:
             return "-"
-        unit = "x" if self.target_of == "ratio" else f" {self.units}"
-        return f"{self.target_op} {self.target:g}{unit}"
+        parts = []
+        for c in checks:
+            unit = c.units or {"ratio": "x", "ours": f" {self.units}"}.get(c.of, "")
+            name = "" if c.of in ("ratio", "ours") else f"{c.label or c.of} "
+            parts.append(f"{name}{c.op} {c.target:g}{unit}")
+        return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -273,7 +461,9 @@ class Result:
             "units": self.units,
             "n": self.n,
             "baseline_name": self.baseline_name,
+            "checks": [{"of": c.of, "op": c.op, "target": c.target, "value": self._value(c.of)} for c in self.checks],
             "details": self.details,
+            "tables": self.tables,
         }
 
 
@@ -499,14 +689,21 @@ Writer = Callable[[str], tuple[Callable[[list], None], Callable[[], None]]]
 """Opens a store in a scratch dir; returns (write_all(events), close)."""
 
 
-def evlog_writer(durability: str) -> Writer:
+def evlog_writer(durability: str, *, in_turn: bool = False) -> Writer:
+    """``Log.append`` one event per call; ``in_turn``: all of them inside one ``with log.turn():``."""
+
     def open_writer(scratch: str) -> tuple[Callable[[list], None], Callable[[], None]]:
         log = Log.open(os.path.join(scratch, "log"), writable=True, create=True, durability=durability)  # type: ignore[arg-type]
 
         def write_all(events: list) -> None:
             append = log.append
-            for ev in events:
-                append(ev)
+            if in_turn:
+                with log.turn():
+                    for ev in events:
+                        append(ev)
+            else:
+                for ev in events:
+                    append(ev)
 
         return write_all, log.close
 
@@ -582,6 +779,14 @@ def bench_append_nofsync(ctx: Context) -> Result:
                            baseline_name="msgspec encode + os.write, O_APPEND", close_timed=False, target=0.6)
 
 
+@benchmark("append_nofsync_turn", "Log.append (durability=none) inside one log.turn() (bulk mode) vs encode + os.write")
+def bench_append_nofsync_turn(ctx: Context) -> Result:
+    events = EventFactory(ctx.rng("append_nofsync")).chat(ctx.size(100_000, 20_000))  # append_nofsync's events
+    return compare_appends(ctx, "append_nofsync_turn", events, ours=evlog_writer("none", in_turn=True),
+                           baseline=raw_jsonl_writer, baseline_name="msgspec encode + os.write, O_APPEND",
+                           close_timed=False, target=0.6)
+
+
 @benchmark("append_nofsync_small", "Log.append (durability=none), ~250-byte events, vs encode + os.write")
 def bench_append_nofsync_small(ctx: Context) -> Result:
     events = EventFactory(ctx.rng("append_nofsync_small")).sized(ctx.size(100_000, 20_000), 250)
@@ -602,6 +807,8 @@ def bench_append_group(ctx: Context) -> Result:
     return compare_appends(ctx, "append_group", events, ours=evlog_writer("group"), baseline=sqlite_writer("NORMAL"),
                            baseline_name="SQLite WAL synchronous=NORMAL, autocommit INSERT", close_timed=True, target=3.0)
 
+
+import bench_v01  # noqa: E402,F401  (registers append_vs_v01, ingest_vs_v01: next to the append benchmarks)
 
 # --------------------------------------------------------------------------- replay benchmarks
 
@@ -721,6 +928,74 @@ def clean_rss_argv(argv: list[str]) -> list[str]:
     a fresh small address space before exec'ing ``argv`` (it is not the last command).
     """
     return ["sh", "-c", '"$@"; exit $?', "sh", *argv]
+
+
+EVLOG = os.path.join(os.path.dirname(sys.executable), "evlog")  # the console script next to this interpreter
+
+
+def evlog_script() -> str:
+    """The ``evlog`` console script of this venv (every CLI benchmark runs it as a user would)."""
+    if not os.access(EVLOG, os.X_OK):
+        raise RuntimeError(f"no evlog console script at {EVLOG}; install the package into this interpreter's venv")
+    return EVLOG
+
+
+@dataclass
+class Measured:
+    """One command run: wall seconds, peak RSS (MiB) and how it ended."""
+
+    seconds: float
+    peak_mib: float
+    returncode: int
+    stderr: str
+
+
+GNU_TIME = "/usr/bin/time"
+_MAXRSS_WRAPPER = """
+import os, resource, subprocess, sys
+code = subprocess.run(sys.argv[2:]).returncode
+with open(sys.argv[1], "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)
+"""
+
+
+def run_measured(argv: list[str], *, stdin_path: str | None = None, stdout_path: str | None = None,
+                 env: dict[str, str] | None = None, check: bool = True) -> Measured:
+    """Run ``argv`` and measure its wall time and peak RSS (the command's own ``ru_maxrss``).
+
+    The peak comes from GNU time (``/usr/bin/time -f %M``), which forks the command from
+    its own small address space and reports what ``wait4`` says of that child alone. (A
+    child exec'd straight from this large process would inherit our peak: see
+    ``clean_rss_argv``.) Without GNU time, a small Python wrapper reports
+    ``RUSAGE_CHILDREN`` instead, which adds the wrapper's ~10 MiB as a floor. Wall time is
+    measured here around the whole run (GNU time's fork adds well under a millisecond).
+    stdout goes to ``stdout_path`` (default /dev/null); the last 4000 characters of stderr
+    are kept for error messages. ``check``: raise when the exit status is not 0.
+    """
+    with tempfile.TemporaryDirectory(prefix="evlog-bench-rss-") as tmp:
+        rss_file = os.path.join(tmp, "maxrss")
+        if os.access(GNU_TIME, os.X_OK):
+            wrapped = [GNU_TIME, "-q", "-f", "%M", "-o", rss_file, *argv]
+        else:
+            wrapped = [sys.executable, "-c", _MAXRSS_WRAPPER, rss_file, *argv]
+        err_path = os.path.join(tmp, "stderr")
+        with open(err_path, "wb") as err, \
+                (open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")) as stdin, \
+                (open(stdout_path, "wb") if stdout_path else open(os.devnull, "wb")) as stdout:
+            t0 = time.perf_counter()
+            code = subprocess.run(wrapped, stdin=stdin, stdout=stdout, stderr=err, env=env, check=False).returncode
+            seconds = time.perf_counter() - t0
+        with open(err_path, "rb") as f:
+            stderr = f.read().decode(errors="replace")[-4000:]
+        try:
+            with open(rss_file) as f:
+                peak_kib = float(f.read().split()[-1])
+        except (OSError, IndexError, ValueError):
+            peak_kib = math.nan
+    if check and code != 0:
+        raise RuntimeError(f"{' '.join(argv[:6])} ... exited {code}: {stderr.strip()[-1500:]}")
+    return Measured(seconds, peak_kib / 1024, code, stderr)
 
 
 @benchmark("replay_rss_1m", "peak RSS of a subprocess replaying 1M events with read()")
@@ -1107,6 +1382,8 @@ def bench_add_message(ctx: Context) -> Result:
                   target=50.0, details=details)
 
 
+import bench_contention  # noqa: E402,F401  (registers lock_wait_shared)
+
 # --------------------------------------------------------------------------- 1M-event workspace benchmarks
 
 BIG_SESSIONS = 2000
@@ -1167,7 +1444,11 @@ def bench_replay_check(ctx: Context) -> Result:
         })
     finally:
         ws.close()
+    progress("replay_check_1m: peak RSS of 'evlog replay --check' in a subprocess")
+    cli = run_measured([evlog_script(), "--home", home, "replay", "--check"])
     details = {
+        "peak_rss_mib": round(cli.peak_mib, 1),
+        "cli_seconds": round(cli.seconds, 2),
         "events": n,
         "messages": big["messages"],
         "sessions": BIG_SESSIONS,
@@ -1180,7 +1461,7 @@ def bench_replay_check(ctx: Context) -> Result:
     }
     return Result("replay_check_1m", best["ours"], best["baseline"], "s", n,
                   "read segments, DECODER.decode per line (no checks, no files)", target=3.0, target_op="<=",
-                  details=details)
+                  checks=[Check("peak_rss_mib", "<=", 128, " MiB", "rss")], details=details)
 
 
 def bare_snapshot_loop(log_dir: str) -> int:
@@ -1236,7 +1517,19 @@ def bench_snapshot(ctx: Context) -> Result:
         "ours": ours,
     })
     dig = min(digests, key=lambda d: d["seconds"])
+    progress("snapshot_1m: peak RSS of 'evlog run snapshot' and 'evlog run digest' in subprocesses, on a fresh copy")
+    scratch = ctx.scratch("snapshot_rss")
+    try:
+        home = copy_home(big["home"], scratch)
+        cli_snap = run_measured([evlog_script(), "--home", home, "run", "snapshot", "--json"])
+        cli_digest = run_measured([evlog_script(), "--home", home, "run", "digest", "--json"])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     details = {
+        "peak_rss_mib": round(cli_snap.peak_mib, 1),
+        "cli_snapshot_seconds": round(cli_snap.seconds, 2),
+        "cli_digest_peak_rss_mib": round(cli_digest.peak_mib, 1),
+        "cli_digest_seconds": round(cli_digest.seconds, 2),
         "messages": n,
         "sessions": BIG_SESSIONS,
         "days": dig["days"],
@@ -1255,7 +1548,7 @@ def bench_snapshot(ctx: Context) -> Result:
     }
     return Result("snapshot_1m", n / best["ours"], n / best["baseline"], "msg/s", n,
                   "bare loop: read + decode + xxh3_128 of the canonical message + diary line, nothing written",
-                  target=100_000, target_of="ours", details=details)
+                  target=100_000, target_of="ours", checks=[Check("peak_rss_mib", "<=", 128, " MiB", "rss")], details=details)
 
 
 # --------------------------------------------------------------------------- dedup memory
@@ -1333,13 +1626,35 @@ def bench_dedup_memory(ctx: Context) -> Result:
 @benchmark("mysql_push_100k", "evlog sync push of 100k messages in batches vs one INSERT per message (local MariaDB)")
 def bench_mysql_push(ctx: Context) -> Result:
     """See tools/bench_mysql.py. Needs a database to write to: $EVLOG_BENCH_MYSQL_URL or $EVLOG_TEST_MYSQL_URL."""
+    import bench_mysql
     from bench_mysql import mysql_push_100k
 
     dsn = os.environ.get("EVLOG_BENCH_MYSQL_URL") or os.environ.get("EVLOG_TEST_MYSQL_URL")
     if not dsn:
         progress("mysql_push_100k: skipped: set EVLOG_BENCH_MYSQL_URL to a MySQL/MariaDB database to write to")
         return None  # type: ignore[return-value]
-    return Result(**mysql_push_100k(ctx.scratch("mysql"), dsn=dsn, quick=ctx.quick, repeats=ctx.repeats))
+    # bench_mysql.time_push pushes the same workspace as a new gateway user every round, which
+    # sync now refuses after the first round (one workspace, one account). Each round pushes a
+    # fresh copy of the workspace as it was before any push instead (copied outside the timing).
+    push_once = bench_mysql.time_push
+    pristine: dict[str, str] = {}
+
+    def push_fresh_copy(home: str, db: str) -> tuple[float, Any]:
+        if home not in pristine:
+            pristine[home] = shutil.copytree(home, home + ".pristine")
+        work = home + ".round"
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(pristine[home], work)
+        os.sync()
+        return push_once(work, db)
+
+    bench_mysql.time_push = push_fresh_copy
+    try:
+        res = mysql_push_100k(ctx.scratch("mysql"), dsn=dsn, quick=ctx.quick, repeats=ctx.repeats)
+    finally:
+        bench_mysql.time_push = push_once
+    res["details"]["each_round_pushes"] = "a fresh copy of the unpushed workspace (see bench.py)"
+    return Result(**res)
 
 
 # --------------------------------------------------------------------------- start-up
@@ -1354,17 +1669,163 @@ def command_trial(argv: list[str]) -> Trial:
     return trial
 
 
-@benchmark("help_time", "wall time of 'evlog --help' vs 'python -c pass'")
+@benchmark("help_time", "wall time of 'evlog --help' vs 'python -c \"import click, msgspec\"'")
 def bench_help_time(ctx: Context) -> Result:
-    evlog = os.path.join(os.path.dirname(sys.executable), "evlog")
-    if not os.access(evlog, os.X_OK):
-        raise RuntimeError(f"no evlog console script at {evlog}; install the package into this interpreter's venv")
+    evlog = evlog_script()
     progress("help_time: best of 5")
-    best = best_of(ctx, {"baseline": command_trial([sys.executable, "-c", "pass"]),
-                         "ours": command_trial([evlog, "--help"])}, rounds=5)
+    best = best_of(ctx, {"baseline": command_trial([sys.executable, "-c", "import click, msgspec"]),
+                         "ours": command_trial([evlog, "--help"]),
+                         "python_pass": command_trial([sys.executable, "-c", "pass"])}, rounds=5)
     return Result("help_time", best["ours"] * 1000, best["baseline"] * 1000, "ms", 5,
-                  f"{os.path.basename(sys.executable)} -c pass", target=150, target_of="ours", target_op="<=",
-                  details={"command": f"{evlog} --help"})
+                  f"{os.path.basename(sys.executable)} -c 'import click, msgspec'", target=150, target_of="ours",
+                  target_op="<=", checks=[Check("ratio", "<=", 2.0)],
+                  details={"command": f"{evlog} --help", "python_pass_ms": round(best["python_pass"] * 1000, 1),
+                           "ours_minus_baseline_ms": round((best["ours"] - best["baseline"]) * 1000, 1)})
+
+
+import bench_cli  # noqa: E402,F401  (registers append_file_1m, cli_growth, sessions_5000, tail_follow_latency)
+
+# --------------------------------------------------------------------------- recall at scale
+
+
+@benchmark("recall_1m", "recall index of 1M messages: build rate, size, query p50/p95 (projections/recall/bench.py) vs bare FTS5")
+def bench_recall(ctx: Context) -> Result:
+    """See projections/recall/bench.py; the baseline is a bare SQLite FTS5 table of the same texts."""
+    from projections.recall.bench import bench as recall_bench
+
+    n = ctx.size(1_000_000, 100_000)
+    progress(f"recall_1m: {n} messages (projections/recall/bench.py)")
+    ours = recall_bench(n, tmpdir=ctx.root, progress=lambda m: progress(f"  recall: {m}"))
+    base = bare_fts5(ctx, n)
+    details = {
+        "messages": n,
+        "quick_mode_smaller_than_1m": ctx.quick,
+        "p50_ms": ours["p50_ms"],
+        "p95_ms": ours["p95_ms"],
+        "size_ratio": ours["size_ratio"],
+        "project_p50_ms": ours["project_p50_ms"],
+        "project_p95_ms": ours["project_p95_ms"],
+        "source_in_top10": ours["source_in_top10"],
+        "build_s": ours["build_s"],
+        "index_mib": round(ours["index_bytes"] / MIB, 1),
+        "text_mib": round(ours["text_bytes"] / MIB, 1),
+        **{f"fts5_{k}": v for k, v in base.items()},
+    }
+    return Result("recall_1m", ours["build_msgs_per_s"], base["build_msgs_per_s"], "msg/s", n,
+                  "bare SQLite FTS5 table (unicode61) of the same texts: executemany in one transaction; "
+                  "queries: the same words OR-ed, ORDER BY rank LIMIT 10",
+                  target=50_000, target_of="ours",
+                  checks=[Check("p50_ms", "<=", 20, " ms", "p50"), Check("p95_ms", "<=", 100, " ms", "p95"),
+                          Check("size_ratio", "<=", 1.5, "x", "size")], details=details)
+
+
+def bare_fts5(ctx: Context, n: int) -> dict[str, Any]:
+    """Build rate, size and query latency of a bare FTS5 table over recall's synthetic texts (the floor)."""
+    import re
+
+    from projections.recall.bench import events as recall_events
+
+    texts = [e.content for e in recall_events(n) if isinstance(e, MessageAppended)]
+    text_bytes = sum(len(t.encode()) for t in texts)
+    path = os.path.join(ctx.scratch("fts5"), "fts.sqlite")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE VIRTUAL TABLE m USING fts5(content)")
+    gc.collect()
+    t0 = time.perf_counter()
+    with conn:
+        conn.executemany("INSERT INTO m (content) VALUES (?)", ((t,) for t in texts))
+    build_s = time.perf_counter() - t0
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = os.path.getsize(path)
+    rng = random.Random(f"{SEED}:fts5")
+    lat = []
+    for _ in range(300):
+        words = re.findall(r"[a-z]{3,}", rng.choice(texts))
+        query = " OR ".join(f'"{w}"' for w in rng.sample(words, min(3, len(words)))) or '"the"'
+        t = time.perf_counter()
+        conn.execute("SELECT rowid FROM m WHERE m MATCH ? ORDER BY rank LIMIT 10", (query,)).fetchall()
+        lat.append(time.perf_counter() - t)
+    conn.close()
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    lat.sort()
+    return {"build_msgs_per_s": round(n / build_s), "size_ratio": round(size / text_bytes, 3),
+            "p50_ms": round(lat[len(lat) // 2] * 1000, 2), "p95_ms": round(lat[int(0.95 * (len(lat) - 1))] * 1000, 2)}
+
+
+# --------------------------------------------------------------------------- web (tools/bench_web.py)
+
+
+def script_result(ctx: Context, script: str, name: str, args: list[str]) -> Result | None:
+    """Run ``tools/SCRIPT --json ARGS`` (a subprocess) and turn its JSON line named ``name`` into a Result.
+
+    Those scripts print the fields of ``Result`` (plus ``ratio``/``pass``, recomputed here).
+    None (skipped) when the script does not exist.
+    """
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+    if not os.path.exists(path):
+        progress(f"{name}: skipped: tools/{script} does not exist")
+        return None
+    argv = [sys.executable, path, "--json", *args] + (["--quick"] if ctx.quick else [])
+    progress(f"{name}: tools/{script} {' '.join(a for a in args if '://' not in a)}" + (" --quick" if ctx.quick else ""))
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=True)  # its progress goes to our stderr
+    for line in proc.stdout.splitlines():
+        fields = json.loads(line)
+        if fields.get("name") == name:
+            fields["details"] = {**fields.get("details", {}), "via": f"tools/{script}"}
+            return Result(**{k: v for k, v in fields.items() if k in Result.__dataclass_fields__})
+    raise RuntimeError(f"tools/{script} printed no result named {name}")
+
+
+def bench_web_result(ctx: Context, name: str, prefix: str) -> Result | None:
+    """``tools/bench_web.py --only PREFIX --dsn ...``, when a database is given."""
+    dsn = os.environ.get("EVLOG_BENCH_MYSQL_URL") or os.environ.get("EVLOG_TEST_MYSQL_URL")
+    if not dsn:
+        progress(f"{name}: skipped: set EVLOG_BENCH_MYSQL_URL to a MySQL/MariaDB database to write to")
+        return None
+    return script_result(ctx, "bench_web.py", name, ["--only", prefix, "--dsn", dsn])
+
+
+@benchmark("web_sessions_page_5k", "GET /sessions over 5,000 sessions, server time p50 (tools/bench_web.py)")
+def bench_web_sessions(ctx: Context) -> Result:
+    return bench_web_result(ctx, "web_sessions_page_5k", "web_sessions_page")  # type: ignore[return-value]
+
+
+@benchmark("web_transcript_2k", "GET /s/<key>?per=2000, server time p50 (tools/bench_web.py)")
+def bench_web_transcript(ctx: Context) -> Result:
+    return bench_web_result(ctx, "web_transcript_2k", "web_transcript")  # type: ignore[return-value]
+
+
+@benchmark("gateway_page_loads_50", "50 clients loading pages from 'evlog web --gateway' (tools/bench_web.py)")
+def bench_gateway_page_loads(ctx: Context) -> Result:
+    return bench_web_result(ctx, "gateway_page_loads_50", "gateway_page_loads")  # type: ignore[return-value]
+
+
+@benchmark("http_push_100k", "'evlog sync push --gateway' of 100k messages over HTTP (tools/bench_web.py)")
+def bench_http_push(ctx: Context) -> Result:
+    return bench_web_result(ctx, "http_push_100k", "http_push")  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- agents (tools/bench_agents.py)
+
+
+def bench_agents_result(ctx: Context, name: str) -> Result | None:
+    return script_result(ctx, "bench_agents.py", name, ["--only", name, "--tmpdir", ctx.root])
+
+
+@benchmark("hook_session_start_100k", "'evlog hook claude-code' SessionStart on 100k messages vs 'evlog --help' (tools/bench_agents.py)")
+def bench_hook_session_start(ctx: Context) -> Result:
+    return bench_agents_result(ctx, "hook_session_start_100k")  # type: ignore[return-value]
+
+
+@benchmark("hook_stop_20mb", "'evlog hook claude-code' Stop after a 20 MB transcript grew vs 'evlog --help' (tools/bench_agents.py)")
+def bench_hook_stop(ctx: Context) -> Result:
+    return bench_agents_result(ctx, "hook_stop_20mb")  # type: ignore[return-value]
+
+
+@benchmark("mcp_recall_1m", "MCP tool 'recall' round trip over 1M messages vs in-process search (tools/bench_agents.py)")
+def bench_mcp_recall(ctx: Context) -> Result:
+    return bench_agents_result(ctx, "mcp_recall_1m")  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- output
@@ -1383,18 +1844,45 @@ def human(value: float, units: str) -> str:
 def render_table(results: list[Result]) -> str:
     rows = [("benchmark", "ours", "baseline", "ratio", "target", "pass", "n")]
     for r in results:
-        verdict = {True: "PASS", False: "MISS", None: "info"}[r.passed]
+        verdict = "FAIL" if "error" in r.details else {True: "PASS", False: "MISS", None: "info"}[r.passed]
         rows.append((r.name, human(r.ours, r.units), human(r.baseline, r.units), f"{r.ratio:.2f}x",
                      r.target_text, verdict, f"{r.n:,}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
              for row in rows]
     lines.insert(1, "-" * len(lines[0]))
     lines.append("")
     for r in results:
         lines.append(f"{r.name}: baseline = {r.baseline_name}")
         lines.append("    " + ", ".join(f"{k}={v}" for k, v in r.details.items()))
+    for r in results:
+        for title, table in r.tables.items():
+            lines += ["", f"{r.name}: {title}", render_rows(table)]
     return "\n".join(lines)
+
+
+def render_rows(rows: list[dict[str, Any]]) -> str:
+    """A list of dicts (same keys) as an aligned text table; numbers right-aligned."""
+    if not rows:
+        return "    (no rows)"
+    keys = list(rows[0])
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:,.3f}" if abs(v) < 10 else f"{v:,.1f}"
+        if isinstance(v, int) and not isinstance(v, bool):
+            return f"{v:,}"
+        return "-" if v is None else str(v)
+
+    cells = [keys] + [[cell(row.get(k)) for k in keys] for row in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(keys))]
+    numeric = [all(isinstance(row.get(k), (int, float)) or row.get(k) is None for row in rows) for k in keys]
+    out = []
+    for j, c in enumerate(cells):
+        out.append("    " + "  ".join(x.rjust(w) if numeric[i] else x.ljust(w) for i, (x, w) in enumerate(zip(c, widths, strict=True))))
+        if j == 0:
+            out.append("    " + "-" * (sum(widths) + 2 * (len(widths) - 1)))
+    return "\n".join(out)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -1402,7 +1890,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", action="store_true", help="one JSON object per benchmark and line")
     p.add_argument("--only", action="append", metavar="NAME", choices=list(BENCHMARKS),
                    help="run only this benchmark (repeatable): " + ", ".join(BENCHMARKS))
-    p.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run (~1.5 min)")
+    p.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run (~5 min)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="interleaved rounds per benchmark, best kept (3)")
     p.add_argument("--tmpdir", metavar="DIR", help="where the scratch directory goes (default: the system temp dir)")
     p.add_argument("--check", action="store_true", help="exit 1 when any target is missed")
@@ -1413,6 +1901,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+LIBRARY_PACKAGES = ("eventlog", "projections", "processors")
+
+
+def library_state() -> dict[str, tuple[int, int]]:
+    """(mtime_ns, size) of every library source file: to notice the code changing under a run."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = {}
+    for pkg in LIBRARY_PACKAGES:
+        for d, _dirs, files in os.walk(os.path.join(repo, pkg)):
+            for f in files:
+                if f.endswith(".py"):
+                    path = os.path.join(d, f)
+                    try:
+                        st = os.stat(path)
+                    except OSError:
+                        continue
+                    out[os.path.relpath(path, repo)] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def changed_files(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.list:
@@ -1421,24 +1933,41 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     selected = [BENCHMARKS[name] for name in BENCHMARKS if not args.only or name in args.only]
     results: list[Result] = []
+    failed: list[str] = []
     t0 = time.perf_counter()
     progress(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, python {sys.version.split()[0]}, "
              f"sqlite {sqlite3.sqlite_version}")
     with tempfile.TemporaryDirectory(prefix="evlog-bench-", dir=args.tmpdir) as root:
         ctx = Context(root, quick=args.quick, repeats=args.repeat)
+        at_start = library_state()  # this process runs the code it imported now; subprocesses run what is on disk then
         for b in selected:
             started, load = time.perf_counter(), os.getloadavg()[0]
-            result = b.run(ctx)
+            before = library_state()
+            try:
+                result = b.run(ctx)
+            except Exception as e:  # noqa: BLE001 - one broken benchmark must not cost the others' figures
+                progress(f"{b.name}: FAILED after {time.perf_counter() - started:.1f} s:\n{traceback.format_exc()}")
+                failed.append(b.name)
+                result = Result(b.name, math.nan, math.nan, "", 0, "-", target=0.0,
+                                details={"error": f"{type(e).__name__}: {str(e)[:300]}"})
             if result is None:  # skipped (its reason went to stderr)
                 continue
             result.details["loadavg_1m_at_start"] = round(load, 2)  # a busy machine skews figures
+            during, since = changed_files(before, library_state()), changed_files(at_start, before)
+            if during or since:  # figures then mix library versions (in-process vs subprocess, round vs round)
+                result.details["library_changed"] = (during or since)[:8]
+                progress(f"{b.name}: WARNING: library files changed {'during this benchmark' if during else 'since the run started'}"
+                         f": {', '.join((during or since)[:8])}")
             progress(f"{b.name}: done in {time.perf_counter() - started:.1f} s")
             results.append(result)
             if args.json:
                 print(json.dumps(result.to_json()), flush=True)
-    progress(f"all done in {time.perf_counter() - t0:.1f} s" + (" (--quick)" if args.quick else ""))
+    progress(f"all done in {time.perf_counter() - t0:.1f} s" + (" (--quick)" if args.quick else "")
+             + (f"; FAILED: {', '.join(failed)}" if failed else ""))
     if not args.json:
         print(render_table(results))
+    if failed:
+        return 2
     return 1 if args.check and any(r.passed is False for r in results) else 0
 
 

@@ -49,8 +49,8 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from eventlog.events import MessageAppended, SessionCreated  # noqa: E402
 from eventlog.app.workspace import Workspace, init_workspace  # noqa: E402
+from eventlog.events import MessageAppended, SessionCreated  # noqa: E402
 
 SEED = 20261130
 START_MS = 1_795_000_000_000

@@ -55,8 +55,8 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from eventlog.events import MessageAppended, SessionCreated  # noqa: E402
 from eventlog.app.workspace import Workspace, init_workspace  # noqa: E402
+from eventlog.events import MessageAppended, SessionCreated  # noqa: E402
 
 SEED = 20261130
 PROJECTS = [f"/home/dev/project-{i:02d}" for i in range(12)]
