@@ -29,6 +29,7 @@ from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, line_ok
 from eventlog.errors import CorruptionError, InvalidEventError
 from eventlog.events import Event
 from eventlog.segments import (
+    INDEX_EVERY,
     READ_CHUNK,
     batch_more,
     foreign_files,
@@ -113,6 +114,19 @@ def complete_end(path: str, start: int, stop: int | None = None) -> int:
                 last_nl = line_start - 1
             tail = tail[: last_nl + 1]  # only what is left to look at (never the whole batch)
         return start
+
+
+def _extend_index(path: str, base: int, entries: list[tuple[int, int]], size: int) -> list[tuple[int, int]] | None:
+    """``entries`` (a segment's sparse index when it was shorter) carried on to ``size`` by scanning
+    only from the last entry; None if that entry no longer starts the record it names (the file
+    was rewritten, not appended to): the caller then scans the whole segment."""
+    seq, pos = entries[-1]
+    if size - pos <= INDEX_EVERY:
+        return entries
+    res = scan_segment(path, base, start=pos, start_seq=seq)
+    if not res.index or res.index[0] != (seq, pos):
+        return None
+    return entries[:-1] + res.index
 
 
 def _chunks(path: str, pos: int, end: int) -> Iterator[bytes]:
@@ -211,10 +225,16 @@ class LogReader:
         cached = self._index_cache.get(base)
         if cached and cached[0] == size:
             return cached[1]
-        bases = segment_bases(self.dir)
-        entries = load_index(self.dir, base, size, prefix_ok=bool(bases) and base == bases[-1])
+        entries = None
+        if cached and cached[0] < size and cached[1]:
+            entries = _extend_index(path, base, cached[1], size)  # the active segment grew: index only the new bytes
         if entries is None:
-            entries = scan_segment(path, base).index
+            bases = segment_bases(self.dir)
+            entries = load_index(self.dir, base, size, prefix_ok=bool(bases) and base == bases[-1])
+            if entries:
+                entries = _extend_index(path, base, entries, size)  # an index file written when it was shorter
+            if entries is None:
+                entries = scan_segment(path, base).index
         self._index_cache[base] = (size, entries)
         return entries
 
