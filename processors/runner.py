@@ -34,7 +34,7 @@ from eventlog.segments import segment_name
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
-STEP_RECORDS = 20_000  # records read per atomic step
+STEP_RECORDS = 5_000  # records read per atomic step
 IDLE_COMMIT_RECORDS = 50_000  # commit even without outputs when this many records were skipped
 
 

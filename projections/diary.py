@@ -8,8 +8,9 @@ That is what lets the digest validate its position instead of re-reading or skip
 
 The in-memory state per day is ``start`` and the byte length of every line, enough to
 plan a trim without reading the file; lines appended since the last flush wait in
-``pending``. ``flush`` reads a dirty day's file once, checks its hash, drops and appends
-lines and writes it back atomically.
+``pending`` (a trim drops pending lines at once, so a long run holds at most about a
+budget's worth). ``flush`` reads a dirty day's file once, checks its hash, drops and
+appends lines and writes it back atomically.
 """
 
 from __future__ import annotations
@@ -112,11 +113,18 @@ class DiaryProjection(Projection):
                     return
                 n = max(0, min(ev.dropped_lines, len(day.lengths)))  # an old log's odd count cannot break the fold
                 dropped = day.lengths[:n]
+                # The oldest lines go first: those still in the file, then pending ones, which are
+                # dropped here and now (a long run trims far more than the budget it keeps).
+                pend = self.pending.get(ev.date)
+                from_pending = max(0, n - (len(day.lengths) - len(pend))) if pend else 0
+                if pend and from_pending:
+                    del pend[:from_pending]
                 day.lengths = day.lengths[n:]
                 day.sources = day.sources[n:]
                 day.size -= sum(dropped)
                 day.start = ev.start_after
-                self.to_drop[ev.date] = self.to_drop.get(ev.date, 0) + len(dropped)
+                if n > from_pending:
+                    self.to_drop[ev.date] = self.to_drop.get(ev.date, 0) + n - from_pending
                 self.dirty.add(ev.date)
 
     def sources_between(self, date: str, start: int, end: int) -> list[int]:

@@ -23,7 +23,7 @@ from eventlog.app import replay
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.cli import cli
 from eventlog.errors import ConfigError, LockedError, ProjectionWriteError, WriterClosedError
-from eventlog.events import MessageAppended, MessageUpdated, SessionCreated, StmAdded
+from eventlog.events import MemoryAppended, MessageAppended, MessageUpdated, SessionCreated, StmAdded
 from eventlog.log import Log
 from processors.llm import OfflineExtractor
 from projections.projector import JOURNAL, STAGING
@@ -409,3 +409,66 @@ def test_a_short_lived_writer_leaves_the_dedup_checkpoint_alone_and_dedup_still_
         assert log.append(SessionCreated(session_key="k5", dedup="d5")) <= end
         log.append_batch([SessionCreated(session_key=f"m{i}", dedup=f"m{i}") for i in range(60)])
     assert os.stat(path).st_mtime_ns != saved, "far behind: the close saves it"
+
+
+# -- bounded memory: a writer far behind the log writes files as it catches up ---------------------
+
+
+def test_a_writer_far_behind_writes_files_in_steps_and_ends_equal_to_a_replay(workspace, monkeypatch):
+    import projections.projector as projector
+
+    with Workspace.open(workspace, writable=True) as ws:
+        ws.append(msgs("a", 2))
+    log = Log.open(os.path.join(workspace, "log"), writable=True)  # another writer (an ingest) appends a lot
+    for k in range(6):
+        log.append_batch(msgs(f"s{k}", 50) + msgs("a", 50, start=2 + 50 * k))
+    log.close()
+    monkeypatch.setattr(projector, "REBUILD_FLUSH_EVENTS", 120)
+    flushed_at: list[int] = []
+    real_flush = projector.Projector.flush
+
+    def counting_flush(self):  # noqa: ANN001, ANN202
+        flushed_at.append(self.seq)
+        return real_flush(self)
+
+    monkeypatch.setattr(projector.Projector, "flush", counting_flush)
+    with Workspace.open(workspace, writable=True) as ws:
+        end = ws.log.last_seq
+        assert ws.projections.seq == end
+        steps = [s for s in flushed_at if s < end]
+        assert len(steps) >= 3 and all(b - a <= 120 for a, b in zip(steps, steps[1:], strict=False)), flushed_at
+        assert len(ws.sessions.lines("a")) == 302
+    with Workspace.open(workspace, writable=True) as ws:
+        assert replay.check(ws).clean
+
+
+def test_a_memory_md_edited_by_hand_stops_the_steps_and_becomes_events_first(workspace, monkeypatch):
+    import projections.projector as projector
+
+    with Workspace.open(workspace, writable=True) as ws:
+        ws.append([MessageAppended(session_key="a", message_id="m1", role="user", content="I prefer vim over emacs.",
+                                   timestamp=f"{DAY}T10:00:00Z")])
+        processors.run(ws, "dream", llm=OfflineExtractor())
+        ws.flush()
+        path = ws.path("memory", "MEMORY.md")
+        with open(path, encoding="utf-8") as f:
+            assert "vim" in f.read()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("- The user prefers tabs.\n")
+    log = Log.open(os.path.join(workspace, "log"), writable=True)  # another writer: messages and a fact
+    for k in range(5):
+        log.append_batch(msgs(f"s{k}", 60))
+        if k == 0:
+            log.append(MemoryAppended(fact_id="f-tea", scope="user", section="Preferences", by="user",
+                                      text="The user drinks green tea."))
+    log.close()
+    monkeypatch.setattr(projector, "REBUILD_FLUSH_EVENTS", 100)
+    with Workspace.open(workspace, writable=True) as ws:
+        ws.projections  # noqa: B018 - catch up (in steps, until the hand edit is seen)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    assert "The user prefers tabs." in text, "a step's flush overwrote a hand edit"
+    assert "green tea" in text
+    with Workspace.open(workspace, writable=True) as ws:
+        assert replay.check(ws).clean
+        assert any("prefers tabs" in fact.text for fact in ws.memory.all_facts("active"))

@@ -359,9 +359,31 @@ class Workspace:
         from projections.base import ProjectionDrift
 
         try:
+            if self.writable:
+                self._catch_up_in_steps()
             self._projector.catch_up()  # type: ignore[union-attr]
         except ProjectionDrift:
             self._recover_drift()
+
+    def _catch_up_in_steps(self) -> None:
+        """A writer far behind the log (after an ingest of a big folder, or opening a workspace
+        whose files lag) writes the files every ``REBUILD_FLUSH_EVENTS`` events, so the lines
+        waiting to be written stay bounded instead of growing with the log."""
+        from projections.projector import REBUILD_FLUSH_EVENTS as step
+
+        proj = self._projector
+        assert proj is not None
+        while self.log.last_seq - proj.seq > step:
+            proj.catch_up(until_seq=proj.seq + step)
+            if cast("MemoryProjection", proj.get("memory")).hand_edits():
+                return  # a MEMORY.md edited by hand: the next flush turns that into events first
+            if self._flush_lock.held:
+                proj.flush()
+            else:
+                with self._flushing():
+                    proj.flush()
+            self._flushed_seq = proj.seq
+            self._ckpt_seen = proj.checkpoint_identity()
 
     def rebuild_projections(self) -> Projector:
         """Replay the log into fresh projection files and swap them in (writer only; see ``Projector.rebuild``)."""
