@@ -39,9 +39,10 @@ Every decodable event of every type is either folded or ignored: ``apply`` never
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -516,24 +517,27 @@ class RecallIndex:
         db.execute("INSERT INTO temp.expect(expect) VALUES ('delete-all')")
         sessions = {sid: _Session(sid, key, project, "", "", 0) for sid, key, project in
                     db.execute("SELECT sid, skey, project FROM sessions")}
-        rows = []
-        for (id_, kind, body, sid, role, speaker, caption, tools, skey, project, section, state) in db.execute(
-                "SELECT id, kind, body, sid, role, speaker, caption, tools, skey, project, section, state FROM docs"):
-            text = index_text(unpack(body))
-            if kind == MESSAGE:
-                s = sessions.get(sid)
-                tags = s.message_tags(role) if s is not None else ""
-                rows.append((id_, text, index_text(aux_text(speaker, caption, tools)), tags))
-            elif kind == HISTORY:
-                rows.append((id_, text, "", _Writer.history_tags(project, skey)))
-            else:
-                rows.append((id_, text, index_text(section), _Writer.fact_tags(project, state)))
-        db.executemany("INSERT INTO temp.expect(rowid, t) VALUES (?1, ?2 || char(10) || ?3 || char(10) || ?4)", rows)
-        want = db.execute("SELECT term, doc FROM temp.expect_row ORDER BY term").fetchall()
-        have = db.execute("SELECT term, doc FROM fts_row ORDER BY term").fetchall()
-        if want != have:
-            diff = sorted(set(want) ^ set(have))[:5]
-            problems.append(f"the full-text index does not match the rows (e.g. {diff})")
+        def expected_rows() -> Iterator[tuple[int, str, str, str]]:  # streamed: memory stays flat at any size
+            for (id_, kind, body, sid, role, speaker, caption, tools, skey, project, section, state) in read.execute(
+                    "SELECT id, kind, body, sid, role, speaker, caption, tools, skey, project, section, state FROM docs"):
+                text = index_text(unpack(body))
+                if kind == MESSAGE:
+                    s = sessions.get(sid)
+                    tags = s.message_tags(role) if s is not None else ""
+                    yield (id_, text, index_text(aux_text(speaker, caption, tools)), tags)
+                elif kind == HISTORY:
+                    yield (id_, text, "", _Writer.history_tags(project, skey))
+                else:
+                    yield (id_, text, index_text(section), _Writer.fact_tags(project, state))
+
+        read = db.cursor()  # a cursor of its own: executemany below reads from it while inserting
+        db.executemany("INSERT INTO temp.expect(rowid, t) VALUES (?1, ?2 || char(10) || ?3 || char(10) || ?4)",
+                       expected_rows())
+        want = db.execute("SELECT term, doc FROM temp.expect_row ORDER BY term")
+        have = db.cursor().execute("SELECT term, doc FROM fts_row ORDER BY term")
+        diff = list(itertools.islice(((w, h) for w, h in itertools.zip_longest(want, have) if w != h), 5))
+        if diff:
+            problems.append(f"the full-text index does not match the rows (expected (term, docs) vs held: {diff})")
         db.execute("INSERT INTO temp.expect(expect) VALUES ('delete-all')")
         return problems
 
