@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from eventlog.app.workspace import Workspace
 from eventlog.cli.render import json_line
+
+if TYPE_CHECKING:  # imported when a command opens a workspace: --help stays fast
+    from eventlog.app.workspace import Workspace
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -20,6 +22,8 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_workspace(ctx: click.Context, *, writable: bool = False, repair: bool = False) -> Workspace:
     """The workspace named by ``--home``, opened read-only or as the writer."""
+    from eventlog.app.workspace import Workspace
+
     return Workspace.open(ctx.obj["home"], writable=writable, lock_timeout=ctx.obj["lock_timeout"], repair=repair)
 
 
