@@ -65,7 +65,7 @@ FORMATS: dict[str, Callable[[Iterable[tuple[int, Any]], str], ParsedFile]] = {
 }
 FORMAT_CHOICES: tuple[str, ...] = ("auto", *FORMATS)
 #: Parsed files are kept between the two passes up to this many bytes of source.
-KEEP_PARSED_BYTES = 256 * 1024 * 1024
+KEEP_PARSED_BYTES = 32 * 1024 * 1024
 #: Files a folder is searched for (files named on the command line are always read).
 TRANSCRIPT_SUFFIX = ".jsonl"
 
