@@ -60,8 +60,15 @@ def cli_runner():
 
 
 def real_data(*parts: str) -> str:
-    """Path of a real transcript; skips the test (with the reason) when it is absent."""
+    """Path of a real transcript; skips the test (with the reason) when it is absent.
+
+    Under CI (``CI=true``) a missing transcript fails the test instead: CI must never pass
+    by skipping the real inputs (.ci/run points ``EVLOG_REAL_DATA`` at them).
+    """
     path = os.path.join(REAL_DATA, *parts)
     if not os.path.exists(path):
-        pytest.skip(f"real data not available at {path} (see ../shared/data/real/README.md)")
+        why = f"real data not available at {path} (see ../shared/data/real/README.md; or set EVLOG_REAL_DATA)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(why)
+        pytest.skip(why)
     return path

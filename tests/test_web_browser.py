@@ -93,13 +93,27 @@ def no_alert(driver) -> None:
 
 def navigate(driver, action, css: str, timeout: float = 10):
     """Do ``action()`` (a click or Enter that loads a page), wait for the new page and an element in it."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     old = driver.find_element(By.TAG_NAME, "html")
     action()
-    WebDriverWait(driver, timeout).until(ec.staleness_of(old))
+
+    def old_page_gone(_driver) -> bool:  # noqa: ANN001
+        # ec.staleness_of, but Chromium may also answer "Node with given id does not belong to
+        # the document" for the old page's node while the new one loads: that is gone too.
+        try:
+            old.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as e:
+            if "does not belong to the document" in str(e):
+                return True
+            raise
+        return False
+
+    WebDriverWait(driver, timeout).until(old_page_gone)
     return wait_for(driver, css, timeout)
 
 
