@@ -53,6 +53,7 @@ COMMON_VERBS = frozenset("""
 train practice play work go read write paint cook run walk try make take spend enjoy love like help teach learn watch
 listen sing dance swim hike travel study ride bake build draw volunteer visit explore hang relax chill meditate
 stretch exercise lift bike surf ski skate climb fish camp garden sew knit create design code plan save share
+use prefer keep need want write test deploy run review commit push
 """.split())
 _SPECIAL_3SG = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "are": "is", "don't": "doesn't",
                 "haven't": "hasn't", "aren't": "isn't", "ain't": "isn't", "'m": "is", "were": "was"}
@@ -133,8 +134,8 @@ def third_person(sentence: str, name: str, *, team: bool = False) -> str | None:
     while i < len(toks):
         t = toks[i]
         if not t.strip() or not re.match(r"[A-Za-z]", t):
-            if t.strip() in (",", ";", ".", "!", "?", ":", "-", "–", "—"):
-                second_verb = False
+            if t.strip() in (";", ".", "!", "?", ":", "-", "–", "—") or (t.strip() == "," and _next_word(toks, i) != "and"):
+                second_verb = False  # a comma before "and" keeps the subject: "I prefer X, and always use Y"
             out.append(t)
             if t.strip() in (".", "!", "?", ":"):
                 sentence_start = True
@@ -189,11 +190,13 @@ def third_person(sentence: str, name: str, *, team: bool = False) -> str | None:
             emit(agreed)
             i += 1
             continue
-        if second_verb and prev_word == "and" and low in COMMON_VERBS:
-            emit(third_s(t))
+        if second_verb and _prev_word_skipping_adverbs(toks, words_idx, pos_in_words[i]) == "and" and low not in ADVERBS:
+            if low in COMMON_VERBS:
+                emit(third_s(t))
+                second_verb = False
+                i += 1
+                continue
             second_verb = False
-            i += 1
-            continue
         if low == "me":
             emit(name)
         elif low == "my" or low == "mine":
@@ -226,6 +229,15 @@ def _starts_with_proper(text: str) -> bool:
     first = re.match(r"[A-Za-z]+", text)
     return first is not None and first.group(0) not in ("They", "The", "Their", "Them", "In", "On", "At", "Last", "This",
                                                    "Since", "After", "Before", "Yesterday", "Today", "And", "But", "So")
+
+
+def _prev_word_skipping_adverbs(toks: list[str], words_idx: list[int], k: int) -> str:
+    """The word before the ``k``-th word, adverbs skipped ("and always use" -> "and" for "use")."""
+    for j in range(k - 1, -1, -1):
+        w = toks[words_idx[j]].lower()
+        if w not in ADVERBS:
+            return w
+    return ""
 
 
 def _prev_token(toks: list[str], i: int, n: int) -> str:
