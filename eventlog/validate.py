@@ -12,7 +12,9 @@ Every append goes through two checks before a byte is written:
   and ignores what is not a real time within the sane window.
 * the writer's type check: the framed line is decoded back into its event type before
   it is written, so a field of the wrong shape (``tool_calls`` an object, a list where
-  a dict belongs, a value JSON cannot hold) is refused with the field's path.
+  a dict belongs, a value JSON cannot hold) is refused with the field's path. A
+  ``message.appended`` whose fields hold exactly their declared types skips the decode,
+  which could not fail (``writer._plain_message``; proven in tests/test_type_check.py).
 
 Both raise ``InvalidEventError`` naming the field; nothing is written. Events that older
 versions accepted are still read (and projections must fold them anyway); this only

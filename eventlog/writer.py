@@ -56,7 +56,7 @@ from eventlog.errors import (
     LogIOError,
     WriterClosedError,
 )
-from eventlog.events import Event, LogRecovered
+from eventlog.events import Event, LogRecovered, MessageAppended
 from eventlog.fsio import OS_FS, FileSystem, remove_stray_temp_files
 from eventlog.hashindex import HashIndex
 from eventlog.lock import LOCK_NAME, FileLock
@@ -96,6 +96,19 @@ def _frame(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
         return stamp_and_frame(event, seq, ts, more)
     except (UnicodeEncodeError, RecursionError, TypeError, OverflowError, ValueError) as e:
         raise InvalidEventError(f"{event.type}: cannot be written as JSON: {e}") from None
+
+
+def _plain_message(ev: Event) -> bool:
+    """True when a ``message.appended`` holds exactly the types its fields declare, so decoding
+    its framed line back could not fail: every field is checked by type identity (a subclass, a
+    bool for an int, anything else goes to the decode), and the nested values of ``tool_calls``
+    and ``extra`` are declared ``Any`` (whatever JSON encoded, JSON decodes). The hot path of
+    the type check; any other event, or any doubt, is decoded."""
+    return (type(ev) is MessageAppended and type(ev.session_key) is str and type(ev.message_id) is str
+            and type(ev.role) is str and type(ev.content) is str and type(ev.timestamp) is str
+            and type(ev.dedup) is str and (ev.tool_calls is None or type(ev.tool_calls) is list)
+            and type(ev.extra) is dict and (not ev.extra or all(type(k) is str for k in ev.extra))
+            and type(ev.redacted) is list and (not ev.redacted or all(type(k) is str for k in ev.redacted)))
 
 
 def _check_types(lines: list[bytes], events: list[Event]) -> None:
@@ -555,10 +568,11 @@ class LogWriter:
         seq = self.next_seq
         ms = int(self.clock() * 1000)
         line = _frame(event, seq, self._ts_bytes if ms <= self._ts_ms else self._stamp(ms))
-        try:
-            DECODER.decode(line)  # the type check (see _check_types), inlined on the hot path
-        except msgspec.MsgspecError:
-            _check_types([line], [event])
+        if not _plain_message(event):
+            try:
+                DECODER.decode(line)  # the type check (see _check_types), inlined on the hot path
+            except msgspec.MsgspecError:
+                _check_types([line], [event])
         self.last_line = line
         pos = self._size
         if pos + len(line) > self.segment_bytes or pos >= self._next_mark:
