@@ -472,3 +472,28 @@ def test_a_memory_md_edited_by_hand_stops_the_steps_and_becomes_events_first(wor
     with Workspace.open(workspace, writable=True) as ws:
         assert replay.check(ws).clean
         assert any("prefers tabs" in fact.text for fact in ws.memory.all_facts("active"))
+
+
+def test_a_step_that_cannot_write_its_files_leaves_the_rest_to_the_regular_flush(workspace, monkeypatch):
+    import projections.projector as projector
+
+    log = Log.open(os.path.join(workspace, "log"), writable=True)
+    for k in range(4):
+        log.append_batch(msgs(f"s{k}", 60))
+    log.close()
+    monkeypatch.setattr(projector, "REBUILD_FLUSH_EVENTS", 100)
+    real_flush = projector.Projector.flush
+    calls = []
+
+    def full_disk_once(self):  # noqa: ANN001, ANN202
+        calls.append(self.seq)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return real_flush(self)
+
+    monkeypatch.setattr(projector.Projector, "flush", full_disk_once)
+    with Workspace.open(workspace, writable=True) as ws:
+        assert ws.projections.seq == ws.log.last_seq  # caught up in memory all the same
+        assert len(calls) == 1, "the steps stop at the first failure"
+    with Workspace.open(workspace, writable=True) as ws:
+        assert replay.check(ws).clean

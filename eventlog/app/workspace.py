@@ -377,11 +377,14 @@ class Workspace:
             proj.catch_up(until_seq=proj.seq + step)
             if cast("MemoryProjection", proj.get("memory")).hand_edits():
                 return  # a MEMORY.md edited by hand: the next flush turns that into events first
-            if self._flush_lock.held:
-                proj.flush()
-            else:
-                with self._flushing():
+            try:
+                if self._flush_lock.held:
                     proj.flush()
+                else:
+                    with self._flushing():
+                        proj.flush()
+            except OSError:
+                return  # files cannot be written now (disk full, read-only): the regular flush reports it
             self._flushed_seq = proj.seq
             self._ckpt_seen = proj.checkpoint_identity()
 
