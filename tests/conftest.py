@@ -11,24 +11,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
-def _find_real_data() -> str:
-    """Real third-party transcripts, read in place (never copied into this repo).
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import real_data as _real_data  # noqa: E402 - tools/ is not a package
 
-    ``$EVLOG_REAL_DATA`` if set, else the first ``shared/data/real`` found next to the
-    repository or above it (a clone elsewhere still finds the team's shared folder).
-    """
-    if os.environ.get("EVLOG_REAL_DATA"):
-        return os.environ["EVLOG_REAL_DATA"]
-    here = REPO
-    for _ in range(5):
-        candidate = os.path.join(os.path.dirname(here), "shared", "data", "real")
-        if os.path.isdir(candidate):
-            return candidate
-        here = os.path.dirname(here)
-    return os.path.normpath(os.path.join(REPO, "..", "shared", "data", "real"))
-
-
-REAL_DATA = _find_real_data()
+# Real third-party transcripts, read in place (never copied into this repo); see tools/real_data.py.
+REAL_DATA = _real_data.find() or os.path.normpath(os.path.join(REPO, "..", "shared", "data", "real"))
 
 sys._called_from_test = True  # type: ignore[attr-defined]  # plugins stay off under test
 

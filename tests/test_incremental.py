@@ -437,7 +437,7 @@ def _jl(*records: dict) -> bytes:
 def claude_edge_cases() -> bytes:
     """A Claude Code transcript where later lines need what earlier ones said (see each comment)."""
     sid = "5e55"
-    base = {"sessionId": sid, "cwd": "/work/a", "version": "2.0.1", "timestamp": "2026-01-01T10:00:00.000Z"}
+    base = {"sessionId": sid, "cwd": "/home/dev/a", "version": "2.0.1", "timestamp": "2026-01-01T10:00:00.000Z"}
 
     def line(kind: str, uuid: str, parent: str | None, message: dict, **extra) -> dict:  # noqa: ANN003
         return {"type": kind, "uuid": uuid, "parentUuid": parent, **base, **extra, "message": message}
@@ -457,12 +457,12 @@ def claude_edge_cases() -> bytes:
              slug="quiet-otter"),
         line("user", "u5", "a2", {"role": "user", "content": "Ask an agent"}),  # closes the main response
         # an inline sidechain (older versions) in another directory: its project is its parent's first cwd
-        line("user", "s1", "u5", {"role": "user", "content": "Look around"}, isSidechain=True, cwd="/work/b"),
+        line("user", "s1", "u5", {"role": "user", "content": "Look around"}, isSidechain=True, cwd="/home/dev/b"),
         line("assistant", "s2", "s1", {"id": "m3", "role": "assistant", "content": [{"type": "text", "text": "Found"}]},
-             isSidechain=True, cwd="/work/b"),
-        line("user", "s3", "s2", {"role": "user", "content": "Go on"}, isSidechain=True, cwd="/work/b"),
+             isSidechain=True, cwd="/home/dev/b"),
+        line("user", "s3", "s2", {"role": "user", "content": "Go on"}, isSidechain=True, cwd="/home/dev/b"),
         line("assistant", "s4", "s3", {"id": "m4", "role": "assistant", "content": [{"type": "text", "text": "Done"}]},
-             isSidechain=True, cwd="/work/b"),
+             isSidechain=True, cwd="/home/dev/b"),
         # a subagent whose later lines name another session (2.0.x warm-up files): its first line decides
         line("user", "g1", None, {"role": "user", "content": "Warmup"}, isSidechain=True, agentId="ag1"),
         line("assistant", "g2", "g1", {"id": "m5", "role": "assistant", "content": [{"type": "text", "text": "Ready"}]},
@@ -494,7 +494,7 @@ def codex_repeats() -> bytes:
 
     out = item({"type": "function_call_output", "call_id": "c1", "output": "same"})
     return _jl(
-        {"timestamp": ts, "type": "session_meta", "payload": {"id": "cx1", "cwd": "/work/c", "timestamp": ts}},
+        {"timestamp": ts, "type": "session_meta", "payload": {"id": "cx1", "cwd": "/home/dev/c", "timestamp": ts}},
         item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]}),
         out, out,
         {"timestamp": ts, "type": "turn_context", "payload": {"model": "gpt-a"}},
@@ -533,7 +533,7 @@ def test_the_edge_cases_mean_what_they_say(tmp_path) -> None:
     assert main["title"] == "Stopping the tests" and main["metadata"]["slug"] == "quiet-otter"
     assert any(b'"name":"Bash"' in ln and b'"3 passed"' in ln for ln in main["lines"])  # a late result, named
     (side,) = [v for k, v in s.items() if "/sidechain-" in k]
-    assert side["project"] == "/work/a" and side["metadata"]["cwd"] == "/work/b"
+    assert side["project"] == "/home/dev/a" and side["metadata"]["cwd"] == "/home/dev/b"
     assert "claude-code:5e55/agent-ag1" in s  # not .../other/agent-ag1
     ids = [ln.split(b'"id":"')[1].split(b'"')[0] for ln in sessions_of(
         full_ingest(str(tmp_path / "n"), nanobot_repeats(), "nanobot.jsonl"))["qq:1"]["lines"]]

@@ -49,7 +49,7 @@ def app(pool):
     return app_of(pool)
 
 
-def make_user(pool, label: str, sessions: dict[str, list[str]] | None = None, project: str = "/work/p") -> str:
+def make_user(pool, label: str, sessions: dict[str, list[str]] | None = None, project: str = "/home/dev/p") -> str:
     email = fresh_email(label)
     with pool.connection() as conn:
         auth.add_user(conn, email, PASSWORD)
@@ -298,7 +298,7 @@ def test_adding_a_message_needs_the_session_csrf_token_and_the_same_origin(app, 
     jump = c.get(f"/s/{key_token('s')}/m/{key_token(got[1].id)}")
     assert jump.status_code == 303 and jump.headers["location"] == r.headers["location"]
     plots = c.get("/plots").text
-    assert re.search(r"<title>\d{4}-\d\d-\d\d · /work/p: 2 messages</title>", plots)
+    assert re.search(r"<title>\d{4}-\d\d-\d\d · /home/dev/p: 2 messages</title>", plots)
 
 
 def test_an_empty_or_oversized_message_is_refused(app, pool):

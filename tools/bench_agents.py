@@ -271,11 +271,11 @@ def bench_stop(tmp: str, quick: bool, runs: int) -> Result:
     folder = os.path.join(tmp, "claude", "projects", "-work-repo")
     os.makedirs(folder)
     path = os.path.join(folder, sid + ".jsonl")
-    gen = ClaudeTranscript(rng, sid, "/work/repo")
+    gen = ClaudeTranscript(rng, sid, "/home/dev/repo")
     progress(f"stop: writing a {size / 1e6:.0f} MB transcript")
     with open(path, "wb") as f:
         f.write(gen.grow_to(size))
-    payload = {"session_id": sid, "transcript_path": path, "cwd": "/work/repo", "hook_event_name": "Stop",
+    payload = {"session_id": sid, "transcript_path": path, "cwd": "/home/dev/repo", "hook_event_name": "Stop",
                "stop_hook_active": False}
     progress("stop: first capture (the whole file, not timed)")
     t0 = time.perf_counter()
@@ -321,7 +321,7 @@ def bench_recall(tmp: str, quick: bool, runs: int) -> Result:
     home = os.path.join(tmp, "recall")
     progress(f"recall: building a workspace of {n} messages")
     t0 = time.perf_counter()
-    build_messages(home, n, sessions=2000, rng=rng, project="/work/repo")
+    build_messages(home, n, sessions=2000, rng=rng, project="/home/dev/repo")
     with Workspace.open(home, writable=True) as ws:
         progress("recall: building the recall index and the projections (not timed)")
         recall.rebuild(ws)

@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any
 
+import real_data  # tools/real_data.py
 from bench import (
     ENCODER,
     TIMESTAMP,
@@ -216,22 +217,9 @@ def bench_append_vs_v01(ctx: Context) -> Result:
                   target=0.9, checks=[Check("ratio_per_append", ">=", 0.9, "x", "per-append")], details=details)
 
 
-def find_real_data() -> str:
-    """``../shared/data/real`` as tests/conftest.py finds it (``$EVLOG_REAL_DATA`` first); read in place."""
-    if os.environ.get("EVLOG_REAL_DATA"):
-        return os.environ["EVLOG_REAL_DATA"]
-    here = REPO
-    for _ in range(5):
-        candidate = os.path.join(os.path.dirname(here), "shared", "data", "real")
-        if os.path.isdir(candidate):
-            return candidate
-        here = os.path.dirname(here)
-    return os.path.normpath(os.path.join(REPO, "..", "shared", "data", "real"))
-
-
 @benchmark("ingest_vs_v01", "ingest_paths of the real transcripts in ../shared/data/real vs evlog v0.1, same run")
 def bench_ingest_vs_v01(ctx: Context) -> Result:
-    real = find_real_data()
+    real = real_data.find() or os.path.normpath(os.path.join(REPO, "..", "shared", "data", "real"))
     if not os.path.isdir(real):
         progress(f"ingest_vs_v01: skipped: no real transcripts at {real} (set EVLOG_REAL_DATA)")
         return None  # type: ignore[return-value]

@@ -83,6 +83,8 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 
+import real_data  # noqa: E402 - tools/real_data.py
+
 from processors.extract import budget as budget_mod  # noqa: E402
 from processors.extract import offline  # noqa: E402
 from processors.extract.model import Entry, ExistingFact, FactOp, apply_ops  # noqa: E402
@@ -101,14 +103,9 @@ def _memory_line(f: ExistingFact) -> str:
 
 
 def _real_root() -> str:
-    if os.environ.get("EVLOG_REAL_DATA"):
-        return os.environ["EVLOG_REAL_DATA"]
-    here = REPO
-    for _ in range(5):
-        candidate = os.path.join(os.path.dirname(here), "shared", "data", "real")
-        if os.path.isdir(candidate):
-            return candidate
-        here = os.path.dirname(here)
+    found = real_data.find()
+    if found:
+        return found
     raise FileNotFoundError("real data not found: set EVLOG_REAL_DATA (see ../shared/data/real/README.md)")
 
 

@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+import real_data  # tools/real_data.py (tools/ is on the path of every script here)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
@@ -34,12 +36,9 @@ def default_path() -> str:
     """``$EVLOG_LOCOMO`` if set, else ``shared/data/real/locomo/locomo10.json`` next to the repo or above it."""
     if os.environ.get("EVLOG_LOCOMO"):
         return os.environ["EVLOG_LOCOMO"]
-    here = os.path.dirname(HERE)
-    for _ in range(5):
-        candidate = os.path.join(os.path.dirname(here), "shared", "data", "real", "locomo", "locomo10.json")
-        if os.path.exists(candidate):
-            return candidate
-        here = os.path.dirname(here)
+    real = real_data.find()
+    if real and os.path.exists(os.path.join(real, "locomo", "locomo10.json")):
+        return os.path.join(real, "locomo", "locomo10.json")
     raise FileNotFoundError("LoCoMo not found: set EVLOG_LOCOMO to locomo10.json (see ../shared/data/real/README.md)")
 
 
