@@ -483,6 +483,10 @@ class GatewayWeb(WebApp):
         return S.origin_ok({k.lower(): v for k, v in request.headers.items()}, request.url.scheme,
                            request.headers.get("host", ""))
 
+    def _form_forged(self, request: Request, form: dict[str, str], expected: str) -> bool:
+        """The one CSRF rule of every form post: its token is ``expected`` and it came from our origin."""
+        return not expected or not S.same(form.get("csrf", ""), expected) or not self._same_origin(request)
+
     # -- signing in and out ---------------------------------------------------------------
 
     def login_page(self, request: Request, *, status: int = 200, message: str = "", email: str = "",
@@ -506,7 +510,7 @@ class GatewayWeb(WebApp):
         except ConfigError as e:
             return self.error(request, 400, "That did not work", str(e))
         expected = request.cookies.get(S.LOGIN_CSRF_COOKIE, "")
-        if not expected or not S.same(form.get("csrf", ""), expected) or not self._same_origin(request):
+        if self._form_forged(request, form, expected):
             return self.error(request, 403, "Form expired", "Reload the sign-in page and try again.")
         email = form.get("email", "")[:255]
         nxt = safe_next(form.get("next"))
@@ -545,7 +549,7 @@ class GatewayWeb(WebApp):
         def run() -> Response:
             token, user = self._session(request)
             if user is not None:
-                if not S.same(form.get("csrf", ""), S.csrf_token(token)) or not self._same_origin(request):
+                if self._form_forged(request, form, S.csrf_token(token)):
                     return self.error(request, 403, "Form expired", "Reload the page and try again.")
                 with self.gw.pool.connection() as conn:
                     auth.revoke(conn, token)
@@ -567,7 +571,7 @@ class GatewayWeb(WebApp):
             if stop is not None:
                 return stop
             token, user = self._session(request)
-            if not S.same(form.get("csrf", ""), S.csrf_token(token)) or not self._same_origin(request):
+            if self._form_forged(request, form, S.csrf_token(token)):
                 return self.error(request, 403, "Form expired", "Reload the page and try again "
                                   "(the form did not carry this session's token).")
             try:
