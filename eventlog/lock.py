@@ -12,6 +12,12 @@ carry a password). Who holds the lock is found when it matters, on a timeout: on
 ``/proc/locks`` names the holder's pid, and ``/proc/<pid>`` its command name and start
 time; elsewhere the message just says another process holds it.
 
+**Waiting is visible.** A lock made with ``announce=True`` (the log's) has a companion file
+(``LOCK.wait``): a process that has to wait holds a shared ``flock`` on it while it polls,
+so the holder can ask ``others_waiting()`` (one non-blocking exclusive ``flock`` of that
+file) and hand the lock over instead of keeping it. The log's writer uses this to keep
+its turn for a short lease between cheap appends (see ``eventlog.writer``).
+
 ``FileLock`` is the same primitive for other short critical sections (the projection
 flush, one run of a processor), with shared mode for readers that need a stable view.
 """
@@ -26,6 +32,7 @@ import time
 from eventlog.errors import LockedError
 
 LOCK_NAME = "LOCK"
+WAIT_SUFFIX = ".wait"
 _FIRST_SLEEP = 0.0002
 _MAX_SLEEP = 0.005
 
@@ -33,11 +40,13 @@ _MAX_SLEEP = 0.005
 class FileLock:
     """An ``flock`` on one file, taken and released many times (see the module docstring)."""
 
-    def __init__(self, path: str, *, what: str = "") -> None:
+    def __init__(self, path: str, *, what: str = "", announce: bool = False) -> None:
         self.path = path
         self.what = what or path
         self._fd: int | None = None
         self.held = False
+        self._wait_path = path + WAIT_SUFFIX if announce else ""
+        self._wait_fd: int | None = None
 
     def _open(self) -> int:
         if self._fd is None:
@@ -64,20 +73,55 @@ class FileLock:
         start = time.monotonic()
         deadline = start + max(timeout, 0.0)
         sleep = _FIRST_SLEEP
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                waited = f" after waiting {timeout:g}s" if timeout > 0 else ""
-                raise LockedError(f"{self.what} is busy: {holder_of(self.path)} holds it{waited}; "
-                                  "retry later (readers such as 'evlog tail' need no lock)")
-            time.sleep(min(sleep, deadline - now))
-            sleep = min(sleep * 2, _MAX_SLEEP)
-            try:
-                fcntl.flock(fd, mode)
-                self.held = True
-                return time.monotonic() - start
-            except BlockingIOError:
-                continue
+        announced = False
+        try:
+            while True:
+                if not announced and timeout > 0:
+                    announced = self._announce()  # retried: the holder may be checking this very moment
+                now = time.monotonic()
+                if now >= deadline:
+                    waited = f" after waiting {timeout:g}s" if timeout > 0 else ""
+                    raise LockedError(f"{self.what} is busy: {holder_of(self.path)} holds it{waited}; "
+                                      "retry later (readers such as 'evlog tail' need no lock)")
+                time.sleep(min(sleep, deadline - now))
+                sleep = min(sleep * 2, _MAX_SLEEP)
+                try:
+                    fcntl.flock(fd, mode)
+                    self.held = True
+                    return time.monotonic() - start
+                except BlockingIOError:
+                    continue
+        finally:
+            if announced:
+                fcntl.flock(self._wait_fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
+
+    def _announce(self) -> bool:
+        """Hold a shared lock on the companion file while waiting (see the module docstring); False if unable."""
+        if not self._wait_path:
+            return False
+        try:
+            if self._wait_fd is None:
+                self._wait_fd = os.open(self._wait_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fcntl.flock(self._wait_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False  # the holder is checking this very moment: the caller retries
+        except OSError:
+            self._wait_path = ""  # a read-only workspace (nobody can write anyway): wait unannounced
+            return False
+
+    def others_waiting(self) -> bool:
+        """True if another process (or another lock object) announced it waits for this lock, or if unsure."""
+        try:
+            if self._wait_fd is None:
+                self._wait_fd = os.open(self._wait_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fcntl.flock(self._wait_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return True  # cannot tell: assume someone waits
+        fcntl.flock(self._wait_fd, fcntl.LOCK_UN)
+        return False
 
     def try_acquire(self) -> bool:
         """Take the lock if it is free right now; True if taken."""
@@ -95,11 +139,14 @@ class FileLock:
             self.held = False
 
     def close(self) -> None:
-        """Unlock and close the file."""
+        """Unlock and close the files."""
         self.release()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._wait_fd is not None:
+            os.close(self._wait_fd)
+            self._wait_fd = None
 
 
 def holder_of(path: str) -> str:

@@ -5,9 +5,9 @@
 
 Reading is ``eventlog.reader`` (verified reads from disk, never a lock); writing is
 ``eventlog.writer`` (any number of writers in any number of processes take turns on a
-short-held lock, catching up with each other first). Every event is validated before it
-is written (``eventlog.validate``: the event the log accepts is one every projection
-can fold, INVARIANTS I21). This module only composes the two and keeps the names the
+short-held lock, catching up with each other first). The writer validates every event
+before it is written (``eventlog.validate``: the event the log accepts is one every
+projection can fold, INVARIANTS I21). This module only composes the two and keeps the names the
 rest of evlog uses: ``log.append``, ``log.read``, ``log.last_seq``, ...
 """
 
@@ -22,10 +22,10 @@ from eventlog.errors import InvalidEventError, WorkspaceNotFound, WriterClosedEr
 from eventlog.events import Event
 from eventlog.fsio import OS_FS, FileSystem
 from eventlog.reader import LogReader, Problem, Record, Stats
-from eventlog.validate import validate_event
 from eventlog.writer import (
     DEDUP_FILE,
     DEFAULT_GROUP_COMMIT_INTERVAL,
+    DEFAULT_LEASE_SECONDS,
     DEFAULT_LOCK_TIMEOUT,
     DEFAULT_SEGMENT_BYTES,
     DURABILITY_POLICIES,
@@ -71,15 +71,19 @@ class Log:
         repair: bool = False,
         fs: FileSystem = OS_FS,
         clock: Callable[[], float] = time.time,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> Log:
         """Open the log in ``log_dir``; ``writable=True`` also opens a writer (its first turn recovers).
 
-        All arguments are validated before anything is created or locked.
+        All arguments are validated before anything is created or locked. ``lease_seconds``:
+        see "Leases" in ``eventlog.writer`` (``group``/``none`` durability only).
         """
         if durability not in DURABILITY_POLICIES:
             raise InvalidEventError(f"unknown durability {durability!r}; choose one of {', '.join(DURABILITY_POLICIES)}")
         if segment_bytes < 1024:
             raise InvalidEventError(f"segment_bytes must be at least 1024, got {segment_bytes}")
+        if not 0 <= lease_seconds <= 1:
+            raise InvalidEventError(f"lease_seconds must be between 0 and 1, got {lease_seconds}")
         if not os.path.isdir(log_dir):
             if not (create and writable):
                 raise WorkspaceNotFound(f"no log at {log_dir} (run 'evlog init' first)")
@@ -89,7 +93,7 @@ class Log:
         if writable:
             writer = LogWriter.open(reader, durability=durability, segment_bytes=segment_bytes,
                                     group_commit_interval=group_commit_interval, lock_timeout=lock_timeout,
-                                    repair=repair, fs=fs, clock=clock)
+                                    repair=repair, fs=fs, clock=clock, lease_seconds=lease_seconds)
         return cls(reader, writer)
 
     # ------------------------------------------------------------------ writing
@@ -106,19 +110,11 @@ class Log:
 
     def append(self, event: Event, *, expected: int | None = None) -> int:
         """Validate and append one event; returns its seq (the first one's seq if its dedup key is known)."""
-        w = self.writer
-        if w is None:
-            w = self._w()  # raises the documented error
-        validate_event(event)
-        return w.append(event, expected=expected)
+        return (self.writer or self._w()).append(event, expected=expected)
 
     def append_batch(self, events: Iterable[Event], *, expected: int | None = None) -> list[int]:
         """Validate, then append events atomically (all survive a crash or none); see ``LogWriter.append_batch``."""
-        w = self._w()
-        events = list(events)
-        for i, ev in enumerate(events):
-            validate_event(ev, where=f"batch item {i}")
-        return w.append_batch(events, expected=expected)
+        return self._w().append_batch(events, expected=expected)
 
     def turn(self) -> AbstractContextManager[LogWriter]:
         """Hold the write lock across several appends (other writers wait until it ends)."""

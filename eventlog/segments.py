@@ -55,7 +55,7 @@ def segment_bases(log_dir: str) -> list[int]:
 
 def foreign_files(log_dir: str) -> list[str]:
     """Names in ``log_dir`` that are neither segments, indexes nor the lock/dedup files."""
-    known = {"LOCK", "dedup.idx", "quarantine"}
+    known = {"LOCK", "LOCK.wait", "dedup.idx", "quarantine"}
     out = []
     for name in sorted(os.listdir(log_dir)):
         if name in known or _NAME_RE.match(name):

@@ -14,7 +14,13 @@ Every append goes through two checks before a byte is written:
   it is written, so a field of the wrong shape (``tool_calls`` an object, a list where
   a dict belongs, a value JSON cannot hold) is refused with the field's path. A
   ``message.appended`` whose fields hold exactly their declared types skips the decode,
-  which could not fail (``writer._plain_message``; proven in tests/test_type_check.py).
+  which could not fail.
+
+``plain_message`` is the hot path of both: one pass over a ``message.appended`` that says
+True only when both checks would pass (its fields hold exactly their declared types, keys
+within the limit, a common role); the writer then skips them. Anything else, or any
+doubt, takes both checks. tests/test_type_check.py proves the implication over arbitrary
+field values.
 
 Both raise ``InvalidEventError`` naming the field; nothing is written. Events that older
 versions accepted are still read (and projections must fold them anyway); this only
@@ -87,6 +93,25 @@ def _plan(cls: type[Event]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str
 
 
 _PLANS = {cls: _plan(cls) for cls in EVENT_TYPES}
+
+
+#: roles that need no pattern check (any other role is checked by ``validate_event``)
+_COMMON_ROLES = frozenset({"user", "assistant", "system", "tool", "developer", "function"})
+
+
+def plain_message(ev: Event) -> bool:
+    """True when ``ev`` is a ``message.appended`` that passes ``validate_event`` and whose framed
+    line would decode back (see the module docstring): every field is checked by type identity
+    (a subclass, a bool for an int, anything else answers False), keys within ``MAX_KEY_CHARS``,
+    a common role; the nested values of ``tool_calls`` and ``extra`` are declared ``Any``
+    (whatever JSON encoded, JSON decodes)."""
+    return (type(ev) is MessageAppended and type(ev.session_key) is str and len(ev.session_key) <= MAX_KEY_CHARS
+            and type(ev.message_id) is str and len(ev.message_id) <= MAX_KEY_CHARS
+            and type(ev.role) is str and ev.role in _COMMON_ROLES and type(ev.content) is str
+            and type(ev.timestamp) is str and type(ev.dedup) is str and len(ev.dedup) <= MAX_KEY_CHARS
+            and (ev.tool_calls is None or type(ev.tool_calls) is list)
+            and type(ev.extra) is dict and (not ev.extra or all(type(k) is str for k in ev.extra))
+            and type(ev.redacted) is list and (not ev.redacted or all(type(k) is str for k in ev.redacted)))
 
 
 def validate_event(ev: Event, *, where: str = "") -> None:

@@ -11,6 +11,16 @@ if so, the new bytes are scanned once for their seqs, dedup keys, index position
 last ``ts``. So seqs stay dense, dedup holds across processes, an expected-version
 check sees the true end, and ``ts`` never goes backwards across writers.
 
+**Leases.** Under ``group`` and ``none`` durability an append costs a few microseconds, and
+taking a turn (``flock``, ``fstat``, unlock) would nearly double it. So such a writer keeps
+its turn after an append on a lease: the appends that follow need no system call for the
+lock. Every ``lease_seconds`` (1 ms) the next append renews the lease unless another
+process waits (a waiter announces itself on ``LOCK.wait``, see ``eventlog.lock``); then the
+writer takes plain turns for ``LEASE_YIELD_SECONDS``, whose gaps let the waiter in. A keeper
+thread ends the lease when the writer was idle for a lease period. So a waiter waits about
+one lease longer than it would for plain turns, and an idle writer never keeps the lock.
+Under ``fsync`` an append costs an ``fdatasync`` (far more than a turn): no lease.
+
 **Recovery.** The first turn of a writer recovers the log: a torn or damaged tail of
 the active segment (a writer that died mid-append; the lock is free, so nobody is
 writing it) is saved to ``log/quarantine/`` and cut off, and the cut is recorded as a
@@ -20,7 +30,9 @@ segment, byte offset and seq; ``repair=True`` cuts there on purpose and says so 
 log. A later turn that finds a torn tail (another writer died during its turn) recovers
 it the same way.
 
-**Appends** assign ``seq`` (dense from 1) and ``ts`` (UTC, ms, never decreasing) and write
+**Appends** are validated first (``eventlog.validate``: ``validate_event`` and the type
+check that decodes the framed line back; a plain message skips both, see
+``validate.plain_message``), then assign ``seq`` (dense from 1) and ``ts`` (UTC, ms, never decreasing) and write
 each append's lines with one ``write``; a batch is framed with ``more`` counters so a
 crash keeps all of it or none. A segment is sealed when the next append would not fit:
 fsync, mark read-only, write its sparse index, create the next one. Durability policies:
@@ -56,7 +68,7 @@ from eventlog.errors import (
     LogIOError,
     WriterClosedError,
 )
-from eventlog.events import Event, LogRecovered, MessageAppended
+from eventlog.events import Event, LogRecovered
 from eventlog.fsio import OS_FS, FileSystem, remove_stray_temp_files
 from eventlog.hashindex import HashIndex
 from eventlog.lock import LOCK_NAME, FileLock
@@ -70,12 +82,15 @@ from eventlog.segments import (
     segment_bases,
     segment_name,
 )
+from eventlog.validate import plain_message, validate_event
 
 Durability = Literal["fsync", "group", "none"]
 DURABILITY_POLICIES: tuple[str, ...] = ("fsync", "group", "none")
 DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024
 DEFAULT_GROUP_COMMIT_INTERVAL = 0.010
 DEFAULT_LOCK_TIMEOUT = 10.0
+DEFAULT_LEASE_SECONDS = 0.001  # see "Leases" in the module docstring
+LEASE_YIELD_SECONDS = 0.010  # plain turns for this long after a lease ended because another process waited
 DEDUP_FILE = "dedup.idx"
 DEDUP_SAVE_INTERVAL = 30.0  # seconds between dedup checkpoints written at segment rolls
 DEDUP_STALE_OK = 10_000  # a close leaves the dedup checkpoint this many records behind (the next open scans them)
@@ -98,26 +113,14 @@ def _frame(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
         raise InvalidEventError(f"{event.type}: cannot be written as JSON: {e}") from None
 
 
-def _plain_message(ev: Event) -> bool:
-    """True when a ``message.appended`` holds exactly the types its fields declare, so decoding
-    its framed line back could not fail: every field is checked by type identity (a subclass, a
-    bool for an int, anything else goes to the decode), and the nested values of ``tool_calls``
-    and ``extra`` are declared ``Any`` (whatever JSON encoded, JSON decodes). The hot path of
-    the type check; any other event, or any doubt, is decoded."""
-    return (type(ev) is MessageAppended and type(ev.session_key) is str and type(ev.message_id) is str
-            and type(ev.role) is str and type(ev.content) is str and type(ev.timestamp) is str
-            and type(ev.dedup) is str and (ev.tool_calls is None or type(ev.tool_calls) is list)
-            and type(ev.extra) is dict and (not ev.extra or all(type(k) is str for k in ev.extra))
-            and type(ev.redacted) is list and (not ev.redacted or all(type(k) is str for k in ev.redacted)))
-
-
 def _check_types(lines: list[bytes], events: list[Event]) -> None:
     """Decode framed lines back into their types: a field of the wrong shape is refused before writing."""
-    try:
-        DECODER.decode_lines(b"".join(lines))
-        return
-    except msgspec.MsgspecError:
-        pass
+    if len(lines) > 1:
+        try:
+            DECODER.decode_lines(b"".join(lines))
+            return
+        except msgspec.MsgspecError:
+            pass
     for line, ev in zip(lines, events, strict=True):
         try:
             DECODER.decode(line)
@@ -131,7 +134,7 @@ class LogWriter:
     """Appends to a log directory, taking turns with other writers; see the module docstring."""
 
     def __init__(self, reader: LogReader, *, durability: Durability, segment_bytes: int, group_commit_interval: float,
-                 lock_timeout: float, fs: FileSystem, clock: Callable[[], float]) -> None:
+                 lock_timeout: float, fs: FileSystem, clock: Callable[[], float], lease_seconds: float = 0.0) -> None:
         self.reader = reader
         self.dir = reader.dir
         self.fs = fs
@@ -139,7 +142,7 @@ class LogWriter:
         self.durability = durability
         self.segment_bytes = segment_bytes
         self.lock_timeout = lock_timeout
-        self._lock = FileLock(os.path.join(self.dir, LOCK_NAME), what=f"the log {self.dir}")
+        self._lock = FileLock(os.path.join(self.dir, LOCK_NAME), what=f"the log {self.dir}", announce=True)
         self._mutex = threading.RLock()
         self._depth = 0  # > 0 while this writer holds its turn
         self._fd: int | None = None
@@ -164,14 +167,27 @@ class LogWriter:
         self._flusher: threading.Thread | None = None
         self._stop_flusher = threading.Event()
         self._group_interval = group_commit_interval
+        self.lease_seconds = lease_seconds if durability != "fsync" else 0.0
+        self._leased = False  # holding the lock on a lease (between turns)
+        self._lease_busy = False  # appended since the keeper last looked
+        self._keeper: threading.Thread | None = None
+        self._keeper_wake = threading.Event()
+        self._stop_keeper = False
+        self._lease_until = 0.0  # monotonic time the current lease period ends (then: renew unless others wait)
+        self._yield_until = 0.0  # no new lease before this (monotonic): another process was waiting
 
     @classmethod
     def open(cls, reader: LogReader, *, durability: Durability = "fsync", segment_bytes: int = DEFAULT_SEGMENT_BYTES,
              group_commit_interval: float = DEFAULT_GROUP_COMMIT_INTERVAL, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-             repair: bool = False, fs: FileSystem = OS_FS, clock: Callable[[], float] = time.time) -> LogWriter:
-        """A writer of ``reader``'s directory; its first turn recovers the log (``repair``: cut damage on purpose)."""
+             repair: bool = False, fs: FileSystem = OS_FS, clock: Callable[[], float] = time.time,
+             lease_seconds: float = DEFAULT_LEASE_SECONDS) -> LogWriter:
+        """A writer of ``reader``'s directory; its first turn recovers the log (``repair``: cut damage on purpose).
+
+        ``lease_seconds`` (``group``/``none`` durability only; 0: none) is how long the lock is
+        kept after an append for the next ones (see "Leases" in the module docstring).
+        """
         w = cls(reader, durability=durability, segment_bytes=segment_bytes, group_commit_interval=group_commit_interval,
-                lock_timeout=lock_timeout, fs=fs, clock=clock)
+                lock_timeout=lock_timeout, fs=fs, clock=clock, lease_seconds=lease_seconds)
         with w._mutex:
             try:
                 w._acquire()
@@ -249,13 +265,73 @@ class LogWriter:
                 finally:
                     self._depth -= 1
                 return
-            self._begin_turn()
+            self._take_turn()
             self._depth = 1
             try:
                 yield self
             finally:
                 self._depth = 0
-                self._lock.release()
+                self._end_turn(ok=False)  # a turn taken on purpose ends on purpose: no lease after it
+
+    def _take_turn(self) -> None:
+        """Start a turn: nothing to do while a lease holds (renewed unless others wait), else take the lock."""
+        if not (self._leased and (time.monotonic() < self._lease_until or self._renew_lease())):
+            self._begin_turn()
+
+    def _end_turn(self, ok: bool = True) -> None:
+        """End a turn: keep the lock on a lease (see the module docstring) or release it."""
+        if ok and self.lease_seconds and not self._poisoned and not self.closed:
+            if self._leased:
+                self._lease_busy = True
+                return
+            now = time.monotonic()
+            if now >= self._yield_until:
+                self._leased = True
+                self._lease_busy = False
+                self._lease_until = now + self.lease_seconds
+                if self._keeper is None:
+                    self._keeper = threading.Thread(target=self._keep_lease, name="evlog-lease", daemon=True)
+                    self._keeper.start()
+                self._keeper_wake.set()
+                return
+        self._leased = False
+        self._lock.release()
+
+    def _renew_lease(self) -> bool:
+        """At the end of a lease period: renew it (True) unless another process waits; then end it and
+        take plain turns for a while (``LEASE_YIELD_SECONDS``), whose gaps let the waiter in."""
+        now = time.monotonic()
+        if not self._lock.others_waiting():
+            self._lease_until = now + self.lease_seconds
+            return True
+        self._yield_until = now + LEASE_YIELD_SECONDS
+        self._end_turn(ok=False)
+        return False
+
+    def _keep_lease(self) -> None:
+        """The keeper thread: ends a lease when the writer was idle for a lease period.
+
+        While the writer is busy it only reads and clears a mark (no mutex, no system call;
+        losing that race ends a lease early, which costs one turn); it takes the mutex only
+        to end the lease. Waiters are noticed by the appends themselves (``_renew_lease``).
+        """
+        wake = self._keeper_wake
+        while True:
+            wake.wait()
+            if self._stop_keeper:
+                return
+            time.sleep(self.lease_seconds)
+            if self._lease_busy:
+                self._lease_busy = False
+                continue
+            with self._mutex:
+                if self._stop_keeper:
+                    return
+                if self._depth:
+                    continue  # inside turn(): its end renews the lease
+                if self._leased:
+                    self._end_turn(ok=False)
+                wake.clear()
 
     def _catch_up(self) -> None:
         """Bring this writer's view up to the log on disk (called at the start of every turn)."""
@@ -550,15 +626,25 @@ class LogWriter:
         with self._mutex:
             if self._depth:
                 return self._append_one(event, expected)
-            self._begin_turn()
+            if not (self._leased and (time.monotonic() < self._lease_until or self._renew_lease())):
+                self._begin_turn()  # (on a lease the lock is ours: nobody else can have written)
             try:
-                return self._append_one(event, expected)
-            finally:
-                self._lock.release()
+                seq = self._append_one(event, expected)
+            except BaseException:
+                self._end_turn(ok=False)
+                raise
+            if self._leased:
+                self._lease_busy = True
+            else:
+                self._end_turn()
+            return seq
 
     def _append_one(self, event: Event, expected: int | None) -> int:
         if expected is not None or self._poisoned or self.closed:
             self._check_writable(expected)
+        plain = plain_message(event)
+        if not plain:
+            validate_event(event)
         key = event.dedup
         if key:
             h = hash_key(key)
@@ -568,11 +654,8 @@ class LogWriter:
         seq = self.next_seq
         ms = int(self.clock() * 1000)
         line = _frame(event, seq, self._ts_bytes if ms <= self._ts_ms else self._stamp(ms))
-        if not _plain_message(event):
-            try:
-                DECODER.decode(line)  # the type check (see _check_types), inlined on the hot path
-            except msgspec.MsgspecError:
-                _check_types([line], [event])
+        if not plain:
+            _check_types([line], [event])
         self.last_line = line
         pos = self._size
         if pos + len(line) > self.segment_bytes or pos >= self._next_mark:
@@ -607,20 +690,27 @@ class LogWriter:
         with self._mutex:
             if self._depth:
                 return self._append_batch(events, expected)
-            self._begin_turn()
+            self._take_turn()
             try:
-                return self._append_batch(events, expected)
-            finally:
-                self._lock.release()
+                seqs = self._append_batch(events, expected)
+            except BaseException:
+                self._end_turn(ok=False)
+                raise
+            self._end_turn()
+            return seqs
 
     def _append_batch(self, events: list[Event], expected: int | None) -> list[int]:
         self._check_writable(expected)
         seqs: list[int] = [0] * len(events)
         todo: list[int] = []
         keys: dict[int, int] = {}  # hashed dedup key -> batch index
+        checked: list[int] = []  # the events the type check must decode (see validate.plain_message)
         for i, ev in enumerate(events):
-            if not isinstance(ev, Event) or type(ev) is Event:
-                raise InvalidEventError(f"batch item {i} is not an event: {ev!r}")
+            if not plain_message(ev):
+                if not isinstance(ev, Event) or type(ev) is Event:
+                    raise InvalidEventError(f"batch item {i} is not an event: {ev!r}")
+                validate_event(ev, where=f"batch item {i}")
+                checked.append(i)
             if ev.dedup:
                 k = hash_key(ev.dedup)
                 if k in keys:
@@ -637,7 +727,10 @@ class LogWriter:
         seq = self.next_seq
         n = len(todo)
         lines = [_frame(events[i], seq + j, ts, n - 1 - j) for j, i in enumerate(todo)]
-        _check_types(lines, [events[i] for i in todo])
+        if checked:
+            at = {i: j for j, i in enumerate(todo)}
+            check = [i for i in checked if i in at]
+            _check_types([lines[at[i]] for i in check], [events[i] for i in check])
         self.last_line = lines[-1]
         self._write(b"".join(lines), lines)
         for j, i in enumerate(todo):
@@ -771,9 +864,15 @@ class LogWriter:
             self._stop_flusher.set()
             self._flusher.join()
             self._flusher = None
+        if self._keeper is not None:
+            self._stop_keeper = True
+            self._keeper_wake.set()
+            self._keeper.join()
+            self._keeper = None
         with self._mutex:
             if self.closed:
                 return
+            self._leased = False  # the lock is still held: the checkpoints below use it, then release it
             try:
                 if not self._poisoned:
                     if self._unsynced:

@@ -173,8 +173,9 @@ class LogMachine(RuleBasedStateMachine):
     @rule(texts_=st.lists(texts, min_size=1, max_size=4), reuse=st.booleans(), batch=st.booleans())
     def another_writer_appends_in_turn(self, texts_: list[str], reuse: bool, batch: bool) -> None:
         """I19: a second writer appends between the first one's turns; seqs stay dense, dedup holds across both."""
+        # it waits for the first writer's lease to end, if it holds one (group/none durability)
         other = Log.open(self.dir, writable=True, durability="fsync", segment_bytes=SEGMENT_BYTES, fs=self.fs,
-                         lock_timeout=0)
+                         lock_timeout=5)
         self.fs.segment_writes.clear()  # opening may have recorded nothing; the lines below are the other writer's
         evs = [self._event(t, True) for t in texts_]
         if reuse and self.keys:  # a key the first writer wrote: the other writer must know it
@@ -194,7 +195,8 @@ class LogMachine(RuleBasedStateMachine):
     @rule()
     def a_writer_holding_its_turn_makes_others_wait(self) -> None:
         """I19: while one writer holds its turn, another waits (here: not at all) and is told who holds it."""
-        other = Log.open(self.dir, writable=True, segment_bytes=SEGMENT_BYTES, fs=self.fs, lock_timeout=0)
+        other = Log.open(self.dir, writable=True, segment_bytes=SEGMENT_BYTES, fs=self.fs, lock_timeout=5)
+        other.writer.lock_timeout = 0  # opened once the first writer's lease (if any) ended; now: no waiting
         try:
             with self.log.turn(), pytest.raises(LockedError, match=f"pid {os.getpid()}"):
                 other.append(self._event("waits", False))

@@ -59,7 +59,8 @@ The benchmarks
     log checked for other writers' appends, once for all of them). ``append_nofsync``
     (one turn per append: a non-blocking ``flock``, an ``fstat`` and the unlock each
     time) stays the multi-writer default; the two side by side show what a turn costs.
-    Each append is still validated (``validate_event`` and the writer's type check).
+    Each append is still validated (``validate_event`` and the writer's type check, or
+    their one-pass shortcut for plain messages, ``validate.plain_message``).
 ``append_nofsync_small``  (informational, no target)
     The same with ~250-byte lines, where per-call overhead dominates.
 ``append_fsync`` (target: ratio >= 1.0)
@@ -92,12 +93,12 @@ The benchmarks
     the like-for-like mode; ``ratio_per_append`` is ours with one turn per append (the
     multi-writer default, which v0.1 could not do). What v0.1 did not do at all is
     validation, so the details give its cost per event: ``validate_event`` alone, the
-    writer's type check (``DECODER.decode`` of the framed line) alone, its shortcut for
-    messages whose fields hold their declared types (``_plain_message``, and the share of
-    events that take it: those skip the decode), all timed in this process, best of
-    rounds; ``validation_us_per_event`` is what the writer pays; and ours in a turn
-    through ``log.writer.append`` (no ``validate_event``). Debatable: ours also keeps more state per append (the lock
-    bookkeeping, ``last_append``), which is the price of many writers.
+    writer's type check (``DECODER.decode`` of the framed line) alone, their one-pass
+    shortcut for messages whose fields hold their declared types within the limits
+    (``validate.plain_message``, and the share of events that take it: those skip both),
+    all timed in this process, best of rounds; ``validation_us_per_event`` is what the
+    writer pays. Debatable: ours also keeps more state per append (the lock bookkeeping,
+    ``last_append``), which is the price of many writers.
 ``ingest_vs_v01`` (target: ratio >= 0.9, input MiB/s)
     ``ingest_paths(ws.log, [real])`` over the real third-party transcripts in
     ``../shared/data/real`` (found as tests/conftest.py finds it, ``$EVLOG_REAL_DATA``
