@@ -112,9 +112,9 @@ class Log:
         """Validate and append one event; returns its seq (the first one's seq if its dedup key is known)."""
         return (self.writer or self._w()).append(event, expected=expected)
 
-    def append_batch(self, events: Iterable[Event], *, expected: int | None = None) -> list[int]:
+    def append_batch(self, events: Iterable[Event], *, expected: int | None = None, sync: bool = True) -> list[int]:
         """Validate, then append events atomically (all survive a crash or none); see ``LogWriter.append_batch``."""
-        return self._w().append_batch(events, expected=expected)
+        return self._w().append_batch(events, expected=expected, sync=sync)
 
     def turn(self) -> AbstractContextManager[LogWriter]:
         """Hold the write lock across several appends (other writers wait until it ends)."""
@@ -138,7 +138,7 @@ class Log:
         return self.writer.recovered if self.writer is not None else None
 
     def sync(self) -> None:
-        """fsync whatever this writer wrote and has not synced (group/none durability)."""
+        """fsync whatever this writer wrote and has not synced (group/none durability, ``sync=False`` batches)."""
         if self.writer is not None:
             self.writer.sync()
 

@@ -228,18 +228,20 @@ class LogReader:
         entries = None
         if cached and cached[0] < size and cached[1]:
             entries = _extend_index(path, base, cached[1], size)  # the active segment grew: index only the new bytes
-        if entries is None:
+        if not entries:
             bases = segment_bases(self.dir)
             entries = load_index(self.dir, base, size, prefix_ok=bool(bases) and base == bases[-1])
             if entries:
                 entries = _extend_index(path, base, entries, size)  # an index file written when it was shorter
-            if entries is None:
-                entries = scan_segment(path, base).index
+            if not entries:  # none, or one written while the segment was empty (it indexes nothing)
+                entries = scan_segment(path, base).index if size else []
         self._index_cache[base] = (size, entries)
         return entries
 
     def locate(self, base: int, seq: int) -> tuple[int, int]:
         """(byte position, seq there) of a line of segment ``base`` at or before ``seq``."""
+        if seq <= base:
+            return 0, base  # the segment's start: no index needed
         idx = self.index(base)
         i = bisect_right(idx, (seq, 1 << 62)) - 1
         while i >= 0:

@@ -17,8 +17,10 @@ its turn after an append on a lease: the appends that follow need no system call
 lock. Every ``lease_seconds`` (1 ms) the next append renews the lease unless another
 process waits (a waiter announces itself on ``LOCK.wait``, see ``eventlog.lock``); then the
 writer takes plain turns for ``LEASE_YIELD_SECONDS``, whose gaps let the waiter in. A keeper
-thread ends the lease when the writer was idle for a lease period. So a waiter waits about
-one lease longer than it would for plain turns, and an idle writer never keeps the lock.
+thread ends the lease when the writer was idle for a lease period (it looks less often
+during a long burst, up to ``KEEPER_MAX_SECONDS`` apart). So a waiter waits about one lease
+longer than it would for plain turns (up to 8 ms right after a long burst), and an idle
+writer never keeps the lock.
 Under ``fsync`` an append costs an ``fdatasync`` (far more than a turn): no lease.
 
 **Recovery.** The first turn of a writer recovers the log: a torn or damaged tail of
@@ -91,6 +93,7 @@ DEFAULT_GROUP_COMMIT_INTERVAL = 0.010
 DEFAULT_LOCK_TIMEOUT = 10.0
 DEFAULT_LEASE_SECONDS = 0.001  # see "Leases" in the module docstring
 LEASE_YIELD_SECONDS = 0.010  # plain turns for this long after a lease ended because another process waited
+KEEPER_MAX_SECONDS = 0.008  # the keeper looks for idleness at most this far apart during a long burst
 DEDUP_FILE = "dedup.idx"
 DEDUP_SAVE_INTERVAL = 30.0  # seconds between dedup checkpoints written at segment rolls
 DEDUP_STALE_OK = 10_000  # a close leaves the dedup checkpoint this many records behind (the next open scans them)
@@ -316,13 +319,17 @@ class LogWriter:
         to end the lease. Waiters are noticed by the appends themselves (``_renew_lease``).
         """
         wake = self._keeper_wake
+        period = self.lease_seconds
         while True:
+            if not wake.is_set():
+                period = self.lease_seconds  # a new lease: look again after one period
             wake.wait()
             if self._stop_keeper:
                 return
-            time.sleep(self.lease_seconds)
+            time.sleep(period)
             if self._lease_busy:
                 self._lease_busy = False
+                period = min(period * 2, KEEPER_MAX_SECONDS)  # a long burst: look less often (each look costs the writer a GIL switch)
                 continue
             with self._mutex:
                 if self._stop_keeper:
@@ -677,29 +684,31 @@ class LogWriter:
         self.last_append = (seq, seq)
         return seq
 
-    def append_batch(self, events: Iterable[Event], *, expected: int | None = None) -> list[int]:
+    def append_batch(self, events: Iterable[Event], *, expected: int | None = None, sync: bool = True) -> list[int]:
         """Append events atomically in one turn: after any crash all of them are in the log or none.
 
         Returns each event's seq. ``expected`` is the last seq the caller saw; if the log
         has moved on, nothing is written and ``ConflictError`` is raised. Events whose
         dedup key the log already holds are not written again (their first seq is
         returned). A batch that repeats a dedup key writes nothing and raises
-        ``DuplicateInBatchError``.
+        ``DuplicateInBatchError``. ``sync=False`` leaves the ``fsync`` durability's
+        fdatasync to a later ``sync()``: for bulk writers that can redo their work after
+        a crash (ingest, whose dedup keys make a rerun write only what was lost).
         """
         events = list(events)
         with self._mutex:
             if self._depth:
-                return self._append_batch(events, expected)
+                return self._append_batch(events, expected, sync)
             self._take_turn()
             try:
-                seqs = self._append_batch(events, expected)
+                seqs = self._append_batch(events, expected, sync)
             except BaseException:
                 self._end_turn(ok=False)
                 raise
             self._end_turn()
             return seqs
 
-    def _append_batch(self, events: list[Event], expected: int | None) -> list[int]:
+    def _append_batch(self, events: list[Event], expected: int | None, sync: bool = True) -> list[int]:
         self._check_writable(expected)
         seqs: list[int] = [0] * len(events)
         todo: list[int] = []
@@ -732,7 +741,7 @@ class LogWriter:
             check = [i for i in checked if i in at]
             _check_types([lines[at[i]] for i in check], [events[i] for i in check])
         self.last_line = lines[-1]
-        self._write(b"".join(lines), lines)
+        self._write(b"".join(lines), lines, sync)
         for j, i in enumerate(todo):
             seqs[i] = seq + j
         add = self._dedup.add
@@ -773,8 +782,8 @@ class LogWriter:
             self._ts_bytes = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z").encode()
         return self._ts_bytes
 
-    def _write(self, data: bytes, lines: list[bytes] | None) -> None:
-        """Write one append's bytes (``lines``: a batch's lines, None for one event), then sync."""
+    def _write(self, data: bytes, lines: list[bytes] | None, sync: bool = True) -> None:
+        """Write one append's bytes (``lines``: a batch's lines, None for one event), then sync (see ``append_batch``)."""
         pos = self._size
         if pos and pos + len(data) > self.segment_bytes:
             self._roll()
@@ -795,7 +804,7 @@ class LogWriter:
                     self._next_mark = pos + INDEX_EVERY
                 pos += len(line)
                 seq += 1
-        if self.durability == "fsync":
+        if self.durability == "fsync" and sync:
             self._sync("fsync failed")
         else:
             self._unsynced += count
@@ -844,7 +853,7 @@ class LogWriter:
             pass  # disposable: rebuilt from the log on next open
 
     def sync(self) -> None:
-        """fsync now whatever this writer wrote (under ``group``/``none`` durability)."""
+        """fsync now whatever this writer wrote and did not sync (``group``/``none`` durability, ``sync=False`` batches)."""
         with self._mutex:
             if not self.closed and not self._poisoned and self._unsynced:
                 self._sync("fsync failed")

@@ -83,3 +83,24 @@ def test_a_segment_rewritten_larger_is_scanned_again(tmp_path):
     os.replace(os.path.join(other, os.path.basename(path)), path)
     assert reader.reader.index(base) == scan_segment(path, base).index
     assert reader.last_seq == 61
+
+
+def test_an_index_file_saved_while_the_segment_was_empty_is_not_trusted_as_the_whole_index(tmp_path):
+    """``evlog init`` opens and closes an empty log, which saves an empty index of the active
+    segment. A reader must not take that as "no entries" once the segment grew: it read every
+    catch-up from byte 0 (a workspace's close after an ingest re-read the whole segment)."""
+    d = str(tmp_path / "log")
+    Log.open(d, writable=True, create=True).close()  # saves the index of the empty segment
+    w = Log.open(d, writable=True, durability="none")
+    try:
+        w.append(SessionCreated(session_key="s", created_at="2026-11-30T00:00:00Z"))
+        for k in range(200):
+            w.append(_msg(k, 500))
+        reader = Log.open(d)
+        (base,) = segment_bases(d)
+        assert reader.reader.index(base) == scan_segment(reader.reader.seg_path(base), base).index
+        pos, at = reader.reader.locate(base, 201)
+        assert pos > 0 and at > 150  # near the end, not the segment's start
+        assert [e.seq for e in reader.read(200)] == [200, 201]
+    finally:
+        w.close()

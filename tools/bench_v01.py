@@ -177,7 +177,7 @@ def bench_append_vs_v01(ctx: Context) -> Result:
         "baseline": append_child_trial(tree, events_file, "per", n),  # v0.1: one writer holds the lock for its life
         "ours": append_child_trial(REPO, events_file, "turn", n),
         "ours_per_append": append_child_trial(REPO, events_file, "per", n),
-    })
+    }, rounds=max(5, ctx.repeats))  # rounds interleave the trees; more of them, less of this machine's drift
     # validation's own cost per event, in this process: validate_event, and the writer's type
     # check (decoding the framed line back into its type) on lines framed outside the clock
     ts = TIMESTAMP.encode()

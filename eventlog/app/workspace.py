@@ -358,6 +358,8 @@ class Workspace:
     def _catch_up(self) -> None:
         from projections.base import ProjectionDrift
 
+        if self._projector.seq == self.log.last_seq:  # type: ignore[union-attr]
+            return  # nothing new (for a writer: one fstat), so no read that has to find the end first
         try:
             if self.writable:
                 self._catch_up_in_steps()

@@ -14,6 +14,11 @@ go in. Parsing is a first pass over every file of the run, because a Claude Code
 the second (appending) pass up to ``KEEP_PARSED_BYTES`` of source, beyond that they are
 parsed again, so memory stays bounded on a large ``~/.claude/projects``.
 
+**Durability.** The batches are not fsynced one by one: the log is synced every
+``SYNC_EVERY_BYTES`` of source and once before ``ingest_paths`` returns (or raises). A
+crash mid-run can lose the batches since the last sync, never part of one; running the
+same ingest again appends exactly what was lost (the dedup keys below).
+
 Every event carries a ``dedup`` key derived from the source's identity, never from the
 time of the ingest: ``ingest:<session key>:created``, ``ingest:<session key>:msg:<message
 id>`` (plus ``@<last line uuid>`` for a Claude response merged from several lines) and
@@ -66,6 +71,8 @@ FORMATS: dict[str, Callable[[Iterable[tuple[int, Any]], str], ParsedFile]] = {
 FORMAT_CHOICES: tuple[str, ...] = ("auto", *FORMATS)
 #: Parsed files are kept between the two passes up to this many bytes of source.
 KEEP_PARSED_BYTES = 32 * 1024 * 1024
+#: The log is synced after this many bytes of source were appended (and at the end of the run).
+SYNC_EVERY_BYTES = 64 * 1024 * 1024
 #: Files a folder is searched for (files named on the command line are always read).
 TRANSCRIPT_SUFFIX = ".jsonl"
 
@@ -261,7 +268,6 @@ def ingest_paths(
     if fmt not in FORMAT_CHOICES:
         raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
     files = collect_files(paths)
-    total = len(files)
     # pass 1: parse everything (keeping what fits), index Claude uuids, collect summaries
     parsed: list[ParsedFile | IngestError | None] = []
     kept = 0
@@ -283,8 +289,20 @@ def ingest_paths(
         else:
             parsed.append(None)  # parse again when its turn comes
     titles, title_notes = _resolve_titles(files, summaries, leaves)
-    # pass 2: one atomic batch per file
+    # pass 2: one atomic batch per file, synced every SYNC_EVERY_BYTES and at the end
     report = IngestReport(keep_secrets=keep_secrets)
+    try:
+        _append_files(log, files, parsed, fmt, titles, title_notes, project, keep_secrets, report, on_progress)
+    finally:
+        log.sync()
+    return report
+
+
+def _append_files(log: Any, files: list[str], parsed: list[ParsedFile | IngestError | None], fmt: str,
+                  titles: dict[int, list[tuple[str, str, str]]], title_notes: dict[int, list[str]], project: str,
+                  keep_secrets: bool, report: IngestReport, on_progress: ProgressCallback | None) -> None:
+    total = len(files)
+    unsynced = 0
     for i, path in enumerate(files):
         result = FileResult(path)
         item = parsed[i]
@@ -302,11 +320,14 @@ def ingest_paths(
             # One turn of the write lock per file: the lookups that decide "new", "grown" or
             # "already stored" must see what other writers appended a moment ago.
             with log.turn():
-                _append(log, item, titles.get(i, []), project, result, keep_secrets)
+                _append(log, item, titles.get(i, []), project, result, keep_secrets, sync=False)
+            unsynced += _size(path)
+            if unsynced >= SYNC_EVERY_BYTES:
+                log.sync()
+                unsynced = 0
         report.files.append(result)
         if on_progress is not None:
             on_progress(result, i + 1, total)
-    return report
 
 
 def _size(path: str) -> int:
@@ -417,7 +438,7 @@ def _as_update_if_grown(log: Any, ev: Event) -> Event | None:
 
 
 def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], project: str, result: FileResult,
-            keep_secrets: bool = False) -> None:
+            keep_secrets: bool = False, sync: bool = True) -> None:
     events, repeats = _events(pf, titles, project)
     result.sessions = len(pf.sessions)
     result.duplicates = repeats
@@ -440,7 +461,7 @@ def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], projec
         events, found = _redact(events)
     last = log.last_seq
     try:
-        seqs = log.append_batch(events)
+        seqs = log.append_batch(events, sync=sync)  # ingest_paths syncs later (see "Durability" above)
     except (msgspec.MsgspecError, UnicodeError, OverflowError, TypeError, ValueError) as e:
         # raised while encoding, before anything is written
         result.error = f"{result.path}: cannot store its events: {e}"
