@@ -33,8 +33,8 @@ from eventlog.errors import LockedError
 
 LOCK_NAME = "LOCK"
 WAIT_SUFFIX = ".wait"
-_FIRST_SLEEP = 0.0002
-_MAX_SLEEP = 0.005
+_FIRST_SLEEP = 0.00005
+_MAX_SLEEP = 0.0005  # a waiter looks again at least every half millisecond: its wait is the holder's turn, not our backoff
 
 
 class FileLock:
