@@ -105,7 +105,7 @@ The benchmarks
     first; read in place: 45 ``*.jsonl`` files, ~4.7 MiB of Claude Code, nanobot and Codex
     transcripts) into a fresh workspace with the default durability (fsync), then
     ``ws.close()`` (which writes the projection files), timed in a child as above, v0.1
-    against this tree, best of 5 rounds (a round is about a second). The details give the
+    against this tree, best of 9 interleaved rounds (a round is about two seconds). The details give the
     messages and events each appended (they must match: the same work) and the whole
     ``evlog ingest`` command line of each tree (``cli_seconds_*``, start-up included,
     v0.1's CLI run as ``python -c 'from eventlog.cli import main; main()'``). Debatable:

@@ -248,7 +248,7 @@ def bench_ingest_vs_v01(ctx: Context) -> Result:
         "ours": ingest(REPO, "ours"),
         "cli_v01": cli(tree),
         "cli_ours": cli(REPO),
-    }, rounds=max(5, ctx.repeats))  # a round takes about a second: more rounds, less noise
+    }, rounds=max(9, ctx.repeats))  # a round takes about two seconds: more rounds, less of this machine's drift
     v01, ours = outs["v01"][-1], outs["ours"][-1]
     details = {
         "real_data": real,
