@@ -634,7 +634,7 @@ class LogWriter:
             if self._depth:
                 return self._append_one(event, expected)
             if not (self._leased and (time.monotonic() < self._lease_until or self._renew_lease())):
-                self._begin_turn()  # (on a lease the lock is ours: nobody else can have written)
+                self._begin_turn()  # _take_turn inlined (the hot path); on a lease nobody else can have written
             try:
                 seq = self._append_one(event, expected)
             except BaseException:
