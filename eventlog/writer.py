@@ -340,6 +340,22 @@ class LogWriter:
                     self._end_turn(ok=False)
                 wake.clear()
 
+    def stop_keeper(self) -> None:
+        """Stop the lease keeper thread (``close`` does; so does a test that abandons a writer).
+
+        The stop mark and the wake-up are set under the mutex, under which the keeper clears
+        its wake-up: set outside, a keeper ending a lease at that moment could clear the
+        wake-up after it was set and sleep forever.
+        """
+        keeper = self._keeper
+        if keeper is None:
+            return
+        with self._mutex:
+            self._stop_keeper = True
+            self._keeper_wake.set()
+        keeper.join(timeout=5.0)  # (a caller holding the mutex would make it wait; it is a daemon thread)
+        self._keeper = None
+
     def _catch_up(self) -> None:
         """Bring this writer's view up to the log on disk (called at the start of every turn)."""
         if self._fd is None:
@@ -873,11 +889,7 @@ class LogWriter:
             self._stop_flusher.set()
             self._flusher.join()
             self._flusher = None
-        if self._keeper is not None:
-            self._stop_keeper = True
-            self._keeper_wake.set()
-            self._keeper.join()
-            self._keeper = None
+        self.stop_keeper()
         with self._mutex:
             if self.closed:
                 return

@@ -204,11 +204,7 @@ def abandon(log) -> None:  # noqa: ANN001
     if w._flusher is not None:  # noqa: SLF001
         w._flusher.join()  # noqa: SLF001
         w._flusher = None  # noqa: SLF001
-    w._stop_keeper = True  # noqa: SLF001 - and the lease keeper (group/none durability)
-    w._keeper_wake.set()  # noqa: SLF001
-    if w._keeper is not None:  # noqa: SLF001
-        w._keeper.join()  # noqa: SLF001
-        w._keeper = None  # noqa: SLF001
+    w.stop_keeper()  # and the lease keeper (group/none durability)
     if w._fd is not None:  # noqa: SLF001
         os.close(w._fd)  # noqa: SLF001
         w._fd = None  # noqa: SLF001
