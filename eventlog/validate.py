@@ -104,13 +104,13 @@ def plain_message(ev: Event) -> bool:
     line would decode back (see the module docstring): every field is checked by type identity
     (a subclass, a bool for an int, anything else answers False), keys within ``MAX_KEY_CHARS``,
     a common role; the nested values of ``tool_calls`` and ``extra`` are declared ``Any``
-    (whatever JSON encoded, JSON decodes)."""
+    (whatever JSON encoded, JSON decodes), and ``extra``'s keys need no look: any key JSON
+    can encode is a JSON string, which decodes as the declared ``str``."""
     return (type(ev) is MessageAppended and type(ev.session_key) is str and len(ev.session_key) <= MAX_KEY_CHARS
             and type(ev.message_id) is str and len(ev.message_id) <= MAX_KEY_CHARS
             and type(ev.role) is str and ev.role in _COMMON_ROLES and type(ev.content) is str
             and type(ev.timestamp) is str and type(ev.dedup) is str and len(ev.dedup) <= MAX_KEY_CHARS
-            and (ev.tool_calls is None or type(ev.tool_calls) is list)
-            and type(ev.extra) is dict and (not ev.extra or all(type(k) is str for k in ev.extra))
+            and (ev.tool_calls is None or type(ev.tool_calls) is list) and type(ev.extra) is dict
             and type(ev.redacted) is list and (not ev.redacted or all(type(k) is str for k in ev.redacted)))
 
 
