@@ -42,6 +42,10 @@ class FileSystem:
         """Make the file's data durable (``fdatasync`` where the OS has it)."""
         os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
 
+    def dup(self, fd: int) -> int:
+        """A second descriptor of the same open file (the group-commit fsync uses one outside the writer's lock)."""
+        return os.dup(fd)
+
     def close(self, fd: int) -> None:
         """Close a descriptor."""
         os.close(fd)

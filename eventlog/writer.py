@@ -40,7 +40,8 @@ crash keeps all of it or none. A segment is sealed when the next append would no
 fsync, mark read-only, write its sparse index, create the next one. Durability policies:
 ``fsync`` (``append`` returns after ``fdatasync``), ``group`` (a background thread fsyncs
 every ``group_commit_interval``; an OS crash can lose the last interval), ``none``.
-Whatever the policy, an I/O error during an append is not acknowledged and poisons the
+The group commit's fsync runs outside the writer's mutex (on a duplicate descriptor), so
+appends are not held up by it. Whatever the policy, an I/O error during an append is not acknowledged and poisons the
 writer: it refuses further appends until reopened (no fsync retry; PostgreSQL's
 fsyncgate). Events carrying a ``dedup`` key are written once: appending a known key
 returns the first event's seq and writes nothing.
@@ -170,6 +171,7 @@ class LogWriter:
         self._flusher: threading.Thread | None = None
         self._stop_flusher = threading.Event()
         self._group_interval = group_commit_interval
+        self._syncing = False  # the group commit's fsync is under way (outside the mutex)
         self.lease_seconds = lease_seconds if durability != "fsync" else 0.0
         self._leased = False  # holding the lock on a lease (between turns)
         self._lease_busy = False  # appended since the keeper last looked
@@ -871,17 +873,34 @@ class LogWriter:
     def sync(self) -> None:
         """fsync now whatever this writer wrote and did not sync (``group``/``none`` durability, ``sync=False`` batches)."""
         with self._mutex:
-            if not self.closed and not self._poisoned and self._unsynced:
-                self._sync("fsync failed")
+            if not self.closed and not self._poisoned and (self._unsynced or self._syncing):
+                self._sync("fsync failed")  # (again, if the group commit's fsync is still under way)
 
     def _flush_loop(self) -> None:
+        """Group commit: every interval, fsync what was written, outside the mutex so appends go on
+        meanwhile. It syncs a duplicate descriptor, so a roll closing the segment cannot pull the file
+        from under it; ``sync()`` called meanwhile syncs again rather than trust an fsync under way."""
         while not self._stop_flusher.wait(self._group_interval):
             with self._mutex:
-                if not self.closed and not self._poisoned and self._unsynced:
-                    try:
-                        self._sync("group commit fsync failed")
-                    except LogIOError:
-                        pass  # poisoned; the next append reports it
+                if self.closed or self._poisoned or not self._unsynced or self._fd is None:
+                    continue
+                try:
+                    fd = self.fs.dup(self._fd)
+                except OSError:
+                    continue  # out of descriptors: the next interval (or a roll, or close) syncs
+                self._unsynced = 0
+                self._syncing = True
+            try:
+                self.fs.fsync(fd)
+            except OSError as e:
+                with self._mutex:
+                    self._poison(f"group commit fsync failed: {e}")  # the next append reports it
+            finally:
+                self._syncing = False
+                try:
+                    self.fs.close(fd)
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """Sync, save the dedup and index checkpoints (if the lock is free soon) and close; idempotent."""

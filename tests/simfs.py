@@ -98,6 +98,11 @@ class SimFS(FileSystem):
         self.durable[path] = _read(path)
         self.fsyncs += 1
 
+    def dup(self, fd: int) -> int:
+        new = super().dup(fd)
+        self.fd_path[new] = self.fd_path[fd]
+        return new
+
     def close(self, fd: int) -> None:
         self.fd_path.pop(fd, None)
         super().close(fd)

@@ -76,3 +76,41 @@ def test_session_files_follow_the_log_within_the_flush_interval_without_a_close(
             assert "written by the background flush" in f.read()
     finally:
         store.close()
+
+
+class _SlowSyncFS(SimFS):
+    """fsync takes 0.2 s (a slow disk); everything else as SimFS."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_fsync = threading.Event()
+
+    def fsync(self, fd: int) -> None:
+        self.in_fsync.set()
+        time.sleep(0.2)
+        super().fsync(fd)
+        self.in_fsync.clear()
+
+
+def test_the_group_commit_fsync_does_not_hold_up_appends_and_sync_never_trusts_one_under_way(tmp_path):
+    fs = _SlowSyncFS()
+    d = str(tmp_path / "log")
+    log = Log.open(d, writable=True, create=True, durability="group", group_commit_interval=0.01, fs=fs)
+    try:
+        log.append(_msg(0))
+        assert fs.in_fsync.wait(2)  # the background fsync (0.2 s) is under way
+        slowest = 0.0
+        for i in range(1, 50):
+            t0 = time.monotonic()
+            log.append(_msg(i))
+            slowest = max(slowest, time.monotonic() - t0)
+        assert slowest < 0.1, slowest  # appends went on during it (they waited for it before)
+        while not fs.in_fsync.is_set():  # catch a group commit's fsync under way, then sync() at once
+            time.sleep(0.001)
+        log.sync()  # must not return before everything appended so far is durable
+        (seg,) = [p for p in os.listdir(d) if p.endswith(".jsonl")]
+        path = os.path.join(d, seg)
+        with open(path, "rb") as f:
+            assert fs.durable[path] == f.read()
+    finally:
+        log.close()
