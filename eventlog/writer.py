@@ -815,7 +815,7 @@ class LogWriter:
         count = 1 if lines is None else len(lines)
         self._size = pos + len(data)
         self.next_seq = seq + count
-        if pos >= self._next_mark:
+        if pos + len(data) > self._next_mark:  # a mark falls in these bytes (a batch may cross one mid-way)
             for line in lines or (data,):
                 if pos >= self._next_mark:
                     self._active_index.append((seq, pos))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from eventlog.events import MessageAppended, SessionCreated
@@ -31,6 +31,10 @@ def _msg(i: int, size: int) -> MessageAppended:
 
 @settings(max_examples=40, deadline=None)
 @given(steps=appends)
+# a batch that starts before an index mark and crosses it: the writer indexed none of its
+# lines, so a sealed segment's saved index had gaps (found by Hypothesis in CI)
+@example(steps=[(1, 0, False, False), (1, 233, False, False), (40, 597, True, False), (40, 2884, True, False),
+                (40, 501, False, False), (36, 2044, False, False), (40, 551, False, False)])
 def test_the_index_carried_on_equals_a_whole_scan(tmp_path_factory, steps):
     d = str(tmp_path_factory.mktemp("log"))
     writer = Log.open(d, writable=True, create=True, durability="none", segment_bytes=256 * 1024)
