@@ -34,7 +34,7 @@ from eventlog.errors import LockedError
 LOCK_NAME = "LOCK"
 WAIT_SUFFIX = ".wait"
 _FIRST_SLEEP = 0.00005
-_MAX_SLEEP = 0.0005  # a waiter looks again at least every half millisecond: its wait is the holder's turn, not our backoff
+MAX_POLL_SECONDS = 0.0005  # a waiter looks again at least every half millisecond: its wait is the holder's turn, not our backoff
 
 
 class FileLock:
@@ -84,7 +84,7 @@ class FileLock:
                     raise LockedError(f"{self.what} is busy: {holder_of(self.path)} holds it{waited}; "
                                       "retry later (readers such as 'evlog tail' need no lock)")
                 time.sleep(min(sleep, deadline - now))
-                sleep = min(sleep * 2, _MAX_SLEEP)
+                sleep = min(sleep * 2, MAX_POLL_SECONDS)
                 try:
                     fcntl.flock(fd, mode)
                     self.held = True
@@ -100,9 +100,7 @@ class FileLock:
         if not self._wait_path:
             return False
         try:
-            if self._wait_fd is None:
-                self._wait_fd = os.open(self._wait_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            fcntl.flock(self._wait_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(self._wait_descriptor(), fcntl.LOCK_SH | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
             return False  # the holder is checking this very moment: the caller retries
@@ -113,15 +111,18 @@ class FileLock:
     def others_waiting(self) -> bool:
         """True if another process (or another lock object) announced it waits for this lock, or if unsure."""
         try:
-            if self._wait_fd is None:
-                self._wait_fd = os.open(self._wait_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            fcntl.flock(self._wait_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            fd = self._wait_descriptor()
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # taken (BlockingIOError: someone waits), or cannot tell: assume someone waits
             return True
-        except OSError:
-            return True  # cannot tell: assume someone waits
-        fcntl.flock(self._wait_fd, fcntl.LOCK_UN)
+        fcntl.flock(fd, fcntl.LOCK_UN)
         return False
+
+    def _wait_descriptor(self) -> int:
+        """The companion file's descriptor, opened (and the file created) on first use."""
+        if self._wait_fd is None:
+            self._wait_fd = os.open(self._wait_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return self._wait_fd
 
     def try_acquire(self) -> bool:
         """Take the lock if it is free right now; True if taken."""

@@ -16,11 +16,12 @@ taking a turn (``flock``, ``fstat``, unlock) would nearly double it. So such a w
 its turn after an append on a lease: the appends that follow need no system call for the
 lock. Every ``lease_seconds`` (1 ms) the next append renews the lease unless another
 process waits (a waiter announces itself on ``LOCK.wait``, see ``eventlog.lock``); then the
-writer takes plain turns for ``LEASE_YIELD_SECONDS``, whose gaps let the waiter in. A keeper
+writer hands the lock over: it releases it and stays away for ``HANDOVER_SECONDS``, longer
+than a waiter sleeps between two looks, then waits for its own turn like anyone. A keeper
 thread ends the lease when the writer was idle for a lease period (it looks less often
-during a long burst, up to ``KEEPER_MAX_SECONDS`` apart). So a waiter waits about one lease
-longer than it would for plain turns (up to 8 ms right after a long burst), and an idle
-writer never keeps the lock.
+during a long burst, up to ``KEEPER_MAX_SECONDS`` apart: the idle lock can stay held that
+long after a burst). tests/test_lease.py measures a waiter next to a writer appending flat
+out, with and without leases.
 Under ``fsync`` an append costs an ``fdatasync`` (far more than a turn): no lease.
 
 **Recovery.** The first turn of a writer recovers the log: a torn or damaged tail of
@@ -74,7 +75,7 @@ from eventlog.errors import (
 from eventlog.events import Event, LogRecovered
 from eventlog.fsio import OS_FS, FileSystem, remove_stray_temp_files
 from eventlog.hashindex import HashIndex
-from eventlog.lock import LOCK_NAME, FileLock
+from eventlog.lock import LOCK_NAME, MAX_POLL_SECONDS, FileLock
 from eventlog.reader import LogReader
 from eventlog.segments import (
     INDEX_EVERY,
@@ -93,7 +94,7 @@ DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024
 DEFAULT_GROUP_COMMIT_INTERVAL = 0.010
 DEFAULT_LOCK_TIMEOUT = 10.0
 DEFAULT_LEASE_SECONDS = 0.001  # see "Leases" in the module docstring
-LEASE_YIELD_SECONDS = 0.010  # plain turns for this long after a lease ended because another process waited
+HANDOVER_SECONDS = 2 * MAX_POLL_SECONDS  # a writer handing its lock to a waiter stays away this long
 KEEPER_MAX_SECONDS = 0.008  # the keeper looks for idleness at most this far apart during a long burst
 DEDUP_FILE = "dedup.idx"
 DEDUP_SAVE_INTERVAL = 30.0  # seconds between dedup checkpoints written at segment rolls
@@ -179,7 +180,6 @@ class LogWriter:
         self._keeper_wake = threading.Event()
         self._stop_keeper = False
         self._lease_until = 0.0  # monotonic time the current lease period ends (then: renew unless others wait)
-        self._yield_until = 0.0  # no new lease before this (monotonic): another process was waiting
 
     @classmethod
     def open(cls, reader: LogReader, *, durability: Durability = "fsync", segment_bytes: int = DEFAULT_SEGMENT_BYTES,
@@ -289,28 +289,26 @@ class LogWriter:
             if self._leased:
                 self._lease_busy = True
                 return
-            now = time.monotonic()
-            if now >= self._yield_until:
-                self._leased = True
-                self._lease_busy = False
-                self._lease_until = now + self.lease_seconds
-                if self._keeper is None:
-                    self._keeper = threading.Thread(target=self._keep_lease, name="evlog-lease", daemon=True)
-                    self._keeper.start()
-                self._keeper_wake.set()
-                return
+            self._leased = True
+            self._lease_busy = False
+            self._lease_until = time.monotonic() + self.lease_seconds
+            if self._keeper is None:
+                self._keeper = threading.Thread(target=self._keep_lease, name="evlog-lease", daemon=True)
+                self._keeper.start()
+            self._keeper_wake.set()
+            return
         self._leased = False
         self._lock.release()
 
     def _renew_lease(self) -> bool:
-        """At the end of a lease period: renew it (True) unless another process waits; then end it and
-        take plain turns for a while (``LEASE_YIELD_SECONDS``), whose gaps let the waiter in."""
-        now = time.monotonic()
+        """At the end of a lease period: renew it (True) unless another process waits. Then hand the
+        lock over: release it and stay away for ``HANDOVER_SECONDS``, longer than a waiter sleeps
+        between two looks, so the waiter takes it; the caller then waits for its own turn."""
         if not self._lock.others_waiting():
-            self._lease_until = now + self.lease_seconds
+            self._lease_until = time.monotonic() + self.lease_seconds
             return True
-        self._yield_until = now + LEASE_YIELD_SECONDS
         self._end_turn(ok=False)
+        time.sleep(HANDOVER_SECONDS)
         return False
 
     def _keep_lease(self) -> None:

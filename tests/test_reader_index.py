@@ -29,6 +29,13 @@ def _msg(i: int, size: int) -> MessageAppended:
                            timestamp="2026-11-30T00:00:00Z")
 
 
+def _session_of(w: Log, messages: int, size: int) -> None:
+    """Append a session.created and ``messages`` messages of ``size`` characters, one at a time."""
+    w.append(SessionCreated(session_key="s", created_at="2026-11-30T00:00:00Z"))
+    for k in range(messages):
+        w.append(_msg(k, size))
+
+
 @settings(max_examples=40, deadline=None)
 @given(steps=appends)
 # a batch that starts before an index mark and crosses it: the writer indexed none of its
@@ -68,9 +75,7 @@ def test_a_segment_rewritten_larger_is_scanned_again(tmp_path):
     appends) is dropped for a whole scan, not trusted."""
     d = str(tmp_path / "log")
     w = Log.open(d, writable=True, create=True, durability="none")
-    w.append(SessionCreated(session_key="s", created_at="2026-11-30T00:00:00Z"))
-    for k in range(40):
-        w.append(_msg(k, 500))
+    _session_of(w, 40, 500)
     w.close()
     reader = Log.open(d)
     assert reader.last_seq == 41
@@ -80,9 +85,7 @@ def test_a_segment_rewritten_larger_is_scanned_again(tmp_path):
     # Another log with longer lines takes the file's place: same base, larger size.
     other = str(tmp_path / "other")
     w2 = Log.open(other, writable=True, create=True, durability="none")
-    w2.append(SessionCreated(session_key="s", created_at="2026-11-30T00:00:00Z"))
-    for k in range(60):
-        w2.append(_msg(k, 700))
+    _session_of(w2, 60, 700)
     w2.close()
     os.replace(os.path.join(other, os.path.basename(path)), path)
     assert reader.reader.index(base) == scan_segment(path, base).index
@@ -97,9 +100,7 @@ def test_an_index_file_saved_while_the_segment_was_empty_is_not_trusted_as_the_w
     Log.open(d, writable=True, create=True).close()  # saves the index of the empty segment
     w = Log.open(d, writable=True, durability="none")
     try:
-        w.append(SessionCreated(session_key="s", created_at="2026-11-30T00:00:00Z"))
-        for k in range(200):
-            w.append(_msg(k, 500))
+        _session_of(w, 200, 500)
         reader = Log.open(d)
         (base,) = segment_bases(d)
         assert reader.reader.index(base) == scan_segment(reader.reader.seg_path(base), base).index

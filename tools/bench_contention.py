@@ -221,3 +221,61 @@ def bench_lock_wait_shared(ctx: Context) -> Result:
                   "p99 duration of one append (lock held: catch-up + write + fdatasync), any of the 3 writers",
                   target=1.0, target_op="<=", details=details)
 
+
+
+# A writer appending as fast as it can (durability none) for a few seconds, with leases or
+# with plain turns (lease_seconds=0); it prints how many events it wrote.
+_BUSY = r"""
+import sys, time
+from eventlog.events import MessageAppended
+from eventlog.log import Log
+log = Log.open(sys.argv[1], writable=True, durability="none", lock_timeout=30, lease_seconds=float(sys.argv[3]))
+n = 0
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    log.append(MessageAppended(session_key="busy", message_id=str(n), role="user", content="x" * 200))
+    n += 1
+log.close()
+print(n)
+"""
+
+
+def _waits_next_to_a_busy_writer(log_dir: str, lease: float, appends: int) -> tuple[list[float], int]:
+    """This process's lock waits (s) for ``appends`` appends 20 ms apart next to a busy writer."""
+    Log.open(log_dir, writable=True, create=True).close()
+    env = {**os.environ, "PYTHONPATH": REPO}
+    busy = subprocess.Popen([sys.executable, "-c", _BUSY, log_dir, str(appends * 0.02 + 1.5), str(lease)],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(0.5)  # the busy writer is running
+        me = Log.open(log_dir, writable=True, durability="none", lock_timeout=10, lease_seconds=0)
+        for i in range(appends):
+            me.append(SessionCreated(session_key=f"me{i}", created_at=iso_ms(START)))
+            time.sleep(0.02)
+        waits = me.writer.lock_waits + [0.0] * me.writer.free_turns
+        me.close()
+        out, _ = busy.communicate(timeout=60)
+    finally:
+        busy.kill()
+    return waits, int(out or 0)
+
+
+@benchmark("lease_wait", "lock wait of an occasional writer next to one appending flat out: leases vs plain turns")
+def bench_lease_wait(ctx: Context) -> Result:
+    appends = ctx.size(200, 60)
+    waits: dict[str, list[float]] = {"lease": [], "plain": []}
+    written: dict[str, int] = {"lease": 0, "plain": 0}
+    for r in range(ctx.repeats):
+        for name, lease in (("lease", 0.001), ("plain", 0.0)):
+            scratch = ctx.scratch(f"lease_wait_{name}_{r}")
+            got, n = _waits_next_to_a_busy_writer(os.path.join(scratch, "log"), lease, appends)
+            waits[name] += got
+            written[name] += n
+            shutil.rmtree(scratch, ignore_errors=True)
+    progress(f"lease_wait: {len(waits['lease'])} appends each way")
+    details = {f"{name}_{k}": v for name in waits for k, v in {
+        "wait_p50_ms": round(pct(waits[name], 0.5) * 1000, 3), "wait_p99_ms": round(pct(waits[name], 0.99) * 1000, 3),
+        "wait_max_ms": round(max(waits[name], default=0) * 1000, 3), "busy_events": written[name]}.items()}
+    return Result("lease_wait", pct(waits["lease"], 0.99) * 1000, pct(waits["plain"], 0.99) * 1000, "ms",
+                  len(waits["lease"]), "p99 lock wait next to the same busy writer taking plain turns (lease_seconds=0)",
+                  target=1.0, target_op="<=", details=details)

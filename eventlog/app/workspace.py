@@ -291,8 +291,8 @@ class Workspace:
         with self.lock:
             if self._projector is None:
                 self._build_projector()
-            elif self._projector.seq != self.log.last_seq:
-                self._catch_up()  # others appended (a writer folds its own appends in append())
+            else:
+                self._catch_up()  # what others appended, if anything (a writer folds its own appends in append())
             return self._projector  # type: ignore[return-value]
 
     def _build_projector(self) -> None:
@@ -358,16 +358,17 @@ class Workspace:
     def _catch_up(self) -> None:
         from projections.base import ProjectionDrift
 
-        if self._projector.seq == self.log.last_seq:  # type: ignore[union-attr]
-            return  # nothing new (for a writer: one fstat), so no read that has to find the end first
+        last = self.log.last_seq  # for a writer one fstat; asked once per catch-up
+        if self._projector.seq == last:  # type: ignore[union-attr]
+            return  # nothing new: no read that has to find the end first
         try:
             if self.writable:
-                self._catch_up_in_steps()
+                self._catch_up_in_steps(last)
             self._projector.catch_up()  # type: ignore[union-attr]
         except ProjectionDrift:
             self._recover_drift()
 
-    def _catch_up_in_steps(self) -> None:
+    def _catch_up_in_steps(self, last: int) -> None:
         """A writer far behind the log (after an ingest of a big folder, or opening a workspace
         whose files lag) writes the files every ``REBUILD_FLUSH_EVENTS`` events, so the lines
         waiting to be written stay bounded instead of growing with the log."""
@@ -375,7 +376,7 @@ class Workspace:
 
         proj = self._projector
         assert proj is not None
-        while self.log.last_seq - proj.seq > step:
+        while last - proj.seq > step:  # (what others append meanwhile, the final catch_up reads)
             proj.catch_up(until_seq=proj.seq + step)
             if cast("MemoryProjection", proj.get("memory")).hand_edits():
                 return  # a MEMORY.md edited by hand: the next flush turns that into events first

@@ -53,7 +53,7 @@ COMMON_VERBS = frozenset("""
 train practice play work go read write paint cook run walk try make take spend enjoy love like help teach learn watch
 listen sing dance swim hike travel study ride bake build draw volunteer visit explore hang relax chill meditate
 stretch exercise lift bike surf ski skate climb fish camp garden sew knit create design code plan save share
-use prefer keep need want write test deploy run review commit push
+use prefer keep need want test deploy review commit push
 """.split())
 _SPECIAL_3SG = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "are": "is", "don't": "doesn't",
                 "haven't": "hasn't", "aren't": "isn't", "ain't": "isn't", "'m": "is", "were": "was"}
