@@ -92,3 +92,18 @@ def test_a_long_ingest_syncs_every_sync_every_bytes(tmp_path, monkeypatch):
     ingest_paths(log, [folder])
     assert fs.fsyncs - before >= 3
     log.close()
+
+
+def test_the_incremental_ingest_syncs_each_batch_before_it_records_its_position(tmp_path):
+    """Hooks and ``evlog watch`` save how far they read right after appending: that must
+    never run ahead of what the log holds durably, so each of their batches is fsynced."""
+    from eventlog.ingest.incremental import ingest_file
+
+    fs = SimFS()
+    d = str(tmp_path / "log")
+    log = Log.open(d, writable=True, create=True, fs=fs)
+    folder = _folder(tmp_path, files=1, per_file=5)
+    ingest_file(log, os.path.join(folder, "s0.jsonl"), state_dir=str(tmp_path / "state"))
+    abandon(log)  # killed right after it recorded its position: no close, no sync
+    fs.crash(random.Random(0), modes=("drop",))
+    assert len(_messages(d)) == 5
