@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Generate the CLI reference in README.md from the commands' own --help.
+"""Generate the CLI reference (docs/cli.md) from the commands' own --help.
 
     .venv/bin/python tools/cli_reference.py           # print the reference
-    .venv/bin/python tools/cli_reference.py --write   # replace it in README.md
-    .venv/bin/python tools/cli_reference.py --check   # exit 1 if README.md is out of date
+    .venv/bin/python tools/cli_reference.py --write   # replace it in docs/cli.md
+    .venv/bin/python tools/cli_reference.py --check   # exit 1 if docs/cli.md is out of date
 
 The reference sits between the ``<!-- cli-reference:start -->`` and ``:end`` markers.
 tests/test_docs.py runs the --check, so a command whose help changed fails CI until the
-README is regenerated.
+reference is regenerated.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import click
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(os.path.dirname(HERE), "README.md")
+REFERENCE = os.path.join(os.path.dirname(HERE), "docs", "cli.md")
 START, END = "<!-- cli-reference:start -->", "<!-- cli-reference:end -->"
 
 
@@ -54,7 +54,7 @@ def reference() -> str:
 
 
 def replace_in(text: str, body: str) -> str:
-    """README text with the block between the markers replaced by ``body``."""
+    """Reference text with the block between the markers replaced by ``body``."""
     head, _, rest = text.partition(START)
     _, _, tail = rest.partition(END)
     return f"{head}{START}\n{body}\n{END}{tail}"
@@ -63,18 +63,18 @@ def replace_in(text: str, body: str) -> str:
 def main(argv: list[str]) -> int:
     body = reference()
     if "--write" in argv or "--check" in argv:
-        with open(README, encoding="utf-8") as f:
+        with open(REFERENCE, encoding="utf-8") as f:
             text = f.read()
         if START not in text or END not in text:
-            print(f"README.md has no {START} ... {END} block", file=sys.stderr)
+            print(f"docs/cli.md has no {START} ... {END} block", file=sys.stderr)
             return 1
         new = replace_in(text, body)
         if "--check" in argv:
             if new != text:
-                print("README.md's CLI reference is out of date: run tools/cli_reference.py --write", file=sys.stderr)
+                print("docs/cli.md is out of date: run tools/cli_reference.py --write", file=sys.stderr)
                 return 1
             return 0
-        with open(README, "w", encoding="utf-8") as f:
+        with open(REFERENCE, "w", encoding="utf-8") as f:
             f.write(new)
         return 0
     print(body)
