@@ -60,3 +60,65 @@ def test_the_readmes_library_example_runs(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "The user prefers pytest over unittest." in out.stdout
     assert out.stderr == ""
+
+
+def _readme_command_lines(text: str) -> list[str]:
+    """Every ``evlog ...`` command line of the README's shell blocks (comments and pipes cut off)."""
+    lines, in_sh = [], False
+    for raw in text.splitlines():
+        if raw.startswith("```"):
+            in_sh = raw.strip() in ("```sh", "```bash", "```console")
+            continue
+        if not in_sh:
+            continue
+        line = raw.strip().lstrip("$ ").split("  #")[0].split(" # ")[0]
+        for part in line.replace("&&", "|").replace(";", "|").split("|"):
+            part = part.strip()
+            if part.startswith("evlog "):
+                lines.append(part)
+    return lines
+
+
+def _check_command_line(line: str) -> str | None:
+    """Why ``line`` is not a valid evlog invocation (unknown command or option), or None."""
+    import shlex
+
+    import click
+
+    words = shlex.split(line)[1:]
+    cmd: click.Command = cli
+    ctx = click.Context(cli, info_name="evlog")
+    known = {o for p in cli.params for o in getattr(p, "opts", [])}
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("-"):
+            opt = w.split("=")[0]
+            param = next((p for p in cmd.params if opt in getattr(p, "opts", []) + getattr(p, "secondary_opts", [])),
+                         None)
+            if param is None and opt not in known and opt not in ("-h", "--help"):
+                return f"{line!r}: {opt} is not an option of {cmd.name}"
+            if param is not None and not getattr(param, "is_flag", False) and "=" not in w and param.nargs == 1:
+                i += 1  # the option's value
+        elif isinstance(cmd, click.Group):
+            sub = cmd.get_command(ctx, w)
+            if sub is None:
+                return f"{line!r}: {w} is not a command of {cmd.name}"
+            known |= {o for p in cmd.params for o in getattr(p, "opts", [])}
+            cmd = sub
+        i += 1
+    return None
+
+
+def test_every_command_line_in_the_readme_is_real():
+    """Each ``evlog ...`` line in the README's shell blocks names a real command with real options."""
+    lines = _readme_command_lines(readme())
+    assert len(lines) > 20, lines
+    problems = [p for p in map(_check_command_line, lines) if p]
+    assert problems == []
+
+
+def test_the_readme_command_check_can_fail():
+    assert _check_command_line("evlog sessions --no-such-option") is not None
+    assert _check_command_line("evlog no-such-command") is not None
+    assert _check_command_line("evlog recall pytest --scope messages -n 20") is None
