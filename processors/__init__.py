@@ -109,7 +109,12 @@ def run(ws: Workspace, name: str, *, llm: Any = None, **options: Any) -> Any:
 
 @dataclass
 class OffsetRow:
-    """One line of ``evlog offsets``: a processor's position, lag and recorded losses."""
+    """One line of ``evlog offsets``: a processor's position, lag and recorded losses.
+
+    ``lag`` is the work still to do: the input events after the offset for a processor whose
+    inputs are known (snapshot, digest, dream), else every event after it; ``behind`` is
+    always the number of log events after the offset (most are not the processor's input).
+    """
 
     processor: str
     seq: int
@@ -119,27 +124,39 @@ class OffsetRow:
     lost_bytes: int
     lost_records: int
     detail: str = ""
+    behind: int = 0
 
 
 def offsets(ws: Workspace) -> list[OffsetRow]:
-    """Every processor's position, lag behind the log end and recorded losses."""
+    """Every processor's position, lag behind the log end and recorded losses (one row each)."""
     state = ws.offsets.s
     last = ws.log.last_seq
     rows = []
-    for name in sorted(set(state.processors) | set(LOG_INPUTS)):
+    for name in sorted(set(state.processors) | set(LOG_INPUTS) | {"dream"}):
         p = state.processors.get(name)
         if name.startswith("sync.") and p is not None and not p.seq:  # refused sync rows (offset.reset, policy "rejected")
             rows.append(OffsetRow(name, 0, 0, "", p.resets, p.lost_bytes, p.lost_records,
                                   f"{p.lost_records} row(s) refused; see 'evlog sync status'"))
             continue
         seq = p.seq if p else 0
-        pending = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS.get(name, ()))
-        rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,
-                              p.lost_bytes if p else 0, p.lost_records if p else 0,
-                              f"{pending} input event(s) pending" if name in LOG_INPUTS else ""))
-    dream = ws.dream_runs.s
-    pending = len(ws.history.since(dream.cursor))
-    failed = sum(1 for r in dream.runs.values() if r.failed)
-    rows.append(OffsetRow("dream", dream.cursor, pending, "", 0, 0, 0,
-                          f"history cursor {dream.cursor}; {pending} entries pending; {failed} failed run(s)"))
+        if name == "dream":
+            lag, detail = _dream_pending(ws)
+        elif name in LOG_INPUTS:
+            lag = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS[name])
+            detail = f"{lag} input event(s) pending"
+        else:
+            lag, detail = last - seq, ""
+        rows.append(OffsetRow(name, seq, lag, p.committed_at if p else "", p.resets if p else 0,
+                              p.lost_bytes if p else 0, p.lost_records if p else 0, detail, behind=last - seq))
     return rows
+
+
+def _dream_pending(ws: Workspace) -> tuple[int, str]:
+    """Dream's inputs not yet claimed by a call, and its failed runs, in words."""
+    from processors.dream import _pending
+
+    pending = _pending(ws)
+    failed = sum(1 for r in ws.dream_runs.s.runs.values() if r.failed)
+    detail = f"{pending} input(s) pending" + (f"; {failed} failed run(s): 'evlog run dream --retry-failed'"
+                                              if failed else "")
+    return pending, detail
