@@ -80,6 +80,7 @@ def main() -> None:
 
 from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     agents_command,
+    daemon_command,
     gateway_command,
     ingest_command,
     log_commands,
@@ -87,6 +88,7 @@ from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     project_command,
     projection_commands,
     recall_command,
+    status_command,
     sync_command,
     web_command,
 )
