@@ -19,8 +19,9 @@ another program changed a file in between, nothing written when nothing changes)
   that is not valid TOML is reported with its line and column, and nothing changes. An
   ``mcp_servers.evlog`` that the user wrote (outside evlog's block) is left alone.
 
-``--uninstall`` removes exactly what setup added (the feature line stays while other hooks
-in hooks.json still need it). ``installed()`` tells ``evlog status`` what is there.
+``--uninstall`` removes exactly what setup added, so the file is byte for byte what it was
+(if other hooks in hooks.json need the feature flag, it says so). ``installed()`` tells
+``evlog status`` what is there.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ FEATURE = "codex_hooks"
 BEGIN = "# BEGIN evlog (written by 'evlog setup codex'; 'evlog setup codex --uninstall' removes it)"
 END = "# END evlog"
 LINE_MARK = "# added by 'evlog setup codex'"
+NO_EOL = "# (evlog ended the line above this block: the file had no final newline)"
 
 
 def codex_home() -> str:
@@ -77,22 +79,25 @@ def _toml_str(s: str) -> str:
 
 
 def strip_evlog(text: str) -> str:
-    """``text`` without evlog's block and marked lines (everything else byte for byte)."""
+    """``text`` without evlog's block and marked lines: byte for byte the text before setup added them."""
     out: list[str] = []
-    inside = False
+    inside = unterminated = False
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
         if bare == BEGIN:
             inside = True
+            if out and out[-1] in ("\n", "\r\n"):
+                out.pop()  # the blank line setup put before its block
             continue
         if inside:
+            unterminated = unterminated or bare == NO_EOL
             inside = bare != END
             continue
         if bare.endswith(LINE_MARK):
             continue
         out.append(line)
-    while out and out[-1].strip() == "" and len(out) > 1 and out[-2].strip() == "":
-        out.pop()  # the blank line setup put before its block
+    if unterminated and out and out[-1].endswith("\n"):
+        out[-1] = out[-1][:-1]  # setup ended the file's last line: the file had no final newline
     return "".join(out)
 
 
@@ -144,6 +149,7 @@ def edit_config(text: str, *, server: dict[str, Any] | None, feature: bool, path
     if block:
         if body and not body.endswith("\n"):
             body += "\n"
+            block.insert(0, NO_EOL + "\n")
         body += ("\n" if body.strip() else "") + BEGIN + "\n" + "".join(block) + END + "\n"
     _check_only_ours(path, doc, parse_toml(path, body))
     return body, said
@@ -197,13 +203,15 @@ def plan_codex(*, program: str | None = None, home: str | None = None, uninstall
 
     def config_change() -> st.FileChange:
         text = _read_text(config_path)
-        others = _other_hooks(hooks_path)
-        new, said = edit_config(text or "", server=None if uninstall else server,
-                                feature=not uninstall or others, path=config_path)
+        new, said = edit_config(text or "", server=None if uninstall else server, feature=not uninstall,
+                                path=config_path)
         if (text or "") == new:
             new = text  # type: ignore[assignment]
         elif uninstall:
-            said.append("remove evlog's MCP server" + ("" if others else " and the hooks feature flag evlog added"))
+            said.append("remove evlog's MCP server and the hooks feature flag evlog added")
+            if _other_hooks(hooks_path):
+                said.append("your other Codex hooks need hooks turned on: newer Codex has them on by default, older "
+                            "needs [features] codex_hooks = true")
         else:
             said.append("add evlog's MCP server and the hooks feature flag")
         after = new if (new or text is not None) else None  # nothing to write where there was no file
