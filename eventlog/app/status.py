@@ -178,9 +178,9 @@ def job_status(ws: Any, home: str, running: bool) -> list[JobStatus]:
     lags["recall"] = index_status(home, ws.log.last_seq).behind
     rows = []
     for job in JOBS:
-        interval = float(ws.config.schedule.get(job, 0) or 0)
         found = seen.get(job)
         d: dict[str, Any] = found if isinstance(found, dict) else {}
+        interval = float(d.get("interval") or ws.config.schedule.get(job, 0) or 0)  # the daemon's, else evlog.json's
         rows.append(JobStatus(job, interval, str(d.get("last_run_at", "")), d.get("last_ok"),
                               str(d.get("last_error", "")), int(d.get("failures", 0) or 0),
                               str(d.get("next_run_at", "")) if running else "", lags.get(job)))
