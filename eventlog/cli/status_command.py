@@ -24,7 +24,7 @@ def status(ctx: click.Context, as_json: bool, check: bool) -> None:
     user service if one is installed. Agents: evlog's hooks and MCP server in Claude Code
     (settings, the plugin) and Codex. Jobs: last run, next run, failures and lag of each.
     Index: how far the recall index is behind the log. Sync: the gateways logged in to.
-    Problems: each with the command that fixes it. Reads only; takes no lock.
+    Problems: each with the command that fixes it. It only reads (no workspace file changes).
     """
     from eventlog.app.status import workspace_status
 
