@@ -257,3 +257,16 @@ def test_the_codex_hook_exits_0_with_a_note_on_odd_input(workspace, raw):
     r = CliRunner().invoke(cli, ["--home", workspace, "hook", "codex"], input=raw)
     assert r.exit_code == 0 and r.stdout == ""
     assert r.stderr.startswith("evlog hook: ")
+
+
+@pytest.mark.parametrize("original", ["", "\n\n", "# only a comment", "model = \"o3\"\n\n\n", "[features]\nx = 1",
+                                      "a = 1\r\nb = 2\r\n"])
+def test_edit_and_strip_give_back_any_file_byte_for_byte(original):
+    from eventlog.app.agents.codex_setup import edit_config, strip_evlog
+
+    server = {"command": "/opt/evlog", "args": ["mcp"]}
+    added, _ = edit_config(original, server=server, feature=True)
+    assert tomllib.loads(added)["mcp_servers"]["evlog"] == server and tomllib.loads(added)["features"]["codex_hooks"]
+    assert strip_evlog(added) == original
+    assert edit_config(added, server=server, feature=True)[0] == added  # idempotent
+    assert edit_config(added, server=None, feature=False)[0] == original

@@ -124,7 +124,7 @@ def edit_config(text: str, *, server: dict[str, Any] | None, feature: bool, path
     feats = _table(doc, "features")
     lines = base.splitlines(keepends=True)
     block: list[str] = []
-    if feature and feats.get(FEATURE) is not True and "features" in doc and not isinstance(doc["features"], dict):
+    if feature and "features" in doc and not isinstance(doc["features"], dict):
         raise st.SetupError(f"{path}: 'features' is not a table; nothing was changed")
     if feature and FEATURE not in feats:
         at = _features_header(lines)
@@ -150,7 +150,8 @@ def edit_config(text: str, *, server: dict[str, Any] | None, feature: bool, path
         if body and not body.endswith("\n"):
             body += "\n"
             block.insert(0, NO_EOL + "\n")
-        body += ("\n" if body.strip() else "") + BEGIN + "\n" + "".join(block) + END + "\n"
+        sep = "\n" if body else ""  # the blank line strip_evlog takes away again
+        body += sep + BEGIN + "\n" + "".join(block) + END + "\n"
     _check_only_ours(path, doc, parse_toml(path, body))
     return body, said
 
