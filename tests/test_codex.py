@@ -8,6 +8,8 @@ import os
 import tomllib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from eventlog.ingest import parse_file
 from processors.dream import Entry
@@ -270,3 +272,36 @@ def test_edit_and_strip_give_back_any_file_byte_for_byte(original):
     assert strip_evlog(added) == original
     assert edit_config(added, server=server, feature=True)[0] == added  # idempotent
     assert edit_config(added, server=None, feature=False)[0] == original
+
+
+_LINES = ["", "# a comment", 'model = "gpt-5.5"', "approval_policy = \"never\"  # why", "[features]", "web_search = true",
+          "codex_hooks = false", "[mcp_servers.docs]", 'command = "npx"', 'args = ["-y", "docs"]', "[profiles.fast]",
+          "[mcp_servers.evlog]", 'command = "/home/me/evlog"', "   ", "\t# indented comment"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st_lines=hst.lists(hst.sampled_from(_LINES), max_size=12), eol=hst.sampled_from(["\n", "\r\n"]),
+       final=hst.booleans())
+def test_any_valid_config_round_trips_and_keeps_every_key(st_lines, eol, final):
+    from eventlog.app.agents.codex_setup import edit_config
+    from eventlog.app.agents.setup import SetupError
+
+    text = eol.join(st_lines) + (eol if final and st_lines else "")
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return  # not a config Codex would read either
+    server = {"command": "/opt/evlog", "args": ["mcp"]}
+    try:
+        added, _said = edit_config(text, server=server, feature=True)
+    except SetupError as e:
+        assert "by hand" in str(e)  # refused, never half-done
+        return
+    after = tomllib.loads(added)
+    for key, value in before.items():  # every key the user had is there, with its value
+        if isinstance(value, dict):
+            ours = {("features", "codex_hooks"), ("mcp_servers", "evlog")}
+            assert {k: v for k, v in after[key].items() if (key, k) not in ours or k in value} == value
+        else:
+            assert after[key] == value
+    assert edit_config(added, server=None, feature=False)[0] == text
