@@ -213,3 +213,27 @@ def test_the_status_command_prints_a_table_or_one_json_object(workspace, cli_run
     assert doc["ok"] is False and doc["daemon"]["running"] is False and doc["index"]["behind"] == doc["log_seq"]
     assert {p["fix"] for p in doc["problems"]} >= {"evlog daemon install", "evlog run recall"}
     assert cli_runner.invoke(cli, ["--home", workspace, "status", "--check"]).exit_code == 1
+
+
+def test_the_processors_page_lists_each_processor_once_with_no_lag_badge_when_nothing_is_pending(workspace):
+    import re
+
+    from starlette.testclient import TestClient
+
+    from eventlog.app.web.app import local_app
+
+    _workspace_with_messages(workspace)
+    with Workspace.open(workspace, writable=True) as ws:
+        for job in ("snapshot", "digest", "dream", "recall"):
+            processors.run(ws, job)
+    token = "status-token-" + "x" * 32
+    app = local_app(workspace, 8766, token=token)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1:8766", follow_redirects=False) as c:
+            c.get(f"/?token={token}")
+            body = c.get("/processors").text
+    finally:
+        app.state.web.source.close()
+    names = re.findall(r"<td><b>([a-z_.]+)</b></td>", body)
+    assert names and len(names) == len(set(names)), names
+    assert 'class="badge lag"' not in body
