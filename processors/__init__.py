@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 #: The event types each log processor consumes (for the pending count of ``evlog offsets``).
 LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"}),
                                          "digest": frozenset({"diary.appended"})}
+#: Dream's inputs: every message, and the notes of ``evlog remember`` (``history.appended`` with this source).
+#: Said here so ``evlog offsets`` and ``evlog status`` count them without importing Dream and its extractor
+#: (~0.3 s); tests/test_status.py checks it agrees with ``processors.dream._is_input``.
+DREAM_NOTE_SOURCE = "remember"
+
+
+def is_dream_input(ev: Any) -> bool:
+    """Whether Dream learns from this event (a message, or a note given with ``evlog remember``)."""
+    return ev.type == "message.appended" or (ev.type == "history.appended" and
+                                             getattr(ev, "source", None) == DREAM_NOTE_SOURCE)
 
 
 def _snapshot(ws: Workspace, **_: Any) -> Any:
@@ -151,11 +161,17 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
     return rows
 
 
-def _dream_pending(ws: Workspace) -> tuple[int, str]:
-    """Dream's inputs not yet claimed by a call, and its failed runs, in words."""
-    from processors.dream import _pending
+#: Log records ``evlog offsets`` looks at after Dream's offset (as Dream does to plan one call).
+DREAM_SCAN_RECORDS = 100_000
 
-    pending = _pending(ws)
+
+def _dream_pending(ws: Workspace) -> tuple[int, str]:
+    """Dream's inputs after its offset not yet claimed by a call (a bounded look), and its failed runs, in words."""
+    with ws.lock:
+        pos = ws.offsets.position("dream").seq
+        claimed = set(ws.dream_runs.s.claimed)
+        pending = sum(1 for rec in ws.log.records(pos + 1, until_seq=pos + DREAM_SCAN_RECORDS)
+                      if is_dream_input(rec.event) and rec.seq not in claimed)
     failed = sum(1 for r in ws.dream_runs.s.runs.values() if r.failed)
     detail = f"{pending} input(s) pending" + (f"; {failed} failed run(s): 'evlog run dream --retry-failed'"
                                               if failed else "")

@@ -237,3 +237,19 @@ def test_the_processors_page_lists_each_processor_once_with_no_lag_badge_when_no
     names = re.findall(r"<td><b>([a-z_.]+)</b></td>", body)
     assert names and len(names) == len(set(names)), names
     assert 'class="badge lag"' not in body
+
+
+def test_offsets_counts_dreams_inputs_as_dream_does():
+    import processors.dream as dream
+    from eventlog.events import HistoryAppended
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+    from make_golden_log import SAMPLES  # one event of every type
+
+    samples = [*SAMPLES, HistoryAppended(text="a note", source=dream.NOTE_SOURCE),
+               HistoryAppended(text="a summary", source="consolidator")]
+    assert processors.DREAM_NOTE_SOURCE == dream.NOTE_SOURCE
+    assert processors.DREAM_SCAN_RECORDS == dream.SCAN_RECORDS
+    for ev in samples:
+        assert processors.is_dream_input(ev) == dream._is_input(ev), ev
+    assert any(processors.is_dream_input(ev) for ev in samples) and not all(map(processors.is_dream_input, samples))
