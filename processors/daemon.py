@@ -13,9 +13,9 @@ turn; it never stops the others.
 
 **What it leaves for ``evlog status``.** With a ``Heartbeat`` the daemon keeps
 ``state/daemon.json`` (``DAEMON_STATE``): its pid, host, version, when it started, a heartbeat
-at least every ``HEARTBEAT_SECONDS`` while it runs, when it stopped, and per job the interval,
-last run (time, ok or the error, consecutive failures) and next run, replaced atomically each
-time. ``daemon_logger`` writes the same lines as stderr into ``logs/daemon.log``, rotated at
+every ``HEARTBEAT_SECONDS`` from a thread of its own (so a long job never makes it look dead),
+the job running now and since when, when it stopped, and per job the interval, last run (time,
+ok or the error, consecutive failures) and next run, replaced atomically each time. ``daemon_logger`` writes the same lines as stderr into ``logs/daemon.log``, rotated at
 ``LOG_MAX_BYTES`` with ``LOG_BACKUPS`` old files kept. A second daemon on a workspace whose
 daemon is alive (its pid runs and its heartbeat is fresh) is refused (``DaemonRunning``).
 """
@@ -145,6 +145,8 @@ def _loop(ws: Workspace, llm: LLM, stop: threading.Event, log: Callable[[str], N
         for job in sorted(next_at, key=lambda j: (next_at[j], JOBS.index(j))):
             if stop.is_set() or next_at[job] > clock():
                 continue
+            if heartbeat is not None:
+                heartbeat.running(job)
             error = _run_job(ws, job, external, llm, log)
             counts[job] += 1
             next_at[job] = clock() + sched[job]
@@ -153,8 +155,6 @@ def _loop(ws: Workspace, llm: LLM, stop: threading.Event, log: Callable[[str], N
         if once:
             break
         ws.flush()
-        if heartbeat is not None:
-            heartbeat.beat()
         wake = min(next_at.values(), default=clock() + 60) - clock()
         stop.wait(max(0.05, min(wake, 5.0)))
 
@@ -216,13 +216,32 @@ class Heartbeat:
                                       "started_at": utc_iso(now), "started_ts": now, "heartbeat_at": "",
                                       "heartbeat_ts": 0.0, "stopped_at": "", "log_file": LOG_FILE, "jobs": {}}
         self._last = 0.0
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def claim(self) -> None:
-        """Refuse to start beside a live daemon of this workspace, then write the first heartbeat."""
+        """Refuse to start beside a live daemon of this workspace, write the first heartbeat, keep beating.
+
+        The beats come from a thread of their own, so a long job (a Dream call that takes
+        minutes) never makes a running daemon look dead.
+        """
         other = read_daemon_state(os.path.dirname(os.path.dirname(self.path)))
         if other and other.get("pid") != os.getpid() and daemon_alive(other, now=self.wall()):
             raise LockedError(f"a daemon already runs on this workspace (pid {other.get('pid')}, since "
                               f"{other.get('started_at')}); 'evlog status' shows it")
+        self.beat(force=True)
+        self._thread = threading.Thread(target=self._keep_beating, name="evlog-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _keep_beating(self) -> None:
+        while not self._done.wait(HEARTBEAT_SECONDS):
+            self.beat(force=True)
+
+    def running(self, job: str) -> None:
+        """Record that ``job`` runs now (``evlog status`` shows it until it ends)."""
+        with self._lock:
+            self.state["current_job"] = {"job": job, "since": utc_iso(self.wall())}
         self.beat(force=True)
 
     def schedule(self, job: str, interval: float, next_ts: float) -> None:
@@ -232,28 +251,37 @@ class Heartbeat:
 
     def ran(self, job: str, error: str, next_ts: float) -> None:
         """Record a job's run (``error`` empty: it succeeded) and when it runs next."""
-        j = self.state["jobs"][job]
-        now = utc_iso(self.wall())
-        j.update(runs=j["runs"] + 1, last_run_at=now, last_ok=not error, last_error=error,
-                 failures=j["failures"] + 1 if error else 0, next_run_at=utc_iso(next_ts))
-        if not error:
-            j["last_ok_at"] = now
+        with self._lock:
+            j = self.state["jobs"][job]
+            now = utc_iso(self.wall())
+            j.update(runs=j["runs"] + 1, last_run_at=now, last_ok=not error, last_error=error,
+                     failures=j["failures"] + 1 if error else 0, next_run_at=utc_iso(next_ts))
+            if not error:
+                j["last_ok_at"] = now
+            self.state.pop("current_job", None)
         self.beat(force=True)
 
     def beat(self, *, force: bool = False) -> None:
         now = self.wall()
-        if not force and now - self._last < HEARTBEAT_SECONDS:
-            return
-        self._last = now
-        self.state.update(heartbeat_at=utc_iso(now), heartbeat_ts=now)
-        self._write()
+        with self._lock:
+            if not force and now - self._last < HEARTBEAT_SECONDS:
+                return
+            self._last = now
+            self.state.update(heartbeat_at=utc_iso(now), heartbeat_ts=now)
+            self._write()
 
     def stopped(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join(5)
         now = self.wall()
-        self.state.update(stopped_at=utc_iso(now), heartbeat_at=utc_iso(now), heartbeat_ts=now)
-        self._write()
+        with self._lock:
+            self.state.pop("current_job", None)
+            self.state.update(stopped_at=utc_iso(now), heartbeat_at=utc_iso(now), heartbeat_ts=now)
+            self._write()
 
     def _write(self) -> None:
+        """Replace the file with the state (the caller holds ``_lock``)."""
         from eventlog.fsio import OS_FS
 
         try:

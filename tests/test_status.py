@@ -253,3 +253,30 @@ def test_offsets_counts_dreams_inputs_as_dream_does():
     for ev in samples:
         assert processors.is_dream_input(ev) == dream._is_input(ev), ev
     assert any(processors.is_dream_input(ev) for ev in samples) and not all(map(processors.is_dream_input, samples))
+
+
+def test_a_daemon_busy_with_a_long_job_is_up_and_says_which_job(workspace, monkeypatch):
+    import processors.daemon as d
+
+    monkeypatch.setattr(d, "HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr(d, "STALE_AFTER_SECONDS", 0.5)  # the job below runs 4x longer than a heartbeat may be old
+    started, release = threading.Event(), threading.Event()
+
+    def long_job(_ws):  # noqa: ANN001, ANN202 - a Dream call that takes minutes, in small
+        started.set()
+        release.wait(10)
+        return []
+
+    stop, t, ws, _lines = _run_daemon_thread(workspace, schedule={"watch": 60}, jobs={"watch": long_job})
+    try:
+        assert started.wait(10)
+        time.sleep(2.0)
+        report = workspace_status(workspace)
+        assert report.daemon.running, "a daemon busy with a long job looked dead"
+        assert report.daemon.current_job.startswith("watch since ")
+    finally:
+        release.set()
+        stop.set()
+        t.join(10)
+        ws.close()
+    assert workspace_status(workspace).daemon.current_job == ""

@@ -49,6 +49,7 @@ class DaemonStatus:
     version: str = ""
     log_file: str = ""
     service: str = ""  # the installed unit or plist ("": none)
+    current_job: str = ""  # the job running now ("snapshot since 2026-...Z"; "": none, or the daemon is down)
 
 
 @dataclass
@@ -164,8 +165,10 @@ def daemon_status(home: str, *, now: float) -> DaemonStatus:
     except Exception:  # noqa: BLE001 - status never fails over a service file
         service = ""
     pid = state.get("pid") if isinstance(state.get("pid"), int) else None
+    job = state.get("current_job")
+    current = f"{job.get('job')} since {job.get('since')}" if running and isinstance(job, dict) else ""
     return DaemonStatus(running, pid, str(since), str(state.get("heartbeat_at", "")), age,
-                        str(state.get("version", "")), os.path.join(home, LOG_FILE), service)
+                        str(state.get("version", "")), os.path.join(home, LOG_FILE), service, current)
 
 
 def job_status(ws: Any, home: str, running: bool) -> list[JobStatus]:

@@ -50,7 +50,8 @@ def render_status(r) -> str:  # noqa: ANN001
     d = r.daemon
     lines = [f"evlog {r.version}  workspace {r.home}" + ("" if r.initialised else " (not initialised)")]
     if d.running:
-        lines.append(f"daemon      up since {d.since} (pid {d.pid}, heartbeat {d.heartbeat_age or 0:.0f}s ago)")
+        lines.append(f"daemon      up since {d.since} (pid {d.pid}, heartbeat {d.heartbeat_age or 0:.0f}s ago)"
+                     + (f"; running {d.current_job}" if d.current_job else ""))
     else:
         lines.append("daemon      down" + (f" since {d.since}" if d.since else " (never ran here)"))
     lines.append(f"service     {d.service or 'not installed'}")
