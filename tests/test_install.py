@@ -50,8 +50,10 @@ def _build_wheel(dest: str, tmp: str) -> str:
     for pkg in ("eventlog", "projections", "processors"):
         shutil.copytree(os.path.join(REPO, pkg), os.path.join(src, pkg),
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--disable-pip-version-check", "-q", "-w", dest, src], check=True, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                        "--disable-pip-version-check", "-q", "-w", dest, src], capture_output=True, text=True)
+    assert r.returncode == 0, ("building the wheel failed (the test extra brings setuptools>=70.1: "
+                               f"pip install -e '.[test]'):\n{r.stderr[-3000:]}")
     (wheel,) = [f for f in os.listdir(dest) if f.endswith(".whl")]
     return os.path.join(dest, wheel)
 
@@ -70,8 +72,9 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_runs(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = str(venv / "bin" / "python")
-    subprocess.run([sys.executable, "-m", "pip", "--python", py, "install", "--no-deps", "--no-index",
-                    "--disable-pip-version-check", "-q", wheel], check=True, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "pip", "--python", py, "install", "--no-deps", "--no-index",
+                        "--disable-pip-version-check", "-q", wheel], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
     # The dependencies come from the test's own environment (already downloaded): a .pth adds its
     # site-packages after the fresh venv's own, and a .pth inside it (an editable evlog) is not run.
     site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
