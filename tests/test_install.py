@@ -98,3 +98,12 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_runs(tmp_path):
                            capture_output=True, text=True, check=True)
     settings = (tmp_path / "user" / ".claude" / "settings.json").read_text()
     assert evlog in settings and "hook claude-code" in settings, setup.stderr
+    env.pop("XDG_CONFIG_HOME", None)
+    daemon = subprocess.run([evlog, "--home", str(home), "daemon", "install", "--platform", "systemd"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert daemon.returncode == 0, daemon.stderr
+    (unit,) = (tmp_path / "user" / ".config" / "systemd" / "user").iterdir()
+    assert f"ExecStart={evlog} --home {home} daemon" in unit.read_text()
+    status = subprocess.run([evlog, "--home", str(home), "status", "--json"], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, check=True)
+    assert '"service":"' + str(unit) + '"' in status.stdout
