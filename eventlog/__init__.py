@@ -14,8 +14,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from eventlog._version import __version__
+
 __all__ = [
     "Workspace",
+    "__version__",
     "errors",
     "events",
     "init_workspace",

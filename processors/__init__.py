@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 #: The event types each log processor consumes (for the pending count of ``evlog offsets``).
 LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"}),
                                          "digest": frozenset({"diary.appended"})}
+#: Dream's inputs: every message, and the notes of ``evlog remember`` (``history.appended`` with this source).
+#: Said here so ``evlog offsets`` and ``evlog status`` count them without importing Dream and its extractor
+#: (~0.3 s); tests/test_status.py checks it agrees with ``processors.dream._is_input``.
+DREAM_NOTE_SOURCE = "remember"
+
+
+def is_dream_input(ev: Any) -> bool:
+    """Whether Dream learns from this event (a message, or a note given with ``evlog remember``)."""
+    return ev.type == "message.appended" or (ev.type == "history.appended" and
+                                             getattr(ev, "source", None) == DREAM_NOTE_SOURCE)
 
 
 def _snapshot(ws: Workspace, **_: Any) -> Any:
@@ -109,7 +119,12 @@ def run(ws: Workspace, name: str, *, llm: Any = None, **options: Any) -> Any:
 
 @dataclass
 class OffsetRow:
-    """One line of ``evlog offsets``: a processor's position, lag and recorded losses."""
+    """One line of ``evlog offsets``: a processor's position, lag and recorded losses.
+
+    ``lag`` is the work still to do: the input events after the offset for a processor whose
+    inputs are known (snapshot, digest, dream), else every event after it; ``behind`` is
+    always the number of log events after the offset (most are not the processor's input).
+    """
 
     processor: str
     seq: int
@@ -119,27 +134,45 @@ class OffsetRow:
     lost_bytes: int
     lost_records: int
     detail: str = ""
+    behind: int = 0
 
 
 def offsets(ws: Workspace) -> list[OffsetRow]:
-    """Every processor's position, lag behind the log end and recorded losses."""
+    """Every processor's position, lag behind the log end and recorded losses (one row each)."""
     state = ws.offsets.s
     last = ws.log.last_seq
     rows = []
-    for name in sorted(set(state.processors) | set(LOG_INPUTS)):
+    for name in sorted(set(state.processors) | set(LOG_INPUTS) | {"dream"}):
         p = state.processors.get(name)
         if name.startswith("sync.") and p is not None and not p.seq:  # refused sync rows (offset.reset, policy "rejected")
             rows.append(OffsetRow(name, 0, 0, "", p.resets, p.lost_bytes, p.lost_records,
                                   f"{p.lost_records} row(s) refused; see 'evlog sync status'"))
             continue
         seq = p.seq if p else 0
-        pending = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS.get(name, ()))
-        rows.append(OffsetRow(name, seq, last - seq, p.committed_at if p else "", p.resets if p else 0,
-                              p.lost_bytes if p else 0, p.lost_records if p else 0,
-                              f"{pending} input event(s) pending" if name in LOG_INPUTS else ""))
-    dream = ws.dream_runs.s
-    pending = len(ws.history.since(dream.cursor))
-    failed = sum(1 for r in dream.runs.values() if r.failed)
-    rows.append(OffsetRow("dream", dream.cursor, pending, "", 0, 0, 0,
-                          f"history cursor {dream.cursor}; {pending} entries pending; {failed} failed run(s)"))
+        if name == "dream":
+            lag, detail = _dream_pending(ws)
+        elif name in LOG_INPUTS:
+            lag = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS[name])
+            detail = f"{lag} input event(s) pending"
+        else:
+            lag, detail = last - seq, ""
+        rows.append(OffsetRow(name, seq, lag, p.committed_at if p else "", p.resets if p else 0,
+                              p.lost_bytes if p else 0, p.lost_records if p else 0, detail, behind=last - seq))
     return rows
+
+
+#: Log records ``evlog offsets`` looks at after Dream's offset (as Dream does to plan one call).
+DREAM_SCAN_RECORDS = 100_000
+
+
+def _dream_pending(ws: Workspace) -> tuple[int, str]:
+    """Dream's inputs after its offset not yet claimed by a call (a bounded look), and its failed runs, in words."""
+    with ws.lock:
+        pos = ws.offsets.position("dream").seq
+        claimed = set(ws.dream_runs.s.claimed)
+        pending = sum(1 for rec in ws.log.records(pos + 1, until_seq=pos + DREAM_SCAN_RECORDS)
+                      if is_dream_input(rec.event) and rec.seq not in claimed)
+    failed = sum(1 for r in ws.dream_runs.s.runs.values() if r.failed)
+    detail = f"{pending} input(s) pending" + (f"; {failed} failed run(s): 'evlog run dream --retry-failed'"
+                                              if failed else "")
+    return pending, detail

@@ -10,21 +10,43 @@ thread; each processor step is one atomic append, so stopping between jobs (SIGI
 SIGTERM set ``stop``) leaves every offset consistent, and a daemon killed at any moment
 resumes where the log says it was. A job that raises is logged and retried at its next
 turn; it never stops the others.
+
+**What it leaves for ``evlog status``.** With a ``Heartbeat`` the daemon keeps
+``state/daemon.json`` (``DAEMON_STATE``): its pid, host, version, when it started, a heartbeat
+every ``HEARTBEAT_SECONDS`` from a thread of its own (so a long job never makes it look dead),
+the job running now and since when, when it stopped, and per job the interval, last run (time,
+ok or the error, consecutive failures) and next run, replaced atomically each time. ``daemon_logger`` writes the same lines as stderr into ``logs/daemon.log``, rotated at
+``LOG_MAX_BYTES`` with ``LOG_BACKUPS`` old files kept. A second daemon on a workspace whose
+daemon is alive (its pid runs and its heartbeat is fresh) is refused (``DaemonRunning``).
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import logging.handlers
+import os
+import socket
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from eventlog.errors import ConfigError
+from eventlog.errors import ConfigError, LockedError
 from processors.llm import LLM
 
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
+
+DAEMON_STATE = os.path.join("state", "daemon.json")
+LOG_FILE = os.path.join("logs", "daemon.log")
+LOG_MAX_BYTES = 1024 * 1024
+LOG_BACKUPS = 3
+HEARTBEAT_SECONDS = 10.0
+#: A heartbeat older than this means the daemon is gone (it beats every HEARTBEAT_SECONDS, waits at most 5 s).
+STALE_AFTER_SECONDS = 6 * HEARTBEAT_SECONDS
 
 JOBS = ("snapshot", "digest", "autocompact", "dream", "archive", "recall", "watch")
 #: Jobs that live above the processors (the caller passes them to ``run_daemon``).
@@ -61,14 +83,14 @@ def run_daemon(
     clock: Callable[[], float] = time.monotonic,
     once: bool = False,
     jobs: dict[str, Callable[[Workspace], object]] | None = None,
+    heartbeat: Heartbeat | None = None,
 ) -> dict[str, int]:
     """Run due jobs until ``stop`` is set (or one round if ``once``); returns runs per job.
 
     ``jobs`` supplies the ``EXTERNAL_JOBS`` (name -> function of the workspace); a
     scheduled external job that was not supplied is left out, with a log line.
+    ``heartbeat`` (optional) records the daemon and each job's runs in ``state/daemon.json``.
     """
-    import processors
-
     sched = dict(schedule or ws.config.schedule)
     unknown = set(sched) - set(JOBS)
     if unknown:
@@ -80,24 +102,218 @@ def run_daemon(
             sched[job] = 0
     next_at = {job: clock() for job in JOBS if sched.get(job, 0) > 0}
     counts = {job: 0 for job in next_at}
+
+    def wall_of(t: float) -> float:  # a time of ``clock`` as wall-clock seconds
+        return (heartbeat.wall() if heartbeat else time.time()) + (t - clock())
+
+    if heartbeat is not None:
+        heartbeat.claim()
+        for job in next_at:
+            heartbeat.schedule(job, sched[job], wall_of(next_at[job]))
     log(f"daemon started on {ws.home} with {llm.name} ({llm.model}); jobs: "
         + ", ".join(f"{j} every {sched[j]:g}s" for j in next_at))
+    try:
+        _loop(ws, llm, stop, log, sched, next_at, counts, clock, once, external, heartbeat, wall_of)
+    finally:
+        if heartbeat is not None:
+            heartbeat.stopped()
+    log("daemon stopping: every offset is committed")
+    return counts
+
+
+def _run_job(ws: Workspace, job: str, external: dict[str, Callable[[Workspace], object]], llm: LLM,
+             log: Callable[[str], None]) -> str:
+    """Run one job; returns '' or the error it failed with (logged; it never stops the daemon)."""
+    import processors
+
+    try:
+        result = external[job](ws) if job in external else processors.run(ws, job, llm=llm)
+        log(job_summary(job, result))
+    except Exception as e:  # noqa: BLE001 - one failing job never stops the others
+        error = f"{e.__class__.__name__}: {e}"
+        log(f"{job}: failed: {error}")
+        log("".join(traceback.format_exception_only(e)).strip())
+        return error
+    return ""
+
+
+def _loop(ws: Workspace, llm: LLM, stop: threading.Event, log: Callable[[str], None], sched: dict[str, float],
+          next_at: dict[str, float], counts: dict[str, int], clock: Callable[[], float], once: bool,
+          external: dict[str, Callable[[Workspace], object]], heartbeat: Heartbeat | None,
+          wall_of: Callable[[float], float]) -> None:
     while not stop.is_set():
         for job in sorted(next_at, key=lambda j: (next_at[j], JOBS.index(j))):
             if stop.is_set() or next_at[job] > clock():
                 continue
-            try:
-                result = external[job](ws) if job in external else processors.run(ws, job, llm=llm)
-                log(job_summary(job, result))
-            except Exception as e:  # noqa: BLE001 - one failing job never stops the others
-                log(f"{job}: failed: {e.__class__.__name__}: {e}")
-                log("".join(traceback.format_exception_only(e)).strip())
+            if heartbeat is not None:
+                heartbeat.running(job)
+            error = _run_job(ws, job, external, llm, log)
             counts[job] += 1
             next_at[job] = clock() + sched[job]
+            if heartbeat is not None:
+                heartbeat.ran(job, error, wall_of(next_at[job]))
         if once:
             break
         ws.flush()
         wake = min(next_at.values(), default=clock() + 60) - clock()
         stop.wait(max(0.05, min(wake, 5.0)))
-    log("daemon stopping: every offset is committed")
-    return counts
+
+
+# --- what the daemon leaves for `evlog status`: state/daemon.json and logs/daemon.log ---------------
+
+
+def utc_iso(t: float) -> str:
+    """A wall-clock time as ``2026-12-01T14:30:00Z``."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid runs (on this host)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it runs, as another user
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def read_daemon_state(home: str) -> dict[str, Any] | None:
+    """The daemon's ``state/daemon.json`` (None: no daemon ever ran here, or the file is unreadable)."""
+    try:
+        with open(os.path.join(home, DAEMON_STATE), encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def daemon_alive(state: dict[str, Any] | None, *, now: float | None = None) -> bool:
+    """Whether the daemon that wrote ``state`` still runs: not stopped, its pid alive, its heartbeat fresh."""
+    if not state or state.get("stopped_at") or state.get("host") != socket.gethostname():
+        return False
+    pid = state.get("pid")
+    beat = state.get("heartbeat_ts")
+    if not isinstance(pid, int) or not isinstance(beat, int | float):
+        return False
+    return pid_alive(pid) and (now if now is not None else time.time()) - beat <= STALE_AFTER_SECONDS
+
+
+class Heartbeat:
+    """Keeps ``state/daemon.json`` for one running daemon (see the module docstring)."""
+
+    def __init__(self, home: str, *, wall: Callable[[], float] = time.time) -> None:
+        from eventlog._version import __version__
+
+        self.path = os.path.join(home, DAEMON_STATE)
+        self.wall = wall
+        now = wall()
+        self.state: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname(), "version": __version__,
+                                      "started_at": utc_iso(now), "started_ts": now, "heartbeat_at": "",
+                                      "heartbeat_ts": 0.0, "stopped_at": "", "log_file": LOG_FILE, "jobs": {}}
+        self._last = 0.0
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def claim(self) -> None:
+        """Refuse to start beside a live daemon of this workspace, write the first heartbeat, keep beating.
+
+        The beats come from a thread of their own, so a long job (a Dream call that takes
+        minutes) never makes a running daemon look dead.
+        """
+        other = read_daemon_state(os.path.dirname(os.path.dirname(self.path)))
+        if other and other.get("pid") != os.getpid() and daemon_alive(other, now=self.wall()):
+            raise LockedError(f"a daemon already runs on this workspace (pid {other.get('pid')}, since "
+                              f"{other.get('started_at')}); 'evlog status' shows it")
+        self.beat(force=True)
+        self._thread = threading.Thread(target=self._keep_beating, name="evlog-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _keep_beating(self) -> None:
+        while not self._done.wait(HEARTBEAT_SECONDS):
+            self.beat(force=True)
+
+    def running(self, job: str) -> None:
+        """Record that ``job`` runs now (``evlog status`` shows it until it ends)."""
+        with self._lock:
+            self.state["current_job"] = {"job": job, "since": utc_iso(self.wall())}
+        self.beat(force=True)
+
+    def schedule(self, job: str, interval: float, next_ts: float) -> None:
+        self.state["jobs"].setdefault(job, {"interval": interval, "runs": 0, "failures": 0, "last_run_at": "",
+                                            "last_ok": None, "last_error": "", "last_ok_at": ""})
+        self.state["jobs"][job]["next_run_at"] = utc_iso(next_ts)
+
+    def ran(self, job: str, error: str, next_ts: float) -> None:
+        """Record a job's run (``error`` empty: it succeeded) and when it runs next."""
+        with self._lock:
+            j = self.state["jobs"][job]
+            now = utc_iso(self.wall())
+            j.update(runs=j["runs"] + 1, last_run_at=now, last_ok=not error, last_error=error,
+                     failures=j["failures"] + 1 if error else 0, next_run_at=utc_iso(next_ts))
+            if not error:
+                j["last_ok_at"] = now
+            self.state.pop("current_job", None)
+        self.beat(force=True)
+
+    def beat(self, *, force: bool = False) -> None:
+        now = self.wall()
+        with self._lock:
+            if not force and now - self._last < HEARTBEAT_SECONDS:
+                return
+            self._last = now
+            self.state.update(heartbeat_at=utc_iso(now), heartbeat_ts=now)
+            self._write()
+
+    def stopped(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        now = self.wall()
+        with self._lock:
+            self.state.pop("current_job", None)
+            self.state.update(stopped_at=utc_iso(now), heartbeat_at=utc_iso(now), heartbeat_ts=now)
+            self._write()
+
+    def _write(self) -> None:
+        """Replace the file with the state (the caller holds ``_lock``)."""
+        from eventlog.fsio import OS_FS
+
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            OS_FS.atomic_write(self.path, (json.dumps(self.state, indent=1) + "\n").encode(), sync=False)
+        except OSError:
+            pass  # a status file never stops the daemon's work
+
+
+def daemon_logger(home: str, *, stream: Any = None) -> logging.Logger:
+    """A logger writing to ``logs/daemon.log`` (rotated) and, when given, ``stream`` (stderr)."""
+    logger = logging.getLogger(f"evlog.daemon.{os.path.abspath(home)}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    for h in list(logger.handlers):
+        logger.removeHandler(h)
+        h.close()
+    fmt = logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%S")
+    path = os.path.join(home, LOG_FILE)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    file_handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
+                                                        encoding="utf-8")
+    file_handler.setFormatter(fmt)
+    logger.addHandler(file_handler)
+    if stream is not None:
+        console = logging.StreamHandler(stream)
+        console.setFormatter(fmt)
+        logger.addHandler(console)
+    return logger
+
+
+def close_logger(logger: logging.Logger) -> None:
+    for h in list(logger.handlers):
+        logger.removeHandler(h)
+        h.close()

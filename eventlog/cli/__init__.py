@@ -15,6 +15,7 @@ import sys
 
 import click
 
+from eventlog._version import __version__
 from eventlog.errors import EvlogError
 
 
@@ -59,7 +60,7 @@ class EvlogGroup(click.Group):
 @click.option("--lock-timeout", type=float, default=5.0, show_default=True, envvar="EVLOG_LOCK_TIMEOUT",
               help="Seconds a writing command waits for another writer to finish.")
 @click.option("--traceback", is_flag=True, help="Show the Python traceback of an error.")
-@click.version_option(package_name="evlog")
+@click.version_option(version=__version__, prog_name="evlog")
 @click.pass_context
 def cli(ctx: click.Context, home: str | None, lock_timeout: float, traceback: bool) -> None:
     """evlog: an event-sourced memory for AI agents.
@@ -79,6 +80,7 @@ def main() -> None:
 
 from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     agents_command,
+    daemon_command,
     gateway_command,
     ingest_command,
     log_commands,
@@ -86,6 +88,7 @@ from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     project_command,
     projection_commands,
     recall_command,
+    status_command,
     sync_command,
     web_command,
 )

@@ -58,25 +58,58 @@ def hook_claude_code(ctx: click.Context, budget: int, max_bytes: int, deadline: 
     UserPromptSubmit: the facts matching the prompt. Always exits 0; problems (locked or
     damaged workspace, missing transcript, bad input) are one line on stderr.
     """
+    def load():  # noqa: ANN202 - imported inside the guard: even an import error never fails Claude Code
+        from eventlog.app.agents.hooks import handle_claude_code
+
+        return handle_claude_code
+
+    _run_hook(ctx, load, budget, max_bytes, deadline)
+
+
+@hook.command("codex")
+@click.option("--budget", type=click.IntRange(min=500), default=8000, show_default=True,
+              help="Bytes of memory a SessionStart hook may add to the conversation.")
+@click.option("--max-bytes", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
+              help="New rollout bytes one capture reads (the rest: the next hook, or evlog watch).")
+@click.option("--timeout", "deadline", type=click.FloatRange(min=0.5), default=20.0, show_default=True,
+              help="Give up after this many seconds whatever happens (exit 0; the next hook catches up).")
+@click.pass_context
+def hook_codex(ctx: click.Context, budget: int, max_bytes: int, deadline: float) -> None:
+    """Handle a Codex hook: JSON on stdin, hook output on stdout.
+
+    Stop, PreCompact: ingest what the session's rollout file gained since the last hook.
+    SessionStart: print the memory for the session's directory as additionalContext.
+    UserPromptSubmit: the facts matching the prompt. Always exits 0; problems are one
+    line on stderr.
+    """
+    def load():  # noqa: ANN202 - imported inside the guard: even an import error never fails Codex
+        from eventlog.app.agents.codex_hooks import handle_codex
+
+        return handle_codex
+
+    _run_hook(ctx, load, budget, max_bytes, deadline)
+
+
+def _run_hook(ctx: click.Context, load, budget: int, max_bytes: int, deadline: float) -> None:  # noqa: ANN001
+    """Read the hook input, call the handler ``load()`` returns, print its output; never fails the agent (exit 0)."""
     timer = threading.Timer(deadline, _give_up, args=(deadline,))
     timer.daemon = True
     timer.start()
     try:
-        from eventlog.app.agents.hooks import MAX_PAYLOAD_BYTES, handle_claude_code
+        from eventlog.app.agents.hooks import MAX_PAYLOAD_BYTES
 
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         if len(raw) > MAX_PAYLOAD_BYTES:
             note(f"evlog hook: the hook input is larger than {MAX_PAYLOAD_BYTES} bytes; ignored")
             return
-        home = ctx.obj["home"]
-        result = handle_claude_code(raw, home=home, budget=budget, max_bytes=max_bytes,
-                                    lock_timeout=min(ctx.obj["lock_timeout"], 2.0))
+        result = load()(raw, home=ctx.obj["home"], budget=budget, max_bytes=max_bytes,
+                         lock_timeout=min(ctx.obj["lock_timeout"], 2.0))
         for line in result.notes:
             note(f"evlog hook: {line}")
         if result.stdout:
             sys.stdout.write(result.stdout + "\n")
             sys.stdout.flush()
-    except Exception as e:  # noqa: BLE001 - a hook must never fail Claude Code
+    except Exception as e:  # noqa: BLE001 - a hook must never fail the agent
         note(f"evlog hook: internal error ({e.__class__.__name__}: {e}); nothing lost, the next hook catches up")
     finally:
         timer.cancel()
@@ -115,9 +148,41 @@ def setup_claude_code(ctx: click.Context, scope: str, project_dir: str | None, d
     """
     from eventlog.app.agents import setup as st
 
-    home = ctx.obj["home"]
-    plan = st.plan_claude_code(scope=scope, project_dir=project_dir, program=program, home=home,
+    plan = st.plan_claude_code(scope=scope, project_dir=project_dir, program=program, home=ctx.obj["home"],
                                uninstall=uninstall, prompt_context=prompt_context)
+    _run_setup(ctx, plan, dry_run, "Claude Code",
+               "restart Claude Code (or check /hooks and /mcp in it) to use the new settings")
+
+
+@setup.command("codex")
+@click.option("--dry-run", is_flag=True, help="Show the diff of every file it would change; change nothing.")
+@click.option("--uninstall", is_flag=True, help="Remove evlog's hooks, MCP server and the feature flag it added.")
+@click.option("--command", "program", default=None, metavar="CMD",
+              help="How Codex starts evlog (default: this evlog's absolute path).")
+@click.option("--prompt-context", is_flag=True, help="Also add the facts matching each prompt (UserPromptSubmit).")
+@click.option("--codex-home", "codex_dir", type=click.Path(file_okay=False), default=None,
+              help="Codex's folder (default: $CODEX_HOME, else ~/.codex).")
+@click.pass_context
+def setup_codex(ctx: click.Context, dry_run: bool, uninstall: bool, program: str | None, prompt_context: bool,
+                codex_dir: str | None) -> None:
+    """Merge evlog's hooks and MCP server into Codex's ~/.codex (idempotent, atomic, with a backup).
+
+    hooks.json: SessionStart (memory as context), Stop and PreCompact (capture the rollout
+    file), each running 'evlog hook codex'. config.toml: [features] codex_hooks = true and
+    [mcp_servers.evlog], written as a marked block: every other key and comment of the file
+    is kept byte for byte. Each changed file is saved first as <file>.evlog.bak.
+    """
+    from eventlog.app.agents.codex_setup import plan_codex
+
+    plan = plan_codex(program=program, home=ctx.obj["home"], uninstall=uninstall, prompt_context=prompt_context,
+                      codex_dir=codex_dir)
+    _run_setup(ctx, plan, dry_run, "Codex", "restart Codex (and trust the new hooks if it asks) to use them")
+
+
+def _run_setup(ctx: click.Context, plan, dry_run: bool, agent: str, restart: str) -> None:  # noqa: ANN001
+    """Show (--dry-run) or apply a setup plan, with one line per file on stderr."""
+    from eventlog.app.agents import setup as st
+
     if dry_run:
         for c in plan.changes:
             if c.changed:
@@ -127,25 +192,25 @@ def setup_claude_code(ctx: click.Context, scope: str, project_dir: str | None, d
         if not plan.changed:
             note("nothing to change")
         return
-    if not uninstall:
+    if not plan.uninstall:
         from eventlog.app.workspace import init_workspace
 
-        _config, created = init_workspace(home)
+        _config, created = init_workspace(ctx.obj["home"])
         if created:
-            note(f"created the workspace {home}")
+            note(f"created the workspace {ctx.obj['home']}")
     written = st.apply(plan)
     for c in plan.changes:
         if c in written:
             note(f"updated {c.path}: {'; '.join(c.summary) or 'merged'}" + (f" (backup: {c.backup})" if c.backup else ""))
         else:
-            note(f"unchanged: {c.path}")
-    if written and not uninstall:
-        note("restart Claude Code (or check /hooks and /mcp in it) to use the new settings; sessions are captured "
-             "as they happen, and become MEMORY.md facts when Dream runs ('evlog daemon', or 'evlog run dream')")
+            note(f"unchanged: {c.path}" + (f" ({'; '.join(c.summary)})" if c.summary else ""))
+    if written and not plan.uninstall:
+        note(f"{restart}; sessions are captured as they happen, and become MEMORY.md facts when Dream runs "
+             "('evlog daemon install', or 'evlog run dream')")
     elif written:
         note("evlog's hooks and MCP server are removed (the workspace and its memory stay)")
-    elif not uninstall:
-        note("evlog is already set up for Claude Code here")
+    elif not plan.uninstall:
+        note(f"evlog is already set up for {agent} here")
     else:
         note("evlog was not set up here: nothing to remove")
 

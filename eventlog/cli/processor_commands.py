@@ -1,4 +1,4 @@
-"""Commands over the processors: run, offsets, memory, remember, audit, daemon."""
+"""Commands over the processors: run, offsets, memory, remember, audit (the daemon: ``daemon_command``)."""
 
 from __future__ import annotations
 
@@ -231,33 +231,3 @@ def audit_why(ctx: click.Context, text: str | None, fact_id: str | None, as_json
             click.echo(render_explanation(ex))
     if not found:
         raise NotFound(f"no fact in MEMORY.md matches {text or fact_id!r}")
-
-
-@cli.command()
-@llm_options
-@click.option("--once", is_flag=True, help="Run every job once, then exit.")
-@click.pass_context
-def daemon(ctx: click.Context, llm_kind: str | None, model: str | None, once: bool) -> None:
-    """Run snapshot, digest, autocompact, dream, archive, recall and watch on their schedules.
-
-    Logs to stderr; SIGINT/SIGTERM stop it cleanly between jobs (every offset is
-    committed). Intervals are the 'schedule' in evlog.json (seconds; 0 turns a job
-    off; a job missing there runs at its default). watch (ingest grown transcripts of
-    the folders in 'watch', like 'evlog watch') is off until schedule.watch is set.
-    """
-    import signal
-    import threading
-    import time
-
-    from eventlog.app.agents.watch import run_once as watch_once
-    from processors.daemon import run_daemon
-
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-
-    def log(msg: str) -> None:
-        click.echo(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {msg}", err=True)
-
-    with open_workspace(ctx, writable=True) as ws:
-        run_daemon(ws, _llm(llm_kind, model, ws), stop=stop, log=log, once=once, jobs={"watch": watch_once})

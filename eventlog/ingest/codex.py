@@ -14,9 +14,13 @@ Every line is ``{"timestamp", "type", "payload"}``. Mapping:
 
   - ``message``: role ``user``/``assistant`` as is, ``developer`` becomes ``system``;
     content = the text of its ``input_text``/``output_text`` parts joined by a blank
-    line (images as ``[image]``). The harness-injected ``<environment_context>`` and
-    ``<user_instructions>`` user messages are kept verbatim as user messages: they
-    are what the model saw. ``phase`` goes into ``extra``, and so does ``model``
+    line (images as ``[image]``). Text Codex injects is kept verbatim (it is what the
+    model saw) and marked as harness text: ``extra`` gets ``isMeta: true`` (the flag the
+    extractor, titles and recall already treat as "not typed by the user", as for Claude
+    Code's meta lines) and ``harness`` naming what it is: ``developer`` (the developer
+    prompt: permissions, collaboration mode), ``environment_context``,
+    ``user_instructions``, ``agents_md`` (``# AGENTS.md instructions for ...``) or
+    ``turn_aborted`` (``HARNESS_TURNS``: a user turn that *starts* with one of them). ``phase`` goes into ``extra``, and so does ``model``
     (from the latest ``turn_context``) on assistant messages.
   - ``function_call`` / ``custom_tool_call`` / ``local_shell_call``: an assistant
     message with empty content and one tool call in the OpenAI shape every format
@@ -65,6 +69,21 @@ ROLE_MAP = {"developer": "system"}
 _META_KEYS = ("cwd", "originator", "cli_version", "source", "model_provider", "git")
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
+#: User turns Codex writes itself: how their text starts -> the name stored in ``extra["harness"]``.
+HARNESS_TURNS = (("<environment_context>", "environment_context"), ("<user_instructions>", "user_instructions"),
+                 ("# AGENTS.md instructions for ", "agents_md"), ("<turn_aborted>", "turn_aborted"))
+
+
+def harness_name(role: str, text: str) -> str | None:
+    """What Codex injected this message as (None: the user or the model wrote it)."""
+    if role == "developer":
+        return "developer"
+    if role == "user":
+        head = text.lstrip()
+        for prefix, name in HARNESS_TURNS:
+            if head.startswith(prefix):
+                return name
+    return None
 
 
 def _parts_text(content: Any, line: int) -> str:
@@ -160,7 +179,11 @@ def _item_message(item: str, payload: dict[str, Any], line: int, ts: str, model:
             extra["phase"] = payload["phase"]
         if role == "assistant" and model:
             extra["model"] = model
-        return ParsedMessage("", ROLE_MAP.get(role, role), _parts_text(payload.get("content"), line), ts, None, extra, line)
+        text = _parts_text(payload.get("content"), line)
+        injected = harness_name(role, text)
+        if injected:
+            extra.update(isMeta=True, harness=injected)
+        return ParsedMessage("", ROLE_MAP.get(role, role), text, ts, None, extra, line)
     if item in _CALLS:
         call_id = opt_str(payload, "call_id", line) or opt_str(payload, "id", line)
         if item == "local_shell_call":

@@ -39,6 +39,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,7 @@ class FileChange:
     what: str  # "hooks" or "MCP server"
     summary: list[str] = field(default_factory=list)  # what changes, in words
     backup: str = ""  # where the old bytes were saved (after apply)
+    redo: Callable[[], FileChange] | None = None  # computes the change again from the file as it is now
 
     @property
     def changed(self) -> bool:
@@ -260,9 +262,15 @@ def _check_writable(path: str) -> None:
 # --- merging -------------------------------------------------------------------------------------
 
 
-def merge_hooks(settings: dict[str, Any], command: str, events: tuple[str, ...], *, path: str = "settings"
-                ) -> tuple[dict[str, Any], list[str]]:
-    """``settings`` with evlog's hook on exactly ``events`` (others untouched); and what changed, in words."""
+def merge_hooks(settings: dict[str, Any], command: str, events: tuple[str, ...], *, path: str = "settings",
+                managed: tuple[str, ...] = MANAGED_EVENTS, ours: Callable[[Any], bool] = is_evlog_hook,
+                timeouts: dict[str, int] = HOOK_TIMEOUTS) -> tuple[dict[str, Any], list[str]]:
+    """``settings`` with evlog's hook on exactly ``events`` (others untouched); and what changed, in words.
+
+    ``managed`` are the events evlog may have a hook on, ``ours`` recognises evlog's handler
+    and ``timeouts`` gives a new handler's timeout: Claude Code's by default, Codex's from
+    ``codex_setup`` (its hooks.json has the same shape).
+    """
     out = copy.deepcopy(settings)
     said: list[str] = []
     hooks = out.get("hooks")
@@ -272,7 +280,7 @@ def merge_hooks(settings: dict[str, Any], command: str, events: tuple[str, ...],
         raise SetupError(f"{path}: 'hooks' must be an object, found {_json_type(hooks)}; nothing was changed")
     had_hooks = "hooks" in out
     emptied = False
-    for event in MANAGED_EVENTS:
+    for event in managed:
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise SetupError(f"{path}: hooks.{event} must be a list, found {_json_type(groups)}; nothing was changed")
@@ -286,13 +294,13 @@ def merge_hooks(settings: dict[str, Any], command: str, events: tuple[str, ...],
                 continue
             kept: list[Any] = []
             for h in g["hooks"]:
-                if not is_evlog_hook(h):
+                if not ours(h):
                     kept.append(h)
                 elif want and not placed:
                     new = dict(h)
                     new["type"] = "command"
                     new["command"] = command
-                    new.setdefault("timeout", HOOK_TIMEOUTS[event])
+                    new.setdefault("timeout", timeouts[event])
                     if new != h:
                         said.append(f"update the evlog hook on {event}")
                     kept.append(new)
@@ -303,7 +311,7 @@ def merge_hooks(settings: dict[str, Any], command: str, events: tuple[str, ...],
             if kept or not removed or len(g["hooks"]) == 0:
                 new_groups.append({**g, "hooks": kept} if kept != g["hooks"] else g)
         if want and not placed:
-            new_groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUTS[event]}]})
+            new_groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeouts[event]}]})
             said.append(f"add the evlog hook on {event}")
         if new_groups:
             hooks[event] = new_groups
@@ -413,6 +421,8 @@ def apply(plan: SetupPlan) -> list[FileChange]:
 
 def remerge(plan: SetupPlan, change: FileChange) -> FileChange:
     """``change`` computed again from the file as it is now."""
+    if change.redo is not None:
+        return change.redo()
     text, value = read_json_file(change.path)
     if change.what == "hooks":
         merged, said = merge_hooks(value, plan.command, plan.events, path=change.path)
