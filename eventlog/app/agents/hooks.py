@@ -235,18 +235,20 @@ def _prompt_context(data: dict[str, Any], home: str, budget: int, result: HookRe
         hits = recall(ix, prompt[:2000], scope="facts", limit=PROMPT_HITS, states=("active",))
     finally:
         ix.close()
-    lines = ["<evlog-memory>", "Facts evlog remembers that match this prompt:"]
+    from eventlog.app.agents.context import CLOSE_TAG, OPEN_TAG, neutralise
+
+    lines = [OPEN_TAG, "Facts evlog remembers that match this prompt:"]
     size = sum(len(x.encode()) + 1 for x in lines) + 16
     shown = 0
     for h in hits:
-        line = f"- {h.text or h.snippet}" + (f" ({h.project})" if h.project else "")
+        line = neutralise(f"- {h.text or h.snippet}" + (f" ({h.project})" if h.project else ""))
         if size + len(line.encode()) + 1 > budget:
             break
         lines.append(line)
         size += len(line.encode()) + 1
         shown += 1
     if shown:
-        lines.append("</evlog-memory>")
+        lines.append(CLOSE_TAG)
         result.stdout = hook_output("UserPromptSubmit", "\n".join(lines))
 
 
