@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ import eventlog.cli.ingest_command  # noqa: F401  (registers `evlog ingest` unti
 import eventlog.ingest
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.cli import cli
-from eventlog.errors import IngestError, NotFound
+from eventlog.errors import IngestError, NotFound, RefusedInput
 from eventlog.events import MessageAppended, SessionCreated, SessionUpdated
 from eventlog.ingest import collect_files, ingest_paths, parse_file
 
@@ -149,7 +150,11 @@ def test_evlog_session_files_written_by_the_projection_ingest_back_into_identica
     assert len(files) == 1
     other = str(tmp_path / "other")
     init_workspace(other)
-    report = run_ingest(other, os.path.join(sessions_dir, files[0]))
+    with pytest.raises(RefusedInput):  # a workspace's own files are refused (issue 19): copy one out to move it
+        run_ingest(other, os.path.join(sessions_dir, files[0]))
+    copied = str(tmp_path / "moved.jsonl")
+    shutil.copy(os.path.join(sessions_dir, files[0]), copied)
+    report = run_ingest(other, copied)
     assert report.files[0].format == "catbuddy" and report.messages == 3
 
     def shape(m):
@@ -157,7 +162,7 @@ def test_evlog_session_files_written_by_the_projection_ingest_back_into_identica
 
     assert [shape(m) for m in messages(other)] == [shape(m) for m in messages(home)]
     # ...and into the workspace that wrote it, they are all duplicates
-    again = run_ingest(home, os.path.join(sessions_dir, files[0]))
+    again = run_ingest(home, copied)
     assert (again.messages, again.duplicates) == (0, 3)
 
 

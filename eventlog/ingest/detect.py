@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from eventlog.errors import IngestError
+from eventlog.ingest.source import open_source
 
 BOM = b"\xef\xbb\xbf"
 
@@ -40,7 +41,7 @@ _decode = msgspec.json.decode
 
 def read_records(path: str) -> Generator[tuple[int, Any], None, None]:
     """``(line number, value)`` for each non-blank line; ``IngestError`` at the first bad one."""
-    with open(path, "rb") as f:
+    with open_source(path) as f:
         for lineno, raw in enumerate(f, 1):
             line = raw[3:] if lineno == 1 and raw.startswith(BOM) else raw
             line = line.rstrip(b"\r\n")

@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 import xxhash
 
-from eventlog.errors import ConfigError, IngestError, NotFound
+from eventlog.errors import ConfigError, IngestError
 from eventlog.events import Event, SessionUpdated
 from eventlog.fsio import OS_FS
 from eventlog.ingest import (
@@ -73,6 +73,7 @@ from eventlog.ingest import (
 )
 from eventlog.ingest.detect import BOM, bad_line_reason, describe, detect
 from eventlog.ingest.model import ParsedFile, Summary
+from eventlog.ingest.source import open_source, refuse_workspace_files
 from eventlog.lock import FileLock
 
 __all__ = ["SourceResult", "SourceState", "ingest_file", "load_state", "needs_ingest", "source_key", "state_path"]
@@ -525,18 +526,11 @@ def ingest_file(
     if fmt not in FORMAT_CHOICES:
         raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
     real = os.path.realpath(path)
+    refuse_workspace_files(path)  # before its position lock is made (open_source checks again)
     lock = FileLock(state_path(state_dir, path)[: -len(".json")] + ".lock", what=f"the ingest position of {path}")
     lock.acquire(lock_timeout)
     try:
-        try:
-            f = open(path, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            raise NotFound(f"no such transcript: {path}") from None
-        except IsADirectoryError:
-            raise IngestError(f"{path}: is a directory, not a transcript file", path=path) from None
-        except OSError as e:
-            raise IngestError(f"{path}: cannot read: {e.strerror or e}", path=path) from None
-        with f:
+        with open_source(path) as f:
             return _ingest_open(log, path, real, f, state_dir=state_dir, fmt=fmt, project=project,
                                 keep_secrets=keep_secrets, final=final, max_bytes=max_bytes)
     finally:

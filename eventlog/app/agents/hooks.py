@@ -168,16 +168,23 @@ def transcript_paths(data: dict[str, Any], event: str, notes: list[str]) -> list
 def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *, lock_timeout: float,
              max_bytes: int) -> None:
     from eventlog.app.workspace import LOG_DIR, STATE_DIR, load_config
-    from eventlog.ingest.incremental import ingest_file, needs_ingest
+    from eventlog.errors import RefusedInput
+    from eventlog.ingest import incremental
+    from eventlog.ingest.source import refuse_workspace_files
     from eventlog.log import Log
 
     paths = transcript_paths(data, event, result.notes)
     state_dir = os.path.join(home, STATE_DIR)
     todo = []
     for p in paths:
+        try:
+            refuse_workspace_files(p)
+        except RefusedInput as e:
+            result.notes.append(f"{event}: {e}")
+            continue
         if not os.path.isfile(p):
             result.notes.append(f"{event}: transcript {p} does not exist (yet); nothing captured from it")
-        elif needs_ingest(state_dir, p, final=event == "SessionEnd"):
+        elif incremental.needs_ingest(state_dir, p, final=event == "SessionEnd"):
             todo.append(p)
     if not todo:
         return
@@ -191,7 +198,7 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
     try:
         for p in todo:
             try:
-                r = ingest_file(log, p, state_dir=state_dir, final=event == "SessionEnd", max_bytes=max_bytes,
+                r = incremental.ingest_file(log, p, state_dir=state_dir, final=event == "SessionEnd", max_bytes=max_bytes,
                                 lock_timeout=lock_timeout)
             except EvlogError as e:
                 result.notes.append(f"{event}: {e}")
