@@ -471,8 +471,8 @@ def test_crlf_bom_astral_emoji_replacement_chars_and_ansi_escapes_are_kept_verba
     assert messages(home)[0].content == text
 
 
-def test_a_ten_megabyte_message_goes_in_whole(home, tmp_path):
-    big = ("0123456789abcdef" * 65536) * 10  # 10 MiB
+def test_a_seven_megabyte_message_goes_in_whole(home, tmp_path):
+    big = ("0123456789abcdef" * 65536) * 7  # 7 MiB: under the 8 MiB line limit (a longer line is cut, issue 19)
     path = write_jsonl(tmp_path / "qq_1.jsonl", [nanobot_meta(), {"role": "tool", "content": big, "timestamp": "t"}])
     assert run_ingest(home, path).messages == 1
     assert messages(home)[0].content == big
@@ -623,7 +623,8 @@ def test_cli_ingest_json_prints_one_object_per_file_on_stdout(cli_runner, worksp
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     assert [r["path"] for r in rows] == sorted([good, *bad])
     assert rows[0] == {"path": good, "format": "nanobot", "sessions": 1, "messages": 2, "duplicates": 0, "events": 3,
-                       "error": None, "error_line": 0, "notes": [], "redacted": {}, "ok": True}
+                       "error": None, "error_line": 0, "notes": [], "redacted": {}, "warnings": [],
+                       "ok": True}
     assert all(not r["ok"] and r["error"] for r in rows[1:])
     again = cli_runner.invoke(cli, ["ingest", "--json", good])
     assert json.loads(again.stdout)["duplicates"] == 2 and json.loads(again.stdout)["messages"] == 0

@@ -193,6 +193,8 @@ def watch(ctx: click.Context, paths: tuple[str, ...], debounce: float | None, in
         elif r.file.events or r.reset:
             reset = f" (read again from the start: {r.reset})" if r.reset else ""
             note(f"ok     {r.path}: {r.file.messages} new message(s), {r.file.events} event(s){reset}")
+        for w in [] if as_json else r.file.warnings:
+            note(f"       {w}")
         if r.error:
             failures.append(r)
 

@@ -81,6 +81,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
             click.echo(json_line({**to_jsonable(r), "ok": r.ok}))
             return
         note(file_line(r))
+        for w in r.warnings:  # lines over the line limit: always said
+            note(f"         {w}")
         for n in r.notes if verbose else ():
             note(f"         {n}")
 

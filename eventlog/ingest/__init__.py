@@ -88,7 +88,8 @@ class FileResult:
     titles); ``redacted``: secrets replaced by a placeholder in the appended events,
     by kind (``{"openai-key": 2}``; empty with ``keep_secrets``). ``error`` is
     ``"<path>:<line>: <reason>"`` for a file that appended nothing, else None;
-    ``notes`` say what was skipped or could not be matched.
+    ``notes`` say what was skipped or could not be matched; ``warnings`` name the lines over
+    the line limit (``eventlog.ingest.lines``: read with their long strings cut, or skipped).
     """
 
     path: str
@@ -101,6 +102,7 @@ class FileResult:
     error_line: int = 0
     notes: list[str] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # lines over the line limit: cut or skipped (path:line)
 
     @property
     def ok(self) -> bool:
@@ -222,12 +224,15 @@ def parse_file(path: str, fmt: str = "auto") -> ParsedFile:
     """Read and validate one transcript file; ``IngestError`` names path, line and reason."""
     if fmt not in FORMAT_CHOICES:
         raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    warnings: list[str] = []
     try:
-        records = read_records(path)
+        records = read_records(path, warnings=warnings)
         try:
-            return _parse(records, path, fmt)
+            parsed = _parse(records, path, fmt)
         finally:
             records.close()
+        parsed.warnings.extend(warnings)
+        return parsed
     except RefusedInput:
         raise
     except IngestError as e:
@@ -333,6 +338,7 @@ def _append_files(log: Any, files: list[str], parsed: list[ParsedFile | IngestEr
         else:
             result.format = item.format
             result.notes = item.notes + title_notes.get(i, [])
+            result.warnings = list(item.warnings)
             # One turn of the write lock per file: the lookups that decide "new", "grown" or
             # "already stored" must see what other writers appended a moment ago.
             with log.turn():

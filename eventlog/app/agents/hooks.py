@@ -204,6 +204,7 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
                 result.notes.append(f"{event}: {e}")
                 continue
             result.ingested.append(r)
+            result.notes.extend(f"{event}: {w}" for w in r.file.warnings)
             if r.error:
                 result.notes.append(f"{event}: {r.error}")
             elif r.capped:
