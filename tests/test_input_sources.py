@@ -195,3 +195,9 @@ def test_watch_skips_any_workspace_under_a_watched_folder(workspace, tmp_path) -
     assert w.scan() == {}
     r = run(workspace, "watch", "--once", "--json", str(top))
     assert r.returncode == 0 and [json.loads(x) for x in r.stdout.splitlines()] == []
+
+
+def test_a_hook_naming_a_fifo_says_what_it_is(workspace, tmp_path, fifo) -> None:
+    payload = {"hook_event_name": "Stop", "session_id": "s", "transcript_path": fifo, "cwd": str(tmp_path)}
+    res = within_deadline(lambda: handle_claude_code(payload, home=workspace), fifo)["value"]
+    assert any("FIFO" in n and fifo in n for n in res.notes), res.notes

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,7 +171,7 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
     from eventlog.app.workspace import LOG_DIR, STATE_DIR, load_config
     from eventlog.errors import RefusedInput
     from eventlog.ingest import incremental
-    from eventlog.ingest.source import refuse_workspace_files
+    from eventlog.ingest.source import kind_of, refuse_workspace_files
     from eventlog.log import Log
 
     paths = transcript_paths(data, event, result.notes)
@@ -182,8 +183,13 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
         except RefusedInput as e:
             result.notes.append(f"{event}: {e}")
             continue
-        if not os.path.isfile(p):
+        try:
+            mode = os.stat(p).st_mode
+        except OSError:
             result.notes.append(f"{event}: transcript {p} does not exist (yet); nothing captured from it")
+            continue
+        if not stat.S_ISREG(mode):
+            result.notes.append(f"{event}: {p} is {kind_of(mode)}, not a transcript file; nothing captured from it")
         elif incremental.needs_ingest(state_dir, p, final=event == "SessionEnd"):
             todo.append(p)
     if not todo:
