@@ -25,7 +25,7 @@ from eventlog.app.agents.watch import Watcher
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.errors import EvlogError, RefusedInput
 from eventlog.events import MessageAppended
-from eventlog.ingest import parse_file
+from eventlog.ingest import collect_files, parse_file
 from eventlog.ingest.incremental import ingest_file
 from tests.conftest import REPO, real_data
 
@@ -201,3 +201,21 @@ def test_a_hook_naming_a_fifo_says_what_it_is(workspace, tmp_path, fifo) -> None
     payload = {"hook_event_name": "Stop", "session_id": "s", "transcript_path": fifo, "cwd": str(tmp_path)}
     res = within_deadline(lambda: handle_claude_code(payload, home=workspace), fifo)["value"]
     assert any("FIFO" in n and fifo in n for n in res.notes), res.notes
+
+
+def test_a_users_own_files_beside_a_workspace_stay_readable(workspace, tmp_path) -> None:
+    top = str(tmp_path / "project")  # a workspace made in a project folder (evlog --home .)
+    init_workspace(top)
+    own_session_file(top)
+    mine = os.path.join(top, "transcripts", "t.jsonl")
+    os.makedirs(os.path.dirname(mine))
+    shutil.copy(real_data("claude-spotter", "tool_heavy.jsonl"), mine)
+    assert parse_file(mine).sessions
+    for refused in (top, os.path.join(top, "evlog.json"), os.path.join(top, "sessions", "copy.jsonl"),
+                    os.path.join(top, "log")):
+        with pytest.raises(RefusedInput):
+            collect_files([refused])
+    r = run(workspace, "ingest", top)
+    assert r.returncode == 2  # the workspace folder itself is refused; its users' files are named one by one
+    r = run(workspace, "ingest", os.path.join(top, "transcripts"))
+    assert r.returncode == 0 and "ingested 1 of 1" in r.stderr, r.stderr

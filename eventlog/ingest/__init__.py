@@ -56,7 +56,7 @@ from eventlog.events import Event, MessageAppended, MessageUpdated, SessionCreat
 from eventlog.ingest import catbuddy, claude_code, codex, nanobot
 from eventlog.ingest.detect import describe, detect, read_records
 from eventlog.ingest.model import ParsedFile, ParsedSession, Summary
-from eventlog.ingest.source import is_workspace, refuse_workspace_files
+from eventlog.ingest.source import is_workspace_folder, refuse_workspace_files
 
 # eventlog.ingest.secrets is imported where it is used, so `python -m eventlog.ingest.secrets` runs it cleanly
 
@@ -177,8 +177,8 @@ def collect_files(paths: Iterable[str], notes: list[str] | None = None) -> list[
 
     Folders are walked in sorted order, skipping hidden names; a file reached twice is
     read once; in a folder, what is not a regular file (a FIFO, a device, a socket, a
-    broken link) is skipped with a note in ``notes``, and so is a folder that is an evlog
-    workspace (``source.is_workspace``: its files are projections, not transcripts). A path
+    broken link) is skipped with a note in ``notes``, and so is each folder evlog writes in a
+    workspace (``source.is_workspace_folder``: its files are projections, not transcripts). A path
     that does not exist raises ``NotFound``, one inside a workspace ``RefusedInput``, before
     anything is read.
     """
@@ -200,11 +200,11 @@ def collect_files(paths: Iterable[str], notes: list[str] | None = None) -> list[
     for p in paths:
         if os.path.isdir(p):
             for root, dirs, names in os.walk(p):
-                for d in [d for d in dirs if is_workspace(os.path.join(root, d))]:
+                for d in [d for d in dirs if is_workspace_folder(os.path.join(root, d))]:
                     dirs.remove(d)
                     if notes is not None:
-                        notes.append(f"{os.path.join(root, d)}: skipped, an evlog workspace (its files are "
-                                     "projections, not transcripts)")
+                        notes.append(f"{os.path.join(root, d)}: skipped, a folder of the evlog workspace {root} "
+                                     "(its files are projections, not transcripts)")
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
                     if name.lower().endswith(TRANSCRIPT_SUFFIX) and not name.startswith("."):

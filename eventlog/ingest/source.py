@@ -3,10 +3,14 @@
 Every read of a transcript (``evlog ingest``, ``evlog watch``, the Claude Code hooks, the
 library's ``ingest_paths`` / ``ingest_file``) opens it with ``open_source``, which
 
-* **refuses the files of an evlog workspace** (``RefusedInput``): a path inside a
-  directory holding ``evlog.json`` and ``log/`` (this workspace or another one) is a
-  projection of a log, not a transcript: its session files would come back as duplicate
-  messages. ``workspace_of`` is the test; folders being walked skip such directories.
+* **refuses the files of an evlog workspace** (``RefusedInput``): in a directory holding
+  ``evlog.json`` and ``log/`` (this workspace or another one), the workspace itself, its
+  ``evlog.json`` and everything under the folders evlog writes there (``WORKSPACE_DIRS``:
+  ``log``, ``sessions``, ``state``, ``memory``, ``diary``) are projections of a log, not
+  transcripts: its session files would come back as duplicate messages. Other files a user
+  keeps beside them are not evlog's and stay readable (a workspace at ``~`` or in a project
+  folder does not hide everything under it). ``workspace_of`` is the test; folders being
+  walked skip those folders (``is_workspace_folder``).
 * **never blocks**: the path is opened with ``O_NONBLOCK`` (a FIFO, or a symlink swapped to
   one after any earlier check, opens at once instead of waiting for a writer), and the
   *opened descriptor* is checked with ``fstat``: anything but a regular file is closed and
@@ -26,6 +30,8 @@ from eventlog.errors import IngestError, NotFound, RefusedInput
 
 WORKSPACE_CONFIG = "evlog.json"
 WORKSPACE_LOG = "log"
+#: The folders evlog writes in a workspace (the log, projections, state): never inputs.
+WORKSPACE_DIRS = frozenset({WORKSPACE_LOG, "sessions", "state", "memory", "diary"})
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
 
@@ -36,15 +42,22 @@ def is_workspace(directory: str) -> bool:
             and os.path.isdir(os.path.join(directory, WORKSPACE_LOG)))
 
 
+def is_workspace_folder(directory: str) -> bool:
+    """True when ``directory`` is one of the folders evlog writes in a workspace (``WORKSPACE_DIRS``)."""
+    return os.path.basename(directory) in WORKSPACE_DIRS and is_workspace(os.path.dirname(directory))
+
+
 def workspace_of(path: str) -> str | None:
-    """The evlog workspace ``path`` (resolved) lies in or is, or None."""
+    """The evlog workspace whose own files ``path`` (resolved) is among (see the module docstring), or None."""
     cur = os.path.realpath(path)
+    if is_workspace(cur) or (os.path.basename(cur) == WORKSPACE_CONFIG and is_workspace(os.path.dirname(cur))):
+        return cur if is_workspace(cur) else os.path.dirname(cur)
     while True:
-        if is_workspace(cur):
-            return cur
         parent = os.path.dirname(cur)
         if parent == cur:
             return None
+        if is_workspace_folder(cur):
+            return parent
         cur = parent
 
 

@@ -13,8 +13,9 @@ response Claude Code is still streaming is read when it is done, not line by lin
 * **Partial lines.** A line still being written is read when complete; a last line that
   never gets its newline is taken once the file has been quiet for ``final_after`` seconds.
 * **Never a workspace's files**: a watched path inside an evlog workspace (this one or
-  another) is refused (``RefusedInput``, ``evlog watch`` exits 2), and every workspace folder
-  under a watched folder is skipped (its session files are projections, not transcripts).
+  another) is refused (``RefusedInput``, ``evlog watch`` exits 2); under a watched folder, the
+  own workspace and the folders evlog writes in any other (``log``, ``sessions``, ``state``,
+  ``memory``, ``diary``) are skipped (their files are projections, not transcripts).
   Files are opened through ``eventlog.ingest.source.open_source``: a FIFO is reported, never
   waited on.
 * **Failures** (a malformed file, a locked workspace) are reported once per file version
@@ -44,7 +45,7 @@ from eventlog.app.workspace import STATE_DIR, load_config
 from eventlog.errors import EvlogError, LockedError
 from eventlog.ingest import TRANSCRIPT_SUFFIX
 from eventlog.ingest.incremental import SourceResult, ingest_file
-from eventlog.ingest.source import is_workspace, refuse_workspace_files
+from eventlog.ingest.source import is_workspace_folder, refuse_workspace_files
 
 DEFAULT_DEBOUNCE = 2.0
 DEFAULT_INTERVAL = 1.0
@@ -117,7 +118,7 @@ class Watcher:
                 found[root] = st
                 continue
             for dirpath, dirs, names in os.walk(root):
-                if os.path.realpath(dirpath) == self._own or is_workspace(dirpath):
+                if os.path.realpath(dirpath) == self._own or is_workspace_folder(dirpath):
                     dirs[:] = []  # a workspace's session files are not transcripts to ingest
                     continue
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
