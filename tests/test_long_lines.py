@@ -206,9 +206,10 @@ print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 
 @pytest.mark.slow
-def test_stop_hooks_on_a_100_mb_line_stay_small_and_move_past_it(workspace, tmp_path) -> None:
+@pytest.mark.parametrize("mib", [100, 450])  # 450: the size of the line in the issue (30 s and 1.4 GB per hook before)
+def test_stop_hooks_on_a_huge_line_stay_small_and_move_past_it(workspace, tmp_path, mib: int) -> None:
     path = str(tmp_path / "t.jsonl")
-    transcript(path, 100 * 1024 * 1024)
+    transcript(path, mib * 1024 * 1024)
     payload = json.dumps({"hook_event_name": "Stop", "session_id": SID, "transcript_path": path,
                           "cwd": str(tmp_path)}).encode()
     stderr = b""
