@@ -25,6 +25,12 @@ written is left for the next call, so a chunk may end anywhere. ``final=True`` (
 is done, e.g. at a Claude Code ``SessionEnd``) also takes an unterminated last line if it
 is valid JSON.
 
+**Long lines.** Lines are read with ``eventlog.ingest.lines`` (bounded chunks): a line over
+``max_line`` (8 MiB) is never held whole; it is read with its long strings cut, or skipped,
+with a warning in ``result.file.warnings`` naming file and line, and the position moves past
+it. A call stopped by ``max_bytes`` is marked in the state (``capped``), so ``needs_ingest``
+says the next hook should read on even if the file did not change.
+
 **What each format needs from the bytes already read** (kept in the state, so a call costs
 what the new bytes cost, not the file):
 
