@@ -88,3 +88,7 @@ class LLMError(EvlogError):
 
 class BackendError(EvlogError):
     """A storage backend (MySQL) failed; the message never contains credentials."""
+
+
+class RefusedInput(IngestError):
+    """An input path is one evlog itself writes (a workspace's files): ingesting it would duplicate messages."""

@@ -26,6 +26,13 @@ mirror) with them and turns a difference into user events: a removed line forget
 fact, a changed line edits it, a new line adds a fact (``by="hand-edit"``). The
 workspace appends those events before it writes MEMORY.md again, so replay reproduces
 the edit and the next write keeps it.
+
+**A git checkout is not a hand edit.** A registered project's mirror often lives in a git
+work tree. When the mirror is tracked and now reads exactly as the file at HEAD, and HEAD
+was moved there by git (checkout, switch, reset, pull, merge, rebase; not a commit made
+here), the difference is git's, not the user's (``projections.gitview``): no fact changes,
+and the log's version is written back to the mirror. An uncommitted, staged or committed-
+here edit is the user's, as before.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from eventlog.events import (
     MemorySuperseded,
 )
 from projections.base import Projection
+from projections.gitview import put_there_by_git
 from projections.naming import safe_name
 
 GLOBAL_FILE = os.path.join("memory", "MEMORY.md")
@@ -336,9 +344,13 @@ class MemoryProjection(Projection):
                         now = f.read()
                 except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                     continue
-                if now != written:
-                    events.extend(self._diff(target, written, now))
-                    break  # the canonical copy and the mirror: one edit is enough
+                if now == written:
+                    continue
+                if path == self.mirror_path(target) and put_there_by_git(path, now):
+                    self._mirror(target, self.rendered(target))  # a checkout, not an edit: the log's version back
+                    continue
+                events.extend(self._diff(target, written, now))
+                break  # the canonical copy and the mirror: one edit is enough
         return events
 
     def _paths(self, target: str) -> list[str]:

@@ -251,7 +251,7 @@ def test_a_transcript_rewritten_shorter_is_read_again(workspace, tmp_path) -> No
     (b'{"hook_event_name": "SessionStart", "cwd": ["/tmp"]}', "must be a string"),
     (b'{"hook_event_name": "UserPromptSubmit", "prompt": null}', ""),
     (b'{"hook_event_name": "PreToolUse", "tool_name": "Bash"}', ""),
-    (b'{"hook_event_name": "Stop", "transcript_path": "/"}', "does not exist"),
+    (b'{"hook_event_name": "Stop", "transcript_path": "/"}', "is a directory"),  # what it is, not "does not exist" (issue 19)
 ])
 def test_odd_input_exits_0_with_a_note_and_no_output(workspace, raw: bytes, note: str) -> None:
     r = run_hook(workspace, raw)

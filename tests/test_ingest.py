@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ import eventlog.cli.ingest_command  # noqa: F401  (registers `evlog ingest` unti
 import eventlog.ingest
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.cli import cli
-from eventlog.errors import IngestError, NotFound
+from eventlog.errors import IngestError, NotFound, RefusedInput
 from eventlog.events import MessageAppended, SessionCreated, SessionUpdated
 from eventlog.ingest import collect_files, ingest_paths, parse_file
 
@@ -149,7 +150,11 @@ def test_evlog_session_files_written_by_the_projection_ingest_back_into_identica
     assert len(files) == 1
     other = str(tmp_path / "other")
     init_workspace(other)
-    report = run_ingest(other, os.path.join(sessions_dir, files[0]))
+    with pytest.raises(RefusedInput):  # a workspace's own files are refused (issue 19): copy one out to move it
+        run_ingest(other, os.path.join(sessions_dir, files[0]))
+    copied = str(tmp_path / "moved.jsonl")
+    shutil.copy(os.path.join(sessions_dir, files[0]), copied)
+    report = run_ingest(other, copied)
     assert report.files[0].format == "catbuddy" and report.messages == 3
 
     def shape(m):
@@ -157,7 +162,7 @@ def test_evlog_session_files_written_by_the_projection_ingest_back_into_identica
 
     assert [shape(m) for m in messages(other)] == [shape(m) for m in messages(home)]
     # ...and into the workspace that wrote it, they are all duplicates
-    again = run_ingest(home, os.path.join(sessions_dir, files[0]))
+    again = run_ingest(home, copied)
     assert (again.messages, again.duplicates) == (0, 3)
 
 
@@ -466,8 +471,8 @@ def test_crlf_bom_astral_emoji_replacement_chars_and_ansi_escapes_are_kept_verba
     assert messages(home)[0].content == text
 
 
-def test_a_ten_megabyte_message_goes_in_whole(home, tmp_path):
-    big = ("0123456789abcdef" * 65536) * 10  # 10 MiB
+def test_a_seven_megabyte_message_goes_in_whole(home, tmp_path):
+    big = ("0123456789abcdef" * 65536) * 7  # 7 MiB: under the 8 MiB line limit (a longer line is cut, issue 19)
     path = write_jsonl(tmp_path / "qq_1.jsonl", [nanobot_meta(), {"role": "tool", "content": big, "timestamp": "t"}])
     assert run_ingest(home, path).messages == 1
     assert messages(home)[0].content == big
@@ -618,7 +623,8 @@ def test_cli_ingest_json_prints_one_object_per_file_on_stdout(cli_runner, worksp
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     assert [r["path"] for r in rows] == sorted([good, *bad])
     assert rows[0] == {"path": good, "format": "nanobot", "sessions": 1, "messages": 2, "duplicates": 0, "events": 3,
-                       "error": None, "error_line": 0, "notes": [], "redacted": {}, "ok": True}
+                       "error": None, "error_line": 0, "notes": [], "redacted": {}, "warnings": [],
+                       "ok": True}
     assert all(not r["ok"] and r["error"] for r in rows[1:])
     again = cli_runner.invoke(cli, ["ingest", "--json", good])
     assert json.loads(again.stdout)["duplicates"] == 2 and json.loads(again.stdout)["messages"] == 0

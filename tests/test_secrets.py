@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import random
+import shutil
 import string
 
 import msgspec
@@ -437,7 +438,11 @@ def test_ingesting_redacted_data_again_appends_nothing(home_ws, tmp_path):
     again = run_ingest(home_ws, claude)  # the same transcript
     assert (again.events, again.secrets, again.duplicates) == (0, 0, first.messages)
     sessions = [os.path.join(home_ws, "sessions", f) for f in os.listdir(os.path.join(home_ws, "sessions"))]
-    projected = run_ingest(home_ws, *sessions)  # evlog's own (redacted) session files, as a harness would hand them back
+    handed_back = []  # evlog's own (redacted) session files, as a harness would hand them back (copies: the
+    for i, path in enumerate(sessions):  # workspace's own files are refused, issue 19)
+        handed_back.append(str(tmp_path / f"back-{i}.jsonl"))
+        shutil.copy(path, handed_back[-1])
+    projected = run_ingest(home_ws, *handed_back)
     assert projected.ok and (projected.events, projected.secrets) == (0, 0)
     assert len(read_events(home_ws)) == n
     for path in sessions:

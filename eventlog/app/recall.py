@@ -30,12 +30,19 @@ if TYPE_CHECKING:
 __all__ = ["Hit", "index", "rebuild", "search", "use"]
 
 
-def index(ws: Workspace) -> RecallIndex:
-    """The workspace's recall index, caught up with the log (read-only if the workspace cannot be written)."""
+def index(ws: Workspace, *, notes: list[str] | None = None) -> RecallIndex:
+    """The workspace's recall index, caught up with the log.
+
+    Where the workspace cannot be written (a read-only disk, no permission) nothing is written:
+    ``projections.recall.workspace.unwritable_index``, with a line in ``notes`` when the search
+    runs on a copy caught up in memory.
+    """
     path = rw.index_path(ws.home)
-    if os.access(os.path.dirname(path) or ".", os.W_OK) or not os.path.exists(path):
+    folder = os.path.dirname(path) or "."
+    writable = os.access(folder, os.W_OK) if os.path.isdir(folder) else os.access(ws.home, os.W_OK)
+    if writable and (not os.path.exists(path) or os.access(path, os.W_OK)):
         return rw.update(ws.home, ws=ws)
-    return RecallIndex(path, readonly=True)
+    return rw.unwritable_index(ws.home, ws=ws, notes=notes)
 
 
 def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
@@ -51,9 +58,10 @@ def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
 
 def search(ws: Workspace, query: str, *, scope: str = "all", project: str | None = None, session: str | None = None,
            role: str | None = None, since: str | None = None, until: str | None = None, limit: int = 10,
-           states: tuple[str, ...] | None = None, semantic: bool = False) -> list[Hit]:
-    """Ranked hits for ``query`` (see ``projections.recall.search.recall`` for every option)."""
-    ix = index(ws)
+           states: tuple[str, ...] | None = None, semantic: bool = False, notes: list[str] | None = None
+           ) -> list[Hit]:
+    """Ranked hits for ``query`` (see ``projections.recall.search.recall`` for every option; ``notes``: see ``index``)."""
+    ix = index(ws, notes=notes)
     try:
         return _search(ix, query, scope=scope, project=project, session=session, role=role, since=since, until=until,
                        limit=limit, states=states, semantic=semantic_ranker(ws, semantic))

@@ -15,6 +15,7 @@ import click
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import json_option, note
 from eventlog.cli.render import json_line, to_jsonable
+from eventlog.errors import RefusedInput
 from eventlog.ingest import FORMAT_CHOICES
 
 
@@ -257,10 +258,17 @@ def watch(ctx: click.Context, paths: tuple[str, ...], debounce: float | None, in
         elif r.file.events or r.reset:
             reset = f" (read again from the start: {r.reset})" if r.reset else ""
             note(f"ok     {r.path}: {r.file.messages} new message(s), {r.file.events} event(s){reset}")
+        for w in [] if as_json else r.file.warnings:
+            note(f"       {w}")
         if r.error:
             failures.append(r)
 
-    w = Watcher(home, roots, debounce=settings.debounce if debounce is None else debounce, fmt=fmt, on_result=show)
+    try:
+        w = Watcher(home, roots, debounce=settings.debounce if debounce is None else debounce, fmt=fmt,
+                    on_result=show)
+    except RefusedInput as e:
+        click.echo(f"evlog: error: {e}", err=True)
+        ctx.exit(ExitStatus.USAGE)
     with Workspace.open(home, writable=True, lock_timeout=ctx.obj["lock_timeout"]) as ws:
         if once:
             results = w.step(ws.log, debounce=0.0)

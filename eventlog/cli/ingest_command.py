@@ -10,6 +10,7 @@ import click
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import json_option, note, open_workspace, register_named_project
 from eventlog.cli.render import json_line, to_jsonable
+from eventlog.errors import RefusedInput
 from eventlog.ingest import FORMAT_CHOICES, FileResult, IngestReport, collect_files, ingest_paths
 
 
@@ -62,7 +63,11 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
     lines say how many. Exits 0 when every file went in, 1 when some failed.
     """
     skipped: list[str] = []
-    files = collect_files(paths, skipped)  # a missing path fails here, before the workspace is opened
+    try:
+        files = collect_files(paths, skipped)  # a missing path fails here, before the workspace is opened
+    except RefusedInput as e:  # a workspace's own files: a usage mistake, like a bad option
+        click.echo(f"evlog: error: {e}", err=True)
+        ctx.exit(ExitStatus.USAGE)
     for line in skipped:
         note(line)
     if not files:
@@ -76,6 +81,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
             click.echo(json_line({**to_jsonable(r), "ok": r.ok}))
             return
         note(file_line(r))
+        for w in r.warnings:  # lines over the line limit: always said
+            note(f"         {w}")
         for n in r.notes if verbose else ():
             note(f"         {n}")
 

@@ -41,8 +41,11 @@ def do_recall(ctx: click.Context, query: str, *, as_json: bool, mark_used: bool,
     from eventlog.app import recall as rc
 
     ws = open_workspace(ctx, writable=mark_used)
+    notes: list[str] = []
     try:
-        hits = rc.search(ws, query, states=tuple(options.pop("states")) or None, **options)
+        hits = rc.search(ws, query, states=tuple(options.pop("states")) or None, notes=notes, **options)
+        for line in notes:  # a read-only workspace: said on stderr, the hits still come
+            note(line)
         if mark_used and hits:
             rc.use(ws, hits, query=query)
     finally:

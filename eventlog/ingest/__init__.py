@@ -51,11 +51,12 @@ from typing import Any
 import msgspec
 import xxhash
 
-from eventlog.errors import ConfigError, IngestError, NotFound
+from eventlog.errors import ConfigError, IngestError, NotFound, RefusedInput
 from eventlog.events import Event, MessageAppended, MessageUpdated, SessionCreated, SessionUpdated
 from eventlog.ingest import catbuddy, claude_code, codex, nanobot
 from eventlog.ingest.detect import describe, detect, read_records
 from eventlog.ingest.model import ParsedFile, ParsedSession, Summary
+from eventlog.ingest.source import is_workspace_folder, refuse_workspace_files
 
 # eventlog.ingest.secrets is imported where it is used, so `python -m eventlog.ingest.secrets` runs it cleanly
 
@@ -87,7 +88,8 @@ class FileResult:
     titles); ``redacted``: secrets replaced by a placeholder in the appended events,
     by kind (``{"openai-key": 2}``; empty with ``keep_secrets``). ``error`` is
     ``"<path>:<line>: <reason>"`` for a file that appended nothing, else None;
-    ``notes`` say what was skipped or could not be matched.
+    ``notes`` say what was skipped or could not be matched; ``warnings`` name the lines over
+    the line limit (``eventlog.ingest.lines``: read with their long strings cut, or skipped).
     """
 
     path: str
@@ -100,6 +102,7 @@ class FileResult:
     error_line: int = 0
     notes: list[str] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # lines over the line limit: cut or skipped (path:line)
 
     @property
     def ok(self) -> bool:
@@ -174,13 +177,17 @@ def collect_files(paths: Iterable[str], notes: list[str] | None = None) -> list[
 
     Folders are walked in sorted order, skipping hidden names; a file reached twice is
     read once; in a folder, what is not a regular file (a FIFO, a device, a socket, a
-    broken link) is skipped with a note in ``notes``. A path that does not exist raises
-    ``NotFound`` before anything is read.
+    broken link) is skipped with a note in ``notes``, and so is each folder evlog writes in a
+    workspace (``source.is_workspace_folder``: its files are projections, not transcripts). A path
+    that does not exist raises ``NotFound``, one inside a workspace ``RefusedInput``, before
+    anything is read.
     """
     paths = list(paths)
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise NotFound(f"no such file or directory: {', '.join(missing)}")
+    for p in paths:
+        refuse_workspace_files(p)
     out: list[str] = []
     seen: set[str] = set()
 
@@ -193,6 +200,11 @@ def collect_files(paths: Iterable[str], notes: list[str] | None = None) -> list[
     for p in paths:
         if os.path.isdir(p):
             for root, dirs, names in os.walk(p):
+                for d in [d for d in dirs if is_workspace_folder(os.path.join(root, d))]:
+                    dirs.remove(d)
+                    if notes is not None:
+                        notes.append(f"{os.path.join(root, d)}: skipped, a folder of the evlog workspace {root} "
+                                     "(its files are projections, not transcripts)")
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
                     if name.lower().endswith(TRANSCRIPT_SUFFIX) and not name.startswith("."):
@@ -212,13 +224,20 @@ def parse_file(path: str, fmt: str = "auto") -> ParsedFile:
     """Read and validate one transcript file; ``IngestError`` names path, line and reason."""
     if fmt not in FORMAT_CHOICES:
         raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    warnings: list[str] = []
     try:
-        records = read_records(path)
+        records = read_records(path, warnings=warnings)
         try:
-            return _parse(records, path, fmt)
+            parsed = _parse(records, path, fmt)
         finally:
             records.close()
+        parsed.warnings.extend(warnings)
+        return parsed
+    except RefusedInput:
+        raise
     except IngestError as e:
+        if e.path:  # about the file itself (source.open_source): it already names it
+            raise
         raise IngestError(f"{path}:{e.line}: {e}", path=path, line=e.line) from None
     except OSError as e:
         raise IngestError(f"{path}: cannot read: {e.strerror or e}", path=path) from None
@@ -231,6 +250,8 @@ def _parse(records: Iterator[tuple[int, Any]], path: str, fmt: str) -> ParsedFil
         try:
             first = next(records, None)
         except IngestError as e:
+            if e.path:  # the file could not be opened (source.open_source): not a matter of its lines
+                raise
             raise IngestError(f"not a transcript: line {e.line} is not a JSON record ({e})", line=e.line) from None
         if first is None:
             return ParsedFile("empty", notes=["empty file"])
@@ -317,6 +338,7 @@ def _append_files(log: Any, files: list[str], parsed: list[ParsedFile | IngestEr
         else:
             result.format = item.format
             result.notes = item.notes + title_notes.get(i, [])
+            result.warnings = list(item.warnings)
             # One turn of the write lock per file: the lookups that decide "new", "grown" or
             # "already stored" must see what other writers appended a moment ago.
             with log.turn():

@@ -28,6 +28,8 @@ from typing import Any
 import msgspec
 
 from eventlog.errors import IngestError
+from eventlog.ingest.lines import iter_lines, long_line_warning
+from eventlog.ingest.source import open_source
 
 BOM = b"\xef\xbb\xbf"
 
@@ -38,10 +40,19 @@ CATBUDDY_FIELDS = ("title", "preview", "created_at", "updated_at", "last_consoli
 _decode = msgspec.json.decode
 
 
-def read_records(path: str) -> Generator[tuple[int, Any], None, None]:
-    """``(line number, value)`` for each non-blank line; ``IngestError`` at the first bad one."""
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
+def read_records(path: str, *, warnings: list[str] | None = None, max_line: int | None = None
+                 ) -> Generator[tuple[int, Any], None, None]:
+    """``(line number, value)`` for each non-blank line; ``IngestError`` at the first bad one.
+
+    Lines over ``max_line`` bytes (``lines.MAX_LINE_BYTES``) are never held whole: they are read
+    with their long strings cut, or skipped (``eventlog.ingest.lines``), each with a line in
+    ``warnings`` naming the file and line.
+    """
+    with open_source(path) as f:
+        for lineno, ln in enumerate(iter_lines(f.fileno(), max_line=max_line), 1):
+            if ln.oversized and warnings is not None:
+                warnings.append(long_line_warning(path, lineno, ln, max_line))
+            raw = ln.raw
             line = raw[3:] if lineno == 1 and raw.startswith(BOM) else raw
             line = line.rstrip(b"\r\n")
             if not line.strip():
@@ -49,7 +60,7 @@ def read_records(path: str) -> Generator[tuple[int, Any], None, None]:
             try:
                 value = _decode(line)
             except msgspec.MsgspecError as e:
-                raise IngestError(bad_line_reason(line, e, last=not raw.endswith(b"\n")), line=lineno) from None
+                raise IngestError(bad_line_reason(line, e, last=not ln.terminated), line=lineno) from None
             yield lineno, value
 
 

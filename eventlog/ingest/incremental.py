@@ -25,6 +25,12 @@ written is left for the next call, so a chunk may end anywhere. ``final=True`` (
 is done, e.g. at a Claude Code ``SessionEnd``) also takes an unterminated last line if it
 is valid JSON.
 
+**Long lines.** Lines are read with ``eventlog.ingest.lines`` (bounded chunks): a line over
+``max_line`` (8 MiB) is never held whole; it is read with its long strings cut, or skipped,
+with a warning in ``result.file.warnings`` naming file and line, and the position moves past
+it. A call stopped by ``max_bytes`` is marked in the state (``capped``), so ``needs_ingest``
+says the next hook should read on even if the file did not change.
+
 **What each format needs from the bytes already read** (kept in the state, so a call costs
 what the new bytes cost, not the file):
 
@@ -51,13 +57,14 @@ Concurrent callers for one file take turns on ``<state_dir>/sources/<key>.lock``
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import xxhash
 
-from eventlog.errors import ConfigError, IngestError, NotFound
+from eventlog.errors import ConfigError, IngestError
 from eventlog.events import Event, SessionUpdated
 from eventlog.fsio import OS_FS
 from eventlog.ingest import (
@@ -72,7 +79,9 @@ from eventlog.ingest import (
     nanobot,
 )
 from eventlog.ingest.detect import BOM, bad_line_reason, describe, detect
+from eventlog.ingest.lines import Line, iter_lines, long_line_warning
 from eventlog.ingest.model import ParsedFile, Summary
+from eventlog.ingest.source import open_source, refuse_workspace_files
 from eventlog.lock import FileLock
 
 __all__ = ["SourceResult", "SourceState", "ingest_file", "load_state", "needs_ingest", "source_key", "state_path"]
@@ -110,6 +119,7 @@ class SourceState(msgspec.Struct, kw_only=True, omit_defaults=True):
     size: int = 0  # the file's size and mtime when last read (a cheap "did it change" for watchers)
     mtime_ns: int = 0
     error: str = ""  # the last error at this size/mtime ("" when the last call went well)
+    capped: bool = False  # the last call stopped at max_bytes: complete lines are waiting (read at the next call)
     # what later lines need from the lines already read
     context: list[tuple[int, str]] = []  # codex: session_meta (+ latest turn_context); nanobot: metadata line
     counts: dict[str, int] = {}  # StableIds hash -> occurrences read
@@ -187,8 +197,9 @@ def _save_state(state_dir: str, path: str, st: SourceState) -> None:
 def needs_ingest(state_dir: str, path: str, *, final: bool = False) -> bool:
     """Whether ``path`` may hold something not read yet (cheap: one ``stat`` and the state file).
 
-    True when the file's size, mtime or inode differ from the last read, or there is no state;
-    with ``final``, also when an unterminated last line was left for later.
+    True when the file's size, mtime or inode differ from the last read, or there is no state,
+    or the last read stopped at its ``max_bytes`` with lines left; with ``final``, also when an
+    unterminated last line was left for later.
     """
     try:
         s = os.stat(path)
@@ -196,6 +207,8 @@ def needs_ingest(state_dir: str, path: str, *, final: bool = False) -> bool:
         return False
     st = load_state(state_dir, path)
     if st is None or (s.st_size, s.st_mtime_ns, s.st_ino, s.st_dev) != (st.size, st.mtime_ns, st.ino, st.dev):
+        return True
+    if st.capped and st.position < s.st_size and not st.error:
         return True
     return final and st.position < s.st_size and not st.error
 
@@ -212,46 +225,55 @@ class _Rec:
         self.line, self.value, self.raw = line, value, raw
 
 
-def _decode_lines(data: bytes, first_line: int, *, at_start: bool, final: bool, skip_newline: bool
+def _decode_lines(lines: Iterable[Line], first_line: int, *, at_start: bool, final: bool, skip_newline: bool,
+                  cap: int | None, path: str, warnings: list[str], max_line: int | None
                   ) -> tuple[list[_Rec], int, int, bool]:
-    """Complete lines of ``data`` as records, as ``detect.read_records`` reads them.
+    """Complete lines as records, as ``detect.read_records`` reads them, up to ``cap`` bytes (at least one line).
 
     Returns (records, bytes consumed, lines consumed, whether an unterminated last line was taken).
-    Raises ``IngestError`` (with the line number) at the first line that is not JSON.
+    Raises ``IngestError`` (with the line number) at the first line that is not JSON. An
+    unterminated last line is taken only with ``final`` (and if it is JSON); lines over the
+    line limit come cut or skipped (``eventlog.ingest.lines``), with a line in ``warnings``.
     """
-    start = 0
-    if skip_newline and data.startswith(b"\n"):
-        start = 1  # the newline ending a line already taken unterminated
-    end = data.rfind(b"\n") + 1
-    took_partial = False
-    if end <= start:
-        end = start
-    tail = data[end:]
-    if final and tail.strip():
-        try:
-            msgspec.json.decode(tail.rstrip(b"\r"))
-            took_partial = True
-        except msgspec.MsgspecError:
-            pass  # still being written: leave it
     records: list[_Rec] = []
+    consumed = 0
     lineno = first_line
-    pieces = data[start:end].split(b"\n")[:-1] if end > start else []
-    if took_partial:
-        pieces.append(tail)
+    took_partial = False
     decode = msgspec.json.decode
-    for i, raw in enumerate(pieces):
+    for i, ln in enumerate(lines):
+        if i == 0 and skip_newline and ln.terminated and ln.size == 1:
+            consumed = 1  # the newline ending a line already taken unterminated
+            continue
+        if cap is not None and consumed + ln.size > cap and lineno > first_line:
+            break  # the rest is read by the next call
+        if not ln.terminated and not final:
+            break  # still being written: leave it (a long one is not even shortened)
+        raw = ln.raw[3:] if at_start and lineno == first_line and ln.raw.startswith(BOM) else ln.raw
+        line = raw.rstrip(b"\r\n")
+        if not ln.terminated:
+            if not (line.strip() and not ln.skipped and _is_json(line)):
+                break  # still being written: leave it
+            took_partial = True
         lineno += 1
-        line = raw[3:] if at_start and i == 0 and raw.startswith(BOM) else raw
-        line = line.rstrip(b"\r\n")
+        consumed += ln.size
+        if ln.oversized:
+            warnings.append(long_line_warning(path, lineno, ln, max_line))
         if not line.strip():
             continue
         try:
             value = decode(line)
         except msgspec.MsgspecError as e:
-            raise IngestError(bad_line_reason(line, e, last=took_partial and i == len(pieces) - 1), line=lineno) from None
+            raise IngestError(bad_line_reason(line, e, last=took_partial), line=lineno) from None
         records.append(_Rec(lineno, value, line))
-    consumed = len(data) if took_partial else end
     return records, consumed, lineno - first_line, took_partial
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        msgspec.json.decode(line)
+    except msgspec.MsgspecError:
+        return False
+    return True
 
 
 # --- the formats ----------------------------------------------------------------------------------
@@ -512,6 +534,7 @@ def ingest_file(
     final: bool = False,
     max_bytes: int | None = None,
     lock_timeout: float = 5.0,
+    max_line: int | None = None,
 ) -> SourceResult:
     """Ingest what ``path`` gained since the last call (see the module docstring) into ``log``.
 
@@ -520,39 +543,33 @@ def ingest_file(
     call (whole lines; the rest is read by the next call): it bounds the time a call takes.
     A file that cannot be read raises ``NotFound``/``IngestError``; a malformed line is
     reported in ``result.file.error`` (``path:line: reason``) with nothing of the chunk
-    appended, and the position stays before it.
+    appended, and the position stays before it. A line over ``max_line`` bytes
+    (``lines.MAX_LINE_BYTES``, 8 MiB) is never held whole: it is read with its long strings cut
+    (or skipped), said in ``result.file.warnings``, and the position moves past it.
     """
     if fmt not in FORMAT_CHOICES:
         raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMAT_CHOICES)}")
     real = os.path.realpath(path)
+    refuse_workspace_files(path)  # before its position lock is made (open_source checks again)
     lock = FileLock(state_path(state_dir, path)[: -len(".json")] + ".lock", what=f"the ingest position of {path}")
     lock.acquire(lock_timeout)
     try:
-        try:
-            f = open(path, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            raise NotFound(f"no such transcript: {path}") from None
-        except IsADirectoryError:
-            raise IngestError(f"{path}: is a directory, not a transcript file", path=path) from None
-        except OSError as e:
-            raise IngestError(f"{path}: cannot read: {e.strerror or e}", path=path) from None
-        with f:
+        with open_source(path) as f:
             return _ingest_open(log, path, real, f, state_dir=state_dir, fmt=fmt, project=project,
-                                keep_secrets=keep_secrets, final=final, max_bytes=max_bytes)
+                                keep_secrets=keep_secrets, final=final, max_bytes=max_bytes, max_line=max_line)
     finally:
         lock.close()
 
 
-def _read_lines(f: Any, start: int, size: int, first_line: int, *, cap: int | None, final: bool, skip_newline: bool
-                ) -> tuple[list[_Rec], int, int, bool]:
+def _read_lines(f: Any, start: int, size: int, first_line: int, *, cap: int | None, final: bool, skip_newline: bool,
+                path: str, warnings: list[str], max_line: int | None = None) -> tuple[list[_Rec], int, int, bool]:
     """Decode the complete lines from byte ``start`` (at most ``cap`` bytes, but always at least one line)."""
-    want = size - start
-    data = os.pread(f.fileno(), want if cap is None else min(want, cap), start)
-    if cap is not None and len(data) < want and data.rfind(b"\n") < (1 if skip_newline else 0):
-        data = os.pread(f.fileno(), want, start)  # one line longer than the cap: read it whole
-    elif cap is not None and len(data) < want:
-        final = False  # the cut is ours: the last piece is not the file's last line
-    return _decode_lines(data, first_line, at_start=start == 0, final=final, skip_newline=skip_newline)
+    lines = iter_lines(f.fileno(), start, size, max_line=max_line)
+    try:
+        return _decode_lines(lines, first_line, at_start=start == 0, final=final, skip_newline=skip_newline, cap=cap,
+                             path=path, warnings=warnings, max_line=max_line)
+    finally:
+        lines.close()
 
 
 def _fail(result: SourceResult, e: IngestError, path: str) -> str:
@@ -561,9 +578,10 @@ def _fail(result: SourceResult, e: IngestError, path: str) -> str:
 
 
 def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt: str, project: str,
-                 keep_secrets: bool, final: bool, max_bytes: int | None) -> SourceResult:
+                 keep_secrets: bool, final: bool, max_bytes: int | None, max_line: int | None) -> SourceResult:
     s = os.fstat(f.fileno())
     result = SourceResult(path=path, size=s.st_size, file=FileResult(path))
+    warnings = result.file.warnings
     st = load_state(state_dir, path) or SourceState(path=real)
     reason = _reset_reason(st, f, s)
     if reason:
@@ -581,7 +599,7 @@ def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt:
     try:
         records, consumed, nlines, took_partial = _read_lines(
             f, start, s.st_size, st.line, cap=None if whole else max_bytes, final=final or whole,
-            skip_newline=st.partial_taken)
+            skip_newline=st.partial_taken, path=path, warnings=warnings, max_line=max_line)
     except IngestError as e:
         _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
         return result
@@ -610,8 +628,10 @@ def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt:
         st = SourceState(path=real, dev=s.st_dev, ino=s.st_ino)
         start = 0
         try:
+            warnings.clear()
             records, consumed, nlines, took_partial = _read_lines(f, 0, s.st_size, 0, cap=None, final=final,
-                                                                  skip_newline=False)
+                                                                  skip_newline=False, path=path, warnings=warnings,
+                                                                  max_line=max_line)
         except IngestError as e:
             _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
             return result
@@ -650,6 +670,7 @@ def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt:
     work.position = start + consumed
     work.line = st.line + nlines
     work.partial_taken = took_partial
+    work.capped = result.capped and work.position < s.st_size
     _remember(work, s, state_dir, path, result, fingerprint=f)
     return result
 

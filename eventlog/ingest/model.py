@@ -72,6 +72,8 @@ class ParsedFile:
     #: uuid -> (session key, timestamp) of every Claude Code line that has a uuid
     uuids: dict[str, tuple[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: lines that could not be read as they are (over the line limit), ``path:line: what was done``
+    warnings: list[str] = field(default_factory=list)
 
 
 def fail(line: int, reason: str) -> NoReturn:

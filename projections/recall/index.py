@@ -243,7 +243,7 @@ class RecallIndex:
         if self.readonly:
             if not os.path.exists(self.path):
                 raise NotFound(f"no recall index at {self.path} (build it first)")
-            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+            db = self._connect_read_only(self.path)
             try:
                 schema = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             except sqlite3.DatabaseError as e:
@@ -279,6 +279,41 @@ class RecallIndex:
                              " ('ndocs', 0), ('nchars', 0); COMMIT;")
         self._pragmas(db, write=True)
         return db
+
+    @staticmethod
+    def _connect_read_only(path: str) -> sqlite3.Connection:
+        """``path`` opened read-only; on a read-only disk (no ``-shm`` can be made for the WAL) as immutable.
+
+        Immutable reads the main file as of its last checkpoint (the WAL is not read): an older
+        ``seq``, never a torn state; callers catch up from it.
+        """
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        try:
+            db.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchone()
+        except sqlite3.OperationalError:
+            db.close()
+            db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
+        return db
+
+    @classmethod
+    def copy_in_memory(cls, path: str) -> RecallIndex:
+        """A writable copy of the index at ``path`` held in memory (for a workspace that cannot be written)."""
+        ix = cls(":memory:")
+        src = cls._connect_read_only(path)
+        try:
+            src.backup(ix.db)
+        except sqlite3.DatabaseError as e:
+            ix.close()
+            raise ConfigError(f"{path} is not a recall index ({e}); rebuild it") from None
+        finally:
+            src.close()
+        schema = ix._meta("schema")
+        if schema != SCHEMA:
+            ix.close()
+            raise ConfigError(f"{path} has recall index schema {schema}, this evlog reads {SCHEMA}: rebuild it")
+        ix._seq = ix._pending_seq = int(ix._meta("seq", 0))
+        ix._load_sessions()
+        return ix
 
     @staticmethod
     def _pragmas(db: sqlite3.Connection, *, write: bool) -> None:

@@ -17,6 +17,7 @@ import tempfile
 from typing import Any
 
 import eventlog
+from eventlog.errors import EvlogError
 from projections.recall.index import RecallIndex
 
 INDEX_FILE = os.path.join("state", "recall.sqlite")
@@ -62,6 +63,42 @@ def update(home: str, *, ws: Any = None, path: str | None = None) -> RecallIndex
     except BaseException:
         ix.close()
         raise
+    return ix
+
+
+def unwritable_index(home: str, *, ws: Any = None, notes: list[str] | None = None) -> RecallIndex:
+    """The index of a workspace whose ``state/`` cannot be written (a read-only disk, no permission).
+
+    Nothing is written: the file is read as it is when it is caught up with the log; otherwise
+    (behind, missing, unreadable) a copy in memory is caught up for this search only, and a line
+    in ``notes`` says so. The caller closes it.
+    """
+    path = index_path(home)
+    last = ws.log.last_seq if ws is not None else None
+    ix: RecallIndex | None = None
+    why = "missing"
+    if os.path.exists(path):
+        try:
+            ix = RecallIndex(path, readonly=True)
+            if last is not None and ix.seq >= last:
+                return ix
+            ix.close()
+            ix = RecallIndex.copy_in_memory(path)
+            why = f"{(last or 0) - ix.seq} event(s) behind the log"
+        except EvlogError as e:
+            why = str(e)
+            ix = None
+    if ix is None:
+        ix = RecallIndex(":memory:")
+    try:
+        with _read_log(home, ix.seq + 1, ws) as events:
+            ix.catch_up(events)
+    except BaseException:
+        ix.close()
+        raise
+    if notes is not None:
+        notes.append(f"the recall index cannot be updated (the workspace is read-only) and is {why}: "
+                     "searched a copy caught up in memory, which is not kept")
     return ix
 
 

@@ -13,11 +13,18 @@ It never opens the log, so it costs a few file reads whatever the size of the wo
   many were and where to find them.
 * The block is wrapped in ``<evlog-memory>`` tags, which Dream's extractor treats as
   injected text: memory given back to an agent is never learned again as a new fact.
+* Nothing inside the block can end or open it (INVARIANTS I27): every text placed in it (fact
+  texts read from MEMORY.md files a branch or a pull request may change, project paths, recall
+  hits) goes through ``neutralise``, which turns the ``<`` of anything that reads as an
+  ``evlog-memory`` tag (any case, spacing, ``-``/``_``, fullwidth or small-form look-alikes,
+  zero-width characters between) into ``‹`` and line breaks into spaces.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from projections.memory import GLOBAL_FILE, parse_items, project_file
@@ -26,6 +33,9 @@ DEFAULT_CONTEXT_BYTES = 8000
 MIN_CONTEXT_BYTES = 500
 OPEN_TAG = "<evlog-memory>"
 CLOSE_TAG = "</evlog-memory>"
+_TAG_START = re.compile(r"<\s*/?\s*evlog[\s_-]*memory")  # matched on the folded text (see neutralise)
+_LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
+_SAFE_BRACKET = "\u2039"  # SINGLE LEFT-POINTING ANGLE QUOTATION MARK: reads as a bracket, folds to no '<'
 
 
 @dataclass
@@ -58,6 +68,29 @@ def project_for(home: str, cwd: str | None) -> tuple[str, str] | None:
     return None
 
 
+def neutralise(text: str) -> str:
+    """``text`` made safe to place inside the memory block: one line, and no ``evlog-memory`` tag can form.
+
+    Tags are looked for in the text as a reader would see it: each character NFKC-normalised
+    and case-folded (``\uff1c`` is ``<``, ``\uff25`` is ``e``), format characters (zero-width
+    space, soft hyphen) dropped. The character that starts such a tag is replaced, so the text
+    stays readable and ``Vec<T>`` is left alone.
+    """
+    text = _LINE_BREAKS.sub(" ", text)
+    folded: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cf":
+            continue
+        for c in unicodedata.normalize("NFKC", ch).casefold():
+            folded.append(c)
+            origin.append(i)
+    starts = {origin[m.start()] for m in _TAG_START.finditer("".join(folded))}
+    if not starts:
+        return text
+    return "".join(_SAFE_BRACKET if i in starts else ch for i, ch in enumerate(text))
+
+
 def _read(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -77,7 +110,7 @@ def memory_context(home: str, cwd: str | None, *, budget: int = DEFAULT_CONTEXT_
         items = parse_items(_read(path))
         out.files.append(path)
         if items:
-            parts.append((f"Project {out.project}", items))
+            parts.append((f"Project {neutralise(out.project)}", items))
     global_path = os.path.join(home, GLOBAL_FILE)
     if os.path.isfile(global_path):
         out.files.append(global_path)
@@ -96,7 +129,8 @@ def memory_context(home: str, cwd: str | None, *, budget: int = DEFAULT_CONTEXT_
         section = None
         header = f"# {head}"
         for sec, text in items:
-            add = ([header] if header else []) + ([f"## {sec}"] if sec != section else []) + [f"- {text}"]
+            heading = [f"## {neutralise(sec)}"] if sec != section else []
+            add = ([header] if header else []) + heading + [f"- {neutralise(text)}"]
             cost = _size(add)
             if used + cost + reserve > budget:
                 continue  # left out whole; a shorter one after it may still fit

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,16 +169,28 @@ def transcript_paths(data: dict[str, Any], event: str, notes: list[str]) -> list
 def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *, lock_timeout: float,
              max_bytes: int) -> None:
     from eventlog.app.workspace import LOG_DIR, STATE_DIR, load_config
-    from eventlog.ingest.incremental import ingest_file, needs_ingest
+    from eventlog.errors import RefusedInput
+    from eventlog.ingest import incremental
+    from eventlog.ingest.source import kind_of, refuse_workspace_files
     from eventlog.log import Log
 
     paths = transcript_paths(data, event, result.notes)
     state_dir = os.path.join(home, STATE_DIR)
     todo = []
     for p in paths:
-        if not os.path.isfile(p):
+        try:
+            refuse_workspace_files(p)
+        except RefusedInput as e:
+            result.notes.append(f"{event}: {e}")
+            continue
+        try:
+            mode = os.stat(p).st_mode
+        except OSError:
             result.notes.append(f"{event}: transcript {p} does not exist (yet); nothing captured from it")
-        elif needs_ingest(state_dir, p, final=event == "SessionEnd"):
+            continue
+        if not stat.S_ISREG(mode):
+            result.notes.append(f"{event}: {p} is {kind_of(mode)}, not a transcript file; nothing captured from it")
+        elif incremental.needs_ingest(state_dir, p, final=event == "SessionEnd"):
             todo.append(p)
     if not todo:
         return
@@ -191,12 +204,13 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
     try:
         for p in todo:
             try:
-                r = ingest_file(log, p, state_dir=state_dir, final=event == "SessionEnd", max_bytes=max_bytes,
+                r = incremental.ingest_file(log, p, state_dir=state_dir, final=event == "SessionEnd", max_bytes=max_bytes,
                                 lock_timeout=lock_timeout)
             except EvlogError as e:
                 result.notes.append(f"{event}: {e}")
                 continue
             result.ingested.append(r)
+            result.notes.extend(f"{event}: {w}" for w in r.file.warnings)
             if r.error:
                 result.notes.append(f"{event}: {r.error}")
             elif r.capped:
@@ -235,18 +249,20 @@ def _prompt_context(data: dict[str, Any], home: str, budget: int, result: HookRe
         hits = recall(ix, prompt[:2000], scope="facts", limit=PROMPT_HITS, states=("active",))
     finally:
         ix.close()
-    lines = ["<evlog-memory>", "Facts evlog remembers that match this prompt:"]
+    from eventlog.app.agents.context import CLOSE_TAG, OPEN_TAG, neutralise
+
+    lines = [OPEN_TAG, "Facts evlog remembers that match this prompt:"]
     size = sum(len(x.encode()) + 1 for x in lines) + 16
     shown = 0
     for h in hits:
-        line = f"- {h.text or h.snippet}" + (f" ({h.project})" if h.project else "")
+        line = neutralise(f"- {h.text or h.snippet}" + (f" ({h.project})" if h.project else ""))
         if size + len(line.encode()) + 1 > budget:
             break
         lines.append(line)
         size += len(line.encode()) + 1
         shown += 1
     if shown:
-        lines.append("</evlog-memory>")
+        lines.append(CLOSE_TAG)
         result.stdout = hook_output("UserPromptSubmit", "\n".join(lines))
 
 

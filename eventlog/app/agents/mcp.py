@@ -33,6 +33,12 @@ the server: the next call opens the workspace again if it has to.
 (``lock_timeout`` short) and holds no lock between calls, so the daemon, hooks, ``evlog
 watch`` and other servers keep writing; every call first catches up with what they
 appended. Calls are served one at a time.
+
+**A workspace that cannot be written** (a read-only disk or mount, no permission): the read
+tools and resources (recall, why, sessions, session_messages, the MEMORY.md resources) open
+it as a reader each call and answer as usual (recall searches an in-memory copy of an index
+it cannot update); the write tools (remember, forget) fail with a tool error saying the
+workspace is read-only.
 """
 
 from __future__ import annotations
@@ -216,14 +222,22 @@ class Backend:
         self._lock = threading.RLock()
         self._ranked: dict[str, list[Any]] = {}  # recall request -> its hits so far: pages never repeat a hit
 
-    # the workspace is opened on first use and again after a writer failure
-    def ws(self) -> Any:
+    # the workspace is opened on first use and again after a writer failure (or a reader's call)
+    def ws(self, *, write: bool = True) -> Any:
+        """The workspace, as a writer; for a read (``write=False``) a reader if it cannot be written."""
         from eventlog.app.workspace import Workspace
+        from eventlog.errors import LogIOError
 
         if self._ws is not None and not self._ws.log.writable:
             self.close()
         if self._ws is None:
-            self._ws = Workspace.open(self.home, writable=True, lock_timeout=self.lock_timeout)
+            try:
+                self._ws = Workspace.open(self.home, writable=True, lock_timeout=self.lock_timeout)
+            except LogIOError as e:  # cannot be written: a read-only disk or mount, no permission
+                if write:
+                    raise LogIOError(f"the workspace is read-only, so this tool (which writes) cannot run: {e}"
+                                     ) from None
+                self._ws = Workspace.open(self.home)
         return self._ws
 
     def close(self) -> None:
@@ -267,7 +281,7 @@ class Backend:
         want = offset + limit
         exhausted = False
         if len(ranked) < want:  # search again, keeping the order of what earlier pages showed
-            hits = rc.search(self.ws(), query, scope=scope, project=_norm_project(project), session=session or None,
+            hits = rc.search(self.ws(write=False), query, scope=scope, project=_norm_project(project), session=session or None,
                              since=since or None, until=until or None, limit=want)
             exhausted = len(hits) < want
             shown = {(h.kind, h.seq) for h in ranked[:offset]}
@@ -327,7 +341,7 @@ class Backend:
             raise InvalidEventError("give either text (part of a MEMORY.md line) or fact_id (one of them)")
         req = request_hash("why", text, fact_id)
         offset = _offset(cursor, "why", req)
-        found = why(self.ws(), text, fact_id=fact_id)
+        found = why(self.ws(write=False), text, fact_id=fact_id)
         if not found:
             raise NotFound(f"no fact {fact_id!r}" if fact_id else
                            f"no line of MEMORY.md contains {text!r} (recall with scope 'facts' searches every fact)")
@@ -339,7 +353,7 @@ class Backend:
     def sessions(self, limit: int = 20, project: str | None = None, cursor: str | None = None) -> SessionsResult:
         req = request_hash("sessions", limit, project)
         offset = _offset(cursor, "sessions", req)
-        ws = self.ws()
+        ws = self.ws(write=False)
         states = list(ws.sessions.index.values())
         want = _norm_project(project)
         if want is not None:
@@ -354,7 +368,7 @@ class Backend:
     def session_messages(self, key: str, limit: int = 20, before: str | None = None) -> MessagesResult:
         from projections.sessions import MAX_FILE_MESSAGES, parse_message_line
 
-        ws = self.ws()
+        ws = self.ws(write=False)
         sp = ws.sessions
         s = sp.index.get(key)
         if s is None:
@@ -381,13 +395,13 @@ class Backend:
 
     def memory_file(self, project: str = "") -> str:
         """The MEMORY.md text of the global file ("") or of a project, as the memory projection renders it."""
-        ws = self.ws()
+        ws = self.ws(write=False)
         if project and project not in ws.memory.files:
             raise NotFound(f"no MEMORY.md for project {project!r}")
         return ws.memory.rendered(project).decode()
 
     def projects(self) -> list[str]:
-        return sorted(p for p in self.ws().memory.files if p)
+        return sorted(p for p in self.ws(write=False).memory.files if p)
 
 
 def _offset(cursor: str | None, kind: str, req: str) -> int:

@@ -12,8 +12,12 @@ response Claude Code is still streaming is read when it is done, not line by lin
   exist yet is looked for again at every poll.
 * **Partial lines.** A line still being written is read when complete; a last line that
   never gets its newline is taken once the file has been quiet for ``final_after`` seconds.
-* **Never its own files**: the workspace's folder is skipped (its session files are
-  projections, not transcripts), wherever it is under the watched paths.
+* **Never a workspace's files**: a watched path inside an evlog workspace (this one or
+  another) is refused (``RefusedInput``, ``evlog watch`` exits 2); under a watched folder, the
+  own workspace and the folders evlog writes in any other (``log``, ``sessions``, ``state``,
+  ``memory``, ``diary``) are skipped (their files are projections, not transcripts).
+  Files are opened through ``eventlog.ingest.source.open_source``: a FIFO is reported, never
+  waited on.
 * **Failures** (a malformed file, a locked workspace) are reported once per file version
   (``on_result``) and retried when the file changes again or at the next poll.
 
@@ -41,6 +45,7 @@ from eventlog.app.workspace import STATE_DIR, load_config
 from eventlog.errors import EvlogError, LockedError
 from eventlog.ingest import TRANSCRIPT_SUFFIX
 from eventlog.ingest.incremental import SourceResult, ingest_file
+from eventlog.ingest.source import is_workspace_folder, refuse_workspace_files
 
 DEFAULT_DEBOUNCE = 2.0
 DEFAULT_INTERVAL = 1.0
@@ -88,6 +93,8 @@ class Watcher:
                  on_result: Callable[[SourceResult], None] | None = None) -> None:
         self.home = home
         self.paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
+        for p in self.paths:
+            refuse_workspace_files(p)
         self.debounce = debounce
         self.fmt = fmt
         self.final_after = final_after
@@ -111,8 +118,8 @@ class Watcher:
                 found[root] = st
                 continue
             for dirpath, dirs, names in os.walk(root):
-                if os.path.realpath(dirpath) == self._own:
-                    dirs[:] = []  # the workspace's own session files are not transcripts to ingest
+                if os.path.realpath(dirpath) == self._own or is_workspace_folder(dirpath):
+                    dirs[:] = []  # a workspace's session files are not transcripts to ingest
                     continue
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
