@@ -33,6 +33,7 @@ import msgspec
 
 from eventlog.app.gateway import ops
 from eventlog.app.gateway import rows as R
+from eventlog.app.gateway import screen as S
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.auth import AuthError, TooManyAttempts
 from eventlog.app.gateway.changes import Page
@@ -249,6 +250,7 @@ class HttpRemote(Remote):
         self.target = me.target
         self.max_row_bytes = me.max_row_bytes
         self.max_body_bytes = me.max_body_bytes
+        self.limits = S.Limits(me.flavour, me.json_depth)
 
     @classmethod
     def open(cls, home: str, url: str, *, user: str | None = None, timeouts: Timeouts | None = None) -> HttpRemote:
@@ -271,21 +273,35 @@ class HttpRemote(Remote):
         return self.client.reconnects
 
     def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
+        """The request body of one push, screened first (``screen``: what the server would refuse is not sent)."""
         rejected: list[Rejected] = []
+        refused_keys: set[str] = set()
+        kept: list[R.SessionRow] = []
+        for r in sessions:
+            why = S.gateway_session_problem(r, self.limits)
+            if why is None:
+                kept.append(r)
+            else:
+                rejected.append(Rejected(r.key, None, why))
+                refused_keys.add(r.key)
         sent: list[tuple[str, str, R.Version]] = []
         parts: list[bytes] = []
         for key, mid, role, content, timestamp, tool_calls, extra, version in messages:
-            data = _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra, version))
-            if len(data) > self.max_row_bytes:
-                rejected.append(Rejected(key, mid, f"{len(data)} bytes, more than the gateway takes in one row "
-                                                   f"({self.max_row_bytes}); raise its max_allowed_packet, then "
-                                                   "'evlog sync push --all' sends it again", len(data)))
+            why = "its session's register was refused in the same batch" if key in refused_keys else \
+                S.gateway_message_problem(key, mid, role, content, timestamp, tool_calls, extra, version, self.limits)
+            data = b"" if why else _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra,
+                                                              version))
+            if not why and len(data) > self.max_row_bytes:
+                why = (f"{len(data)} bytes, more than the gateway takes in one row ({self.max_row_bytes}); raise "
+                       "its max_allowed_packet, then 'evlog sync push --retry-rejected' sends it again")
+            if why:
+                rejected.append(Rejected(key, mid, why, len(data)))
                 continue
             parts.append(data)
             sent.append((key, mid, version))
-        body = (b'{"sessions":' + _enc.encode([W.session_to_wire(r) for r in sessions])
+        body = (b'{"sessions":' + _enc.encode([W.session_to_wire(r) for r in kept])
                 + b',"messages":[' + b",".join(parts) + b"]}")
-        return Prepared(stmts=[], sessions=len(sessions), messages=sent, rejected=rejected, body=body)
+        return Prepared(stmts=[], sessions=len(kept), messages=sent, rejected=rejected, body=body)
 
     def write(self, batch: Prepared) -> tuple[int, int, list[Rejected]]:
         got = self.client.request("POST", "/push", batch.body, W.PushResult)

@@ -209,13 +209,14 @@ class Gateway(Remote):
         return self.conn.reconnects
 
     def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
-        return ops.prepare(self.user.id, sessions, messages, max_packet=self.conn.max_packet)
+        user_id = self.user.id  # connected now: the server's limits and clock are known
+        return ops.prepare(user_id, sessions, messages, max_packet=self.conn.max_packet, limits=self.conn.limits,
+                           now=self.conn.now_ms())
 
     def write(self, batch: Prepared) -> tuple[int, int, list[Rejected]]:
         if not batch.stmts:
             return 0, 0, []
-        seq, sent = self.conn.transaction(lambda cur: ops.write(cur, self.user.id, batch), doing="pushing a batch")
-        return seq, sent, []
+        return self.conn.transaction(lambda cur: ops.write(cur, self.user.id, batch), doing="pushing a batch")
 
     def changes(self, after: int, skip: list[int], limit: int) -> Page:
         return self.conn.transaction(lambda cur: fetch_changes(cur, self.user.id, after, skip=skip, limit=limit),
