@@ -11,6 +11,7 @@ peer stamped 9999-12-31 could never be edited or deleted.
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
@@ -198,3 +199,56 @@ def test_a_body_nested_20000_deep_gets_a_400_naming_the_problem(server):
         text = resp.read().decode()
         conn.close()
         assert resp.status == 400 and why in text, (resp.status, text)
+
+
+@pytest.fixture
+def impatient():
+    """A gateway server that gives a request 1 s for its headers and 2 s for its body."""
+    app, sock, url = gateway(MYSQL_URL, port=0)
+    with Running(app, sock, url, header_timeout=1, body_timeout=2) as running:
+        yield running
+
+
+def _send(port: int, data: bytes) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(data)
+    return s
+
+
+def _answer(s: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    got = b""
+    while chunk := s.recv(65536):
+        got += chunk
+    s.close()
+    return got
+
+
+def test_a_request_whose_headers_never_finish_is_answered_408_and_closed(impatient):
+    t0 = time.monotonic()
+    silent = _send(impatient.port, b"")
+    half = _send(impatient.port, b"POST /api/sync/v1/push HTTP/1.1\r\nHost: x\r\nContent-Le")
+    assert _answer(half).startswith(b"HTTP/1.1 408") and _answer(silent).startswith(b"HTTP/1.1 408")
+    assert time.monotonic() - t0 < 4
+
+
+def test_a_body_that_stops_arriving_is_answered_408_and_closed(impatient):
+    t0 = time.monotonic()
+    s = _send(impatient.port, b"POST /api/sync/v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n"
+                              b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"sessions\":")
+    answer = _answer(s)
+    assert answer.startswith(b"HTTP/1.1 408") and 1.5 < time.monotonic() - t0 < 5
+
+
+@pytest.mark.slow
+def test_hundreds_of_half_sent_requests_are_all_closed_within_the_deadlines(impatient):
+    """The issue's probe: 800 connections holding half a request were all still open after 35 s."""
+    socks = [_send(impatient.port, b"GET / HTTP/1.1\r\nHost: x\r\n") for _ in range(300)]
+    time.sleep(2.5)
+    closed = 0
+    for s in socks:
+        s.settimeout(5)
+        closed += _answer(s).startswith(b"HTTP/1.1 408")
+    assert closed == len(socks)
+    s = _send(impatient.port, b"GET /api/sync/v1/me HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert _answer(s).startswith(b"HTTP/1.1 401")  # and the server still answers

@@ -34,7 +34,7 @@ from typing import Any
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -78,11 +78,14 @@ async def read_body(request: Request, limit: int) -> bytes:
         except ValueError:
             raise HTTPError(400, "bad Content-Length") from None
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPError(413, f"request body over {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPError(413, f"request body over {limit} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone, or cut off by the body deadline (``http_deadlines``)
+        raise HTTPError(408, "the request body did not arrive in time") from None
     return b"".join(chunks)
 
 
