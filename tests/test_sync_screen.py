@@ -18,7 +18,7 @@ import pytest
 from eventlog.app.gateway import auth, screen, sync
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web.server import Running, gateway
-from eventlog.events import MessageAppended, OffsetReset
+from eventlog.events import MessageAppended, MessageUpdated, OffsetReset
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 from tests.test_sync import device
 from tests.test_sync_http import PASSWORD, account, http_device
@@ -178,16 +178,21 @@ def test_an_outage_is_still_reported_as_an_outage_and_records_nothing(tmp_path):
 # --------------------------------------------------------------------------- the server: parsing and timeouts
 
 
-def test_a_body_nested_20000_deep_gets_a_400_naming_the_problem(server):
-    import http.client
-
-    email = account("nest")
+def _token(server, email: str) -> str:
     from eventlog.app.gateway.http_client import Client
 
     client = Client(server.url)
-    token = client.request("POST", "/login", b'{"email":"%s","password":"%s"}' % (
-        email.encode(), PASSWORD.encode()), None)["token"]
-    client.close()
+    try:
+        return client.request("POST", "/login", b'{"email":"%s","password":"%s"}' % (
+            email.encode(), PASSWORD.encode()), None)["token"]
+    finally:
+        client.close()
+
+
+def test_a_body_nested_20000_deep_gets_a_400_naming_the_problem(server):
+    import http.client
+
+    token = _token(server, account("nest"))
     host, port = server.url.split("//")[1].rstrip("/").split(":")
     for body, why in ((b'{"sessions":[],"messages":[["s","m","user","x","",null,' + b'{"a":' * 20_000 + b'1'
                        + b'}' * 20_000 + b',[1,"o","r"]]]}', "nested too deep"),
@@ -252,3 +257,70 @@ def test_hundreds_of_half_sent_requests_are_all_closed_within_the_deadlines(impa
     assert closed == len(socks)
     s = _send(impatient.port, b"GET /api/sync/v1/me HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert _answer(s).startswith(b"HTTP/1.1 401")  # and the server still answers
+
+
+# --------------------------------------------------------------------------- versions from peers are clamped
+
+END_OF_TIME = "9999-12-31 23:59:59.999"
+
+
+def _stamp_end_of_time(user: str, key: str) -> None:
+    """What a peer with a broken clock (or a gateway before the clamp) left: a register and a message at 9999."""
+    uid = query("SELECT id FROM gateway_users WHERE email = %s", (user,))[0][0]
+    query("UPDATE gateway_sessions SET updated_at = %s WHERE user_id = %s AND session_key = %s",
+          (END_OF_TIME, uid, key))
+    query("UPDATE gateway_session_messages SET updated_at = %s WHERE user_id = %s AND session_key = %s",
+          (END_OF_TIME, uid, key))
+
+
+def test_a_row_a_peer_stamped_9999_12_31_can_still_be_edited_and_deleted(tmp_path, transport):
+    wrap, user = transport
+    with device(str(tmp_path / "a")) as ra, device(str(tmp_path / "b")) as rb:
+        a, b = wrap(ra), wrap(rb)
+        a.store.get_or_create("s", title="from the peer")
+        a.store.add_message("s", "user", "stamped at the end of time", message_id="m1")
+        a.push(user)
+        _stamp_end_of_time(user, "s")
+        b.pull(user)
+        assert b.store.get("s").title == "from the peer"
+        b.store.update("s", title="edited after the peer")
+        rb.ws.append([MessageUpdated(session_key="s", message_id="m1", content="edited too")])
+        report = b.push(user)
+        assert not report.rejected, report.rejected
+        with MySQLSessionStore(MYSQL_URL, user) as web:
+            assert web.get("s").title == "edited after the peer"
+            assert [m.content for m in web.history("s")] == ["edited too"]
+        a.pull(user)
+        assert a.store.get("s").title == "edited after the peer"
+        assert [m.content for m in a.store.history("s")] == ["edited too"]
+        _stamp_end_of_time(user, "s")
+        b.pull(user)
+        b.store.delete("s")
+        assert not b.push(user).rejected
+        with MySQLSessionStore(MYSQL_URL, user) as web:
+            assert web.get("s") is None
+        a.pull(user)
+        assert a.store.get("s") is None
+
+
+def test_a_version_pushed_from_the_future_is_clamped_to_the_gateways_clock(server):
+    """A peer's forged or broken clock cannot stamp the gateway's rows past now + the allowed skew."""
+    from eventlog.app.gateway import rows as R
+    from eventlog.app.gateway.http_client import HttpRemote
+
+    email = account("future")
+    token = _token(server, email)
+    remote = HttpRemote(server.url, token)
+    try:
+        far = (screen.MAX_MS, "evlog:peer", R.content_hash("x"))
+        reg = R.SessionRow(key="s", title="t", deleted=False, version=far, active_ms=screen.MAX_MS)
+        batch = remote.prepare([reg], [("s", "m1", "user", "x", "", None, {}, far)])
+        assert not batch.rejected
+        remote.write(batch)
+    finally:
+        remote.close()
+    rows = query("SELECT UNIX_TIMESTAMP(updated_at) - UNIX_TIMESTAMP(UTC_TIMESTAMP()) FROM gateway_sessions s "
+                 "JOIN gateway_users u ON u.id = s.user_id WHERE u.email = %s UNION ALL "
+                 "SELECT UNIX_TIMESTAMP(m.updated_at) - UNIX_TIMESTAMP(UTC_TIMESTAMP()) FROM gateway_session_messages m "
+                 "JOIN gateway_users u ON u.id = m.user_id WHERE u.email = %s", (email, email))
+    assert len(rows) == 2 and all(float(ahead) <= screen.DEFAULT_SKEW_S + 1 for (ahead,) in rows), rows

@@ -274,28 +274,15 @@ class HttpRemote(Remote):
 
     def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
         """The request body of one push, screened first (``screen``: what the server would refuse is not sent)."""
-        rejected: list[Rejected] = []
-        refused_keys: set[str] = set()
-        kept: list[R.SessionRow] = []
-        for r in sessions:
-            why = S.gateway_session_problem(r, self.limits)
-            if why is None:
-                kept.append(r)
-            else:
-                rejected.append(Rejected(r.key, None, why))
-                refused_keys.add(r.key)
+        kept, fields, rejected = S.screen_push(sessions, messages, self.limits)
         sent: list[tuple[str, str, R.Version]] = []
         parts: list[bytes] = []
-        for key, mid, role, content, timestamp, tool_calls, extra, version in messages:
-            why = "its session's register was refused in the same batch" if key in refused_keys else \
-                S.gateway_message_problem(key, mid, role, content, timestamp, tool_calls, extra, version, self.limits)
-            data = b"" if why else _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra,
-                                                              version))
-            if not why and len(data) > self.max_row_bytes:
-                why = (f"{len(data)} bytes, more than the gateway takes in one row ({self.max_row_bytes}); raise "
-                       "its max_allowed_packet, then 'evlog sync push --retry-rejected' sends it again")
-            if why:
-                rejected.append(Rejected(key, mid, why, len(data)))
+        for key, mid, role, content, timestamp, tool_calls, extra, version in fields:
+            data = _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra, version))
+            if len(data) > self.max_row_bytes:
+                rejected.append(Rejected(key, mid, f"{len(data)} bytes, more than the gateway takes in one row "
+                                                   f"({self.max_row_bytes}); raise its max_allowed_packet, then "
+                                                   "'evlog sync push --retry-rejected' sends it again", len(data)))
                 continue
             parts.append(data)
             sent.append((key, mid, version))

@@ -26,13 +26,13 @@ is refused with the server's message and the others are written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway import screen as S
 from eventlog.app.gateway.changes import Page, changed_sessions, count_changed_messages, fetch_changes
-from eventlog.app.gateway.screen import Rejected
+from eventlog.app.gateway.screen import MessageFields, Rejected
 
 __all__ = ["ROW_ERRORS", "MessageFields", "Prepared", "Rejected", "changes", "max_row_bytes", "pending", "prepare",
            "statement_limit", "write"]
@@ -42,8 +42,6 @@ PACKET_SLACK = 1024
 _SESSION_FRAME = len(R.SESSIONS_HEAD.encode()) + len(R.SESSIONS_TAIL.encode())
 _MESSAGE_FRAME = len(R.MESSAGES_HEAD.encode()) + len(R.MESSAGES_TAIL.encode())
 
-#: One message to push: key, message id, role, content, timestamp, tool calls, extra, version.
-MessageFields = tuple[str, str, str, str, str, "list[Any] | None", "dict[str, Any]", R.Version]
 
 
 @dataclass
@@ -56,6 +54,8 @@ class Prepared:
     rejected: list[Rejected] = field(default_factory=list)
     body: bytes = b""  # the HTTP sync API's request body instead of statements (``http_client``)
     rows: list[tuple[str, str | None, bytes]] = field(default_factory=list)  # (key, id or None, rendered VALUES)
+    ceiling: int | None = None  # the receiving gateway's ``screen.ceiling_ms``: stored versions past it lose
+    cleared_keys: list[str] = field(default_factory=list)  # sessions whose register carries a delete
 
 
 def statement_limit(max_packet: int) -> int:
@@ -75,54 +75,34 @@ def prepare(user_id: int, sessions: list[R.SessionRow], messages: list[MessageFi
     ``now`` is the receiving gateway's clock (ms) for the clamp of future versions.
     """
     ceiling = S.ceiling_ms(now)
+    sessions, messages, rejected = S.screen_push(sessions, messages, limits, ceiling)
     limit = statement_limit(max_packet)
     row_room = max_packet - PACKET_SLACK
-    rejected: list[Rejected] = []
     refused_keys: set[str] = set()
     rendered: list[tuple[str, str | None, bytes]] = []
     for r in sessions:
-        why = S.gateway_session_problem(r, limits)
-        v = b"" if why else _session_values(user_id, _clamped(r, ceiling))
-        if not why and len(v) + _SESSION_FRAME > row_room:
-            why = _too_big(len(v) + _SESSION_FRAME, max_packet)
-        if why:
-            rejected.append(Rejected(r.key, None, why, len(v)))
+        v = ("(" + ",".join([R.literal(x) for x in R.session_params(user_id, r)]) + ")").encode("utf-8")
+        if len(v) + _SESSION_FRAME > row_room:
+            rejected.append(Rejected(r.key, None, _too_big(len(v) + _SESSION_FRAME, max_packet), len(v)))
             refused_keys.add(r.key)
         else:
             rendered.append((r.key, None, v))
     n_sessions = len(rendered)
     sent: list[tuple[str, str, R.Version]] = []
     for key, mid, role, content, timestamp, tool_calls, extra, version in messages:
-        why = "its session's register was refused in the same batch" if key in refused_keys else \
-            S.gateway_message_problem(key, mid, role, content, timestamp, tool_calls, extra, version, limits)
-        v = b""
-        if not why:
-            version = S.clamp_version(version, ceiling)
-            v = R.message_values(user_id, key, mid, role, content, timestamp, tool_calls, extra,
-                                 version).encode("utf-8")
-            if len(v) + _MESSAGE_FRAME > row_room:
-                why = _too_big(len(v) + _MESSAGE_FRAME, max_packet)
-        if why:
-            rejected.append(Rejected(key, mid, why, len(v)))
+        if key in refused_keys:
+            rejected.append(Rejected(key, mid, "its session's register was refused in the same batch"))
+            continue
+        v = R.message_values(user_id, key, mid, role, content, timestamp, tool_calls, extra, version).encode("utf-8")
+        if len(v) + _MESSAGE_FRAME > row_room:
+            rejected.append(Rejected(key, mid, _too_big(len(v) + _MESSAGE_FRAME, max_packet), len(v)))
             continue
         rendered.append((key, mid, v))
         sent.append((key, mid, version))
     stmts = (R.pack_encoded(R.SESSIONS_HEAD, R.SESSIONS_TAIL, [v for _, _, v in rendered[:n_sessions]], limit)
              + R.pack_encoded(R.MESSAGES_HEAD, R.MESSAGES_TAIL, [v for _, _, v in rendered[n_sessions:]], limit))
-    return Prepared(stmts, n_sessions, sent, rejected, rows=rendered)
-
-
-def _clamped(r: R.SessionRow, ceiling: int) -> R.SessionRow:
-    """The register with future times clamped (``screen.clamp_ms``); ``r`` itself when none are."""
-    version, cleared, active = S.clamp_version(r.version, ceiling), S.clamp_version(r.cleared, ceiling), \
-        S.clamp_ms(r.active_ms, ceiling)
-    if (version, cleared, active) == (r.version, r.cleared, r.active_ms):
-        return r
-    return replace(r, version=version, cleared=cleared, active_ms=active)
-
-
-def _session_values(user_id: int, r: R.SessionRow) -> bytes:
-    return ("(" + ",".join([R.literal(x) for x in R.session_params(user_id, r)]) + ")").encode("utf-8")
+    cleared = [r.key for r in sessions if r.cleared != R.ZERO and r.key not in refused_keys]
+    return Prepared(stmts, n_sessions, sent, rejected, rows=rendered, ceiling=ceiling, cleared_keys=cleared)
 
 
 def _too_big(size: int, max_packet: int) -> str:
@@ -147,7 +127,7 @@ def write(cur: Any, user_id: int, batch: Prepared) -> tuple[int, int, list[Rejec
     """
     if not batch.stmts:
         return 0, 0, []
-    seq = R.next_change_seq(cur, user_id)
+    seq = R.next_change_seq(cur, user_id, ceiling=batch.ceiling)
     refused: list[Rejected] = []
     try:
         R.execute(cur, batch.stmts)
@@ -158,6 +138,8 @@ def write(cur: Any, user_id: int, batch: Prepared) -> tuple[int, int, list[Rejec
     gone = {(r.key, r.message_id) for r in refused}
     rows = [R.MessageRow(key=k, message_id=mid, role="", content="", version=v) for k, mid, v in batch.messages
             if (k, mid) not in gone]
+    if batch.ceiling is not None:
+        R.drop_past_ceiling(cur, user_id, [k for k in batch.cleared_keys if (k, None) not in gone], batch.ceiling)
     return seq, len(rows) - R.drop_cleared(cur, user_id, rows), refused
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -273,6 +273,49 @@ def gateway_message_problem(key: str, mid: str, role: str, content: str, timesta
             or _json_problem("extra", extra, dict, limits))
 
 
+#: One message to push: key, message id, role, content, timestamp, tool calls, extra, version.
+MessageFields = tuple[str, str, str, str, str, "list[Any] | None", "dict[str, Any]", Version]
+
+
+def screen_push(sessions: list[SessionRow], messages: list[MessageFields], limits: Limits = STRICTEST,
+                ceiling: int | None = None) -> tuple[list[SessionRow], list[MessageFields], list[Rejected]]:
+    """The rows of a push batch the gateway's tables take, and the refused ones with why.
+
+    A refused register takes its messages in the batch with it (they would have no session
+    row to belong to). With ``ceiling`` (the receiving gateway's ``ceiling_ms``), versions
+    and activity times past it are clamped to it (the kept rows are copies then).
+    """
+    rejected: list[Rejected] = []
+    refused: set[str] = set()
+    kept: list[SessionRow] = []
+    for r in sessions:
+        why = gateway_session_problem(r, limits)
+        if why is not None:
+            rejected.append(Rejected(r.key, None, why))
+            refused.add(r.key)
+        else:
+            kept.append(r if ceiling is None else _clamped_session(r, ceiling))
+    fine: list[MessageFields] = []
+    for f in messages:
+        key, mid, role, content, timestamp, tool_calls, extra, version = f
+        why = "its session's register was refused in the same batch" if key in refused else \
+            gateway_message_problem(key, mid, role, content, timestamp, tool_calls, extra, version, limits)
+        if why is not None:
+            rejected.append(Rejected(key, mid, why))
+        elif ceiling is not None and version[0] > ceiling:
+            fine.append((key, mid, role, content, timestamp, tool_calls, extra, clamp_version(version, ceiling)))
+        else:
+            fine.append(f)
+    return kept, fine, rejected
+
+
+def _clamped_session(r: SessionRow, ceiling: int) -> SessionRow:
+    if max(r.version[0], r.cleared[0], r.active_ms) <= ceiling:
+        return r
+    return replace(r, version=clamp_version(r.version, ceiling), cleared=clamp_version(r.cleared, ceiling),
+                   active_ms=clamp_ms(r.active_ms, ceiling))
+
+
 # --------------------------------------------------------------------------- from the gateway (pull)
 
 
@@ -313,8 +356,20 @@ def _kind(value: object) -> str:
             type(None): "null"}.get(type(value), type(value).__name__)
 
 
+def clamp_page(page: Page, ceiling: int | None = None) -> None:
+    """Clamp every version of ``page`` stamped past this device's ``ceiling_ms`` (see the module docstring)."""
+    top = ceiling_ms() if ceiling is None else ceiling
+    for regs in (page.sessions, page.context):
+        for r in regs.values():
+            r.version, r.cleared, r.active_ms = clamp_version(r.version, top), clamp_version(r.cleared, top), \
+                clamp_ms(r.active_ms, top)
+    for m in page.messages:
+        m.version = clamp_version(m.version, top)
+
+
 def screen_page(page: Page) -> list[Rejected]:
-    """Take every row the log would refuse out of ``page``; returns them with their reasons."""
+    """Take every row the log would refuse out of ``page`` and clamp future versions; the refused, with why."""
+    clamp_page(page)
     rejected: list[Rejected] = []
     for regs in (page.sessions, page.context):
         for key in [k for k, r in regs.items() if not r.deleted]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eventlog.app.gateway.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
+from eventlog.app.gateway.screen import ceiling_ms
 from eventlog.app.workspace import Workspace
 from eventlog.events import (
     Event,
@@ -124,6 +125,7 @@ class SyncState:
         self._pulled_left = 0
         self._pulled_ours = False
         self._pulled: SyncPulled | None = None
+        self.ceiling = ceiling_ms()  # the latest version time taken from a peer (``screen.clamp_ms``)
 
     @property
     def in_pulled_batch(self) -> bool:
@@ -263,14 +265,16 @@ class SyncState:
     def _finish_pulled(self) -> None:
         ev, self._pulled = self._pulled, None
         assert ev is not None
+        top = self.ceiling  # a pull before the clamp may have recorded 9999-12-31 (``screen.clamp_page``)
         for key, ms, origin, rev, deleted, cms, corigin, crev in ev.sessions:
             r = self.reg(key)
-            r.ms, r.origin, r.rev, r.deleted, r.cleared = ms, origin, rev, bool(deleted), (cms, corigin, crev)
+            r.ms, r.origin, r.rev, r.deleted = min(ms, top), origin, rev, bool(deleted)
+            r.cleared = (min(cms, top), corigin, crev)
         for key, mid, ms, origin, rev in ev.messages:
             reg = self.regs.get(key)
             m = reg.msgs.get(mid) if reg is not None else None
             if m is not None:
-                m.ms, m.origin, m.rev = ms, origin, rev
+                m.ms, m.origin, m.rev = min(ms, top), origin, rev
 
 
 def fold(ws: Workspace, target: str, user: str, until: int | None = None) -> SyncState:
