@@ -10,6 +10,7 @@ peer stamped 9999-12-31 could never be edited or deleted.
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 
@@ -324,3 +325,38 @@ def test_a_version_pushed_from_the_future_is_clamped_to_the_gateways_clock(serve
                  "SELECT UNIX_TIMESTAMP(m.updated_at) - UNIX_TIMESTAMP(UTC_TIMESTAMP()) FROM gateway_session_messages m "
                  "JOIN gateway_users u ON u.id = m.user_id WHERE u.email = %s", (email, email))
     assert len(rows) == 2 and all(float(ahead) <= screen.DEFAULT_SKEW_S + 1 for (ahead,) in rows), rows
+
+
+# --------------------------------------------------------------------------- refused rows: listed, retried after a fix
+
+
+def test_refused_rows_are_listed_by_status_and_sent_again_by_retry_rejected_once_the_server_takes_them(
+        tmp_path, monkeypatch, cli_runner):
+    """A server whose JSON check stops at 5 levels refuses a row; after the fix, --retry-rejected sends it."""
+    from eventlog.cli import cli
+
+    user = fresh_email("retry")
+    home = str(tmp_path / "d")
+    monkeypatch.setattr(screen, "limits_for", lambda version: screen.Limits("mariadb", 5))
+    with device(home) as d:
+        d.store.add_message("s", "user", "fine", message_id="m1")
+        d.store.add_message("s", "user", "deep", message_id="deep", extra=nested(8))
+        first = d.push(user)
+        assert first.messages == 1 and len(first.rejected) == 1
+        st = sync.status(d.ws, MYSQL_URL, user)
+        assert st.push_rejected == 1 and len(st.rejected_rows) == 1 and "'deep'" in st.rejected_rows[0]
+        assert any("--retry-rejected" in n for n in st.notes)
+        again = sync.push(d.ws, MYSQL_URL, user, retry_rejected=True)  # not fixed yet: refused again, still listed
+        assert again.messages == 0 and len(again.rejected) == 1
+        assert sync.status(d.ws, MYSQL_URL, user).push_rejected == 1
+        monkeypatch.undo()  # the fix: the server takes it now
+        assert d.push(user).messages == 0  # a plain push does not resend it ...
+    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--dsn", MYSQL_URL, "--user", user,
+                                  "--retry-rejected", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["messages"] == 1  # ... --retry-rejected does
+    with MySQLSessionStore(MYSQL_URL, user) as web:
+        assert [m.id for m in web.history("s")] == ["m1", "deep"]
+    res = cli_runner.invoke(cli, ["--home", home, "sync", "status", "--dsn", MYSQL_URL, "--user", user, "--json"])
+    st = json.loads(res.stdout)
+    assert st["push_rejected"] == 0 and st["rejected_rows"] == []

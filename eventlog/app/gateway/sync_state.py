@@ -56,7 +56,7 @@ class LocalReg:
     """A session as the local projection shows it, with its register's version and ``cleared``."""
 
     __slots__ = ("key", "visible", "deleted", "title", "preview", "metadata", "project", "created_ms", "ms", "origin",
-                 "rev", "cleared", "gen", "consolidated", "msgs")
+                 "rev", "cleared", "gen", "consolidated", "msgs", "seq")
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -73,6 +73,7 @@ class LocalReg:
         self.gen = 0  # seq of the event that created the visible session (its dedup generation)
         self.consolidated = 0
         self.msgs: dict[str, LocalMsg] = {}
+        self.seq = 0  # the last local event that changed the register
 
     def row(self) -> SessionRow:
         """The register as a gateway row (display fields left empty)."""
@@ -105,6 +106,7 @@ class Positions:
     own_change_seqs: list[tuple[str, int]] = field(default_factory=list)  # (epoch, change_seq) of our pushes
     accounts: set[tuple[str, str]] = field(default_factory=set)  # every (target, user) this log synced with
     rejected: dict[str, list[str]] = field(default_factory=dict)  # "push"/"pull" -> reasons of refused rows
+    refused_push: list[tuple[int, str]] = field(default_factory=list)  # (log seq of the row, why) not retried since
 
 
 def device_origin(log: Log) -> str:
@@ -189,7 +191,7 @@ class SyncState:
 
     def _bump(self, r: LocalReg, ts: str, *floors: int) -> None:
         r.ms = max(ms_of_iso(ts), r.ms + 1, *floors)
-        r.origin, r.rev = self.origin, None
+        r.origin, r.rev, r.seq = self.origin, None, self.seq
 
     def _created(self, ev: SessionCreated, seq: int) -> Row | None:
         r = self.reg(ev.session_key)
@@ -299,12 +301,17 @@ def scan_positions(log: Log, target: str, user: str, until: int, *, refusals: di
                 pos.push_seq, pos.push_epoch = ev.record_seq, ev.epoch
                 if ev.change_seq:
                     pos.own_change_seqs.append((ev.epoch, ev.change_seq))
+                if ev.retried:  # every row refused before was sent again; what it refused again follows it
+                    pos.refused_push.clear()
         elif isinstance(ev, SyncPulled):
             pos.accounts.add((ev.target, ev.user))
             if ev.target == target and ev.user == user:
                 pos.pull_seq, pos.pull_epoch = ev.change_seq, ev.epoch
         elif isinstance(ev, OffsetReset) and ev.policy == "rejected" and ev.processor in refusals:
-            pos.rejected.setdefault(refusals[ev.processor], []).append(ev.reason)
+            direction = refusals[ev.processor]
+            pos.rejected.setdefault(direction, []).append(ev.reason)
+            if direction == "push":
+                pos.refused_push.append((ev.to_seq - 1, ev.reason))
     return pos
 
 
