@@ -140,6 +140,7 @@ def _schema_columns() -> dict[str, dict[str, tuple[str, int]]]:
 #: The text columns of the gateway tables and their limits, read from the schema (a test checks them against
 #: the server's information_schema).
 COLUMNS = _schema_columns()
+_SAFE_CHARS = 64  # ASCII text this long fits every text column of the schema (the shortest is VARCHAR(64))
 _ORIGIN = re.compile(r"[A-Za-z0-9:._@-]{1,64}")
 _REV = re.compile(r"[A-Za-z0-9:_-]{0,64}")
 
@@ -199,7 +200,7 @@ _enc = msgspec.json.Encoder()
 
 
 def _json_problem(name: str, value: Any, want: type, limits: Limits, *, none_ok: bool = False) -> str | None:
-    if value is None and none_ok:
+    if (value is None and none_ok) or (type(value) is want and not value):  # the common cases: null, {} or []
         return None
     if not isinstance(value, want):
         return f"{name} is a JSON {_kind(value)}, not {'a list' if want is list else 'an object'}"
@@ -217,6 +218,8 @@ def _json_problem(name: str, value: Any, want: type, limits: Limits, *, none_ok:
 def _text_problem(table: str, column: str, value: Any) -> str | None:
     if type(value) is not str:
         return f"{column} is a {type(value).__name__}, not text"
+    if len(value) <= _SAFE_CHARS and value.isascii():  # the common case: short ASCII fits every column
+        return None
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError:
