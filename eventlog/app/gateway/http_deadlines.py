@@ -12,7 +12,8 @@ own httptools protocol with two deadlines added:
   seconds (120 by default: 32 MiB at 2 Mbit/s).
 
 A request past either deadline gets ``408 Request Timeout`` (if no answer has started) and
-its connection is closed; the application, if it was reading the body, sees the client
+its connection is closed (one that never sent a byte, as a browser's pre-opened connection,
+is closed without an answer); the application, if it was reading the body, sees the client
 disconnect (``http_api.read_body`` answers it with 408 too). ``evlog web`` uses it for both
 modes (``eventlog.app.web.server``).
 """
@@ -40,6 +41,7 @@ def protocol(header_s: float = HEADER_TIMEOUT, body_s: float = BODY_TIMEOUT) -> 
 
         _deadline: asyncio.TimerHandle | None = None
         _in_body = False  # past this request's headers (else: waiting for them)
+        _started = False  # a byte of this request arrived (an idle connection is closed without an answer)
 
         def _arm(self, seconds: float) -> None:
             self._disarm()
@@ -55,7 +57,11 @@ def protocol(header_s: float = HEADER_TIMEOUT, body_s: float = BODY_TIMEOUT) -> 
             if self.transport.is_closing():
                 return
             cycle = self.cycle
-            if not self._in_body or cycle is None or not cycle.response_started:
+            if self._in_body:  # this request's cycle: answer unless its answer has begun
+                answer = cycle is None or not cycle.response_started
+            else:  # the previous request's cycle, if any: never write into its answer
+                answer = self._started and (cycle is None or cycle.response_complete)
+            if answer:
                 self.transport.write(_TIMEOUT_RESPONSE)
             if cycle is not None:
                 cycle.keep_alive = False
@@ -65,10 +71,10 @@ def protocol(header_s: float = HEADER_TIMEOUT, body_s: float = BODY_TIMEOUT) -> 
             super().connection_made(transport)
             self._arm(header_s)
 
-        def on_message_begin(self) -> None:
+        def on_message_begin(self) -> None:  # the parser saw a request's first byte
             super().on_message_begin()
-            self._in_body = False
-            if self._deadline is None:
+            self._in_body, self._started = False, True
+            if self._deadline is None:  # after an answer on a kept-alive connection: its headers' turn
                 self._arm(header_s)
 
         def on_headers_complete(self) -> None:
@@ -78,6 +84,7 @@ def protocol(header_s: float = HEADER_TIMEOUT, body_s: float = BODY_TIMEOUT) -> 
 
         def on_message_complete(self) -> None:
             self._disarm()
+            self._in_body = self._started = False
             super().on_message_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
