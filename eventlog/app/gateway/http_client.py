@@ -278,7 +278,11 @@ class HttpRemote(Remote):
         sent: list[tuple[str, str, R.Version]] = []
         parts: list[bytes] = []
         for key, mid, role, content, timestamp, tool_calls, extra, version in fields:
-            data = _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra, version))
+            try:
+                data = _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra, version))
+            except S.ENCODE_ERRORS as e:
+                rejected.append(Rejected(key, mid, f"cannot be encoded for the gateway: {e}"))
+                continue
             if len(data) > self.max_row_bytes:
                 rejected.append(Rejected(key, mid, f"{len(data)} bytes, more than the gateway takes in one row "
                                                    f"({self.max_row_bytes}); raise its max_allowed_packet, then "

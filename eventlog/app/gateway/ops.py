@@ -81,7 +81,12 @@ def prepare(user_id: int, sessions: list[R.SessionRow], messages: list[MessageFi
     refused_keys: set[str] = set()
     rendered: list[tuple[str, str | None, bytes]] = []
     for r in sessions:
-        v = ("(" + ",".join([R.literal(x) for x in R.session_params(user_id, r)]) + ")").encode("utf-8")
+        try:
+            v = ("(" + ",".join([R.literal(x) for x in R.session_params(user_id, r)]) + ")").encode("utf-8")
+        except S.ENCODE_ERRORS as e:
+            rejected.append(Rejected(r.key, None, f"cannot be encoded for the server: {e}"))
+            refused_keys.add(r.key)
+            continue
         if len(v) + _SESSION_FRAME > row_room:
             rejected.append(Rejected(r.key, None, _too_big(len(v) + _SESSION_FRAME, max_packet), len(v)))
             refused_keys.add(r.key)
@@ -93,7 +98,12 @@ def prepare(user_id: int, sessions: list[R.SessionRow], messages: list[MessageFi
         if key in refused_keys:
             rejected.append(Rejected(key, mid, "its session's register was refused in the same batch"))
             continue
-        v = R.message_values(user_id, key, mid, role, content, timestamp, tool_calls, extra, version).encode("utf-8")
+        try:
+            v = R.message_values(user_id, key, mid, role, content, timestamp, tool_calls, extra,
+                                 version).encode("utf-8")
+        except S.ENCODE_ERRORS as e:  # e.g. a lone surrogate (the log's and msgspec's decoders never make one)
+            rejected.append(Rejected(key, mid, f"cannot be encoded for the server: {e}"))
+            continue
         if len(v) + _MESSAGE_FRAME > row_room:
             rejected.append(Rejected(key, mid, _too_big(len(v) + _MESSAGE_FRAME, max_packet), len(v)))
             continue

@@ -196,7 +196,6 @@ def json_depth(value: Any, limit: int) -> int:
     return deepest
 
 
-_enc = msgspec.json.Encoder()
 
 
 def _json_problem(name: str, value: Any, want: type, limits: Limits, *, none_ok: bool = False) -> str | None:
@@ -208,11 +207,7 @@ def _json_problem(name: str, value: Any, want: type, limits: Limits, *, none_ok:
     if depth > limits.json_depth:
         return (f"{name} is nested {depth if depth <= limits.json_depth + 1 else 'more than ' + str(depth - 1)} "
                 f"levels deep; the {limits.flavour} server's JSON check takes at most {limits.json_depth}")
-    try:
-        _enc.encode(value)
-    except (msgspec.MsgspecError, UnicodeEncodeError, TypeError, OverflowError, ValueError, RecursionError) as e:
-        return f"{name} is not JSON the server can store: {e}"
-    return None
+    return None  # (a value JSON cannot encode is refused where the row is encoded: ops.prepare, http_client)
 
 
 def _text_problem(table: str, column: str, value: Any) -> str | None:
@@ -220,11 +215,13 @@ def _text_problem(table: str, column: str, value: Any) -> str | None:
         return f"{column} is a {type(value).__name__}, not text"
     if len(value) <= _SAFE_CHARS and value.isascii():  # the common case: short ASCII fits every column
         return None
+    kind, limit = COLUMNS[table].get(column, ("LONGTEXT", TYPE_BYTES["LONGTEXT"]))
+    if kind == "LONGTEXT":  # bounded by max_allowed_packet, which ops.prepare checks as it renders (and encodes)
+        return None
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError:
         return f"{column} is not valid UTF-8 text (a lone surrogate)"
-    kind, limit = COLUMNS[table].get(column, ("LONGTEXT", TYPE_BYTES["LONGTEXT"]))
     if kind == "VARCHAR":
         if len(value) > limit:
             return f"{column} is {len(value)} characters, more than its column VARCHAR({limit}) holds"
@@ -250,6 +247,10 @@ def version_problem(v: Any, *, zero_ok: bool = False) -> str | None:
     if type(origin) is not str or not _ORIGIN.fullmatch(origin) or type(rev) is not str or not _REV.fullmatch(rev):
         return "its version is not (ms, origin of [A-Za-z0-9:._@-]{1,64}, hash of [A-Za-z0-9:_-]{0,64})"
     return None
+
+
+#: What encoding a screened row may still raise (a value JSON cannot hold, a lone surrogate): the row is refused.
+ENCODE_ERRORS = (msgspec.EncodeError, UnicodeEncodeError, TypeError, OverflowError, ValueError)
 
 
 def gateway_session_problem(r: SessionRow, limits: Limits = STRICTEST) -> str | None:
