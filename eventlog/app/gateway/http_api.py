@@ -8,7 +8,8 @@ server holds the database credentials; a device holds a per-user token from ``lo
                            rate-limited and enumeration-proof like the web login, ``auth.login``)
 ``POST /logout``           revokes the token it is called with
 ``GET  /me``               the token's user, the database served (the sync positions' target) and
-                           the server's limits (``max_row_bytes``, ``max_body_bytes``)
+                           the server's limits (``max_row_bytes``, ``max_body_bytes``, the
+                           database's ``flavour`` and ``json_depth``: ``screen.Limits``)
 ``POST /push``             ``{sessions, messages}`` -> ``{change_seq, sent, rejected}`` (one batch,
                            one transaction: ``ops.prepare`` + ``ops.write``)
 ``POST /changes``          ``{after, skip, limit}`` -> one page of changes (``ops.changes``)

@@ -33,10 +33,14 @@ positions: the target of an HTTP gateway is the database it serves, so a device 
 included, so a workspace that synced with a gateway as one user and then pushes (or pulls)
 as another would mix both accounts. Both refuse unless ``allow_other_user`` is set.
 
-**Refused rows.** A message too big for the server (``ops``) or a gateway row the log would
-refuse (``screen``) is recorded as an ``offset.reset`` event with policy ``rejected`` for
-the processor ``sync.push:<user>@<target>`` / ``sync.pull:...`` (``processor_name``), in the
-same atomic append as the batch's position; the rest goes through. ``status`` counts them.
+**Refused rows.** Every path runs the same screen (``screen``): a row the gateway's tables
+would refuse (too big, JSON nested deeper than the server takes, a column too long, ...),
+a row the database refused anyway (``ops.write`` isolates it) or a gateway row the log
+would refuse is recorded as an ``offset.reset`` event with policy ``rejected`` for the
+processor ``sync.push:<user>@<target>`` / ``sync.pull:...`` (``processor_name``), in the
+same atomic append as the batch's position; the rest goes through, and only an outage
+fails a sync. ``status`` lists the push refusals since the last ``retry_rejected`` push,
+which sends those rows again (its last ``sync.pushed`` says ``retried``).
 
 Credentials stay in the DSN object; events, reports and errors name ``host:port/database``
 and the user's e-mail only.
