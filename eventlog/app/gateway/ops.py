@@ -117,7 +117,7 @@ def prepare(user_id: int, sessions: list[R.SessionRow], messages: list[MessageFi
 
 def _too_big(size: int, max_packet: int) -> str:
     return (f"{size} bytes as SQL, more than the server's max_allowed_packet ({max_packet}); raise it on the "
-            f"server, then 'evlog sync push --all' sends it again")
+            f"server, then 'evlog sync push --retry-rejected' sends it again")
 
 
 #: Server errors about one row's values, not about the server or the connection: the batch is run again row by
