@@ -26,12 +26,15 @@ isolated by ``ops.write`` (the batch again, row by row) and refused the same way
 outage fails a sync.
 
 **Versions from peers are clamped** (``clamp_ms``): a version stamped after the receiver's now +
-``$EVLOG_SYNC_CLOCK_SKEW`` seconds (300 by default; a peer's broken clock, a forged request, a
+``$EVLOG_SYNC_CLOCK_SKEW`` seconds (a day by default; a peer's broken clock, a forged request, a
 hand-written 9999-12-31) is taken as that ceiling (``ceiling_ms``), on the gateway when a push
 is written (its own clock: the server's, also for direct sync) and on a device when a pull is
 applied,
 so a later edit or delete (stamped ``max(now, seen + 1 ms)``) still wins and never overflows
-a DATETIME.
+a DATETIME. A clamped version is not what its writer believes it wrote, so a writer whose
+clock is further ahead than the window (or a reader further behind) may keep its own view
+of that row until the row changes again; that is why the default window is a day, not
+minutes: it catches broken clocks and forged stamps, never ordinary drift.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ MARIADB_JSON_DEPTH = 31  # MariaDB's JSON_VALID (the JSON columns' CHECK) refuse
 MYSQL_JSON_DEPTH = 100  # MySQL's JSON type refuses more than 100 (JSON_DOCUMENT_MAX_DEPTH)
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last time a DATETIME(3) holds
 ENV_SKEW = "EVLOG_SYNC_CLOCK_SKEW"  # seconds a peer's version may be ahead of the receiver's clock (clamped beyond)
-DEFAULT_SKEW_S = 300
+DEFAULT_SKEW_S = 86_400  # one day: see the module docstring for why not minutes
 TYPE_BYTES = {"TEXT": 65_535, "LONGTEXT": 4_294_967_295}  # byte limits of the text types the schema uses
 
 
@@ -151,7 +154,7 @@ def now_ms() -> int:
 
 
 def skew_ms() -> int:
-    """How far ahead of the receiver a peer's version may be: ``$EVLOG_SYNC_CLOCK_SKEW`` seconds, else 300."""
+    """How far ahead of the receiver a peer's version may be: ``$EVLOG_SYNC_CLOCK_SKEW`` seconds, else a day."""
     raw = os.environ.get(ENV_SKEW, "")
     try:
         seconds = float(raw) if raw else DEFAULT_SKEW_S
