@@ -368,3 +368,22 @@ def test_refused_rows_are_listed_by_status_and_sent_again_by_retry_rejected_once
     res = cli_runner.invoke(cli, ["--home", home, "sync", "status", "--dsn", MYSQL_URL, "--user", user, "--json"])
     st = json.loads(res.stdout)
     assert st["push_rejected"] == 0 and st["rejected_rows"] == []
+
+
+def test_a_device_whose_clock_is_ten_minutes_fast_still_converges_with_the_others(tmp_path, transport):
+    """Ordinary drift is never clamped (the window is a day): the fast device's rows and later edits agree."""
+    from tests.test_sync import Clock
+
+    wrap, user = transport
+    fast = Clock(screen.now_ms() + 10 * 60 * 1000)
+    with device(str(tmp_path / "fast"), fast) as ra, device(str(tmp_path / "b")) as rb:
+        a, b = wrap(ra), wrap(rb)
+        a.store.get_or_create("s", title="from the fast device")
+        a.store.add_message("s", "user", "hello", message_id="m1")
+        a.push(user)
+        b.pull(user)
+        b.store.update("s", title="edited on time")
+        b.push(user)
+        a.pull(user)
+        with MySQLSessionStore(MYSQL_URL, user) as web:
+            assert web.get("s").title == a.store.get("s").title == b.store.get("s").title == "edited on time"
