@@ -367,6 +367,7 @@ class SyncPushed(Event, tag="sync.pushed", kw_only=True, frozen=True):
     change_seq: int = 0  # the gateway change counter value this batch's rows were written with
     sessions: int = 0
     messages: int = 0
+    retried: bool = False  # this batch sent again every row refused before it (sync push --retry-rejected)
 
 
 class SyncPulled(Event, tag="sync.pulled", kw_only=True, frozen=True):

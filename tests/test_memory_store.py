@@ -169,6 +169,42 @@ def test_the_merge_rules_leave_what_the_guarded_upserts_leave(regs, msgs):
     assert got.watermark == want.watermark
 
 
+@pytest.mark.slow
+@pytest.mark.mysql
+@requires_mysql
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(regs=st.lists(session_rows, min_size=1, max_size=3), msgs=st.lists(message_rows, max_size=3))
+def test_with_a_ceiling_stored_versions_past_it_lose_alike_in_memory_and_in_sql(regs, msgs):
+    """As above with a writer's ceiling of 2 ms (``rows._G``, ``drop_past_ceiling``): versions 3 and 4 are past it."""
+    from eventlog.app.gateway.store import MySQLSessionStore
+
+    ceiling = 2
+    gw = MemoryGateway()
+    with MySQLSessionStore(MYSQL_URL, fresh_email("ceiling")) as db:
+        mem_uid = gw.user(db.user.email).id
+        for batch in [[r] for r in regs] + [[m] for m in msgs]:
+            def sql(cur, batch=batch):
+                R.next_change_seq(cur, db.user_id, ceiling=ceiling)
+                if isinstance(batch[0], R.SessionRow):
+                    R.upsert_sessions(cur, db.user_id, batch)
+                    R.drop_past_ceiling(cur, db.user_id, [r.key for r in batch if r.cleared != R.ZERO], ceiling)
+                else:
+                    R.upsert_messages(cur, db.user_id, batch)
+
+            db.conn.transaction(sql)
+            with gw.lock:
+                seq = gw.next_change_seq(mem_uid)
+                if isinstance(batch[0], R.SessionRow):
+                    gw.upsert_sessions(mem_uid, batch, seq, ceiling)
+                else:
+                    gw.upsert_messages(mem_uid, batch, seq, ceiling)
+        want = db.conn.transaction(lambda cur: fetch_changes(cur, db.user_id, 0, limit=100))
+    got = gw.changes(mem_uid, 0, limit=100)
+    assert [_comparable(r) for r in got.sessions.values()] == [_comparable(r) for r in want.sessions.values()]
+    assert [_comparable(m) for m in got.messages] == [_comparable(m) for m in want.messages]
+    assert got.watermark == want.watermark
+
+
 #: One store operation: (what, session key, message id, text, timestamp), then how many ms pass.
 store_op = st.tuples(
     st.sampled_from(["get_or_create", "add", "update_title", "update_meta", "update_preview", "delete", "edit"]),

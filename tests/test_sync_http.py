@@ -28,9 +28,21 @@ from eventlog.app.web.server import Running, gateway
 from eventlog.errors import ConfigError
 from eventlog.events import SyncPulled, SyncPushed
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
-from tests.test_sync import Clock, Device, Model, _contents, _write, converge, device, op, snapshot
+from tests.test_sync import (
+    Clock,
+    Device,
+    Model,
+    _contents,
+    _write,
+    clocks_of_2030_are_not_clamped,
+    converge,
+    device,
+    op,
+    snapshot,
+)
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
+__all__ = ["clocks_of_2030_are_not_clamped"]  # an autouse fixture, imported to apply here
 
 PASSWORD = "sync password 42"
 

@@ -155,19 +155,27 @@ def sync_logout(ctx: click.Context, gateway: str) -> None:
 @click.option("--all", "everything", is_flag=True, help="Send every session and message again, whatever was sent "
                                                         "before (e.g. rows refused until the server took bigger "
                                                         "packets); the gateway keeps what is newer.")
+@click.option("--retry-rejected", is_flag=True,
+              help="Also send again, as they are now, the rows the gateway refused since the last retry ('evlog "
+                   "sync status' lists them): after fixing the cause (a server limit raised, a row edited). Rows "
+                   "refused again are recorded again.")
 @click.option("--as-another-user", "allow_other_user", is_flag=True,
               help="Push even though this workspace synced with the gateway as another user (mixes accounts).")
 @json_option
 @click.pass_context
 def sync_push(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
-              connect_timeout: float | None, timeout: float | None, everything: bool, allow_other_user: bool,
-              as_json: bool) -> None:
-    """Send sessions and messages changed here since the last push."""
+              connect_timeout: float | None, timeout: float | None, everything: bool, retry_rejected: bool,
+              allow_other_user: bool, as_json: bool) -> None:
+    """Send sessions and messages changed here since the last push.
+
+    A row the gateway refuses (too big, nested too deep, a column too long) is recorded and
+    skipped, never blocking the rest; 'evlog sync status' lists it.
+    """
     from eventlog.app.gateway.sync import push
 
     with open_workspace(ctx, writable=True) as ws:
         _render(_run(ctx, push, ws, gateway, dsn, user, connect_timeout, timeout, everything=everything,
-                     allow_other_user=allow_other_user), as_json)
+                     allow_other_user=allow_other_user, retry_rejected=retry_rejected), as_json)
 
 
 @sync.command("pull")

@@ -7,7 +7,8 @@ timeouts, errors without credentials), ``schema`` (numbered migrations: tables, 
 triggers), ``users`` (user rows, scrypt password hashes), ``rows`` (versions, the
 last-write-wins rule, guarded upserts), ``store`` (``MySQLSessionStore``), ``ops`` (what
 the gateway does for one user: write a push batch, read changes; refuses rows too big for
-the server), ``screen`` (pulled rows the log would refuse), ``sync`` (push, pull, status
+the server), ``screen`` (the one screen of every path: rows
+the database or the log would refuse, the server's limits, versions from peers clamped), ``sync`` (push, pull, status
 over a ``Remote``), ``auth`` (accounts, logins with rate limits, web sessions and device
 tokens), ``pool`` (connections for servers), ``wire`` / ``http_api`` / ``http_client``
 (the HTTP sync API: messages, server routes, the device's ``HttpRemote``) and

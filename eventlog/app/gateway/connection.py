@@ -33,12 +33,16 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from eventlog.errors import BackendError, ConfigError
+
+if TYPE_CHECKING:
+    from eventlog.app.gateway.screen import Limits
 
 T = TypeVar("T")
 
@@ -140,6 +144,12 @@ class Timeouts:
         return cls(connect=c, read=r, write=r)
 
 
+def _ms(dt: Any) -> int:
+    from eventlog.app.gateway.rows import ms_of_dt
+
+    return ms_of_dt(dt)
+
+
 def _code(e: BaseException) -> int:
     args: tuple[Any, ...] = getattr(e, "args", ())
     return args[0] if args and isinstance(args[0], int) else 0
@@ -168,6 +178,15 @@ class Connection:
         self._lock = threading.RLock()
         self.reconnects = 0  # how many times a dead connection was replaced (tests and reports read it)
         self.max_packet = DEFAULT_MAX_PACKET  # the server's max_allowed_packet, read on connecting
+        from eventlog.app.gateway import screen  # (screen needs schema, which needs this module)
+
+        self._screen = screen
+        self.limits: Limits = screen.STRICTEST  # what the server's flavour takes (``screen.Limits``), read on connecting
+        self.clock_offset_ms = 0  # the server's clock minus ours, read on connecting
+
+    def now_ms(self) -> int:
+        """The server's clock (ms since the epoch), as of the offset read on connecting."""
+        return int(time.time() * 1000) + self.clock_offset_ms
 
     def _connect(self) -> Any:
         import pymysql
@@ -180,8 +199,11 @@ class Connection:
             with conn.cursor() as cur:
                 for stmt in _SESSION_SETUP:
                     cur.execute(stmt)
-                cur.execute("SELECT @@max_allowed_packet")
-                self.max_packet = int(cur.fetchone()[0])
+                cur.execute("SELECT @@max_allowed_packet, VERSION(), UTC_TIMESTAMP(3)")
+                packet, version, server_now = cur.fetchone()
+                self.max_packet = int(packet)
+                self.limits = self._screen.limits_for(str(version))
+                self.clock_offset_ms = _ms(server_now) - int(time.time() * 1000)
             return conn
         except pymysql.MySQLError as e:
             raise backend_error(d, e, "connecting") from e

@@ -8,7 +8,8 @@ server holds the database credentials; a device holds a per-user token from ``lo
                            rate-limited and enumeration-proof like the web login, ``auth.login``)
 ``POST /logout``           revokes the token it is called with
 ``GET  /me``               the token's user, the database served (the sync positions' target) and
-                           the server's limits (``max_row_bytes``, ``max_body_bytes``)
+                           the server's limits (``max_row_bytes``, ``max_body_bytes``, the
+                           database's ``flavour`` and ``json_depth``: ``screen.Limits``)
 ``POST /push``             ``{sessions, messages}`` -> ``{change_seq, sent, rejected}`` (one batch,
                            one transaction: ``ops.prepare`` + ``ops.write``)
 ``POST /changes``          ``{after, skip, limit}`` -> one page of changes (``ops.changes``)
@@ -19,27 +20,27 @@ Every route but ``login`` needs ``Authorization: Bearer <token>``; the user is t
 never one named in the request, so one user's token can neither read nor write another's
 rows. Cookies are ignored here (a browser's session cannot be used against the API, so the
 API needs no CSRF token). Bodies are JSON (``wire``), decoded strictly: a body of the wrong
-shape is refused (400) before the database is touched, one over ``max_body_bytes`` with 413.
-Rows the database could not take are refused one by one (``rejected``), never the batch.
+shape, or nested deeper than the parser's bound, is refused (400) before the database is
+touched, one over ``max_body_bytes`` with 413. Rows go through the same screen as direct
+sync's (``ops.prepare``, ``screen``); rows the database could not take are refused one by
+one (``rejected``), never the batch, and only an outage answers 503.
 Errors name no credentials and no token; database trouble answers 503.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from eventlog.app.gateway import auth, ops
 from eventlog.app.gateway import wire as W
-from eventlog.app.gateway.ops import Rejected
 from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User
 from eventlog.errors import BackendError, ConfigError, EvlogError
@@ -47,9 +48,6 @@ from eventlog.errors import BackendError, ConfigError, EvlogError
 log = logging.getLogger("evlog.gateway")
 
 MIN_BODY_BYTES = 32 * 1024 * 1024
-MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last time a DATETIME holds
-_ORIGIN = re.compile(r"[A-Za-z0-9:._@-]{1,64}")
-_REV = re.compile(r"[A-Za-z0-9:_-]{0,64}")
 
 _enc = msgspec.json.Encoder()
 
@@ -81,21 +79,27 @@ async def read_body(request: Request, limit: int) -> bytes:
         except ValueError:
             raise HTTPError(400, "bad Content-Length") from None
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPError(413, f"request body over {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPError(413, f"request body over {limit} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone, or cut off by the body deadline (``http_deadlines``)
+        raise HTTPError(408, "the request body did not arrive in time") from None
     return b"".join(chunks)
 
 
 def decode(body: bytes, type_: type) -> Any:
+    """The body as ``type_``, or a 400 naming the problem (wrong shape, not JSON, nested too deep to parse)."""
     try:
         return msgspec.json.decode(body, type=type_)
     except msgspec.ValidationError as e:
         raise HTTPError(400, f"bad request body: {e}") from None
     except msgspec.DecodeError:
         raise HTTPError(400, "request body is not JSON") from None
+    except RecursionError:  # msgspec's parser stops at its depth bound; nothing past it is parsed
+        raise HTTPError(400, "request body is nested too deep to parse") from None
 
 
 def bearer(request: Request) -> str:
@@ -110,32 +114,6 @@ def bearer(request: Request) -> str:
 def client_address(request: Request) -> str:
     """The client's address as the server sees it (uvicorn applies trusted proxy headers)."""
     return request.client.host if request.client else ""
-
-
-def _time_ok(ms: int) -> bool:
-    return 0 <= ms <= MAX_MS
-
-
-def _version_ok(v: tuple[int, str, str], *, zero_ok: bool = False) -> bool:
-    ms, origin, rev = v
-    if zero_ok and (ms, origin, rev) == (0, "", ""):
-        return True
-    return _time_ok(ms) and bool(_ORIGIN.fullmatch(origin)) and bool(_REV.fullmatch(rev))
-
-
-def session_problem(w: W.WireSession) -> str | None:
-    """Why the server will not write this register (values its columns cannot hold), or None."""
-    if not _version_ok(w.version) or not _version_ok(w.cleared, zero_ok=True):
-        return "its version is not (ms, origin of [A-Za-z0-9:._@-]{1,64}, hash)"
-    if not (_time_ok(w.created_ms) and _time_ok(w.active_ms)):
-        return "a time is out of range"
-    return None
-
-
-def message_problem(w: W.WireMessage) -> str | None:
-    if not _version_ok(w.version):
-        return "its version is not (ms, origin of [A-Za-z0-9:._@-]{1,64}, hash)"
-    return None
 
 
 class SyncAPI:
@@ -221,37 +199,25 @@ class SyncAPI:
 
     def me(self, conn: Any, user: User, _token: str, _body: bytes, _request: Request) -> W.Me:
         row, body = self.limits()
+        conn.raw()  # connected: the server's flavour is known
         return W.Me(api=W.API_VERSION, user_id=user.id, email=user.email, created_ms=user.created_ms,
-                    target=self.pool.target, max_row_bytes=row, max_body_bytes=body)
+                    target=self.pool.target, max_row_bytes=row, max_body_bytes=body, flavour=conn.limits.flavour,
+                    json_depth=conn.limits.json_depth)
 
     def push(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> W.PushResult:
         b = decode(body, W.PushBody)
         if len(b.sessions) + len(b.messages) > W.MAX_PUSH_ROWS:
             raise HTTPError(413, f"at most {W.MAX_PUSH_ROWS} rows per push")
-        rejected: list[Rejected] = []
-        sessions = []
-        bad_keys: set[str] = set()
-        for w in b.sessions:
-            why = session_problem(w)
-            if why is None:
-                sessions.append(W.session_from_wire(w))
-            else:
-                rejected.append(Rejected(w.key, None, why))
-                bad_keys.add(w.key)
-        messages: list[ops.MessageFields] = []
-        for m in b.messages:
-            why = message_problem(m) or ("its session's register was refused" if m.key in bad_keys else None)
-            if why is None:
-                messages.append((m.key, m.message_id, m.role, m.content, m.timestamp, m.tool_calls, m.extra,
-                                 tuple(m.version)))
-            else:
-                rejected.append(Rejected(m.key, m.message_id, why))
-        conn.raw()  # connect first: prepare needs the server's max_allowed_packet
-        prepared = ops.prepare(user.id, sessions, messages, max_packet=conn.max_packet)
-        seq, sent = (0, 0) if not prepared.stmts else conn.transaction(
+        sessions = [W.session_from_wire(w) for w in b.sessions]
+        messages: list[ops.MessageFields] = [(m.key, m.message_id, m.role, m.content, m.timestamp, m.tool_calls,
+                                              m.extra, tuple(m.version)) for m in b.messages]
+        conn.raw()  # connect first: prepare needs the server's max_allowed_packet, flavour and clock
+        prepared = ops.prepare(user.id, sessions, messages, max_packet=conn.max_packet, limits=conn.limits,
+                               now=conn.now_ms())  # the one screen (``screen``): the same as direct sync's
+        seq, sent, refused = (0, 0, []) if not prepared.stmts else conn.transaction(
             lambda cur: ops.write(cur, user.id, prepared), doing="pushing a batch")
         return W.PushResult(change_seq=seq, sent=sent,
-                            rejected=[W.rejected_to_wire(r) for r in [*rejected, *prepared.rejected]])
+                            rejected=[W.rejected_to_wire(r) for r in [*prepared.rejected, *refused]])
 
     def changes(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> W.PageBody:
         b = decode(body, W.ChangesBody)

@@ -33,6 +33,7 @@ import msgspec
 
 from eventlog.app.gateway import ops
 from eventlog.app.gateway import rows as R
+from eventlog.app.gateway import screen as S
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.auth import AuthError, TooManyAttempts
 from eventlog.app.gateway.changes import Page
@@ -249,6 +250,7 @@ class HttpRemote(Remote):
         self.target = me.target
         self.max_row_bytes = me.max_row_bytes
         self.max_body_bytes = me.max_body_bytes
+        self.limits = S.Limits(me.flavour, me.json_depth)
 
     @classmethod
     def open(cls, home: str, url: str, *, user: str | None = None, timeouts: Timeouts | None = None) -> HttpRemote:
@@ -271,21 +273,26 @@ class HttpRemote(Remote):
         return self.client.reconnects
 
     def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
-        rejected: list[Rejected] = []
+        """The request body of one push, screened first (``screen``: what the server would refuse is not sent)."""
+        kept, fields, rejected = S.screen_push(sessions, messages, self.limits)
         sent: list[tuple[str, str, R.Version]] = []
         parts: list[bytes] = []
-        for key, mid, role, content, timestamp, tool_calls, extra, version in messages:
-            data = _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra, version))
+        for key, mid, role, content, timestamp, tool_calls, extra, version in fields:
+            try:
+                data = _enc.encode(W.WireMessage(key, mid, role, content, timestamp, tool_calls, extra, version))
+            except S.ENCODE_ERRORS as e:
+                rejected.append(Rejected(key, mid, f"cannot be encoded for the gateway: {e}"))
+                continue
             if len(data) > self.max_row_bytes:
                 rejected.append(Rejected(key, mid, f"{len(data)} bytes, more than the gateway takes in one row "
                                                    f"({self.max_row_bytes}); raise its max_allowed_packet, then "
-                                                   "'evlog sync push --all' sends it again", len(data)))
+                                                   "'evlog sync push --retry-rejected' sends it again", len(data)))
                 continue
             parts.append(data)
             sent.append((key, mid, version))
-        body = (b'{"sessions":' + _enc.encode([W.session_to_wire(r) for r in sessions])
+        body = (b'{"sessions":' + _enc.encode([W.session_to_wire(r) for r in kept])
                 + b',"messages":[' + b",".join(parts) + b"]}")
-        return Prepared(stmts=[], sessions=len(sessions), messages=sent, rejected=rejected, body=body)
+        return Prepared(stmts=[], sessions=len(kept), messages=sent, rejected=rejected, body=body)
 
     def write(self, batch: Prepared) -> tuple[int, int, list[Rejected]]:
         got = self.client.request("POST", "/push", batch.body, W.PushResult)

@@ -24,8 +24,9 @@ tests and in examples; it keeps nothing on disk.
 One lock makes every operation one transaction (serialisable, as the MySQL store's row
 locks make them for one user). Rows are copied in and out, as a database would. Not here:
 passwords and tokens (``auth``), the web pages' listing queries, hand-written SQL (the
-``sql`` origin the triggers give it), the server's ``max_allowed_packet`` (nothing is
-refused), and the HTTP sync API.
+``sql`` origin the triggers give it), the server's ``max_allowed_packet`` (rows are screened
+by ``screen`` with the strictest limits, as every path is, but none is refused for size),
+and the HTTP sync API.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any
 
 from eventlog.app.gateway import ops
 from eventlog.app.gateway import rows as R
+from eventlog.app.gateway import screen as S
 from eventlog.app.gateway.changes import Page
 from eventlog.app.gateway.ops import Prepared, Rejected
 from eventlog.app.gateway.store import (
@@ -122,19 +124,29 @@ class MemoryGateway:
         t.change_seq += 1
         return t.change_seq
 
-    def upsert_sessions(self, user_id: int, rows: list[R.SessionRow], change_seq: int) -> None:
-        """Guarded upserts of registers (``rows.upsert_sessions``); a risen ``cleared`` deletes older messages."""
+    def upsert_sessions(self, user_id: int, rows: list[R.SessionRow], change_seq: int,
+                        ceiling: int | None = None) -> None:
+        """Guarded upserts of registers (``rows.upsert_sessions``); a risen ``cleared`` deletes older messages.
+
+        With ``ceiling`` (a sync push's), stored versions past it lose (``rows._G``), and so do
+        the messages of a session with a delete that are stamped past it (``rows.drop_past_ceiling``).
+        """
         t = self._tables[user_id]
         for r in rows:
             old = t.sessions.get(r.key)
-            new = R.merge_session(old, copy.deepcopy(r), change_seq)
+            new = R.merge_session(old, copy.deepcopy(r), change_seq, ceiling)
+            if ceiling is not None and r.cleared != R.ZERO:
+                msgs = t.messages.get(r.key, {})
+                for mid in [mid for mid, m in msgs.items() if m.version[0] > ceiling]:
+                    del msgs[mid]
             t.sessions[r.key] = new
             if old is not None and new.cleared > old.cleared:  # gateway_sessions_after_update
                 msgs = t.messages.get(r.key, {})
                 for mid in [mid for mid, m in msgs.items() if m.version < new.cleared]:
                     del msgs[mid]
 
-    def upsert_messages(self, user_id: int, rows: list[R.MessageRow], change_seq: int) -> int:
+    def upsert_messages(self, user_id: int, rows: list[R.MessageRow], change_seq: int,
+                        ceiling: int | None = None) -> int:
         """Guarded upserts of messages, then ``drop_cleared``; how many were dropped. Needs their registers."""
         self.check_sessions(user_id, rows)
         t = self._tables[user_id]
@@ -143,7 +155,7 @@ class MemoryGateway:
             old = msgs.get(m.message_id)
             if old is None:
                 self._pos += 1
-            new = R.merge_message(old, copy.deepcopy(m), change_seq, self._pos if old is None else old.pos)
+            new = R.merge_message(old, copy.deepcopy(m), change_seq, self._pos if old is None else old.pos, ceiling)
             msgs[m.message_id] = new
         return self._drop_cleared(t, rows)
 
@@ -372,11 +384,15 @@ class MemoryRemote(Remote):
         self.target = gateway.target
 
     def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
+        """The batch's rows, through the screen every path runs (``screen.screen_push``, versions clamped)."""
+        ceiling = S.ceiling_ms()
+        sessions, messages, rejected = S.screen_push(sessions, messages, ceiling=ceiling)
         rows = [R.MessageRow(key=key, message_id=mid, role=role, content=content, timestamp=timestamp,
                              tool_calls=tool_calls, extra=extra, version=version)
                 for key, mid, role, content, timestamp, tool_calls, extra, version in messages]
         return _MemoryBatch(stmts=[], sessions=len(sessions), messages=[(m.key, m.message_id, m.version) for m in rows],
-                            session_rows=copy.deepcopy(sessions), message_rows=copy.deepcopy(rows))
+                            rejected=rejected, ceiling=ceiling, session_rows=copy.deepcopy(sessions),
+                            message_rows=copy.deepcopy(rows))
 
     def write(self, batch: Prepared) -> tuple[int, int, list[Rejected]]:
         assert isinstance(batch, _MemoryBatch), "a batch from MemoryRemote.prepare"
@@ -385,8 +401,8 @@ class MemoryRemote(Remote):
         with self.gateway.lock:
             self.gateway.check_sessions(self.user.id, batch.message_rows, batch.session_rows)  # before any write
             seq = self.gateway.next_change_seq(self.user.id)
-            self.gateway.upsert_sessions(self.user.id, batch.session_rows, seq)
-            dropped = self.gateway.upsert_messages(self.user.id, batch.message_rows, seq)
+            self.gateway.upsert_sessions(self.user.id, batch.session_rows, seq, batch.ceiling)
+            dropped = self.gateway.upsert_messages(self.user.id, batch.message_rows, seq, batch.ceiling)
         return seq, len(batch.message_rows) - dropped, []
 
     def changes(self, after: int, skip: list[int], limit: int) -> Page:

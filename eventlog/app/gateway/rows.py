@@ -176,9 +176,13 @@ MAX_STATEMENT_BYTES = 4_000_000  # well under the server's max_allowed_packet (1
 
 _SESSION_COLS = ("user_id, session_key, title, preview, preview_set, metadata, project, created_at, "
                  "deleted_at, updated_at, origin, rev, cleared_at, cleared_origin, cleared_rev, active_at, change_seq")
-_G = "((VALUES(updated_at), VALUES(origin), VALUES(rev)) > (updated_at, origin, rev))"
+# A stored version past the writer's ceiling (``@evlog_ceiling``, set by ``next_change_seq``: the gateway's clock
+# plus the allowed skew, ``screen.ceiling_ms``) loses to any write: a peer's broken clock or a hand-written
+# 9999-12-31 cannot make a row unchangeable. Writers clamp what they send to that ceiling, so only rows stored by
+# something else (or before the clamp) are ever past it. A NULL ceiling (not set) leaves the plain comparison.
+_G = "((VALUES(updated_at), VALUES(origin), VALUES(rev)) > (updated_at, origin, rev) OR updated_at > @evlog_ceiling)"
 _C = ("((VALUES(cleared_at), VALUES(cleared_origin), VALUES(cleared_rev)) > "
-      "(cleared_at, cleared_origin, cleared_rev))")
+      "(cleared_at, cleared_origin, cleared_rev) OR cleared_at > @evlog_ceiling)")
 
 SESSIONS_HEAD = f"INSERT INTO gateway_sessions ({_SESSION_COLS}) VALUES "
 SESSIONS_TAIL = f"""
@@ -220,7 +224,13 @@ UPSERT_MESSAGE = MESSAGES_HEAD + "(" + ", ".join(["%s"] * 12) + ")" + MESSAGES_T
 # (tests/test_memory_store.py) checks against a server that both leave the same rows.
 
 
-def merge_session(old: SessionRow | None, new: SessionRow, change_seq: int) -> SessionRow:
+def _past(v: Version, ceiling: int | None) -> bool:
+    """True if a stored version is past the writer's ceiling (it then loses to any write; see ``_G``)."""
+    return ceiling is not None and v[0] > ceiling
+
+
+def merge_session(old: SessionRow | None, new: SessionRow, change_seq: int,
+                  ceiling: int | None = None) -> SessionRow:
     """The register the guarded upsert of ``new`` (``SESSIONS_TAIL``) leaves where ``old`` was (None: no row).
 
     ``new`` replaces the fields if its version is greater; ``cleared`` takes the greater of
@@ -230,8 +240,8 @@ def merge_session(old: SessionRow | None, new: SessionRow, change_seq: int) -> S
     if old is None:
         new.change_seq = change_seq
         return new
-    newer = new.version > old.version
-    cleared = new.cleared > old.cleared
+    newer = new.version > old.version or _past(old.version, ceiling)
+    cleared = new.cleared > old.cleared or _past(old.cleared, ceiling)
     out = replace(new) if newer else replace(old)
     if not newer and not (old.preview_set or new.active_ms < old.active_ms):
         out.preview = new.preview
@@ -241,13 +251,14 @@ def merge_session(old: SessionRow | None, new: SessionRow, change_seq: int) -> S
     return out
 
 
-def merge_message(old: MessageRow | None, new: MessageRow, change_seq: int, pos: int) -> MessageRow:
+def merge_message(old: MessageRow | None, new: MessageRow, change_seq: int, pos: int,
+                  ceiling: int | None = None) -> MessageRow:
     """The message the guarded upsert of ``new`` (``MESSAGES_TAIL``) leaves where ``old`` was.
 
     ``new`` replaces it whole (keeping its arrival position) if its version is greater; a
     new row takes ``pos``. ``new`` may be reused.
     """
-    if old is not None and not new.version > old.version:
+    if old is not None and not (new.version > old.version or _past(old.version, ceiling)):
         return old
     new.change_seq, new.pos = change_seq, old.pos if old is not None else pos
     return new
@@ -379,14 +390,17 @@ def message_statements(user_id: int, rows: list[MessageRow]) -> list[bytes]:
                                         m.extra, m.version) for m in rows)
 
 
-def next_change_seq(cur: Any, user_id: int) -> int:
+def next_change_seq(cur: Any, user_id: int, *, ceiling: int | None = None) -> int:
     """Take the user's next change counter value for this transaction (also as ``@evlog_change_seq``).
 
     It takes the user row's lock, held until the transaction ends: that is what keeps
-    counter values committing in order (see ``eventlog.app.gateway.changes``).
+    counter values committing in order (see ``eventlog.app.gateway.changes``). It also sets
+    ``@evlog_ceiling`` for this transaction's upserts (``ceiling`` ms, or NULL: see ``_G``).
     """
-    cur.execute("UPDATE gateway_users SET change_seq = (@evlog_change_seq := LAST_INSERT_ID(change_seq + 1)) "
-                "WHERE id = %s", (user_id,))  # one round trip: the value comes back as the OK packet's insert id
+    cur.execute("UPDATE gateway_users SET change_seq = (@evlog_change_seq := LAST_INSERT_ID(change_seq + 1 "
+                "+ 0 * IFNULL(LENGTH(@evlog_ceiling := %s), 0))) WHERE id = %s",
+                (None if ceiling is None else sql_of_ms(ceiling), user_id))  # one round trip: the value comes back
+    # as the OK packet's insert id
     return int(cur.lastrowid)
 
 
@@ -416,6 +430,22 @@ def drop_cleared(cur: Any, user_id: int, rows: list[MessageRow]) -> int:
                         "AND (updated_at, origin, rev) < (%s, %s, %s)",
                         (user_id, key_hash(key), *part, sql_of_ms(bound[0]), bound[1], bound[2]))
             dropped += int(cur.rowcount)
+    return dropped
+
+
+def drop_past_ceiling(cur: Any, user_id: int, keys: list[str], ceiling: int) -> int:
+    """Delete the messages of these (deleted-at-some-time) sessions stamped past ``ceiling``.
+
+    A stored version past the ceiling loses to any write (``_G``), so to every delete too;
+    the trigger that applies a delete compares versions plainly and would keep them.
+    """
+    dropped = 0
+    for i in range(0, len(keys), 500):
+        part = keys[i:i + 500]
+        cur.execute(f"DELETE FROM gateway_session_messages WHERE user_id = %s AND key_hash IN "
+                    f"({', '.join(['%s'] * len(part))}) AND updated_at > %s",
+                    (user_id, *[key_hash(k) for k in part], sql_of_ms(ceiling)))
+        dropped += int(cur.rowcount)
     return dropped
 
 

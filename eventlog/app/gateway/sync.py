@@ -33,10 +33,14 @@ positions: the target of an HTTP gateway is the database it serves, so a device 
 included, so a workspace that synced with a gateway as one user and then pushes (or pulls)
 as another would mix both accounts. Both refuse unless ``allow_other_user`` is set.
 
-**Refused rows.** A message too big for the server (``ops``) or a gateway row the log would
-refuse (``screen``) is recorded as an ``offset.reset`` event with policy ``rejected`` for
-the processor ``sync.push:<user>@<target>`` / ``sync.pull:...`` (``processor_name``), in the
-same atomic append as the batch's position; the rest goes through. ``status`` counts them.
+**Refused rows.** Every path runs the same screen (``screen``): a row the gateway's tables
+would refuse (too big, JSON nested deeper than the server takes, a column too long, ...),
+a row the database refused anyway (``ops.write`` isolates it) or a gateway row the log
+would refuse is recorded as an ``offset.reset`` event with policy ``rejected`` for the
+processor ``sync.push:<user>@<target>`` / ``sync.pull:...`` (``processor_name``), in the
+same atomic append as the batch's position; the rest goes through, and only an outage
+fails a sync. ``status`` lists the push refusals since the last ``retry_rejected`` push,
+which sends those rows again (its last ``sync.pushed`` says ``retried``).
 
 Credentials stay in the DSN object; events, reports and errors name ``host:port/database``
 and the user's e-mail only.
@@ -123,8 +127,9 @@ class StatusReport:
     pull_position: int
     pull_pending_sessions: int
     pull_pending_messages: int
-    push_rejected: int = 0  # rows a push refused so far (recorded in the log)
+    push_rejected: int = 0  # rows a push refused and no --retry-rejected has sent again since
     pull_rejected: int = 0  # gateway rows a pull refused so far
+    rejected_rows: list[str] = field(default_factory=list)  # those push refusals: which row, and why
     notes: list[str] = field(default_factory=list)
 
 
@@ -209,13 +214,14 @@ class Gateway(Remote):
         return self.conn.reconnects
 
     def prepare(self, sessions: list[R.SessionRow], messages: list[ops.MessageFields]) -> Prepared:
-        return ops.prepare(self.user.id, sessions, messages, max_packet=self.conn.max_packet)
+        user_id = self.user.id  # connected now: the server's limits and clock are known
+        return ops.prepare(user_id, sessions, messages, max_packet=self.conn.max_packet, limits=self.conn.limits,
+                           now=self.conn.now_ms())
 
     def write(self, batch: Prepared) -> tuple[int, int, list[Rejected]]:
         if not batch.stmts:
             return 0, 0, []
-        seq, sent = self.conn.transaction(lambda cur: ops.write(cur, self.user.id, batch), doing="pushing a batch")
-        return seq, sent, []
+        return self.conn.transaction(lambda cur: ops.write(cur, self.user.id, batch), doing="pushing a batch")
 
     def changes(self, after: int, skip: list[int], limit: int) -> Page:
         return self.conn.transaction(lambda cur: fetch_changes(cur, self.user.id, after, skip=skip, limit=limit),
@@ -290,19 +296,24 @@ def _check_account(gw: Remote, accounts: set[tuple[str, str]], allow_other_user:
 
 def push(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = None, *,
          batch_rows: int = BATCH_ROWS, on_batch: Callable[[int], None] | None = None, remote: Remote | None = None,
-         timeouts: Timeouts | None = None, everything: bool = False, allow_other_user: bool = False) -> SyncReport:
+         timeouts: Timeouts | None = None, everything: bool = False, allow_other_user: bool = False,
+         retry_rejected: bool = False) -> SyncReport:
     """Send local changes since the last push to the gateway, in batches (see the module docstring).
 
     The gateway is ``dsn`` and ``user`` (direct), or ``remote`` (e.g. ``HttpRemote``).
     ``everything`` sends every session and message again, whatever the position says (rows
     the gateway refused before, once it takes them; the gateway keeps what is newer).
+    ``retry_rejected`` also sends again, as they are now, the rows refused since the last
+    retry (``status`` lists them); its last batch is marked ``retried``, and what is refused
+    again is recorded again.
     ``on_batch(n)`` is called after the n-th batch committed and before its position is
     recorded (tests use it to cut the connection or crash there).
     """
     if batch_rows < 1:
         raise ConfigError("batch_rows must be at least 1")
     with _gateway(dsn, user, remote, timeouts) as gw, _short_gil_turns():
-        return _Pusher(ws, gw, batch_rows, on_batch, everything=everything, allow_other_user=allow_other_user).run()
+        return _Pusher(ws, gw, batch_rows, on_batch, everything=everything, allow_other_user=allow_other_user,
+                       retry_rejected=retry_rejected).run()
 
 
 @contextlib.contextmanager
@@ -327,6 +338,7 @@ class _Batch:
 
     upto: int
     prepared: Prepared
+    retried: bool = False  # the last batch of a --retry-rejected push (its sync.pushed says so)
 
 
 class _Sender:
@@ -383,9 +395,9 @@ class _Sender:
 
 class _Pusher:
     def __init__(self, ws: Workspace, gw: Remote, batch_rows: int, on_batch: Callable[[int], None] | None, *,
-                 everything: bool = False, allow_other_user: bool = False) -> None:
+                 everything: bool = False, allow_other_user: bool = False, retry_rejected: bool = False) -> None:
         self.ws, self.gw, self.batch_rows, self.on_batch = ws, gw, batch_rows, on_batch
-        self.everything, self.allow_other_user = everything, allow_other_user
+        self.everything, self.allow_other_user, self.retry_rejected = everything, allow_other_user, retry_rejected
         self.report = gw.report("push")
         self.dirty: dict[tuple[str, str | None], None] = {}
         self.cache: OrderedDict[tuple[str, str], R.MessageRow | MessageAppended] = OrderedDict()
@@ -397,7 +409,7 @@ class _Pusher:
         ws, gw, report = self.ws, self.gw, self.report
         ws.projections  # noqa: B018 - catch up before reading the log end
         stop = ws.log.last_seq
-        pos = scan_positions(ws.log, gw.target, gw.email, stop)
+        pos = scan_positions(ws.log, gw.target, gw.email, stop, refusals=_refusal_names(gw.target, gw.email))
         _check_account(gw, pos.accounts, self.allow_other_user)
         start = 1
         if self.everything:
@@ -424,8 +436,9 @@ class _Pusher:
                     self.dirty[row] = None
                 if (len(self.dirty) >= self.limit or self.bytes >= BATCH_BYTES) and not state.in_pulled_batch:
                     self._flush(ev.seq)
-            if self.dirty:
-                self._flush(stop)
+            retried = self._retry_rows(pos.refused_push) if self.retry_rejected else False
+            if self.dirty or retried:
+                self._flush(stop, retried=retried)
             self._record(wait=True)
         except BaseException:
             self.sender.close(abort=True)
@@ -433,6 +446,22 @@ class _Pusher:
         self.sender.close()
         report.reconnects = gw.reconnects
         return report
+
+    def _retry_rows(self, refused: list[tuple[int, str]]) -> bool:
+        """Mark the rows of earlier refusals dirty again (those still in the log); True: this is a retry run."""
+        for seq, _why in refused:
+            rec = self.ws.log.find(seq)
+            ev = rec.event if rec is not None else None
+            key = getattr(ev, "session_key", None)
+            if not isinstance(key, str) or key not in self.state.regs:
+                continue
+            reg = self.state.regs[key]
+            mid = getattr(ev, "message_id", None)
+            if isinstance(mid, str) and reg.visible and mid in reg.msgs:
+                self.dirty[(key, mid)] = None
+            elif mid is None:
+                self.dirty[(key, None)] = None
+        return True
 
     def _track(self, ev: Event) -> None:
         """Keep the current content of messages the window touches (a push sends whole rows).
@@ -462,8 +491,8 @@ class _Pusher:
                 apply_update(row, ev.content, ev.tool_calls, ev.extra)
             self.bytes += len(ev.content)
 
-    def _flush(self, upto: int) -> None:
-        """Prepare the dirty rows as one batch and hand it to the sender."""
+    def _flush(self, upto: int, *, retried: bool = False) -> None:
+        """Prepare the dirty rows as one batch and hand it to the sender (``retried``: the retry run's last)."""
         state = self.state
         index = self.ws.sessions.index
         sessions = []
@@ -492,7 +521,7 @@ class _Pusher:
             if m.rev is None:
                 m.rev = R.message_rev(*fields)
             messages.append((key, mid, *fields, (m.ms, m.origin, m.rev)))
-        self.sender.submit(_Batch(upto, self.gw.prepare(sessions, messages)))
+        self.sender.submit(_Batch(upto, self.gw.prepare(sessions, messages), retried))
         self.submitted += 1
         self.limit = min(self.batch_rows, FIRST_BATCH_ROWS << self.submitted)
         self.dirty.clear()
@@ -500,7 +529,10 @@ class _Pusher:
         self._record(wait=False)
 
     def _seq_of(self, r: Rejected, upto: int) -> int:
+        """The log record a refused row came from (what ``--retry-rejected`` finds it by)."""
         reg = self.state.regs.get(r.key)
+        if reg is not None and r.message_id is None and reg.seq:
+            return reg.seq
         m = reg.msgs.get(r.message_id) if reg is not None and r.message_id is not None else None
         return m.seqs[-1] if m is not None and m.seqs else upto
 
@@ -524,7 +556,7 @@ class _Pusher:
                 self.report.rejected.append(r.describe())
             self.ws.append([SyncPushed(target=gw.target, user=gw.user.email, record_seq=b.upto,
                                        epoch=gw.user.epoch, change_seq=change_seq, sessions=b.prepared.sessions,
-                                       messages=sent), *resets])
+                                       messages=sent, retried=b.retried), *resets])
             self.report.position_after = b.upto
 
 
@@ -687,14 +719,17 @@ def status(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None =
         others = sorted({u for t, u in pos.accounts if t == gw.target and u != gw.user.email})
         if others:
             notes.append(f"this workspace also synced with {gw.target} as {', '.join(others)}")
-        for direction in ("push", "pull"):
-            reasons = pos.rejected.get(direction, [])
-            if reasons:
-                notes.append(f"{direction}: {len(reasons)} row(s) refused; newest: {reasons[-1]}")
+        refused = [why for _, why in pos.refused_push]
+        if refused:
+            notes.append(f"push: {len(refused)} row(s) refused; newest: {refused[-1]}; once the cause is fixed, "
+                         "'evlog sync push --retry-rejected' sends them again")
+        pulled = pos.rejected.get("pull", [])
+        if pulled:
+            notes.append(f"pull: {len(pulled)} row(s) refused; newest: {pulled[-1]} (fetched again when the row "
+                         "changes on the gateway)")
         return StatusReport(
             target=gw.target, user=gw.user.email, log_end=stop, push_position=start - 1,
             push_pending_events=events, push_pending_sessions=len({k for k, _ in rows}),
             push_pending_messages=sum(1 for _, m in rows if m is not None), gateway_change_seq=top,
             pull_position=watermark, pull_pending_sessions=sessions, pull_pending_messages=messages,
-            push_rejected=len(pos.rejected.get("push", [])), pull_rejected=len(pos.rejected.get("pull", [])),
-            notes=notes)
+            push_rejected=len(refused), pull_rejected=len(pulled), rejected_rows=refused, notes=notes)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eventlog.app.gateway.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
+from eventlog.app.gateway.screen import ceiling_ms
 from eventlog.app.workspace import Workspace
 from eventlog.events import (
     Event,
@@ -55,7 +56,7 @@ class LocalReg:
     """A session as the local projection shows it, with its register's version and ``cleared``."""
 
     __slots__ = ("key", "visible", "deleted", "title", "preview", "metadata", "project", "created_ms", "ms", "origin",
-                 "rev", "cleared", "gen", "consolidated", "msgs")
+                 "rev", "cleared", "gen", "consolidated", "msgs", "seq")
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -72,6 +73,7 @@ class LocalReg:
         self.gen = 0  # seq of the event that created the visible session (its dedup generation)
         self.consolidated = 0
         self.msgs: dict[str, LocalMsg] = {}
+        self.seq = 0  # the last local event that changed the register
 
     def row(self) -> SessionRow:
         """The register as a gateway row (display fields left empty)."""
@@ -104,6 +106,7 @@ class Positions:
     own_change_seqs: list[tuple[str, int]] = field(default_factory=list)  # (epoch, change_seq) of our pushes
     accounts: set[tuple[str, str]] = field(default_factory=set)  # every (target, user) this log synced with
     rejected: dict[str, list[str]] = field(default_factory=dict)  # "push"/"pull" -> reasons of refused rows
+    refused_push: list[tuple[int, str]] = field(default_factory=list)  # (log seq of the row, why) not retried since
 
 
 def device_origin(log: Log) -> str:
@@ -124,6 +127,7 @@ class SyncState:
         self._pulled_left = 0
         self._pulled_ours = False
         self._pulled: SyncPulled | None = None
+        self.ceiling = ceiling_ms()  # the latest version time taken from a peer (``screen.clamp_ms``)
 
     @property
     def in_pulled_batch(self) -> bool:
@@ -187,7 +191,7 @@ class SyncState:
 
     def _bump(self, r: LocalReg, ts: str, *floors: int) -> None:
         r.ms = max(ms_of_iso(ts), r.ms + 1, *floors)
-        r.origin, r.rev = self.origin, None
+        r.origin, r.rev, r.seq = self.origin, None, self.seq
 
     def _created(self, ev: SessionCreated, seq: int) -> Row | None:
         r = self.reg(ev.session_key)
@@ -263,14 +267,16 @@ class SyncState:
     def _finish_pulled(self) -> None:
         ev, self._pulled = self._pulled, None
         assert ev is not None
+        top = self.ceiling  # a pull before the clamp may have recorded 9999-12-31 (``screen.clamp_page``)
         for key, ms, origin, rev, deleted, cms, corigin, crev in ev.sessions:
             r = self.reg(key)
-            r.ms, r.origin, r.rev, r.deleted, r.cleared = ms, origin, rev, bool(deleted), (cms, corigin, crev)
+            r.ms, r.origin, r.rev, r.deleted = min(ms, top), origin, rev, bool(deleted)
+            r.cleared = (min(cms, top), corigin, crev)
         for key, mid, ms, origin, rev in ev.messages:
             reg = self.regs.get(key)
             m = reg.msgs.get(mid) if reg is not None else None
             if m is not None:
-                m.ms, m.origin, m.rev = ms, origin, rev
+                m.ms, m.origin, m.rev = min(ms, top), origin, rev
 
 
 def fold(ws: Workspace, target: str, user: str, until: int | None = None) -> SyncState:
@@ -295,12 +301,17 @@ def scan_positions(log: Log, target: str, user: str, until: int, *, refusals: di
                 pos.push_seq, pos.push_epoch = ev.record_seq, ev.epoch
                 if ev.change_seq:
                     pos.own_change_seqs.append((ev.epoch, ev.change_seq))
+                if ev.retried:  # every row refused before was sent again; what it refused again follows it
+                    pos.refused_push.clear()
         elif isinstance(ev, SyncPulled):
             pos.accounts.add((ev.target, ev.user))
             if ev.target == target and ev.user == user:
                 pos.pull_seq, pos.pull_epoch = ev.change_seq, ev.epoch
         elif isinstance(ev, OffsetReset) and ev.policy == "rejected" and ev.processor in refusals:
-            pos.rejected.setdefault(refusals[ev.processor], []).append(ev.reason)
+            direction = refusals[ev.processor]
+            pos.rejected.setdefault(direction, []).append(ev.reason)
+            if direction == "push":
+                pos.refused_push.append((ev.to_seq - 1, ev.reason))
     return pos
 
 

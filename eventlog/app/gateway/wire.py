@@ -17,6 +17,7 @@ import msgspec
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway.changes import Page
 from eventlog.app.gateway.ops import Rejected
+from eventlog.app.gateway.screen import MARIADB_JSON_DEPTH
 
 API_PREFIX = "/api/sync/v1"
 API_VERSION = 1
@@ -145,6 +146,8 @@ class Me(msgspec.Struct):
     target: str  # the database the server serves (host:port/database): the sync positions' target
     max_row_bytes: int
     max_body_bytes: int
+    flavour: str = "unknown"  # the database's flavour and JSON depth limit (``screen.Limits``; absent from older
+    json_depth: int = MARIADB_JSON_DEPTH  # servers: the stricter MariaDB's)
 
 
 class ErrorBody(msgspec.Struct):

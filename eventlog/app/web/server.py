@@ -34,12 +34,17 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _config(app: Any, *, proxy_headers: bool = False, forwarded_allow_ips: str | None = None) -> Any:
+def _config(app: Any, *, proxy_headers: bool = False, forwarded_allow_ips: str | None = None,
+            header_timeout: float | None = None, body_timeout: float | None = None) -> Any:
+    """uvicorn's config; requests sent too slowly are cut off (``eventlog.app.gateway.http_deadlines``)."""
     import uvicorn
 
+    from eventlog.app.gateway import http_deadlines as D
+
+    http = D.protocol(header_timeout or D.HEADER_TIMEOUT, body_timeout or D.BODY_TIMEOUT)
     return uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=proxy_headers,
                           forwarded_allow_ips=forwarded_allow_ips, server_header=False, date_header=True,
-                          timeout_keep_alive=30, lifespan="off")
+                          timeout_keep_alive=30, lifespan="off", http=http)
 
 
 class Running:
