@@ -358,15 +358,10 @@ def parse_message_line(line: bytes) -> Message:
 
     A line shows a source's own id, time or content where the source wrote another type than
     evlog keeps (``SOURCE_VALUE_KEYS``: ``"id": 1``, content as parts): the Message gets
-    evlog's value (``id`` "1", the parts' text) and keeps the source's in ``extra`` under the
-    same key, as the ``message.appended`` event does (``eventlog.source_values``).
+    evlog's value (``id`` "1", the parts' text; ``eventlog.source_values``). ``extra`` is the
+    line's other fields, as the gateway's rows keep them (the file still shows the source's).
     """
     d = msgspec.json.decode(line)
-    raw_id, raw_content, raw_time = d.pop("id"), d.pop("content"), d.pop("timestamp", "")
-    msg = Message(id=evlog_id(raw_id), session_key=d.pop("sessionKey"), role=d.pop("role"),
-                  content=parts_text(raw_content), timestamp=evlog_timestamp(raw_time),
-                  tool_calls=d.pop("tool_calls", None), extra=d)
-    for key, raw in zip(SOURCE_VALUE_KEYS, (raw_id, raw_content, raw_time), strict=True):
-        if raw is not None and not isinstance(raw, str):
-            d[key] = raw
-    return msg
+    return Message(id=evlog_id(d.pop("id")), session_key=d.pop("sessionKey"), role=d.pop("role"),
+                   content=parts_text(d.pop("content")), timestamp=evlog_timestamp(d.pop("timestamp", "")),
+                   tool_calls=d.pop("tool_calls", None), extra=d)

@@ -71,4 +71,25 @@ def test_the_session_store_reads_a_numbered_session_with_evlog_values(seeded):
     assert [m.id for m in msgs] == [str(i) for i in range(1, COUNT + 1)]
     third = msgs[2]
     assert (third.content, third.timestamp) == (logged.content, logged.timestamp), "the log's values, not the source's"
-    assert third.extra == logged.extra, "the source's own values stay in extra, as the event has them"
+    assert third.extra == {} and logged.extra["id"] == 3, "the source's own values stay in the event and the file"
+
+
+def test_a_device_pulling_back_a_numbered_session_it_already_has_changes_nothing(seeded, tmp_path):
+    """A push whose ``sync.pushed`` was lost (the process was killed after the gateway
+    committed) comes back on the next pull: the rows equal what the device has, so nothing is
+    applied; they must not look different (the source's id in ``extra``) and rebuild the session."""
+    import shutil
+
+    from eventlog.app.gateway import sync
+    from eventlog.app.gateway.memory_store import MemoryGateway
+
+    copy = str(tmp_path / "copy")
+    shutil.copytree(seeded, copy)  # the device as it was before the push was recorded
+    gw = MemoryGateway("seed")
+    with Workspace.open(seeded, writable=True) as ws:
+        assert sync.push(ws, remote=gw.remote("seed@example.test")).messages == COUNT
+    with Workspace.open(copy, writable=True) as ws:
+        before = ws.log.last_seq
+        report = sync.pull(ws, remote=gw.remote("seed@example.test"))
+        added = [e.type for e in ws.log.read(before + 1) if e.type != "sync.pulled"]
+    assert (report.messages, report.rebuilt, added) == (0, 0, [])
