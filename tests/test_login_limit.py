@@ -244,3 +244,14 @@ def test_two_gateway_processes_share_the_limit(tmp_path):
     assert total <= 10, f"two processes made {total} password checks for 26 guesses"
     assert auth.login(c, email, PASSWORD, kind="web", client=source())[0].email == email
     c.close()
+
+
+def test_callers_without_an_address_share_no_source_limit(backend):
+    login, add = backend
+    policy = LoginPolicy(per_email=10, per_client=2, window=900)
+    emails = [fresh_email(f"noaddr{i}") for i in range(4)]
+    for e in emails:
+        add(e)
+    attempt = lambda *a, **k: login(*a, **{**k, "policy": policy})  # noqa: E731
+    assert [guess(attempt, e, "") for e in emails[:3]] == ["failed"] * 3
+    assert guess(attempt, emails[3], "", PASSWORD) == "ok", "callers naming no address must not count as one source"

@@ -7,7 +7,8 @@ in the in-memory gateway):
 * **per source and account**: (client address, e-mail), at most ``LoginPolicy.per_email``
   attempts within ``window`` seconds;
 * **per source**: the client address alone, at most ``per_client`` (guessing across many
-  accounts from one address).
+  accounts from one address). A caller that names no address (a library call) has no
+  source bucket, and its (source, account) bucket is the account's for every such caller.
 
 An attempt whose count passes a limit is refused (``TooManyAttempts``) without a password
 check, right password or not, until that bucket's window (which starts at its first
@@ -70,7 +71,8 @@ def take_slots(counter: AttemptCounter, policy: LoginPolicy, email_key: bytes, c
     window_ms = policy.window * 1000
     pair, source = bucket_ids(email_key, client)
     wait_ms = 0
-    for bucket, limit in ((pair, policy.per_email), (source, policy.per_client)):
+    buckets = [(pair, policy.per_email), (source, policy.per_client)] if client else [(pair, policy.per_email)]
+    for bucket, limit in buckets:
         n, started_ms = counter.bump(bucket, now_ms, window_ms)
         if n > limit:
             wait_ms = max(wait_ms, started_ms + window_ms - now_ms)
@@ -81,7 +83,8 @@ def give_back(counter: AttemptCounter, email_key: bytes, client: str) -> None:
     """After a successful login: forget its (source, account) bucket and take its attempt off the source's."""
     pair, source = bucket_ids(email_key, client)
     counter.forget(pair)
-    counter.take_back(source)
+    if client:
+        counter.take_back(source)
 
 
 class SQLAttempts:
