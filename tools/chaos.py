@@ -12,7 +12,8 @@ is killed, while a killer sends SIGKILL to a random one every 0.3-1.5 s:
 * three hook loops: ``evlog hook claude-code`` with ``Stop`` payloads for two Claude Code
   transcripts this script keeps appending to, and with ``SessionStart``;
 * an MCP session: the MCP tools (``remember``, ``recall``, ``sessions``) in a loop in a subprocess;
-* ``evlog web`` (local mode), polled by this script (a 5xx answer is a failure);
+* ``evlog web`` (local mode), polled by this script (a 5xx answer is a failure, except 503,
+  its documented "busy, reload in a moment");
 * ``evlog ingest`` of a folder of seed-format files, again and again;
 * a session-store agent (``LocalSessionStore.add_message`` in a loop);
 * with a gateway database (``--dsn``, else ``$EVLOG_TEST_MYSQL_URL``): ``evlog sync push`` and
@@ -341,7 +342,7 @@ class Chaos:
             self.web_codes["unreachable"] = self.web_codes.get("unreachable", 0) + 1
             return False
         self.web_codes[str(code)] = self.web_codes.get(str(code), 0) + 1
-        if code >= 500:
+        if code >= 500 and code != 503:  # 503: "the workspace is busy, reload" (files rewritten while read)
             self.problems.append(f"evlog web answered {code} on {page}")
         return code < 400
 
