@@ -93,3 +93,33 @@ def test_a_device_pulling_back_a_numbered_session_it_already_has_changes_nothing
         report = sync.pull(ws, remote=gw.remote("seed@example.test"))
         added = [e.type for e in ws.log.read(before + 1) if e.type != "sync.pulled"]
     assert (report.messages, report.rebuilt, added) == (0, 0, [])
+
+
+def test_a_log_an_older_evlog_wrote_with_numeric_message_ids_still_reads_and_folds(workspace, cli_runner):
+    """Before validation at the door the consolidator could write a numbered session's ids as
+    numbers; such a log still reads, verifies, replays and feeds every processor (I21), while
+    the door refuses the shape for anything new."""
+    import os
+
+    import msgspec
+
+    from eventlog import codec
+    from eventlog.errors import InvalidEventError
+    from eventlog.events import SessionCreated
+
+    old = HistoryAppended(text="an old summary", source="consolidator", session_key=KEY, message_ids=[1, 2])
+    with Workspace.open(workspace, writable=True) as ws:
+        ws.append([SessionCreated(session_key=KEY)])
+        with pytest.raises(InvalidEventError, match="message_ids"):
+            ws.append([old])
+        seq = ws.log.last_seq
+    log_dir = os.path.join(workspace, "log")
+    [segment] = [n for n in os.listdir(log_dir) if n.endswith(".jsonl")]
+    with open(os.path.join(log_dir, segment), "ab") as f:  # as the older evlog wrote it
+        f.write(codec.frame(msgspec.structs.replace(old, seq=seq + 1, ts="2026-11-30T12:00:00.000Z")))
+    for args in (["verify"], ["replay", "--check"], *(["run", p] for p in PIPELINE)):
+        res = cli_runner.invoke(cli, list(args))
+        assert res.exit_code == 0, f"evlog {' '.join(args)}: {res.output}{res.stderr}"
+    with Workspace.open(workspace) as ws:
+        [entry] = [e for e in ws.log.read() if isinstance(e, HistoryAppended) and e.text == "an old summary"]
+    assert entry.message_ids == ["1", "2"]
