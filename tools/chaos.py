@@ -262,12 +262,15 @@ class Chaos:
         w.proc = None
         if w.killed:
             w.exits["killed"] = w.exits.get("killed", 0) + 1
+            w.problems += self.logged_failures(w.name, w.err_path)
             w.next_start = now + 0.1
             return
         kind = self.judge(w.name, rc, w.err_path)
         w.exits[kind] = w.exits.get(kind, 0) + 1
         if kind.startswith("PROBLEM"):
             w.problems.append(kind)
+        elif kind == "0":
+            w.problems += self.logged_failures(w.name, w.err_path)
         w.next_start = now + w.pause
 
     @staticmethod
@@ -281,6 +284,16 @@ class Chaos:
             return "busy"
         tail = " | ".join(err.strip().splitlines()[-3:])[:300]
         return f"PROBLEM {name} exited {rc}: {tail}"
+
+    @staticmethod
+    def logged_failures(name: str, err_path: str) -> list[str]:
+        """What a killed process had logged as failing (a traceback, a daemon job's ``failed:``), contention aside."""
+        with open(err_path, "rb") as f:
+            err = f.read().decode("utf-8", "replace")
+        if "Traceback" in err:
+            return [f"PROBLEM {name} logged a traceback: {' | '.join(err.strip().splitlines()[-3:])[:300]}"]
+        return [f"PROBLEM {name} logged: {ln.strip()[:300]}" for ln in err.splitlines()
+                if ": failed:" in ln and not any(b in ln.lower() for b in BENIGN)]
 
     def kill(self, w: Worker) -> None:
         if w.proc is not None and w.proc.poll() is None:
