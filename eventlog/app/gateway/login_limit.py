@@ -67,7 +67,7 @@ def bucket_ids(email_key: bytes, client: str) -> tuple[bytes, bytes]:
 
 
 def take_slots(counter: AttemptCounter, policy: LoginPolicy, email_key: bytes, client: str, now_ms: int) -> int:
-    """Count this attempt in both buckets; 0 if it may check its password, else seconds until it may retry."""
+    """Count this attempt in its buckets; 0 if it may check its password, else seconds until it may retry."""
     window_ms = policy.window * 1000
     pair, source = bucket_ids(email_key, client)
     wait_ms = 0
