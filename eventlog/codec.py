@@ -100,8 +100,48 @@ def fingerprint(line: bytes | memoryview) -> str:
 
 
 def decode(line: bytes | memoryview) -> Event:
-    """Decode one line (framing members are ignored) into its event Struct."""
-    return DECODER.decode(line)
+    """Decode one line (framing members are ignored) into its event Struct, upcasting old shapes.
+
+    Writers refuse a wrong shape at the door (``writer._check_types`` decodes strictly); a
+    line an older evlog wrote before that door existed is read through ``UPCASTS``.
+    """
+    try:
+        return DECODER.decode(line)
+    except msgspec.ValidationError:
+        fixed = upcast(line)
+        if fixed is None:
+            raise
+        return fixed
+
+
+def upcast_numeric_message_ids(d: dict[str, Any]) -> bool:
+    """``history.appended`` whose ``message_ids`` hold numbers (a seed-format session's own
+    ids, written by the consolidator before validation at the door) -> their decimal text."""
+    ids = d.get("message_ids")
+    if d.get("type") != "history.appended" or not isinstance(ids, list):
+        return False
+    if not any(isinstance(x, int) and not isinstance(x, bool) for x in ids):
+        return False
+    d["message_ids"] = [str(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in ids]
+    return True
+
+
+#: Fixes for shapes an older evlog wrote; each changes a raw event dict in place and says if it did.
+UPCASTS = [upcast_numeric_message_ids]
+
+
+def upcast(line: bytes | memoryview) -> Event | None:
+    """The event of a line that only decodes after an upcast, or None (no upcast applies)."""
+    try:
+        d = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(d, dict) or not any([fn(d) for fn in UPCASTS]):
+        return None
+    try:
+        return msgspec.convert(d, AnyEvent)
+    except msgspec.ValidationError:
+        return None
 
 
 def canonical_json(value: Any) -> bytes:

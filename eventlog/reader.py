@@ -157,13 +157,13 @@ def _verify_chunk(body: bytes, lines: list[bytes], seg: str, pos: int, first_seq
     try:
         evs = DECODER.decode_lines(body)
     except msgspec.MsgspecError:
+        evs = []
         for k, ln in enumerate(lines):
             try:
-                DECODER.decode(ln)
+                evs.append(codec.decode(ln))  # with the upcasts of lines an older evlog wrote
             except msgspec.MsgspecError as e:
                 off = pos + sum(len(x) + 1 for x in lines[:k])
                 raise InvalidEventError(f"{seg} byte {off} (seq {first_seq + k}): cannot decode event: {e}") from e
-        raise
     n = len(evs)
     if evs[0].seq != first_seq or evs[-1].seq != first_seq + n - 1 or [e.seq for e in evs] != list(range(first_seq, first_seq + n)):
         k = next(k for k, e in enumerate(evs) if e.seq != first_seq + k)

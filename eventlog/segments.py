@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import msgspec
 import xxhash
 
-from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, checksum_ok
+from eventlog.codec import FRAME_DECODER, SUFFIX_LEN, checksum_ok, decode
 
 SEGMENT_SUFFIX = ".jsonl"
 INDEX_SUFFIX = ".idx"
@@ -168,7 +168,7 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
             try:
                 fr = FRAME_DECODER.decode(line)
                 if strict:
-                    DECODER.decode(line)
+                    decode(line)
             except msgspec.DecodeError as e:
                 reason = f"not a valid event ({e})"
             else:

@@ -8,8 +8,10 @@ are cut out (``processors.extract.text.without_injected``); the summary is
 recorded as a ``history.appended`` entry (with the session key and message ids) and the
 session's ``session.consolidated`` mark (up to which message), in one atomic batch. A
 failure is recorded as ``consolidation.failed`` (AutoCompact backs off on it). Only one
-consolidation per session runs at a time (a per-session lock; a second caller skips),
-and rerunning with no new old messages does nothing.
+consolidation per session runs at a time in a process (a per-session lock; a second caller
+skips); across processes, the check that nobody recorded the range meanwhile and the append
+are one write turn of the log, so a range is recorded once. Rerunning with no new old
+messages does nothing.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
         ws.append([ConsolidationFailed(session_key=key, reason=str(e)[:500], run_id=run_id)])
         return ConsolidationResult(key, "failed", len(msgs), reason=str(e)[:200])
     last_id = msgs[-1].id if msgs else ""
-    with ws.lock:
+    with ws.lock, ws.log.turn():  # the write turn: no other process can record this session between check and append
         now_first, _ = pending_messages(ws, key)
         if now_first != first:  # someone consolidated meanwhile: do not record twice
             return ConsolidationResult(key, "busy", reason="consolidated by another caller meanwhile")

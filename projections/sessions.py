@@ -43,6 +43,7 @@ from eventlog.events import (
     SessionDeleted,
     SessionUpdated,
 )
+from eventlog.source_values import evlog_id, evlog_timestamp, parts_text
 from eventlog.timeutil import source_time
 from projections.base import Projection, ProjectionDrift
 from projections.naming import safe_name
@@ -353,7 +354,14 @@ def info_of(s: SessionState) -> SessionInfo:
 
 
 def parse_message_line(line: bytes) -> Message:
-    """A session-file message line back into a Message."""
+    """A session-file message line back into a Message with evlog's values (those of its event).
+
+    A line shows a source's own id, time or content where the source wrote another type than
+    evlog keeps (``SOURCE_VALUE_KEYS``: ``"id": 1``, content as parts): the Message gets
+    evlog's value (``id`` "1", the parts' text; ``eventlog.source_values``). ``extra`` is the
+    line's other fields, as the gateway's rows keep them (the file still shows the source's).
+    """
     d = msgspec.json.decode(line)
-    return Message(id=d.pop("id"), session_key=d.pop("sessionKey"), role=d.pop("role"), content=d.pop("content"),
-                   timestamp=d.pop("timestamp", ""), tool_calls=d.pop("tool_calls", None), extra=d)
+    return Message(id=evlog_id(d.pop("id")), session_key=d.pop("sessionKey"), role=d.pop("role"),
+                   content=parts_text(d.pop("content")), timestamp=evlog_timestamp(d.pop("timestamp", "")),
+                   tool_calls=d.pop("tool_calls", None), extra=d)

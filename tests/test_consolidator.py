@@ -297,3 +297,32 @@ def test_offline_consolidation_summary_keeps_the_users_preferences(ws):
     assert "我习惯早上写代码" in entry.text and "I prefer tabs over spaces" in entry.text
     assert entry.message_ids == [f"z{i}" for i in range(6)]
 
+
+
+def test_two_processes_consolidating_one_session_at_once_record_it_once(ws, workspace, monkeypatch):
+    """The recheck before recording and the append are one write turn: another process's
+    consolidation cannot land between them (the per-session guard only covers one process)."""
+    from processors import consolidator
+
+    add_messages(ws, "s", 20)
+    other = Workspace.open(workspace, writable=True, lock_timeout=30)  # as another process would
+    real_pending = consolidator.pending_messages
+    calls = {"n": 0}
+    finished = threading.Event()
+
+    def recheck_then_let_the_other_in(w, key):
+        got = real_pending(w, key)
+        calls["n"] += 1
+        if w is ws and calls["n"] == 2:  # ws's recheck just passed: the other consolidates now, if it can
+            threading.Thread(target=lambda: (consolidator._consolidate(other, FakeLLM(SUMMARY), "s"),
+                                             finished.set()), daemon=True).start()
+            finished.wait(1.0)
+        return got
+
+    monkeypatch.setattr(consolidator, "pending_messages", recheck_then_let_the_other_in)
+    try:
+        assert consolidate_session(ws, FakeLLM(SUMMARY), "s").status == "consolidated"
+        assert finished.wait(30)
+    finally:
+        other.close()
+    assert len(events(ws, HistoryAppended)) == 1 and len(events(ws, SessionConsolidated)) == 1

@@ -104,3 +104,35 @@ def test_tokens_expire_and_are_bound_to_their_kind(conn):
     assert auth.lookup(conn, web, "web", clock=lambda: now[0]) is None
     with pytest.raises(ConfigError):
         auth.login(conn, email, "password 123", kind="admin")
+
+
+def test_two_processes_creating_one_user_at_once_both_get_it(conn):
+    """Found by tools/chaos.py: a sync that first saw no user, while another process created
+    it, read its own stale snapshot after the insert and crashed on a missing row."""
+    from eventlog.app.gateway.users import resolve_user
+
+    email = fresh_email("both")
+    other = Connection(DSN.parse(MYSQL_URL))
+
+    class CreatedMeanwhile:
+        """A cursor that lets the other process create the user right after our first look."""
+
+        def __init__(self, cur):
+            self.cur, self.looks = cur, 0
+
+        def execute(self, sql, params=None):
+            got = self.cur.execute(sql, params)
+            if sql.startswith("SELECT") and self.looks == 0:
+                self.looks += 1
+                other.transaction(lambda c: resolve_user(c, email))
+            return got
+
+        def __getattr__(self, name):
+            return getattr(self.cur, name)
+
+    try:
+        user = conn.transaction(lambda cur: resolve_user(CreatedMeanwhile(cur), email))
+        assert user.email == email
+        assert other.transaction(lambda c: resolve_user(c, email)) == user
+    finally:
+        other.close()

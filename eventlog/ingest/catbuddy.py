@@ -45,6 +45,7 @@ from eventlog.ingest.model import (
     req_str,
     timestamp_of,
 )
+from eventlog.source_values import evlog_id
 
 FORMAT = "catbuddy"
 _MAPPED = frozenset({"id", "sessionKey", "role", "content", "timestamp", "tool_calls"})
@@ -91,7 +92,7 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:  # noqa:
             mid = ids.next({k: v for k, v in msg.items() if k != "sessionKey"})
         elif isinstance(mid, int) and not isinstance(mid, bool):
             extra["id"] = mid  # the file keeps the source's number (see projections.sessions.SOURCE_VALUE_KEYS)
-            mid = str(mid)
+            mid = evlog_id(mid)
         elif not isinstance(mid, str):
             fail(line, f"'id' must be a string or an integer, got {json_type(mid)}")
         for key in ("timestamp", "content"):

@@ -19,6 +19,7 @@ import xxhash
 
 from eventlog.codec import canonical_json
 from eventlog.errors import IngestError
+from eventlog.source_values import evlog_timestamp, part_text, parts_text
 
 
 @dataclass
@@ -115,7 +116,7 @@ def timestamp_of(obj: dict[str, Any], line: int, key: str = "timestamp") -> str:
     if isinstance(v, str):
         return v
     if isinstance(v, int | float) and not isinstance(v, bool):
-        return canonical_json(v).decode()
+        return evlog_timestamp(v)
     fail(line, f"'{key}' must be a string or a number, got {json_type(v)}")
 
 
@@ -140,20 +141,10 @@ def openai_text(content: Any, line: int) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
         for i, part in enumerate(content):
-            if isinstance(part, str):
-                parts.append(part)
-                continue
-            p = expect_dict(part, line, f"content part {i}")
-            kind = p.get("type")
-            if isinstance(p.get("text"), str):
-                parts.append(p["text"])
-            elif isinstance(kind, str) and "image" in kind:
-                parts.append("[image]")
-            else:
-                parts.append(f"[{kind if isinstance(kind, str) else 'part'}]")
-        return "\n\n".join(parts)
+            if part_text(part) is None:
+                expect_dict(part, line, f"content part {i}")
+        return parts_text(content)
     fail(line, f"'content' must be a string, a list of parts or null, got {json_type(content)}")
 
 

@@ -273,10 +273,17 @@ class RecallIndex:
             self.reset_reason = f"schema {schema and schema[0]} != {SCHEMA}"
             return self._connect()
         if empty:
+            db.execute("PRAGMA busy_timeout = 5000")
             db.execute("PRAGMA page_size = 8192")
             db.execute("PRAGMA journal_mode = WAL")
-            db.executescript("BEGIN;" + _DDL + f"INSERT INTO meta VALUES ('schema', {SCHEMA}), ('seq', 0),"
-                             " ('ndocs', 0), ('nchars', 0); COMMIT;")
+            try:  # IMMEDIATE: one creator at a time; another process may be creating it right now
+                db.executescript("BEGIN IMMEDIATE;" + _DDL + f"INSERT INTO meta VALUES ('schema', {SCHEMA}), "
+                                 "('seq', 0), ('ndocs', 0), ('nchars', 0); COMMIT;")
+            except sqlite3.OperationalError as e:
+                db.close()
+                if "already exists" not in str(e):
+                    raise
+                return self._connect()  # it was created meanwhile: open (and check) that one
         self._pragmas(db, write=True)
         return db
 

@@ -15,11 +15,14 @@ from the token, never from the request.
 * **No user enumeration.** An unknown e-mail, a user without a password and a wrong
   password fail the same way (``LoginFailed``, one message), after the same work: an unknown
   user's password is checked against a dummy scrypt hash.
-* **Rate limits, shared by every server process** (they live in the database,
-  ``gateway_login_failures``): at most ``LoginPolicy.per_email`` failures per e-mail and
-  ``per_client`` per client address within ``window`` seconds; past that every attempt
-  (right or wrong, known user or not) gets ``TooManyAttempts`` until the window moves on. A
-  successful login clears its e-mail's failures.
+* **Rate limits, shared by every server process** (``login_limit``; they live in the
+  database, ``gateway_login_attempts``): every attempt takes a slot, atomically and before
+  its password is checked, per (client address, e-mail) (``LoginPolicy.per_email``) and per
+  client address (``per_client``) within ``window`` seconds; past either, the attempt
+  (right or wrong, known user or not) gets ``TooManyAttempts`` without a check until that
+  window ends. So N concurrent guesses never get more than the limit of checks, and a
+  guesser from one address cannot lock the owner out from another. A successful login
+  gives its slots back.
 * **Bounded cost.** At most ``SCRYPT_SLOTS`` password checks run at once in a process
   (scrypt takes 16 MiB each); the others wait their turn.
 """
@@ -35,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eventlog.app.gateway.connection import Connection
+from eventlog.app.gateway.login_limit import DEFAULT_POLICY, LoginPolicy, SQLAttempts, give_back, take_slots
 from eventlog.app.gateway.rows import ms_of_dt, sql_of_ms
 from eventlog.app.gateway.users import User, hash_password, normalize_email, verify_password
 from eventlog.errors import ConfigError, EvlogError, NotFound
@@ -61,20 +65,11 @@ class LoginFailed(AuthError):
 
 
 class TooManyAttempts(AuthError):
-    """Too many failed logins for this e-mail or from this client within the window."""
+    """Too many login attempts for this e-mail from this client, or from this client, within the window."""
 
     def __init__(self, retry_after: int) -> None:
-        super().__init__(f"too many failed logins; try again in {max(1, retry_after // 60)} minute(s)")
+        super().__init__(f"too many failed logins; try again in {max(1, -(-retry_after // 60))} minute(s)")
         self.retry_after = retry_after
-
-
-@dataclass(frozen=True)
-class LoginPolicy:
-    """How many failed logins are tolerated within ``window`` seconds, per e-mail and per client address."""
-
-    per_email: int = 10
-    per_client: int = 50
-    window: int = 900
 
 
 def new_token() -> str:
@@ -93,7 +88,8 @@ def check_password_strength(password: str) -> None:
         raise ConfigError(f"a password needs at least {MIN_PASSWORD_CHARS} characters")
 
 
-def _verify(password: str, stored: str) -> bool:
+def verify_or_dummy(password: str, stored: str) -> bool:
+    """Check ``password`` against ``stored``; with no hash, check a dummy one (same work) and say False."""
     if not stored:
         if not _dummy:
             _dummy.append(hash_password(secrets.token_hex(16)))
@@ -199,7 +195,7 @@ def _user_by_email(cur: Any, email: str) -> User:
 
 
 def login(conn: Connection, email: str, password: str, *, kind: str, client: str = "", label: str = "",
-          policy: LoginPolicy = LoginPolicy(), ttl: int | None = None, clock: Any = time.time) -> tuple[User, str]:
+          policy: LoginPolicy = DEFAULT_POLICY, ttl: int | None = None, clock: Any = time.time) -> tuple[User, str]:
     """Check the password and hand out a token of ``kind`` ("web" or "sync"); (user, token).
 
     Raises ``TooManyAttempts`` past the rate limits and ``LoginFailed`` for anything else that
@@ -212,45 +208,34 @@ def login(conn: Connection, email: str, password: str, *, kind: str, client: str
         email = normalize_email(email)
     except ConfigError:
         email = ""
-    email_key = hashlib.sha256(email.encode("utf-8", "surrogatepass")).digest()
+    email_key = email_key_of(email)
     client = client[:64]
     now_ms = int(clock() * 1000)
-    since = sql_of_ms(now_ms - policy.window * 1000)
 
-    def check(cur: Any) -> tuple[User | None, str]:
-        cur.execute("SELECT COUNT(*) FROM gateway_login_failures WHERE email_hash = %s AND at > %s", (email_key, since))
-        by_email = int(cur.fetchone()[0])
-        by_client = 0
-        if client:
-            cur.execute("SELECT COUNT(*) FROM gateway_login_failures WHERE client = %s AND at > %s", (client, since))
-            by_client = int(cur.fetchone()[0])
-        if by_email >= policy.per_email or by_client >= policy.per_client:
-            raise TooManyAttempts(policy.window)
-        if not email:
-            return None, ""
+    def take_and_find(cur: Any) -> tuple[int, User | None, str]:
+        wait = take_slots(SQLAttempts(cur), policy, email_key, client, now_ms)
+        if wait or not email:
+            return wait, None, ""
         cur.execute("SELECT id, email, created_at, password_hash FROM gateway_users WHERE email = %s", (email,))
         row = cur.fetchone()
         if row is None:
-            return None, ""
-        return User(int(row[0]), row[1], ms_of_dt(row[2])), row[3]
+            return 0, None, ""
+        return 0, User(int(row[0]), row[1], ms_of_dt(row[2])), row[3]
 
-    user, stored = conn.transaction(check, doing="checking a login")
-    ok = _verify(password, stored) and user is not None
-    if not ok:
-        def failed(cur: Any) -> None:
-            cur.execute("INSERT INTO gateway_login_failures (email_hash, client, at) VALUES (%s, %s, %s)",
-                        (email_key, client, sql_of_ms(now_ms)))
-            cur.execute("DELETE FROM gateway_login_failures WHERE at < %s LIMIT 1000",
-                        (sql_of_ms(now_ms - 2 * policy.window * 1000),))
-
-        conn.transaction(failed, doing="recording a failed login")
+    # The slot is committed before the check (raising inside the transaction would roll it back).
+    wait, user, stored = conn.transaction(take_and_find, doing="checking a login")
+    if wait:
+        raise TooManyAttempts(wait)
+    if not (verify_or_dummy(password, stored) and user is not None):
+        conn.transaction(lambda cur: SQLAttempts(cur).drop_expired(now_ms, policy.window * 1000),
+                         doing="recording a failed login")
         raise LoginFailed()
     assert user is not None
     token = new_token()
     life = ttl if ttl is not None else (WEB_TTL if kind == "web" else None)
 
     def grant(cur: Any) -> None:
-        cur.execute("DELETE FROM gateway_login_failures WHERE email_hash = %s", (email_key,))
+        give_back(SQLAttempts(cur), email_key, client)
         cur.execute("INSERT INTO gateway_tokens (token_hash, user_id, kind, label, created_at, expires_at, last_used_at) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s)",
                     (token_hash(token), user.id, kind, label[:255], sql_of_ms(now_ms),
@@ -258,6 +243,11 @@ def login(conn: Connection, email: str, password: str, *, kind: str, client: str
 
     conn.transaction(grant, doing="starting a session")
     return user, token
+
+
+def email_key_of(email: str) -> bytes:
+    """What the rate limit counts an e-mail (normalised, or "" if unusable) by: its SHA-256."""
+    return hashlib.sha256(email.encode("utf-8", "surrogatepass")).digest()
 
 
 def lookup(conn: Connection, token: str, kind: str, *, clock: Any = time.time) -> User | None:

@@ -22,11 +22,12 @@ tests and in examples; it keeps nothing on disk.
   follow ``rows.next_change_seq`` and ``changes.fetch_changes``.
 
 One lock makes every operation one transaction (serialisable, as the MySQL store's row
-locks make them for one user). Rows are copied in and out, as a database would. Not here:
-passwords and tokens (``auth``), the web pages' listing queries, hand-written SQL (the
-``sql`` origin the triggers give it), the server's ``max_allowed_packet`` (rows are screened
-by ``screen`` with the strictest limits, as every path is, but none is refused for size),
-and the HTTP sync API.
+locks make them for one user). Rows are copied in and out, as a database would.
+``set_password`` and ``login`` check passwords under the same rate limits as ``auth.login``
+(``login_limit``, with ``MemoryAttempts`` for the table). Not here: tokens (``auth``), the
+web pages' listing queries, hand-written SQL (the ``sql`` origin the triggers give it), the
+server's ``max_allowed_packet`` (rows are screened by ``screen`` with the strictest limits,
+as every path is, but none is refused for size), and the HTTP sync API.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from eventlog.app.gateway import ops
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway import screen as S
 from eventlog.app.gateway.changes import Page
+from eventlog.app.gateway.login_limit import DEFAULT_POLICY, LoginPolicy, MemoryAttempts, give_back, take_slots
 from eventlog.app.gateway.ops import Prepared, Rejected
 from eventlog.app.gateway.store import (
     check_origin,
@@ -59,9 +61,9 @@ from eventlog.app.gateway.store import (
     updated_register,
 )
 from eventlog.app.gateway.sync import Remote
-from eventlog.app.gateway.users import User, normalize_email
+from eventlog.app.gateway.users import User, hash_password, normalize_email
 from eventlog.app.session_store import Message, SessionInfo, SessionStore, _check_role
-from eventlog.errors import BackendError, NotFound
+from eventlog.errors import BackendError, ConfigError, NotFound
 from eventlog.timeutil import now_iso
 
 
@@ -82,6 +84,8 @@ class MemoryGateway:
         self.clock = clock
         self.lock = threading.RLock()
         self._users: dict[str, User] = {}
+        self._passwords: dict[str, str] = {}  # e-mail -> scrypt hash (``users.hash_password``)
+        self.attempts = MemoryAttempts()
         self._tables: dict[int, _Tables] = {}
         self._pos = 0  # the arrival counter of every message row (AUTO_INCREMENT pos)
 
@@ -103,6 +107,39 @@ class MemoryGateway:
                 found = self._users[email] = User(len(self._users) + 1, email, int(self.clock() * 1000))
                 self._tables[found.id] = _Tables()
             return found
+
+    def set_password(self, email: str, password: str) -> User:
+        """Give the user (created if needed) this password (``auth.check_password_strength`` applies)."""
+        from eventlog.app.gateway.auth import check_password_strength
+
+        check_password_strength(password)
+        user = self.user(email)
+        hashed = hash_password(password)
+        with self.lock:
+            self._passwords[user.email] = hashed
+        return user
+
+    def login(self, email: str, password: str, *, client: str = "", policy: LoginPolicy = DEFAULT_POLICY) -> User:
+        """The user if ``password`` is theirs; ``auth.TooManyAttempts`` past the limits, else ``auth.LoginFailed``.
+
+        The same rules as ``auth.login`` (which also hands out a token; this does not).
+        """
+        from eventlog.app.gateway.auth import LoginFailed, TooManyAttempts, email_key_of, verify_or_dummy
+
+        try:
+            email = normalize_email(email)
+        except ConfigError:
+            email = ""
+        key, client = email_key_of(email), client[:64]
+        wait = take_slots(self.attempts, policy, key, client, int(self.clock() * 1000))
+        if wait:
+            raise TooManyAttempts(wait)
+        with self.lock:
+            user, stored = self._users.get(email), self._passwords.get(email, "")
+        if not (verify_or_dummy(password, stored) and user is not None):
+            raise LoginFailed()
+        give_back(self.attempts, key, client)
+        return user
 
     def store(self, user: str | int, *, origin: str = "gateway",
               clock: Callable[[], float] = time.time) -> MemorySessionStore:

@@ -35,7 +35,13 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
 * ``gateway_tokens`` (m005): SHA-256 of each web login session and device sync token, its
   user, kind (``web``/``sync``), label, creation, expiry and last use (``auth``).
 * ``gateway_login_failures`` (m006): failed logins by e-mail hash and client address, the
-  shared rate limit of every ``evlog web --gateway`` process (``auth``).
+  rate limit until m007 replaced it (it counted after the password check, so concurrent
+  guesses all passed, and it limited an e-mail from everywhere, so a guesser locked its
+  owner out). Nothing writes it since m007; it stays so that a gateway process of an
+  older version, still running during an upgrade, keeps working.
+* ``gateway_login_attempts`` (m007): one row per rate-limit bucket (a SHA-256 naming a
+  client address, or a client address and an e-mail), its attempt count ``n`` and the start
+  of its window: the shared, atomic login limit of every gateway process (``login_limit``).
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -254,6 +260,19 @@ def m006_create_gateway_login_failures(cur: Any) -> None:
           KEY ix_gateway_login_failures_email (email_hash, at),
           KEY ix_gateway_login_failures_client (client, at),
           KEY ix_gateway_login_failures_at (at)
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m007_create_gateway_login_attempts(cur: Any) -> None:
+    """Login attempt counts per rate-limit bucket, taken before each password check (``login_limit``)."""
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_login_attempts (
+          bucket BINARY(32) NOT NULL,
+          started_at DATETIME(3) NOT NULL,
+          n INT UNSIGNED NOT NULL,
+          PRIMARY KEY (bucket),
+          KEY ix_gateway_login_attempts_started (started_at)
         ) {TABLE_OPTIONS}""")
 
 

@@ -92,7 +92,9 @@ def resolve_user(cur: Any, user: str | int, *, password: str | None = None, crea
             raise NotFound(f"no gateway user {email}")
         cur.execute("INSERT INTO gateway_users (email, password_hash, created_at) VALUES (%s, %s, UTC_TIMESTAMP(3)) "
                     "ON DUPLICATE KEY UPDATE id = id", (email, hash_password(password) if password else ""))
-        cur.execute("SELECT id, email, created_at FROM gateway_users WHERE email = %s", (email,))
+        # A locking read: another process may have created the user since our first look, which
+        # this transaction's snapshot does not show (REPEATABLE READ).
+        cur.execute("SELECT id, email, created_at FROM gateway_users WHERE email = %s FOR UPDATE", (email,))
         row = cur.fetchone()
     return User(int(row[0]), row[1], ms_of_dt(row[2]))
 
