@@ -508,7 +508,6 @@ def ingest_file(
     state_dir: str,
     fmt: str = "auto",
     project: str = "",
-    keep_secrets: bool = False,
     final: bool = False,
     max_bytes: int | None = None,
     lock_timeout: float = 5.0,
@@ -538,7 +537,7 @@ def ingest_file(
             raise IngestError(f"{path}: cannot read: {e.strerror or e}", path=path) from None
         with f:
             return _ingest_open(log, path, real, f, state_dir=state_dir, fmt=fmt, project=project,
-                                keep_secrets=keep_secrets, final=final, max_bytes=max_bytes)
+                                final=final, max_bytes=max_bytes)
     finally:
         lock.close()
 
@@ -561,7 +560,7 @@ def _fail(result: SourceResult, e: IngestError, path: str) -> str:
 
 
 def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt: str, project: str,
-                 keep_secrets: bool, final: bool, max_bytes: int | None) -> SourceResult:
+                 final: bool, max_bytes: int | None) -> SourceResult:
     s = os.fstat(f.fileno())
     result = SourceResult(path=path, size=s.st_size, file=FileResult(path))
     st = load_state(state_dir, path) or SourceState(path=real)
@@ -635,12 +634,11 @@ def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt:
     # One turn of the write lock: the dedup lookups that decide "new", "grown" or "already there"
     # must see what other writers appended (a response another process stored a moment ago).
     with target.turn():
-        _append(target, chunk.pf, chunk.titles, project, result.file, keep_secrets)
+        _append(target, chunk.pf, chunk.titles, project, result.file)
         if result.file.error is None:
             extra = _metadata_updates(target, chunk.pf, work)
             if extra:
-                if not keep_secrets:
-                    extra, _found = _redact(extra)
+                extra, _found = _redact(extra)
                 last = target.last_seq
                 result.file.events += sum(1 for seq in target.append_batch(extra) if seq > last)
     if result.file.error is not None:

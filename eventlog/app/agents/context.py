@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from eventlog.secrets import redact
 from projections.memory import GLOBAL_FILE, parse_items, project_file
 
 DEFAULT_CONTEXT_BYTES = 8000
@@ -61,7 +62,7 @@ def project_for(home: str, cwd: str | None) -> tuple[str, str] | None:
 def _read(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
+            return redact(f.read())[0]  # a hand edit may hold a secret: context goes to a model (I24)
     except OSError:
         return ""
 
