@@ -45,7 +45,7 @@ STRUCTURAL = frozenset({
     "retry_of", "processor", "segment", "fingerprint", "prompt_hash", "scope", "role", "date", "by", "source",
     "outcome", "llm", "model", "policy", "target", "user", "epoch", "project", "timestamp", "created_at",
     "updated_at", "redacted", "source_refs", "message_ids", "session_keys", "quarantine", "segments_quarantined",
-    "sessions", "messages", "error_kind", "when",
+    "sessions", "messages", "error_kind", "when", "fact_ids", "up_to_message_id",
 })
 _SCALARS = (int, bool, float)
 _DEDUP_PREFIX = "redacted:"

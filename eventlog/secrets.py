@@ -81,9 +81,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -124,6 +125,10 @@ CATALOGUE: tuple[Kind, ...] = (
     Kind("basic-auth", "the credential in Authorization: Basic <base64 user:pass>, the password in curl -u user:pass"),
     Kind("url-password", "the password in scheme://user:password@host"),
     Kind("password-assignment", "a secret-looking value assigned to a password/secret/token/api-key name"),
+    Kind("cli-password", "a password given as a command argument: mysql -pX, sshpass -p X, redis-cli -a X, az/docker "
+         "login -p X, openssl pass:X, htpasswd -b f u X, --password X..."),
+    Kind("cookie", "the values of Cookie: and Set-Cookie: headers and of curl -b/--cookie name=value"),
+    Kind("high-entropy-token", "a random-looking 20+ character token within 48 characters after key/token/secret/password"),
 )
 KINDS: tuple[str, ...] = tuple(k.name for k in CATALOGUE)
 
@@ -447,6 +452,7 @@ def _at_curl(text: str, s: int, out: Out) -> None:
         i = text.find(stop, s, eol)
         if i >= 0:
             eol = i
+    _curl_cookies(text, s + 4, eol, out)
     m = _CURL_USER.search(text, s + 4, eol)
     if m is None:
         return
@@ -544,6 +550,12 @@ def _at_assign(text: str, m: re.Match[str], out: Out) -> None:
         s -= 1
     if s > 0 and text[s - 1] == ":" and text[s - 2:s] == "::":
         return  # a type name such as AWS::ApiGateway::ApiKey, not a variable
+    if not m.group()[kw_end - m.start():].strip(" \t"):  # a space after the name, no = or :
+        if text.startswith("--", s) and (s == 0 or text[s - 1] in " \t\"'"):
+            _at_long_flag(text, s, kw_end, m.end(), out)
+        else:
+            _at_prose(text, s, kw_end, m.end(), out)
+        return
     fam = _name_family(text[s:kw_end].lstrip("-"))
     if not fam:
         return
@@ -567,6 +579,250 @@ def _at_assign(text: str, m: re.Match[str], out: Out) -> None:
         out.append((v.start(g), v.start(g) + len(value), kind, 1))
 
 
+# ---- passwords given as command arguments: mysql -pX, sshpass -p X, redis-cli -a X, openssl pass:X ...
+
+#: command word -> (flags whose value is a password, whether the value may follow the flag directly)
+_CMD_FLAGS: dict[str, tuple[str, bool]] = {
+    "mysql": ("p", True), "sshpass": ("p", True), "redis-cli": ("a", False), "login": ("p", False),
+    "sqlcmd": ("P", False), "bcp": ("P", False), "mongo": ("p", False), "mongosh": ("p", False),
+    "ldapsearch": ("w", False), "ldapadd": ("w", False), "ldapmodify": ("w", False), "ldapdelete": ("w", False),
+    "ldapwhoami": ("w", False), "ldappasswd": ("w", False), "smbclient": ("U", False), "rpcclient": ("U", False),
+    "smbmap": ("U", False), "zip": ("P", False), "unzip": ("P", False), "7z": ("p", True),
+}
+_CMD_PREFIXES = (("mysql", "mysql"), ("mariadb", "mysql"), ("mongo", "mongo"), ("ldap", "ldapsearch"))
+#: what ends a shell command: a value or a command word is looked for within one
+_CMD_STOP = re.compile(r"[\n\x00;|&`(]|\$\(")
+_ARG = re.compile(r"\\?\"([^\"\\\r\n\x00]{1,256})\\?\"|'([^'\\\r\n\x00]{1,256})'|([^\s\"'`;|&<>()\x00]{1,256})")
+_WORDS = re.compile(r"[^\s\"'`;|&<>()=\x00]+")
+
+
+def _command_of(text: str, flag: int) -> str:
+    """The known command the flag at ``flag`` belongs to: the nearest known command word before it."""
+    start = max(0, flag - 300)
+    for m in _CMD_STOP.finditer(text, start, flag):
+        start = m.end()
+    for word in reversed(_WORDS.findall(text, start, flag)):
+        name = word.rsplit("/", 1)[-1].lower()
+        if name.endswith(".exe"):
+            name = name[:-4]
+        if name in _CMD_FLAGS:
+            return name
+        for prefix, family in _CMD_PREFIXES:
+            if name.startswith(prefix):
+                return family
+    return ""
+
+
+def _cli_value_ok(v: str) -> bool:
+    """A password typed as an argument: anything but a flag, a placeholder or a reference."""
+    return (len(v) >= 3 and not v.startswith("-") and _REDACTED not in v and not _fake(v) and not _is_template_var(v)
+            and not v.startswith(("$(", "`", "~/", "./", "/")))
+
+
+def _at_flag(text: str, a: int, out: Out) -> None:
+    """``a`` is the ``-`` of a one-letter flag after a space: ``-p``, ``-a``, ``-P``, ``-w``, ``-U``."""
+    flag = text[a + 1]
+    cmd = _command_of(text, a)
+    if not cmd:
+        return
+    want, attached_ok = _CMD_FLAGS[cmd]
+    if flag != want:
+        return
+    at = a + 2
+    attached = at < len(text) and not text[at].isspace()
+    if attached and not attached_ok:
+        return
+    if not attached:
+        while at < len(text) and text[at] in " \t":
+            at += 1
+        if cmd == "mysql":
+            return  # mysql -p DB prompts for the password: DB is a database
+    m = _ARG.match(text, at)
+    if m is None:
+        return
+    g = m.lastindex or 0
+    s, e = m.start(g), m.end(g)
+    if cmd in ("smbclient", "rpcclient", "smbmap"):
+        cut = text.find("%", s, e)
+        if cut < 0:
+            return
+        s = cut + 1
+    if s < e and _cli_value_ok(text[s:e]):
+        out.append((s, e, "cli-password", 1))
+
+
+def _at_htpasswd(text: str, a: int, out: Out) -> None:
+    """``a`` is the end of ``htpasswd``: with ``-b`` its last argument is the password (``-n``: no file before it)."""
+    stop = _CMD_STOP.search(text, a)
+    end = stop.start() if stop is not None else len(text)
+    args = list(_ARG.finditer(text, a, end))
+    flags = "".join(m.group()[1:] for m in args if m.group().startswith("-"))
+    if "b" not in flags:
+        return
+    rest = [m for m in args if not m.group().startswith("-")]
+    need = 2 if "n" in flags else 3
+    if len(rest) < need:
+        return
+    m = rest[need - 1]
+    g = m.lastindex or 0
+    if _cli_value_ok(m.group(g)):
+        out.append((m.start(g), m.end(g), "cli-password", 1))
+
+
+def _at_pass_colon(text: str, a: int, out: Out) -> None:
+    """``a`` is the ``:`` of openssl's ``pass:<password>`` (``-passin``, ``-passout``, ``-pass``)."""
+    if a >= 5 and text[a - 5] in _TOKEN:
+        return  # bypass:..., a longer name
+    m = _ARG.match(text, a + 1)
+    if m is None or m.start() != a + 1:
+        return
+    g = m.lastindex or 0
+    if _cli_value_ok(m.group(g)):
+        out.append((m.start(g), m.end(g), "cli-password", 1))
+
+
+# ---- cookies: Cookie: and Set-Cookie: headers, curl -b / --cookie
+
+_COOKIE_PAIR = re.compile(r"[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]{1,128})=([^;\s\"'\\\x00]*)")
+
+
+def _cookie_value_ok(v: str) -> bool:
+    if len(v) < 8 or _REDACTED in v or _fake(v) or _is_template_var(v):
+        return False
+    up, lo, dig = _classes(v)
+    return dig or len(v) >= 16 or (up and lo)
+
+
+def _cookie_pairs(text: str, s: int, end: int, out: Out, *, first_only: bool) -> None:
+    """Redact the values of ``name=value; ...`` in ``text[s:end]`` (names and attributes stay)."""
+    while s < end:
+        m = _COOKIE_PAIR.match(text, s, end)
+        if m is None:
+            return
+        if _cookie_value_ok(m.group(2)):
+            out.append((m.start(2), m.end(2), "cookie", 1))
+        if first_only:
+            return
+        s = m.end()
+        if s >= end or text[s] != ";":
+            return
+        s += 1
+
+
+_COOKIE_HEADER = re.compile(r"ie(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?")
+
+
+def _at_cookie(text: str, a: int, out: Out) -> None:
+    """``a`` is the ``k`` of ``[Cc]ookie``: a ``Cookie:`` or ``Set-Cookie:`` header (or a JSON key of that name)."""
+    m = _COOKIE_HEADER.match(text, a + 1)
+    if m is None or (a >= 4 and text[a - 4] in _ALNUM and text[a - 8:a - 3].lower() != "set-c"):
+        return
+    end = len(text)
+    for stop in ("\n", "\x00", '"', "'"):
+        i = text.find(stop, m.end(), end)
+        if i >= 0:
+            end = i
+    _cookie_pairs(text, m.end(), end, out, first_only=text[a - 8:a - 3].lower() == "set-c")
+
+
+_CURL_COOKIE = re.compile(r"[ \t](?:-b|--cookie)(?:[ \t]+|=)(?:\\?[\"']?)([^\s\"'\\\x00=]+=[^\"'\\\n\x00]*)")
+
+
+def _curl_cookies(text: str, s: int, eol: int, out: Out) -> None:
+    """The cookie values of curl's ``-b 'name=value; ...'`` (``-b FILE`` names a file and is left alone)."""
+    for m in _CURL_COOKIE.finditer(text, s, eol):
+        quoted = text[m.start(1) - 1] in "\"'"
+        end = m.end(1) if quoted else m.start(1) + len(m.group(1).split()[0])
+        _cookie_pairs(text, m.start(1), end, out, first_only=False)
+
+
+# ---- a long random token next to a word that names a secret: "the api key is 3kF9...", "token 8f2a..."
+
+_ENTROPY_TOKEN = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{20,256}(?![A-Za-z0-9_+/=-])")
+#: how far after the word a token is looked for (characters, on the same line)
+ENTROPY_WINDOW = 48
+_PROSE_WORDS = frozenset({"key", "token", "secret", "password", "passwd", "passphrase", "credential", "apikey"})
+_NOT_SECRET_KEY_PREV = frozenset({
+    "primary", "foreign", "sort", "partition", "cache", "unique", "composite", "index", "public", "idempotency",
+    "dedup", "lookup", "map", "dict", "hash", "row", "object", "hot", "ssh", "gpg", "pgp", "host", "license", "the"})
+_VERSIONISH = re.compile(r"(?:[A-Za-z]+|[0-9]+)(?:[-_.](?:[A-Za-z]+|[0-9]+))*")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy of ``s`` in bits per character."""
+    n = len(s)
+    counts: dict[str, int] = {}
+    for ch in s:
+        counts[ch] = counts.get(ch, 0) + 1
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _high_entropy(tok: str) -> bool:
+    """A random-looking token: 20+ characters mixing letters and digits, not a name, version, path or id."""
+    if len(tok) < 20 or _REDACTED in tok or _fake(tok) or tok.count("/") >= 2 or _UUID.fullmatch(tok):
+        return False
+    up, lo, dig = _classes(tok)
+    if not dig or not (up or lo) or _VERSIONISH.fullmatch(tok):
+        return False
+    if _HEX.fullmatch(tok):
+        return len(tok) >= 32 and entropy(tok) >= 3.0
+    return (up and lo or len(tok) >= 24) and entropy(tok) >= 3.5
+
+
+def _at_prose(text: str, name_start: int, kw_end: int, after: int, out: Out) -> None:
+    """A secret-naming word followed by a space: ``password is X``, or a random token just after it."""
+    words = [w.lower() for w in _WORD.findall(text[name_start:kw_end])]
+    if not words or words[-1] not in _PROSE_WORDS:
+        return
+    if len(words) == 1:  # the previous word in prose: "primary key", "next page token"
+        j = name_start
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+        prev = _WORD.findall(text[max(0, j - 24):j])
+        words.insert(0, prev[-1].lower() if prev else "")
+    last, prev = words[-1], words[-2]
+    if (last == "key" and prev in _NOT_SECRET_KEY_PREV) or (last == "token" and prev in _NOT_SECRET_TOKENS):
+        return
+    if last.startswith("pass"):
+        v = _PROSE_VALUE.match(text, after)
+        if v is not None:
+            g = v.lastindex or 0
+            value = v.group(g).rstrip(".:,")
+            kind = _assigned_kind("password", value, bare=g == 3)
+            if kind is not None and not value.isalpha():
+                out.append((v.start(g), v.start(g) + len(value), kind, 1))
+                return
+    eol = len(text)
+    for stop in ("\n", "\x00"):
+        i = text.find(stop, after, after + ENTROPY_WINDOW + 256)
+        if 0 <= i < eol:
+            eol = i
+    for m in _ENTROPY_TOKEN.finditer(text, after, min(eol, after + ENTROPY_WINDOW + 256)):
+        if m.start() > after + ENTROPY_WINDOW:
+            break
+        tok = m.group().rstrip("=-") if not m.group().endswith("==") else m.group()
+        if _high_entropy(tok):
+            out.append((m.start(), m.start() + len(tok), "high-entropy-token", 1))
+            return
+
+
+_PROSE_VALUE = re.compile(r"(?:(?:is|was)[ \t]+|[=:][ \t]*)?(?:\"([^\"\\\r\n\x00]{1,256})\"|'([^'\\\r\n\x00]{1,256})'|"
+                          r"([^\s\"'`,;(){}\[\]<>\\|&\x00]{1,256}))")
+
+
+def _at_long_flag(text: str, s: int, kw_end: int, after: int, out: Out) -> None:
+    """``--password X``, ``--client-secret X``, ``--token X``: a secret-naming long flag and its next argument."""
+    fam = _name_family(text[s + 2:kw_end])
+    m = _ARG.match(text, after)
+    if not fam or m is None:
+        return
+    g = m.lastindex or 0
+    kind = _assigned_kind(fam, m.group(g), bare=g == 3)
+    if kind is not None:
+        out.append((m.start(g), m.end(g), "cli-password" if kind == "password-assignment" else kind, 1))
+
+
 # ----------------------------------------------------------------------------- the anchor scan
 #
 # One regex finds every place a shape could start; the shape is then matched precisely
@@ -579,25 +835,27 @@ def _at_assign(text: str, m: re.Match[str], out: Out) -> None:
 # characters first, and literals come before lookbehinds (they fail faster).
 
 _SEP = r"(?:\\?[\"']\]?|\*\*)?[ \t]*(?:=>|:=|=|:)"  # after a name: a closing quote (and ]) or ** (markdown), then = : => :=
+_SEP_WS = "(?:" + _SEP + r"|[ \t]+)"  # ... or a space: --password X, "password is X", "token 8f2a..."
 _ANCHOR = re.compile("|".join([
-    r"c(?:ret(?<=[sS]ecret)" + _SEP + r"|url|_(?<=whsec_))",        # password-assignment; basic-auth (curl -u); stripe-key
+    r"c(?:ret(?<=[sS]ecret)" + _SEP_WS + r"|url|_(?<=whsec_))",     # password-assignment, high-entropy; curl -u/-b; stripe
     r"_(?:(?<=hf_)|(?<=npm_))",                                 # huggingface-token, npm-token
     r"g(?:h[pousr]_|ithub_pat_|l(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-)",  # github-token, gitlab-token
-    r"://",                                                     # url-password
+    r":(?://|(?<=pass:))",                                      # url-password; openssl pass:X (cli-password)
     r"x(?:ox|app-)",                                            # slack-token
     r"ya29\.",                                                  # google-oauth
-    r"w(?:ord(?<=assword)|d(?<=asswd)|d(?<=[pP]wd))" + _SEP,      # password-assignment
-    r"k(?:-(?<=sk-)|_(?:live|test)_|s\.slack\.com/(?<=hooks\.slack\.com/)|"  # openai/anthropic, stripe, slack-webhook
-    r"ey" + _SEP + r"|en(?<=[tT]oken)" + _SEP + ")",            # password-assignment
+    r"w(?:ord(?<=assword)|d(?<=asswd)|d(?<=[pP]wd))" + _SEP_WS,   # password-assignment, cli-password (htpasswd)
+    r"k(?:-(?<=sk-)|_(?:live|test)_|s\.slack\.com/(?<=hooks\.slack\.com/)|ie(?<=[Cc]ookie)|"  # keys, stripe, webhook, cookie
+    r"ey" + _SEP_WS + r"|en(?<=[tT]oken)" + _SEP_WS + ")",         # password-assignment, high-entropy-token
     r"S(?<=PAS)S" + _SEP,                                       # password-assignment
     r"A(?:KIA|SIA|BIA|CCA|Iza)",                                # aws-access-key, google-api-key
-    r"CRET(?<=SECRET)" + _SEP,                                  # password-assignment
+    r"CRET(?<=SECRET)" + _SEP_WS,                               # password-assignment
     r"BEGIN (?<=-----BEGIN )",                                  # private-key
     r"zation(?<=uthorization)",                                 # bearer-token, basic-auth
     r"G(?:OCSPX-|R1348941)",                                    # google-oauth, gitlab runner token
-    r"W(?:ORD(?<=ASSWORD)|D(?<=ASSWD)|D(?<=PWD))" + _SEP,      # password-assignment
-    r"K(?:EN(?<=TOKEN)|ey|EY)" + _SEP,                          # password-assignment
+    r"W(?:ORD(?<=ASSWORD)|D(?<=ASSWD)|D(?<=PWD))" + _SEP_WS,   # password-assignment
+    r"K(?:EN(?<=TOKEN)|ey|EY)" + _SEP_WS,                       # password-assignment
     r"J(?<=eyJ)",                                               # jwt
+    r"-(?<=[ \t]-)[pPawU]",                                     # cli-password: mysql -pX, sshpass -p X, redis-cli -a X
 ]))
 
 
@@ -621,11 +879,20 @@ def _dispatch(text: str, m: re.Match[str], out: Out) -> None:
     elif c == "g":
         _at_g(text, a, out)
     elif c == ":":
-        _at_url(text, a, out)
+        if g == "://":
+            _at_url(text, a, out)
+        else:
+            _at_pass_colon(text, a, out)
+    elif c == "-":
+        _at_flag(text, a, out)
     elif c == "x":
         _at_x(text, a, out)
     elif c == "y":
         _at_ya29(text, a, out)
+    elif c == "k" and g[1] == "i":
+        _at_cookie(text, a, out)
+    elif c == "w" and text.endswith("htpass", 0, a):
+        _at_htpasswd(text, a + 2, out)
     elif c == "k" and g[1] in "-_s":
         if g[1] == "-":
             _at_sk(text, a - 1, out)
@@ -652,12 +919,98 @@ def _dispatch(text: str, m: re.Match[str], out: Out) -> None:
 _ROUNDS = 4
 
 
+#: characters no one sees: a token split by one of them is still the token
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+")
+_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.-")
+#: a line break between two token characters, after at least 8 of them or before at least 8 (C-level prefilter)
+_WRAP = re.compile(r"(?:\r\n|\n)(?:(?<=[A-Za-z0-9_+/=-]{8}\n)|(?<=[A-Za-z0-9_+/=-]{2}\n)(?=[A-Za-z0-9_+/=-]{8})|"
+                   r"(?<=[A-Za-z0-9_+/=-]{8}\r\n)|(?<=[A-Za-z0-9_+/=-]{2}\r\n)(?=[A-Za-z0-9_+/=-]{8}))(?=[A-Za-z0-9_+/=-])")
+#: a wrapped line is at least this long (a terminal's width), and the token across the break this long
+WRAP_MIN_LINE = 30
+WRAP_MIN_TOKEN = 16
+
+
+#: kinds a token's own shape proves (a prefix, a structure): the only ones accepted across a line break
+_SHAPE_KINDS = frozenset({"private-key", "anthropic-key", "openai-key", "aws-access-key", "github-token", "gitlab-token",
+                          "slack-token", "slack-webhook", "google-api-key", "google-oauth", "stripe-key",
+                          "huggingface-token", "npm-token", "jwt"})
+
+
+def _cuts(text: str) -> list[tuple[int, int, bool]]:
+    """Spans to read through: invisible characters, and line breaks a terminal put inside a token (True)."""
+    cuts: list[tuple[int, int, bool]] = []
+    if not text.isascii():
+        cuts = [(*m.span(), False) for m in _INVISIBLE.finditer(text)]
+    if "\n" in text:
+        for m in _WRAP.finditer(text):
+            a, b = m.span()
+            line = a - (text.rfind("\n", 0, a) + 1)
+            if line < WRAP_MIN_LINE:
+                continue
+            left, right = a, b
+            while left > 0 and a - left < 256 and text[left - 1] in _RUN:
+                left -= 1
+            while right < len(text) and right - b < 256 and text[right] in _RUN:
+                right += 1
+            if (a - left) + (right - b) >= WRAP_MIN_TOKEN:
+                cuts.append((a, b, True))
+        cuts.sort()
+    return cuts
+
+
 def find(text: str) -> list[Hit]:
     """The secrets in ``text``: ``(start, end, kind)`` of each part to replace, in order, not overlapping.
 
     Where shapes overlap, a token shape (a key with a known prefix, a PEM block) wins over
     one found by its context (an assignment, a header, a URL), then the earlier, then the longer.
+    Invisible characters (zero-width spaces, soft hyphens) and line breaks a terminal wrapped
+    into a long token are read through: the text is also scanned as if they were not there,
+    and a secret they split is replaced whole, with them (across a line break, only a shape
+    that proves itself: a known prefix or structure, ``_SHAPE_KINDS``).
     """
+    hits = _find(text)
+    cuts = _cuts(text)
+    if not cuts:
+        return hits
+    view, at = _view(text, cuts)
+    found: list[Hit] = []
+    for vs, ve, kind in _find(view):
+        s, e = at(vs), at(ve - 1) + 1
+        inside = [wrap for a, b, wrap in cuts if s < a and b <= e]
+        if inside and (kind in _SHAPE_KINDS or not any(inside)):
+            found.append((s, e, kind))
+    if not found:
+        return hits
+    kept = [h for h in hits if not any(h[0] < e and s < h[1] for s, e, _ in found)]
+    return sorted(kept + found)
+
+
+def _view(text: str, cuts: list[tuple[int, int, bool]]) -> tuple[str, Callable[[int], int]]:
+    """``text`` without the cut spans, and the map from a position in it to one in ``text``."""
+    parts: list[str] = []
+    starts: list[int] = []  # view offset of each kept piece
+    origins: list[int] = []  # its offset in text
+    pos = vpos = 0
+    for a, b, _ in cuts:
+        if a < pos:
+            continue
+        parts.append(text[pos:a])
+        starts.append(vpos)
+        origins.append(pos)
+        vpos += a - pos
+        pos = b
+    parts.append(text[pos:])
+    starts.append(vpos)
+    origins.append(pos)
+
+    def at(v: int) -> int:
+        i = bisect_right(starts, v) - 1
+        return origins[i] + v - starts[i]
+
+    return "".join(parts), at
+
+
+def _find(text: str) -> list[Hit]:
     out: Out = []
     for m in _ANCHOR.finditer(text):
         _dispatch(text, m, out)
