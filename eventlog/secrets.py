@@ -788,9 +788,10 @@ def _at_prose(text: str, name_start: int, kw_end: int, after: int, out: Out) -> 
         v = _PROSE_VALUE.match(text, after)
         if v is not None:
             g = v.lastindex or 0
-            value = v.group(g).rstrip(".:,")
+            value = v.group(g).rstrip(".:,;!?*_)") if g == 3 else v.group(g)
             kind = _assigned_kind("password", value, bare=g == 3)
-            if kind is not None and not value.isalpha():
+            up, lo, dig = _classes(value)
+            if kind is not None and dig and (up or lo):  # prose: "password manager**" is not one
                 out.append((v.start(g), v.start(g) + len(value), kind, 1))
                 return
     eol = len(text)
