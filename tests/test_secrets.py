@@ -596,6 +596,9 @@ def test_the_corpus_has_more_than_forty_shapes():
     "commit 3f2a9c1d7e6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f fixes the token refresh",
     "docker login -u bot --password-stdin registry.corp.io",
     "sshpass -f ~/.pw ssh host",
+    "2. **Use a password manager**: Consider using one",  # LongMemEval prose: the old prose rule took "manager**"
+    "**Password Protection:**",
+    "let's talk about password security! Managing passwords",
     "a long line of prose that wraps in the terminal at eighty columns and goes on\nand on",
 ], ids=lambda t: t[:40])
 def test_look_alikes_of_the_new_shapes_are_left_alone(text):
