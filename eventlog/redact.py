@@ -35,7 +35,7 @@ import msgspec
 import xxhash
 
 from eventlog.events import EVENT_TYPES, Event, MessageAppended, MessageUpdated
-from eventlog.secrets import redact, redact_value, redact_values
+from eventlog.secrets import find, redact, redact_values
 
 __all__ = ["STRUCTURAL", "redact_event", "redact_events", "text_fields"]
 
@@ -89,7 +89,7 @@ def _redact_dedup(ev: Event) -> Event:
     key = ev.dedup
     if not key or type(key) is not str or key.startswith(_DEDUP_PREFIX):
         return ev
-    if redact_value(key)[1]:
+    if find(key):
         return msgspec.structs.replace(ev, dedup=_DEDUP_PREFIX + xxhash.xxh3_128_hexdigest(key.encode("utf-8", "surrogatepass")))
     return ev
 

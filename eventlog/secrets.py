@@ -772,6 +772,10 @@ def _high_entropy(tok: str) -> bool:
 
 def _at_prose(text: str, name_start: int, kw_end: int, after: int, out: Out) -> None:
     """A secret-naming word followed by a space: ``password is X``, or a random token just after it."""
+    password = text[kw_end - 1] in "dD"  # password, passwd, pwd (the anchors that end in d)
+    token = None if password else _long_word(text, after)
+    if token is None and not password:
+        return  # the fast path: no word of 20+ characters in the window
     words = [w.lower() for w in _WORD.findall(text[name_start:kw_end])]
     if not words or words[-1] not in _PROSE_WORDS:
         return
@@ -779,12 +783,12 @@ def _at_prose(text: str, name_start: int, kw_end: int, after: int, out: Out) -> 
         j = name_start
         while j > 0 and text[j - 1] in " \t":
             j -= 1
-        prev = _WORD.findall(text[max(0, j - 24):j])
+        prev = _WORD.findall(text, max(0, j - 24), j)
         words.insert(0, prev[-1].lower() if prev else "")
     last, prev = words[-1], words[-2]
     if (last == "key" and prev in _NOT_SECRET_KEY_PREV) or (last == "token" and prev in _NOT_SECRET_TOKENS):
         return
-    if last.startswith("pass"):
+    if password:
         v = _PROSE_VALUE.match(text, after)
         if v is not None:
             g = v.lastindex or 0
@@ -794,18 +798,31 @@ def _at_prose(text: str, name_start: int, kw_end: int, after: int, out: Out) -> 
             if kind is not None and dig and (up or lo):  # prose: "password manager**" is not one
                 out.append((v.start(g), v.start(g) + len(value), kind, 1))
                 return
-    eol = len(text)
+        token = _long_word(text, after)
+    if token is not None:
+        out.append((token[0], token[1], "high-entropy-token", 1))
+
+
+def _long_word(text: str, after: int) -> tuple[int, int] | None:
+    """The first random-looking token starting within ``ENTROPY_WINDOW`` characters after ``after`` (same line)."""
+    seg = text[after:after + ENTROPY_WINDOW + 256]
     for stop in ("\n", "\x00"):
-        i = text.find(stop, after, after + ENTROPY_WINDOW + 256)
-        if 0 <= i < eol:
-            eol = i
-    for m in _ENTROPY_TOKEN.finditer(text, after, min(eol, after + ENTROPY_WINDOW + 256)):
-        if m.start() > after + ENTROPY_WINDOW:
-            break
-        tok = m.group().rstrip("=-") if not m.group().endswith("==") else m.group()
-        if _high_entropy(tok):
-            out.append((m.start(), m.start() + len(tok), "high-entropy-token", 1))
-            return
+        cut = seg.find(stop)
+        if cut >= 0:
+            seg = seg[:cut]
+    pos = 0
+    for w in seg.split():
+        i = seg.find(w, pos)
+        pos = i + len(w)
+        if i > ENTROPY_WINDOW:
+            return None
+        if len(w) < 20:
+            continue
+        for m in _ENTROPY_TOKEN.finditer(seg, i, pos):
+            tok = m.group() if m.group().endswith("==") else m.group().rstrip("=-")
+            if _high_entropy(tok):
+                return after + m.start(), after + m.start() + len(tok)
+    return None
 
 
 _PROSE_VALUE = re.compile(r"(?:(?:is|was)[ \t]+|[=:][ \t]*)?(?:\"([^\"\\\r\n\x00]{1,256})\"|'([^'\\\r\n\x00]{1,256})'|"
@@ -836,9 +853,11 @@ def _at_long_flag(text: str, s: int, kw_end: int, after: int, out: Out) -> None:
 # characters first, and literals come before lookbehinds (they fail faster).
 
 _SEP = r"(?:\\?[\"']\]?|\*\*)?[ \t]*(?:=>|:=|=|:)"  # after a name: a closing quote (and ]) or ** (markdown), then = : => :=
-_SEP_WS = "(?:" + _SEP + r"|[ \t]+)"  # ... or a space: --password X, "password is X", "token 8f2a..."
+_SEP_WS = "(?:" + _SEP + r"|[ \t]+)"  # ... or a space: --password X, "password is X"
+#: ... or a space before a 20+ character word within the window: "token 8f2a...", --api-key X (C-level prefilter)
+_SEP_LONG = "(?:" + _SEP + r"|[ \t]+(?=[^\n\x00]{0,48}?[A-Za-z0-9_+/=-]{20}))"
 _ANCHOR = re.compile("|".join([
-    r"c(?:ret(?<=[sS]ecret)" + _SEP_WS + r"|url|_(?<=whsec_))",     # password-assignment, high-entropy; curl -u/-b; stripe
+    r"c(?:ret(?<=[sS]ecret)" + _SEP_LONG + r"|url|_(?<=whsec_))",     # password-assignment, high-entropy; curl -u/-b; stripe
     r"_(?:(?<=hf_)|(?<=npm_))",                                 # huggingface-token, npm-token
     r"g(?:h[pousr]_|ithub_pat_|l(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-)",  # github-token, gitlab-token
     r":(?://|(?<=pass:))",                                      # url-password; openssl pass:X (cli-password)
@@ -846,15 +865,15 @@ _ANCHOR = re.compile("|".join([
     r"ya29\.",                                                  # google-oauth
     r"w(?:ord(?<=assword)|d(?<=asswd)|d(?<=[pP]wd))" + _SEP_WS,   # password-assignment, cli-password (htpasswd)
     r"k(?:-(?<=sk-)|_(?:live|test)_|s\.slack\.com/(?<=hooks\.slack\.com/)|ie(?<=[Cc]ookie)|"  # keys, stripe, webhook, cookie
-    r"ey" + _SEP_WS + r"|en(?<=[tT]oken)" + _SEP_WS + ")",         # password-assignment, high-entropy-token
+    r"ey" + _SEP_LONG + r"|en(?<=[tT]oken)" + _SEP_LONG + ")",         # password-assignment, high-entropy-token
     r"S(?<=PAS)S" + _SEP,                                       # password-assignment
     r"A(?:KIA|SIA|BIA|CCA|Iza)",                                # aws-access-key, google-api-key
-    r"CRET(?<=SECRET)" + _SEP_WS,                               # password-assignment
+    r"CRET(?<=SECRET)" + _SEP_LONG,                               # password-assignment
     r"BEGIN (?<=-----BEGIN )",                                  # private-key
     r"zation(?<=uthorization)",                                 # bearer-token, basic-auth
     r"G(?:OCSPX-|R1348941)",                                    # google-oauth, gitlab runner token
     r"W(?:ORD(?<=ASSWORD)|D(?<=ASSWD)|D(?<=PWD))" + _SEP_WS,   # password-assignment
-    r"K(?:EN(?<=TOKEN)|ey|EY)" + _SEP_WS,                       # password-assignment
+    r"K(?:EN(?<=TOKEN)|ey|EY)" + _SEP_LONG,                       # password-assignment
     r"J(?<=eyJ)",                                               # jwt
     r"-(?<=[ \t]-)[pPawU]",                                     # cli-password: mysql -pX, sshpass -p X, redis-cli -a X
 ]))
@@ -922,10 +941,12 @@ _ROUNDS = 4
 
 #: characters no one sees: a token split by one of them is still the token
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+")
+_INVISIBLE_ONE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")  # search: faster without the +
 _RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.-")
 #: a line break between two token characters, after at least 8 of them or before at least 8 (C-level prefilter)
-_WRAP = re.compile(r"(?:\r\n|\n)(?:(?<=[A-Za-z0-9_+/=-]{8}\n)|(?<=[A-Za-z0-9_+/=-]{2}\n)(?=[A-Za-z0-9_+/=-]{8})|"
-                   r"(?<=[A-Za-z0-9_+/=-]{8}\r\n)|(?<=[A-Za-z0-9_+/=-]{2}\r\n)(?=[A-Za-z0-9_+/=-]{8}))(?=[A-Za-z0-9_+/=-])")
+_T = "[A-Za-z0-9_+/=-]"
+_WRAP = re.compile(r"\n(?:(?<=" + _T + r"{8}\n)|(?<=" + _T + r"{8}\r\n)|(?<=" + _T + r"{2}\n)(?=" + _T + r"{8})|"
+                   r"(?<=" + _T + r"{2}\r\n)(?=" + _T + r"{8}))(?=" + _T + ")")  # starts with a literal: fast
 #: a wrapped line is at least this long (a terminal's width), and the token across the break this long
 WRAP_MIN_LINE = 30
 WRAP_MIN_TOKEN = 16
@@ -940,11 +961,13 @@ _SHAPE_KINDS = frozenset({"private-key", "anthropic-key", "openai-key", "aws-acc
 def _cuts(text: str) -> list[tuple[int, int, bool]]:
     """Spans to read through: invisible characters, and line breaks a terminal put inside a token (True)."""
     cuts: list[tuple[int, int, bool]] = []
-    if not text.isascii():
+    if not text.isascii() and _INVISIBLE_ONE.search(text) is not None:
         cuts = [(*m.span(), False) for m in _INVISIBLE.finditer(text)]
     if "\n" in text:
         for m in _WRAP.finditer(text):
             a, b = m.span()
+            if text[a - 1] == "\r":
+                a -= 1
             line = a - (text.rfind("\n", 0, a) + 1)
             if line < WRAP_MIN_LINE:
                 continue
