@@ -51,8 +51,30 @@ password-assignment  the value assigned (``=``, ``:``, ``=>``, ``:=``) to a name
                      looks like a secret: passwords 6+ characters with a digit or a symbol,
                      other secrets 12+ with letters and digits, no whitespace, not a
                      placeholder, reference, path, URL or identifier (see ``_assigned_kind``);
-                     also a JSON object's string value under such a key (or ``Authorization``)
+                     also a JSON object's string value under such a key (or ``Authorization``);
+                     in prose, ``password is X`` / ``password: X`` when X has letters and digits
+cli-password         a password given as a command argument: ``mysql``/``mariadb`` ``-pX``
+                     (attached; ``-p DB`` prompts), ``sshpass -p X``, ``redis-cli -a X``,
+                     ``... login -p X`` (docker, podman, helm, az...), ``sqlcmd``/``bcp -P X``,
+                     ``mongo``/``mongosh -p X``, ``ldap* -w X``, ``smbclient -U user%X``,
+                     ``zip -P X``, ``7z -pX``, openssl's ``pass:X``, ``htpasswd -b [file] user X``,
+                     and any ``--<secret name> X`` (``--password X``, ``--client-secret X``)
+cookie               the values of ``Cookie:`` pairs, of the first pair of ``Set-Cookie:`` (the
+                     attributes stay), of curl's ``-b``/``--cookie 'name=value; ...'``, when 8+
+                     characters with a digit, mixed case or 16+ long
+high-entropy-token   a random-looking token (20+ characters, letters and digits, 3.5 bits per
+                     character, or 32+ hex digits at 3.0) starting within ``ENTROPY_WINDOW`` (48)
+                     characters after the word key/token/secret/password on the same line; not
+                     after "primary key", "next page token"..., not a version, uuid or path
 ===================  =====================================================================
+
+Tokens split by invisible characters (zero-width spaces and joiners, soft hyphens, BOMs)
+or by a line break a terminal wrapped into them are read through: ``find`` also scans the
+text as if they were not there and replaces the whole token, with them. Across a line
+break only shapes that prove themselves count (a known prefix or structure,
+``_SHAPE_KINDS``), and only where the line before is at least ``WRAP_MIN_LINE`` (30)
+characters and the token across the break ``WRAP_MIN_TOKEN`` (16): a wrapped paragraph is
+not a token.
 
 Every shape has a boundary on both sides (``xsk-...`` or a run inside base64 data is not a
 key) and rejects obvious placeholders: ``sk-...``, ``YOUR_API_KEY``, ``<token>``,
@@ -69,9 +91,10 @@ nothing new (placeholders never match a shape).
 Speed: one precompiled anchor regex finds the few places a shape could start (see "the
 anchor scan" below), and only there are the shapes matched precisely; ``redact_values``
 joins all the strings of a batch with NUL (no shape crosses one) so a whole transcript
-file is one scan. About 120-160 MB/s on the real transcripts (on a busy 2-core machine;
-``python -m eventlog.ingest.secrets [--show] PATH...`` measures it and lists what it
-finds, with the secrets themselves masked). The scan is ``re``'s floor here: a
+file is one scan. About 60 MB/s on tools/bench.py's chat text (130 before the command,
+cookie, prose and wrap shapes), ~11 us for a chat-sized message, which is what the log's
+door adds to an append (``python -m eventlog.ingest.secrets [--show] PATH...`` measures it
+on transcripts and lists what it finds, with the secrets themselves masked). The scan is ``re``'s floor here: a
 multi-pattern engine (hyperscan) scans the same text ~6x faster, at the cost of a
 native dependency.
 """
