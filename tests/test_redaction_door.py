@@ -239,3 +239,21 @@ def test_a_secret_written_into_memory_md_by_hand_never_reaches_the_session_start
         f.write("# Memory\n\n## User Profile\n\n" + "".join(f"- {c.text}\n" for c in CORPUS[:20]))
     out = handle_claude_code({"hook_event_name": "SessionStart", "cwd": str(tmp_path)}, home=home)
     assert out.stdout and leftovers(out.stdout.encode(), CORPUS[:20]) == []
+
+
+def test_mcp_tool_results_and_memory_resources_are_redacted_on_the_way_to_the_model(tmp_path):
+    from eventlog.app.agents.mcp import _result
+
+    out = _result({"hits": [{"text": c.text} for c in CORPUS]})
+    assert leftovers(out.content[0].text.encode()) == []
+    assert leftovers(json.dumps(out.structured_content).encode()) == []
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    os.makedirs(os.path.join(home, "memory"), exist_ok=True)
+    with open(os.path.join(home, "memory", "MEMORY.md"), "w", encoding="utf-8") as f:
+        f.write("# Memory\n\n## User Profile\n\n" + "".join(f"- {c.text}\n" for c in CORPUS[:20]))
+    backend = Backend(home)
+    try:
+        assert leftovers(backend.memory_file("").encode(), CORPUS[:20]) == []
+    finally:
+        backend.close()
