@@ -574,7 +574,7 @@ def _at_assign(text: str, m: re.Match[str], out: Out) -> None:
     if s > 0 and text[s - 1] == ":" and text[s - 2:s] == "::":
         return  # a type name such as AWS::ApiGateway::ApiKey, not a variable
     if not m.group()[kw_end - m.start():].strip(" \t"):  # a space after the name, no = or :
-        if text.startswith("--", s) and (s == 0 or text[s - 1] in " \t\"'"):
+        if text.startswith("--", s) and (s == 0 or text[s - 1] in " \t\"'\n\x00"):
             _at_long_flag(text, s, kw_end, m.end(), out)
         else:
             _at_prose(text, s, kw_end, m.end(), out)
@@ -806,7 +806,7 @@ def _at_prose(text: str, name_start: int, kw_end: int, after: int, out: Out) -> 
         j = name_start
         while j > 0 and text[j - 1] in " \t":
             j -= 1
-        prev = _WORD.findall(text, max(0, j - 24), j)
+        prev = _WORD.findall(text, max(0, j - 24, text.rfind("\x00", 0, j) + 1), j)  # not across strings
         words.insert(0, prev[-1].lower() if prev else "")
     last, prev = words[-1], words[-2]
     if (last == "key" and prev in _NOT_SECRET_KEY_PREV) or (last == "token" and prev in _NOT_SECRET_TOKENS):

@@ -256,6 +256,10 @@ FRAGMENTS = [
     "Authorization: Bearer ", "Authorization: Basic ", "curl -u ", "\n", " ", '"', "'", "\\n", '\\"', "[REDACTED:jwt]",
     "[REDACTED:", "]", "\x00", "hunter2!", "$VAR", "<", ">", "xxxx", "mysql://root:",
     tok(20), tok(36), tok(40, B64), tok(48), "0123456789abcdef" * 2, AWS_ID, OPENAI, JWT, GITHUB,
+    # the command, cookie, prose and split shapes
+    "mysql -p", " -p", " -a ", "sshpass -p ", "redis-cli -a ", "pass:", "htpasswd -b ", "htpasswd -nb ", " login -p ",
+    "smbclient -U a%", "--password ", "--client-secret ", "Cookie: ", "Set-Cookie: ", "curl -b '", "; ", "sid=",
+    "password is ", "key ", "api key: ", "token ", "primary key ", "\u200b", "\u00ad", "\r\n", "x" * 40, tok(30) + "\n",
 ]
 texts = st.one_of(
     st.text(),
@@ -603,3 +607,9 @@ def test_the_corpus_has_more_than_forty_shapes():
 ], ids=lambda t: t[:40])
 def test_look_alikes_of_the_new_shapes_are_left_alone(text):
     assert redact(text) == (text, [])
+
+
+@pytest.mark.parametrize("items", [["", "--Password 000012"], ["primary", "key 3f9aK2mQ7xLp3vR8tZ1wY4nB6c"]])
+def test_a_batch_scan_finds_what_each_string_alone_finds(items):
+    """Found by fuzzing: the NUL that joins a batch's strings is a string boundary for flags and prose."""
+    assert [v for v, _ in redact_values(items)] == [redact(s)[0] for s in items]
