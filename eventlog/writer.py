@@ -33,7 +33,8 @@ segment, byte offset and seq; ``repair=True`` cuts there on purpose and says so 
 log. A later turn that finds a torn tail (another writer died during its turn) recovers
 it the same way.
 
-**Appends** are redacted first (``eventlog.redact``: the secrets door every event passes), then validated (``eventlog.validate``: ``validate_event`` and the type
+**Appends** are redacted first (``eventlog.redact``: the secrets door every event passes,
+INVARIANTS I24), then validated (``eventlog.validate``: ``validate_event`` and the type
 check that decodes the framed line back; a plain message skips both, see
 ``validate.plain_message``), then assign ``seq`` (dense from 1) and ``ts`` (UTC, ms, never decreasing) and write
 each append's lines with one ``write``; a batch is framed with ``more`` counters so a
