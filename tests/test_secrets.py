@@ -613,3 +613,13 @@ def test_look_alikes_of_the_new_shapes_are_left_alone(text):
 def test_a_batch_scan_finds_what_each_string_alone_finds(items):
     """Found by fuzzing: the NUL that joins a batch's strings is a string boundary for flags and prose."""
     assert [v for v, _ in redact_values(items)] == [redact(s)[0] for s in items]
+
+
+def test_the_dry_run_lists_what_ingest_would_redact_without_printing_a_secret(tmp_path, capsys):
+    from eventlog.ingest.secrets import _main
+
+    path = leaky_claude_session(tmp_path / "s-1.jsonl")
+    assert _main(["--show", path]) == 0
+    out = capsys.readouterr().out
+    assert "openai-key" in out and "bearer-token" in out and "MB/s" in out
+    assert OPENAI not in out and BEARER not in out
