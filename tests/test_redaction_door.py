@@ -89,6 +89,20 @@ def put_everything_in(home: str, tmp: str, cli_runner: Any) -> tuple[list[str], 
     out = handle_claude_code({"hook_event_name": "Stop", "transcript_path": hooked, "session_id": "s-hook",
                               "cwd": "/home/u/proj"}, home=home)
     assert not [n for n in out.notes if "error" in n.lower()], out.notes
+    # a response still being written and a summary whose leaf comes later: the hook keeps them in its state
+    growing = f"{tmp}/cc/proj/s-open.jsonl"
+    with open(growing, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "summary", "summary": CORPUS[20].text, "leafUuid": "later-leaf"}) + "\n")
+        f.write(json.dumps({"parentUuid": None, "isSidechain": False, "type": "user", "uuid": "o-u0", "timestamp": T0,
+                            "sessionId": "s-open", "cwd": "/home/u/proj", "version": "2.1.0",
+                            "message": {"role": "user", "content": "go"}}) + "\n")
+        f.write(json.dumps({"parentUuid": "o-u0", "isSidechain": False, "type": "assistant", "uuid": "o-a0",
+                            "timestamp": T0, "sessionId": "s-open", "cwd": "/home/u/proj", "version": "2.1.0",
+                            "message": {"id": "msg_open", "model": "m", "role": "assistant",
+                                        "content": [{"type": "text", "text": "\n".join(c.text for c in CORPUS)}]}}) + "\n")
+    out = handle_claude_code({"hook_event_name": "Stop", "transcript_path": growing, "session_id": "s-open",
+                              "cwd": "/home/u/proj"}, home=home)
+    assert not [n for n in out.notes if "error" in n.lower()], out.notes
     lines = [{"type": "session.created", "session_key": "appended", "title": CORPUS[0].text,
               "metadata": {"env": CORPUS[20].text, "password": CORPUS[24].secret}}]
     lines += [{"type": "message.appended", "session_key": "appended", "message_id": f"a{i}", "role": "user",

@@ -370,6 +370,8 @@ def _resolve_titles(
 
 def _events(pf: ParsedFile, titles: list[tuple[str, str, str]], project: str) -> tuple[list[Event], int]:
     """The file's events in order, each dedup key once; also how many messages repeated a key."""
+    from eventlog.secrets import redact
+
     events: list[Event] = []
     keys: set[str] = set()
     repeats = 0
@@ -396,7 +398,8 @@ def _events(pf: ParsedFile, titles: list[tuple[str, str, str]], project: str) ->
                 dedup=f"ingest:{s.key}:msg:{m.message_id}" + (f"@{m.version}" if m.version else ""),
             ))
     for key, title, leaf in titles:
-        digest = xxhash.xxh3_64_hexdigest(f"{leaf}\0{title}".encode("utf-8", "surrogatepass"))
+        # of the redacted title: the incremental ingest keeps titles redacted (I24), both must agree
+        digest = xxhash.xxh3_64_hexdigest(f"{leaf}\0{redact(title)[0]}".encode("utf-8", "surrogatepass"))
         add(SessionUpdated(session_key=key, title=title, dedup=f"ingest:{key}:title:{digest}"))
     return events, repeats
 

@@ -181,7 +181,42 @@ def load_state(state_dir: str, path: str) -> SourceState | None:
 def _save_state(state_dir: str, path: str, st: SourceState) -> None:
     target = state_path(state_dir, path)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    OS_FS.atomic_write(target, _state_encoder.encode(st), sync=False)
+    OS_FS.atomic_write(target, _state_encoder.encode(_as_saved(st)), sync=False)
+
+
+def _as_saved(st: SourceState) -> SourceState:
+    """``st`` without secrets (INVARIANTS I24: no file under the workspace holds one).
+
+    The kept raw lines (Codex and nanobot context, open Claude responses) are decoded,
+    redacted and encoded again (still JSON for the next read: a text-level redaction could
+    cut an escape); summary titles and the error are redacted. A state without secrets is
+    saved as it is.
+    """
+    from eventlog.secrets import redact
+
+    changes: dict[str, Any] = {}
+    context = [(n, _redacted_line(raw)) for n, raw in st.context]
+    if context != st.context:
+        changes["context"] = context
+    opened = {k: OpenResponse(o.api_id, [(n, _redacted_line(raw)) for n, raw in o.lines]) for k, o in st.open.items()}
+    if opened != st.open:
+        changes["open"] = opened
+    summaries = [(leaf, redact(title)[0], n) for leaf, title, n in st.summaries]
+    if summaries != st.summaries:
+        changes["summaries"] = summaries
+    if st.error and redact(st.error)[1]:
+        changes["error"] = redact(st.error)[0]
+    return msgspec.structs.replace(st, **changes) if changes else st
+
+
+def _redacted_line(raw: str) -> str:
+    from eventlog.secrets import redact, redact_value
+
+    try:
+        value, kinds = redact_value(msgspec.json.decode(raw.encode("utf-8", "surrogatepass")))
+        return msgspec.json.encode(value).decode() if kinds else raw
+    except (msgspec.MsgspecError, UnicodeError):
+        return redact(raw)[0]  # not JSON (never written so): redact the text
 
 
 def needs_ingest(state_dir: str, path: str, *, final: bool = False) -> bool:
