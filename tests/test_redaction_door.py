@@ -1,7 +1,7 @@
 """One door for secrets (INVARIANTS I24): no secret of the corpus reaches a file, the gateway, a prompt or a hook.
 
 The secrets of ``tests/secret_corpus.py`` go in through every way into a workspace:
-``evlog ingest``, the Claude Code hook (the path ``evlog watch`` shares), ``evlog append``,
+``evlog ingest``, the Claude Code hook, ``evlog watch`` (nanobot and Codex context lines), ``evlog append``,
 ``LocalSessionStore``, ``evlog remember``, the MCP ``remember`` tool and ``evlog sync pull``
 from a gateway. Then every processor runs (snapshot, digest, consolidate, Dream, the recall
 index, a replay that writes checkpoints), the SessionStart and UserPromptSubmit hooks
@@ -81,6 +81,33 @@ def gateway_bytes(gw: MemoryGateway) -> bytes:
             repr(vars(gw.tables(uid))).encode("utf-8", "backslashreplace") for uid in list(gw._tables))
 
 
+def watch_formats(home: str, folder: str) -> None:
+    """``evlog watch``'s poll over a nanobot session and a Codex rollout whose kept context lines hold secrets."""
+    from eventlog.app.agents.watch import run_once
+
+    os.makedirs(folder, exist_ok=True)
+    ts = "2026-03-01T09:00:00"
+    with open(f"{folder}/nb.jsonl", "w", encoding="utf-8") as f:
+        f.write(json.dumps({"_type": "metadata", "key": "qq:1", "created_at": ts, "updated_at": ts, "last_consolidated": 0,
+                            "metadata": {"note": CORPUS[23].text, "cmd": CORPUS[26].text}}) + "\n")
+        f.writelines(json.dumps({"role": "user", "content": c.text, "timestamp": ts}) + "\n" for c in CORPUS)
+    ts += ".000Z"
+    with open(f"{folder}/rollout-2026-03-01T09-00-00-cx1.jsonl", "w", encoding="utf-8") as f:
+        f.write(json.dumps({"timestamp": ts, "type": "session_meta", "payload": {
+            "id": "cx1", "cwd": "/home/dev/c", "timestamp": ts, "instructions": CORPUS[33].text}}) + "\n")
+        f.write(json.dumps({"timestamp": ts, "type": "turn_context", "payload": {"model": "gpt-a",
+                                                                               "note": CORPUS[41].text}}) + "\n")
+        f.writelines(json.dumps({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": c.text}]}}) + "\n"
+            for c in CORPUS)
+    ws = Workspace.open(home, writable=True)
+    try:
+        results = run_once(ws, [folder])
+    finally:
+        ws.close()
+    assert len(results) == 2 and all(r.file.error is None and r.file.events for r in results), results
+
+
 def put_everything_in(home: str, tmp: str, cli_runner: Any) -> tuple[list[str], MemoryGateway]:
     """Every way in, each carrying the whole corpus; returns the hook outputs and the pushed-to gateway."""
     res = cli_runner.invoke(cli, ["--home", home, "ingest", claude_transcript(f"{tmp}/cc/proj/s-ingest.jsonl", "s-ingest")])
@@ -103,6 +130,7 @@ def put_everything_in(home: str, tmp: str, cli_runner: Any) -> tuple[list[str], 
     out = handle_claude_code({"hook_event_name": "Stop", "transcript_path": growing, "session_id": "s-open",
                               "cwd": "/home/u/proj"}, home=home)
     assert not [n for n in out.notes if "error" in n.lower()], out.notes
+    watch_formats(home, f"{tmp}/watched")
     lines = [{"type": "session.created", "session_key": "appended", "title": CORPUS[0].text,
               "metadata": {"env": CORPUS[20].text, "password": CORPUS[24].secret}}]
     lines += [{"type": "message.appended", "session_key": "appended", "message_id": f"a{i}", "role": "user",
