@@ -299,3 +299,26 @@ def test_mcp_tool_results_and_memory_resources_are_redacted_on_the_way_to_the_mo
         assert leftovers(backend.memory_file("").encode(), CORPUS[:20]) == []
     finally:
         backend.close()
+
+
+def test_a_model_that_echoes_a_secret_leaves_it_nowhere(tmp_path):
+    """A model's answer passes the door too: raw output, facts, MEMORY.md, the checkpoint."""
+    from processors.dream import run_dream
+    from processors.llm.fake import FakeLLM
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    ws = Workspace.open(home, writable=True)
+    try:
+        ws.append([MessageAppended(session_key="cli:a", message_id="cli:a-1", role="user",
+                                   content="I deploy with the staging cluster.", timestamp="2026-03-01T10:00:00Z")])
+        echoed = [c for c in CORPUS if "\n" not in c.text][:12]
+        ops = [{"op": "add", "text": f"The user deploys with {c.text}", "subject": "user", "scope": "global",
+                "section": "Preferences", "sources": ["m1"]} for c in echoed]
+        [run] = run_dream(ws, FakeLLM(json.dumps({"ops": ops}))).runs
+        assert run.outcome == "valid" and run.facts
+        ws.flush()
+    finally:
+        ws.close()
+    found = {p: f for p, d in workspace_bytes(home).items() if (f := leftovers(d, echoed))}
+    assert found == {}
