@@ -108,8 +108,8 @@ def watch_formats(home: str, folder: str) -> None:
     assert len(results) == 2 and all(r.file.error is None and r.file.events for r in results), results
 
 
-def put_everything_in(home: str, tmp: str, cli_runner: Any) -> tuple[list[str], MemoryGateway]:
-    """Every way in, each carrying the whole corpus; returns the hook outputs and the pushed-to gateway."""
+def put_everything_in(home: str, tmp: str, cli_runner: Any) -> None:
+    """Every way in, each carrying the whole corpus."""
     res = cli_runner.invoke(cli, ["--home", home, "ingest", claude_transcript(f"{tmp}/cc/proj/s-ingest.jsonl", "s-ingest")])
     assert res.exit_code == 0, res.stderr
     hooked = claude_transcript(f"{tmp}/cc/proj/s-hook.jsonl", "s-hook")
@@ -168,7 +168,6 @@ def put_everything_in(home: str, tmp: str, cli_runner: Any) -> tuple[list[str], 
         sync.pull(ws, remote=source.remote("u@corp.io"))
     finally:
         ws.close()
-    return [], source
 
 
 def run_everything(home: str, cli_runner: Any) -> tuple[RecordingLLM, list[str], MemoryGateway]:
