@@ -33,7 +33,8 @@ segment, byte offset and seq; ``repair=True`` cuts there on purpose and says so 
 log. A later turn that finds a torn tail (another writer died during its turn) recovers
 it the same way.
 
-**Appends** are validated first (``eventlog.validate``: ``validate_event`` and the type
+**Appends** are redacted first (``eventlog.redact``: the secrets door every event passes,
+INVARIANTS I24), then validated (``eventlog.validate``: ``validate_event`` and the type
 check that decodes the framed line back; a plain message skips both, see
 ``validate.plain_message``), then assign ``seq`` (dense from 1) and ``ts`` (UTC, ms, never decreasing) and write
 each append's lines with one ``write``; a batch is framed with ``more`` counters so a
@@ -77,6 +78,7 @@ from eventlog.fsio import OS_FS, FileSystem, remove_stray_temp_files
 from eventlog.hashindex import HashIndex
 from eventlog.lock import LOCK_NAME, MAX_POLL_SECONDS, FileLock
 from eventlog.reader import LogReader
+from eventlog.redact import redact_event
 from eventlog.segments import (
     INDEX_EVERY,
     encode_index,
@@ -665,6 +667,7 @@ class LogWriter:
     def _append_one(self, event: Event, expected: int | None) -> int:
         if expected is not None or self._poisoned or self.closed:
             self._check_writable(expected)
+        event = redact_event(event)  # the secrets door (I24): before the line, its checksum and its dedup entry
         plain = plain_message(event)
         if not plain:
             validate_event(event)
@@ -731,6 +734,7 @@ class LogWriter:
         keys: dict[int, int] = {}  # hashed dedup key -> batch index
         checked: list[int] = []  # the events the type check must decode (see validate.plain_message)
         for i, ev in enumerate(events):
+            ev = events[i] = redact_event(ev)  # the secrets door (I24)
             if not plain_message(ev):
                 if not isinstance(ev, Event) or type(ev) is Event:
                     raise InvalidEventError(f"batch item {i} is not an event: {ev!r}")

@@ -27,8 +27,7 @@ def summary_line(report: IngestReport) -> str:
     """The closing human line of a run."""
     failed = len(report.failed)
     head = f"ingested {len(report.files) - failed} of {len(report.files)} file(s)"
-    secrets = ("secrets kept as they are (--keep-secrets)" if report.keep_secrets
-               else report.redacted_summary() or "no secrets redacted")
+    secrets = report.redacted_summary() or "no secrets redacted"
     return (f"{head}: {report.sessions} session(s), {report.messages} new message(s), "
             f"{report.duplicates} duplicate(s) skipped, {report.events} event(s) appended, {secrets}"
             + (f"; {failed} file(s) FAILED and appended nothing" if failed else ""))
@@ -46,11 +45,9 @@ def stderr_is_tty() -> bool:
 @click.option("--project", type=click.Path(file_okay=False), default=None,
               help="Project directory of every ingested session (default: the cwd the transcript records, if any).")
 @click.option("-v", "--verbose", is_flag=True, help="Also print each file's notes (what was skipped or matched).")
-@click.option("--keep-secrets", is_flag=True,
-              help="Store API keys, tokens, private keys and passwords as they are instead of redacting them.")
 @json_option
 @click.pass_context
-def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | None, verbose: bool, keep_secrets: bool,
+def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | None, verbose: bool,
            as_json: bool) -> None:
     """Ingest agent transcripts: files, or folders searched for *.jsonl.
 
@@ -59,8 +56,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
     file goes in as one atomic batch; a malformed file appends nothing and is reported
     with its line and reason, the others still go in. Ingesting again appends only
     what is new. Secrets (API keys, tokens, private keys, passwords in URLs and
-    assignments) are replaced by [REDACTED:<kind>] unless --keep-secrets is given; the
-    lines say how many. Exits 0 when every file went in, 1 when some failed.
+    assignments, command-line passwords, cookies) are replaced by [REDACTED:<kind>],
+    always (every way into the log redacts); the lines say how many. Exits 0 when every file went in, 1 when some failed.
     """
     skipped: list[str] = []
     try:
@@ -95,10 +92,9 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
                     held.append(r)
                     bar.update(1)
 
-                report = ingest_paths(ws.log, files, fmt=fmt, project=project, keep_secrets=keep_secrets,
-                                      on_progress=progress)
+                report = ingest_paths(ws.log, files, fmt=fmt, project=project, on_progress=progress)
         else:
-            report = ingest_paths(ws.log, files, fmt=fmt, project=project, keep_secrets=keep_secrets,
+            report = ingest_paths(ws.log, files, fmt=fmt, project=project,
                                   on_progress=lambda r, _done, _total: show(r))
     for r in held:
         show(r)

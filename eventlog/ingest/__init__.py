@@ -28,15 +28,15 @@ appends nothing, and a file that grew appends only its new messages. Message ids
 the source's own where it has them (catbuddy ``id``, Claude ``uuid``) and a stable hash
 of the message with an occurrence counter where it has none (nanobot, Codex).
 
-**Secrets** (``eventlog.ingest.secrets``) are redacted by default before anything is
-appended: the ``content``, ``tool_calls`` and ``extra`` of every ``message.appended`` /
+**Secrets** (``eventlog.secrets``) are redacted before anything is appended, always
+(the log's door, ``eventlog.redact``, would redact them anyway; redacting here scans a
+whole file at once and counts what was found): the ``content``, ``tool_calls`` and ``extra`` of every ``message.appended`` /
 ``message.updated`` event, session titles and session metadata. Each secret becomes
 ``[REDACTED:<kind>]`` and a message event lists the kinds it lost in ``redacted`` (one
 entry per secret); ``FileResult.redacted`` counts them by kind for the events the file
 appended. Dedup keys and message ids are computed from the source as it is, before
-redaction, so redacting or not (``keep_secrets=True``, ``evlog ingest --keep-secrets``)
-never changes which events count as already ingested: ingesting again with the other
-setting appends nothing, and does not replace what was stored. Events the log already
+redaction, so a better detector never changes which events count as already ingested:
+ingesting again appends nothing, and does not replace what was stored. Events the log already
 has are not redacted again (they are dropped before the batch, as the log would drop them).
 """
 
@@ -86,7 +86,7 @@ class FileResult:
     ``duplicates``: message events not appended because the log already had them (or
     the file repeats them); ``events``: all events appended (sessions, messages,
     titles); ``redacted``: secrets replaced by a placeholder in the appended events,
-    by kind (``{"openai-key": 2}``; empty with ``keep_secrets``). ``error`` is
+    by kind (``{"openai-key": 2}``). ``error`` is
     ``"<path>:<line>: <reason>"`` for a file that appended nothing, else None;
     ``notes`` say what was skipped or could not be matched; ``warnings`` name the lines over
     the line limit (``eventlog.ingest.lines``: read with their long strings cut, or skipped).
@@ -120,7 +120,6 @@ class IngestReport:
     """The results of one ``ingest_paths`` run, one per file, in the order read."""
 
     files: list[FileResult] = field(default_factory=list)
-    keep_secrets: bool = False  # the run was asked not to redact
 
     @property
     def ok(self) -> bool:
@@ -163,7 +162,7 @@ class IngestReport:
 
     def redacted_summary(self) -> str:
         """``"3 secret(s) redacted (2 openai-key, 1 url-password)"``, or ``""`` when there were none."""
-        from eventlog.ingest.secrets import kinds_summary
+        from eventlog.secrets import kinds_summary
 
         kinds = [k for k, n in self.redacted.items() for _ in range(n)]
         return f"{len(kinds)} secret(s) redacted ({kinds_summary(kinds)})" if kinds else ""
@@ -274,7 +273,6 @@ def ingest_paths(
     fmt: str = "auto",
     project: str = "",
     on_progress: ProgressCallback | None = None,
-    keep_secrets: bool = False,
 ) -> IngestReport:
     """Ingest transcript files and folders into ``log`` (an open, writable ``eventlog.log.Log``).
 
@@ -282,7 +280,7 @@ def ingest_paths(
     ``project``, when given, is the project of every ingested session (else the one the
     transcript names, e.g. Claude Code's and Codex's ``cwd``). ``on_progress(result,
     done, total)`` is called after each file is appended (or fails). Secrets are
-    redacted (see the module docstring) unless ``keep_secrets``. Per-file problems
+    redacted (see the module docstring). Per-file problems
     are in the report; a path that does not exist or a bad ``fmt`` raises before
     anything is read; log failures (I/O, lock) raise and stop the run.
     """
@@ -311,9 +309,9 @@ def ingest_paths(
             parsed.append(None)  # parse again when its turn comes
     titles, title_notes = _resolve_titles(files, summaries, leaves)
     # pass 2: one atomic batch per file, synced every SYNC_EVERY_BYTES and at the end
-    report = IngestReport(keep_secrets=keep_secrets)
+    report = IngestReport()
     try:
-        _append_files(log, files, parsed, fmt, titles, title_notes, project, keep_secrets, report, on_progress)
+        _append_files(log, files, parsed, fmt, titles, title_notes, project, report, on_progress)
     finally:
         log.sync()
     return report
@@ -321,7 +319,7 @@ def ingest_paths(
 
 def _append_files(log: Any, files: list[str], parsed: list[ParsedFile | IngestError | None], fmt: str,
                   titles: dict[int, list[tuple[str, str, str]]], title_notes: dict[int, list[str]], project: str,
-                  keep_secrets: bool, report: IngestReport, on_progress: ProgressCallback | None) -> None:
+                  report: IngestReport, on_progress: ProgressCallback | None) -> None:
     total = len(files)
     unsynced = 0
     for i, path in enumerate(files):
@@ -342,7 +340,7 @@ def _append_files(log: Any, files: list[str], parsed: list[ParsedFile | IngestEr
             # One turn of the write lock per file: the lookups that decide "new", "grown" or
             # "already stored" must see what other writers appended a moment ago.
             with log.turn():
-                _append(log, item, titles.get(i, []), project, result, keep_secrets, sync=False)
+                _append(log, item, titles.get(i, []), project, result, sync=False)
             unsynced += _size(path)
             if unsynced >= SYNC_EVERY_BYTES:
                 log.sync()
@@ -394,6 +392,8 @@ def _resolve_titles(
 
 def _events(pf: ParsedFile, titles: list[tuple[str, str, str]], project: str) -> tuple[list[Event], int]:
     """The file's events in order, each dedup key once; also how many messages repeated a key."""
+    from eventlog.secrets import redact
+
     events: list[Event] = []
     keys: set[str] = set()
     repeats = 0
@@ -420,7 +420,8 @@ def _events(pf: ParsedFile, titles: list[tuple[str, str, str]], project: str) ->
                 dedup=f"ingest:{s.key}:msg:{m.message_id}" + (f"@{m.version}" if m.version else ""),
             ))
     for key, title, leaf in titles:
-        digest = xxhash.xxh3_64_hexdigest(f"{leaf}\0{title}".encode("utf-8", "surrogatepass"))
+        # of the redacted title: the incremental ingest keeps titles redacted (I24), both must agree
+        digest = xxhash.xxh3_64_hexdigest(f"{leaf}\0{redact(title)[0]}".encode("utf-8", "surrogatepass"))
         add(SessionUpdated(session_key=key, title=title, dedup=f"ingest:{key}:title:{digest}"))
     return events, repeats
 
@@ -460,7 +461,7 @@ def _as_update_if_grown(log: Any, ev: Event) -> Event | None:
 
 
 def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], project: str, result: FileResult,
-            keep_secrets: bool = False, sync: bool = True) -> None:
+            sync: bool = True) -> None:
     events, repeats = _events(pf, titles, project)
     result.sessions = len(pf.sessions)
     result.duplicates = repeats
@@ -478,9 +479,7 @@ def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], projec
         events.append(ev)
     if not events:
         return
-    found: list[list[str]] = [[] for _ in events]
-    if not keep_secrets:
-        events, found = _redact(events)
+    events, found = _redact(events)
     last = log.last_seq
     try:
         seqs = log.append_batch(events, sync=sync)  # ingest_paths syncs later (see "Durability" above)
@@ -507,7 +506,7 @@ def _redact(events: list[Event]) -> tuple[list[Event], list[list[str]]]:
     Message events get ``content``, ``tool_calls`` and ``extra`` redacted and the kinds in
     ``redacted``; ``session.created`` and ``session.updated`` their title and metadata.
     """
-    from eventlog.ingest.secrets import redact_values
+    from eventlog.secrets import redact_values
 
     values: list[Any] = []
     for ev in events:

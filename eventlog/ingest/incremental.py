@@ -191,7 +191,42 @@ def load_state(state_dir: str, path: str) -> SourceState | None:
 def _save_state(state_dir: str, path: str, st: SourceState) -> None:
     target = state_path(state_dir, path)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    OS_FS.atomic_write(target, _state_encoder.encode(st), sync=False)
+    OS_FS.atomic_write(target, _state_encoder.encode(_as_saved(st)), sync=False)
+
+
+def _as_saved(st: SourceState) -> SourceState:
+    """``st`` without secrets (INVARIANTS I24: no file under the workspace holds one).
+
+    The kept raw lines (Codex and nanobot context, open Claude responses) are decoded,
+    redacted and encoded again (still JSON for the next read: a text-level redaction could
+    cut an escape); summary titles and the error are redacted. A state without secrets is
+    saved as it is.
+    """
+    from eventlog.secrets import redact
+
+    changes: dict[str, Any] = {}
+    context = [(n, _redacted_line(raw)) for n, raw in st.context]
+    if context != st.context:
+        changes["context"] = context
+    opened = {k: OpenResponse(o.api_id, [(n, _redacted_line(raw)) for n, raw in o.lines]) for k, o in st.open.items()}
+    if opened != st.open:
+        changes["open"] = opened
+    summaries = [(leaf, redact(title)[0], n) for leaf, title, n in st.summaries]
+    if summaries != st.summaries:
+        changes["summaries"] = summaries
+    if st.error and redact(st.error)[1]:
+        changes["error"] = redact(st.error)[0]
+    return msgspec.structs.replace(st, **changes) if changes else st
+
+
+def _redacted_line(raw: str) -> str:
+    from eventlog.secrets import redact, redact_value
+
+    try:
+        value, kinds = redact_value(msgspec.json.decode(raw.encode("utf-8", "surrogatepass")))
+        return msgspec.json.encode(value).decode() if kinds else raw
+    except (msgspec.MsgspecError, UnicodeError):
+        return redact(raw)[0]  # not JSON (never written so): redact the text
 
 
 def needs_ingest(state_dir: str, path: str, *, final: bool = False) -> bool:
@@ -530,7 +565,6 @@ def ingest_file(
     state_dir: str,
     fmt: str = "auto",
     project: str = "",
-    keep_secrets: bool = False,
     final: bool = False,
     max_bytes: int | None = None,
     lock_timeout: float = 5.0,
@@ -556,7 +590,7 @@ def ingest_file(
     try:
         with open_source(path) as f:
             return _ingest_open(log, path, real, f, state_dir=state_dir, fmt=fmt, project=project,
-                                keep_secrets=keep_secrets, final=final, max_bytes=max_bytes, max_line=max_line)
+                                final=final, max_bytes=max_bytes, max_line=max_line)
     finally:
         lock.close()
 
@@ -578,7 +612,7 @@ def _fail(result: SourceResult, e: IngestError, path: str) -> str:
 
 
 def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt: str, project: str,
-                 keep_secrets: bool, final: bool, max_bytes: int | None, max_line: int | None) -> SourceResult:
+                 final: bool, max_bytes: int | None, max_line: int | None) -> SourceResult:
     s = os.fstat(f.fileno())
     result = SourceResult(path=path, size=s.st_size, file=FileResult(path))
     warnings = result.file.warnings
@@ -655,12 +689,11 @@ def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt:
     # One turn of the write lock: the dedup lookups that decide "new", "grown" or "already there"
     # must see what other writers appended (a response another process stored a moment ago).
     with target.turn():
-        _append(target, chunk.pf, chunk.titles, project, result.file, keep_secrets)
+        _append(target, chunk.pf, chunk.titles, project, result.file)
         if result.file.error is None:
             extra = _metadata_updates(target, chunk.pf, work)
             if extra:
-                if not keep_secrets:
-                    extra, _found = _redact(extra)
+                extra, _found = _redact(extra)
                 last = target.last_seq
                 result.file.events += sum(1 for seq in target.append_batch(extra) if seq > last)
     if result.file.error is not None:

@@ -31,6 +31,7 @@ import msgspec
 
 from eventlog.codec import content_hash
 from eventlog.errors import LLMError
+from eventlog.secrets import redact_value
 
 if TYPE_CHECKING:
     from processors.llm.anthropic_llm import AnthropicLLM
@@ -116,6 +117,7 @@ class Prompt(msgspec.Struct, frozen=True, kw_only=True):
     inputs: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        _redact_prompt(self)
         if self.purpose not in PURPOSES:
             msg = f"Prompt.purpose must be one of {', '.join(PURPOSES)}, not {self.purpose!r}"
             raise ValueError(msg)
@@ -134,6 +136,21 @@ class Prompt(msgspec.Struct, frozen=True, kw_only=True):
         return content_hash(
             {"purpose": self.purpose, "system": self.system, "user": self.user, "max_tokens": self.max_tokens}
         )
+
+
+def _redact_prompt(prompt: Prompt) -> None:
+    """Redact every secret in a prompt's text and inputs in place (INVARIANTS I24: every prompt passes the door again).
+
+    The log's door already redacted what a prompt is built from; this catches what came
+    another way (a log written before the door, a hand-edited MEMORY.md, a processor's own
+    text), so no implementation (a remote model, the offline extractor, a recorder) ever
+    sees a secret. Runs when the prompt is made, so its hash is the hash of what is sent.
+    """
+    for name in ("system", "user", "inputs"):
+        value = getattr(prompt, name)
+        new, kinds = redact_value(value)
+        if kinds:
+            msgspec.structs.force_setattr(prompt, name, new)
 
 
 class Completion(msgspec.Struct, frozen=True, kw_only=True):

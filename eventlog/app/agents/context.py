@@ -27,6 +27,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from eventlog.secrets import redact
 from projections.memory import GLOBAL_FILE, parse_items, project_file
 
 DEFAULT_CONTEXT_BYTES = 8000
@@ -94,7 +95,7 @@ def neutralise(text: str) -> str:
 def _read(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
+            return redact(f.read())[0]  # a hand edit may hold a secret: context goes to a model (I24)
     except OSError:
         return ""
 

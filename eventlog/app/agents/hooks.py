@@ -267,6 +267,9 @@ def _prompt_context(data: dict[str, Any], home: str, budget: int, result: HookRe
 
 
 def hook_output(event: str, context: str) -> str:
-    """The JSON a Claude Code hook prints to add ``context`` to the conversation."""
+    """The JSON a Claude Code hook prints to add ``context`` to the conversation (secrets redacted: I24)."""
+    from eventlog.secrets import redact
+
+    context = redact(context)[0]
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
                       ensure_ascii=False)

@@ -398,7 +398,9 @@ class Backend:
         ws = self.ws(write=False)
         if project and project not in ws.memory.files:
             raise NotFound(f"no MEMORY.md for project {project!r}")
-        return ws.memory.rendered(project).decode()
+        from eventlog.secrets import redact
+
+        return redact(ws.memory.rendered(project).decode())[0]
 
     def projects(self) -> list[str]:
         return sorted(p for p in self.ws(write=False).memory.files if p)
@@ -479,9 +481,12 @@ def _message_row(m: Any) -> MessageRow:
 
 
 def _result(data: dict[str, Any]) -> CallToolResult:
-    """A tool result: the object as compact JSON text for the model, and as structured content."""
+    """A tool result: the object as compact JSON text for the model, and as structured content (secrets redacted: I24)."""
     import json
 
+    from eventlog.secrets import redact_value
+
+    data = redact_value(data)[0]  # what a log written before the door holds never reaches the model
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 

@@ -1,0 +1,99 @@
+"""The secrets door: every event is redacted here before the log writes it (INVARIANTS I24).
+
+``redact_event`` is called by the writer in its validation path, for every event of every
+path (ingest, hooks, watch, ``evlog append``, the session stores, ``remember`` and the MCP
+tools, sync pull, processors), before the event's line, checksum and dedup entry are
+made. So no path can skip it, and what the log holds, and every projection, index,
+checkpoint and push built from the log, holds no secret the detector
+(``eventlog.secrets``) knows.
+
+What is scanned: every text field of every event type (strings, and the strings inside
+lists and dicts: ``content``, ``tool_calls``, ``extra``, ``title``, ``preview``,
+``metadata``, ``text``, ``refs``, ``section``, ``subject``, ``line``, ``query``, ``reason``,
+``raw_output``, ``validation``...), found from the catalogue's types, so a field added
+later is scanned too. Left alone are the fields that name things rather than say them
+(``STRUCTURAL``: keys, ids, hashes, names, times, paths, enumerations): changing one would
+change an event's identity, and they are bounded tokens the door checks anyway. A
+``dedup`` key that holds a secret is replaced by a hash of itself (``redacted:`` + xxh3-128),
+which keeps it unique and stable, so a retried append still finds its first copy.
+
+A message event lists the kinds it lost in ``redacted`` (one entry per secret). Redaction
+is idempotent, so an event that ingest already redacted comes through unchanged and its
+kinds are not counted twice. There is no opt-out: a caller that wants a secret kept has
+no flag, field or environment variable to ask for it.
+
+Cost: an event without a candidate anchor costs one regex scan of its text (the detector's
+prefilter) and comes back as the same object.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import msgspec
+import xxhash
+
+from eventlog.events import EVENT_TYPES, Event, MessageAppended, MessageUpdated
+from eventlog.secrets import find, redact, redact_values
+
+__all__ = ["STRUCTURAL", "redact_event", "redact_events", "text_fields"]
+
+#: fields that name things (keys, ids, hashes, times, enumerations, paths) and are never rewritten
+STRUCTURAL = frozenset({
+    "seq", "ts", "dedup", "session_key", "message_id", "fact_id", "by_fact_id", "entry_id", "entry_ids", "run_id",
+    "retry_of", "processor", "segment", "fingerprint", "prompt_hash", "scope", "role", "date", "by", "source",
+    "outcome", "llm", "model", "policy", "target", "user", "epoch", "project", "timestamp", "created_at",
+    "updated_at", "redacted", "source_refs", "message_ids", "session_keys", "quarantine", "segments_quarantined",
+    "sessions", "messages", "error_kind", "when", "fact_ids", "up_to_message_id",
+})
+_SCALARS = (int, bool, float)
+_DEDUP_PREFIX = "redacted:"
+
+
+def text_fields(cls: type[Event]) -> tuple[str, ...]:
+    """The fields of ``cls`` the door scans: every field that can hold text and is not ``STRUCTURAL``."""
+    hints = typing.get_type_hints(cls)
+    return tuple(n for n in cls.__struct_fields__
+                 if n not in STRUCTURAL and hints[n] not in _SCALARS and not _int_list(hints[n]))
+
+
+def _int_list(hint: Any) -> bool:
+    return typing.get_origin(hint) is list and typing.get_args(hint) == (int,)
+
+
+_PLANS: dict[type[Event], tuple[str, ...]] = {cls: text_fields(cls) for cls in EVENT_TYPES}
+
+
+def redact_event(ev: Event) -> Event:
+    """``ev`` with every secret in its text fields replaced by ``[REDACTED:<kind>]`` (the same object if none)."""
+    if type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra:  # the hot path: a plain message
+        content, kinds = redact(ev.content) if type(ev.content) is str else (ev.content, [])
+        if kinds:
+            ev = msgspec.structs.replace(ev, content=content, redacted=[*ev.redacted, *kinds])
+        return _redact_dedup(ev)
+    fields = _PLANS.get(type(ev))
+    if not fields:
+        return _redact_dedup(ev) if isinstance(ev, Event) else ev
+    values = [getattr(ev, n) for n in fields]
+    ((new, kinds),) = redact_values([values])
+    if kinds:
+        changes = {n: v for n, v, old in zip(fields, new, values, strict=True) if v is not old}
+        if isinstance(ev, MessageAppended | MessageUpdated):
+            changes["redacted"] = [*ev.redacted, *kinds]
+        ev = msgspec.structs.replace(ev, **changes)
+    return _redact_dedup(ev)
+
+
+def _redact_dedup(ev: Event) -> Event:
+    key = ev.dedup
+    if not key or type(key) is not str or key.startswith(_DEDUP_PREFIX):
+        return ev
+    if find(key):
+        return msgspec.structs.replace(ev, dedup=_DEDUP_PREFIX + xxhash.xxh3_128_hexdigest(key.encode("utf-8", "surrogatepass")))
+    return ev
+
+
+def redact_events(events: typing.Iterable[Event]) -> list[Event]:
+    """``redact_event`` of each event (what the writer will write: callers that fold events they append use it)."""
+    return [redact_event(ev) for ev in events]
