@@ -856,6 +856,21 @@ class LogWriter:
         if time.monotonic() - self._dedup_saved > DEDUP_SAVE_INTERVAL:
             self._save_quietly(self._save_dedup)
 
+    def seal_active(self) -> bool:
+        """Seal the active segment now if it holds anything (call inside ``turn()``); True if it did.
+
+        ``eventlog.erasure`` rewrites sealed segments only: another writer's descriptor may still
+        point at the active file, and a sealed (read-only) file tells it to look again.
+        """
+        with self._mutex:
+            if not self._depth:
+                raise WriterClosedError("seal_active needs the write lock: call it inside turn()")
+            self._check_writable(None)
+            if not self._size:
+                return False
+            self._roll()
+            return True
+
     def _save_active_index(self) -> None:
         """Leave the active segment's sparse index for readers (disposable, checked on use)."""
         self.fs.atomic_write(index_path(self.dir, self._active_base),
