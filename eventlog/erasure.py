@@ -91,10 +91,17 @@ def hashed_dedup(key: str) -> str:
     return codec.HASH128_PREFIX + f"{codec.hash_key(key):032x}"
 
 
-def marker_line(line: bytes, erasure_seq: int) -> bytes:
-    """The ``log.erased`` line that replaces ``line``: same seq, ts, dedup key and batch counter."""
+def marker_line(line: bytes, erasure_seq: int, *, first: bool = False) -> bytes:
+    """The ``log.erased`` line that replaces ``line``: same seq, ts, dedup key and batch counter.
+
+    ``first``: the line is the log's first, whose checksum names this device to the gateway
+    (``sync_state.device_origin``); the marker keeps that name (already public: every row
+    this device pushed carries it), so erasing it does not make the device someone else.
+    """
     head = _HEAD.decode(line)
-    ev = RecordErased(seq=head.seq, ts=head.ts, dedup=hashed_dedup(head.dedup), erasure=erasure_seq, was=head.type)
+    origin = "evlog:" + codec.fingerprint(line).split(":")[-1] if first else ""
+    ev = RecordErased(seq=head.seq, ts=head.ts, dedup=hashed_dedup(head.dedup), erasure=erasure_seq, was=head.type,
+                      origin=origin)
     return codec.frame(ev, more=head.more)
 
 
@@ -134,7 +141,8 @@ def commit(log: Log, seqs: list[int], *, erasure_id: str, kind: str, refs: list[
         if not places:
             return 0
         e_seq = log.last_seq + 1
-        markers = [codec.fingerprint(marker_line(_line(log, p), e_seq)) for p in places]
+        first = log.log_start
+        markers = [codec.fingerprint(marker_line(_line(log, p), e_seq, first=p.seq == first)) for p in places]
         _write_journal(w.fs, log.dir, _Journal(e_seq, erasure_id))
         ev = ErasureRecorded(erasure_id=erasure_id, kind=kind, seqs=[p.seq for p in places], markers=markers,
                              refs=sorted(set(refs)), origin=origin)
@@ -214,8 +222,9 @@ def rewrite_segment(fs: FileSystem, log: Log, base: int, places: list[Place], e_
     with open(path, "rb") as f:
         data = f.read()
     parts, at = [], 0
+    first = log.log_start
     for p in sorted(places, key=lambda p: p.pos):
-        parts += [data[at : p.pos], marker_line(data[p.pos : p.end], e_seq)]
+        parts += [data[at : p.pos], marker_line(data[p.pos : p.end], e_seq, first=p.seq == first)]
         at = p.end
     parts.append(data[at:])
     new = b"".join(parts)

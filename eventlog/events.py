@@ -211,6 +211,7 @@ class RecordErased(Event, tag="log.erased", kw_only=True, frozen=True):
 
     erasure: int
     was: str = ""  # the erased event's type
+    origin: str = ""  # the log's device origin, kept on its first line only (eventlog.app.gateway.sync_state)
 
 
 class ErasureRecorded(Event, tag="log.erasure", kw_only=True, frozen=True):

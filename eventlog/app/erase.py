@@ -38,11 +38,13 @@ from eventlog.events import (
     MessageAppended,
     MessageUpdated,
     RecordErased,
+    SessionCreated,
     StmAdded,
 )
 from eventlog.segments import segment_name
 
 if TYPE_CHECKING:
+    from eventlog.app.gateway.sync import Remote
     from eventlog.app.workspace import Workspace
 
 KINDS = ("fact", "session", "subject", "text", "sync")
@@ -119,10 +121,19 @@ class _Found:
     seqs: set[int] = field(default_factory=set)
     texts: list[str] = field(default_factory=list)
     refs: set[str] = field(default_factory=set)
+    sessions: set[str] = field(default_factory=set)  # sessions erased whole (their session.created is)
+    messages: set[tuple[str, str]] = field(default_factory=set)  # (session key, message id) erased
 
 
-def erase(ws: Workspace, target: Target, *, dry_run: bool = False) -> ErasureReport:
-    """Erase ``target`` everywhere (see the module docstring); ``dry_run`` only lists the places."""
+def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remote | None = None,
+          record_empty: bool = False) -> ErasureReport:
+    """Erase ``target`` everywhere (see the module docstring); ``dry_run`` only lists the places.
+
+    ``remote``: the gateway this workspace syncs with; its rows go first (a failure there
+    changes nothing here), and its ``gateway_erasures`` row tells the other devices.
+    ``record_empty``: record the erasure even if this log holds none of it (how a device
+    remembers it applied a gateway erasure).
+    """
     label = f"{target.kind} {target.value!r}" if target.kind != "sync" else f"sync from {target.origin or 'a device'}"
     report = ErasureReport(target=label, dry_run=dry_run)
     if not dry_run:
@@ -134,15 +145,22 @@ def erase(ws: Workspace, target: Target, *, dry_run: bool = False) -> ErasureRep
             report.segments.setdefault(segment_name(rec.segment), []).append(rec.seq)
     report.refs = sorted(found.refs)
     report.files = search_files(ws, needles)
-    report.gateway = _gateway(ws, found, dry_run=True)
-    if dry_run or not found.seqs:
-        if not dry_run and target.kind != "sync" and not found.seqs:
-            raise NotFound(f"nothing to erase: no event holds {label}")
+    erasure_id = uuid.uuid4().hex
+    origin = target.origin
+    if remote is not None:
+        report.gateway, row = _gateway(remote, found, needles, erasure_id, ws, dry_run=dry_run)
+        origin = f"{remote.target}#{row}" if row else origin
+    if dry_run:
         return report
-    report.erasure_seq = erasure.commit(ws.log, sorted(found.seqs), erasure_id=uuid.uuid4().hex, kind=target.kind,
-                                        refs=sorted(found.refs), origin=target.origin)
+    if not found.seqs:
+        if record_empty or remote is not None:
+            ws.append([ErasureRecorded(erasure_id=erasure_id, kind=target.kind, seqs=[], markers=[],
+                                       refs=sorted(found.refs), origin=origin)])
+            return report
+        raise NotFound(f"nothing to erase: no event holds {label}")
+    report.erasure_seq = erasure.commit(ws.log, sorted(found.seqs), erasure_id=erasure_id, kind=target.kind,
+                                        refs=sorted(found.refs), origin=origin)
     _clean_derived(ws, needles, report)
-    report.gateway = _gateway(ws, found, dry_run=False)
     erasure.finish(ws.log)
     return report
 
@@ -186,6 +204,9 @@ def find(ws: Workspace, target: Target) -> _Found:
     fact_ids = _target_facts(events, target)
     if target.kind in ("fact", "subject") and not fact_ids:
         raise NotFound(f"no fact {'with id' if target.kind == 'fact' else 'about'} {target.value!r}")
+    if target.kind == "session":
+        found.sessions.add(target.value)
+        found.refs.add(erasure.ref_hash("session", target.value))
     for ev in events:
         if _direct(ev, target, fact_ids):
             _take(found, ev)
@@ -253,14 +274,16 @@ def _take(found: _Found, ev: Event, *, texts: bool = True) -> None:
     found.seqs.add(ev.seq)
     if isinstance(ev, MessageAppended | MessageUpdated):
         found.refs.add(erasure.ref_hash(ev.session_key, ev.message_id))
+        found.messages.add((ev.session_key, ev.message_id))
         if texts:
             found.texts.append(ev.content)
     elif isinstance(ev, MemoryAppended | MemoryEdited):
         found.refs.add(erasure.ref_hash("fact", ev.fact_id))
         if texts:
             found.texts.append(ev.text)
-    elif ev.type == "session.created":
-        found.refs.add(erasure.ref_hash("session", ev.session_key))  # type: ignore[attr-defined]
+    elif isinstance(ev, SessionCreated):
+        found.refs.add(erasure.ref_hash("session", ev.session_key))
+        found.sessions.add(ev.session_key)
 
 
 def _json_body(text: str) -> bytes:
@@ -341,10 +364,16 @@ def _remove_leftovers(ws: Workspace, needles: list[bytes]) -> list[str]:
 # --- the gateway ---------------------------------------------------------------------
 
 
-def _gateway(ws: Workspace, found: _Found, *, dry_run: bool) -> dict[str, int]:
-    """Gateway rows of the erased messages and sessions (counted, or deleted) when a gateway is given."""
-    del ws, found, dry_run
-    return {}
+def _gateway(remote: Remote, found: _Found, needles: list[bytes], erasure_id: str, ws: Workspace, *,
+             dry_run: bool) -> tuple[dict[str, int], int]:
+    """Delete (or count) the gateway rows of what was found; (rows by table, the gateway erasure's id)."""
+    from eventlog.app.gateway import erasure as gateway_erasure
+    from eventlog.app.gateway.sync_state import device_origin
+
+    removal = gateway_erasure.Removal(sessions=tuple(sorted(found.sessions)), messages=tuple(sorted(found.messages)),
+                                      refs=tuple(sorted(found.refs)), needles=tuple(needles), erasure_id=erasure_id,
+                                      origin=device_origin(ws.log))
+    return gateway_erasure.purge(remote, removal, dry_run=dry_run)
 
 
 def marker_seqs(ws: Workspace) -> list[int]:

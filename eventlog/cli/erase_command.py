@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 import click
 
 from eventlog.cli import cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
+
+
+@contextlib.contextmanager
+def _remote(dsn: str | None, user: str | None) -> Iterator[Any]:
+    if not dsn:
+        yield None
+        return
+    from eventlog.app.gateway.sync import Gateway
+
+    gw = Gateway(dsn, user)
+    try:
+        yield gw
+    finally:
+        gw.close()
 
 
 def _place_line(p: dict) -> str:
@@ -29,15 +46,20 @@ def _place_line(p: dict) -> str:
 @click.option("--dry-run", is_flag=True, help="Only list every place it is found (segments with seqs, files, the "
                                               "gateway); change nothing.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (needed when not on a terminal).")
+@click.option("--dsn", envvar="EVLOG_MYSQL_DSN", default=None, metavar="URL", show_envvar=True,
+              help="Also erase it at the gateway database this workspace syncs with (direct sync, as 'evlog sync "
+                   "push --dsn'); other devices apply the erasure on their next sync.")
+@click.option("--user", "user", default=None, metavar="EMAIL", help="The gateway user (required with --dsn).")
 @json_option
 @click.pass_context
 def erase_cmd(ctx: click.Context, fact: str | None, session: str | None, subject: str | None, text: str | None,
-              dry_run: bool, yes: bool, as_json: bool) -> None:
+              dry_run: bool, yes: bool, dsn: str | None, user: str | None, as_json: bool) -> None:
     """Erase a fact, a session, a subject's facts or a text from every store, for good.
 
     The erased log lines become log.erased markers (same seqs, valid checksums) authorised by
     one log.erasure event that holds no text; every projection, the recall index and state
-    files are rebuilt, leftover copies removed. 'evlog verify' stays clean. Unlike
+    files are rebuilt, leftover copies removed; with --dsn the gateway's rows go first and
+    every other device applies the erasure when it next syncs. 'evlog verify' stays clean. Unlike
     'evlog memory forget' this cannot be undone. A killed erase is finished by the next
     writing command.
     """
@@ -52,7 +74,9 @@ def erase_cmd(ctx: click.Context, fact: str | None, session: str | None, subject
         if not sys.stdin.isatty():
             raise click.UsageError("erase cannot be undone: pass --yes to confirm (or --dry-run to look first)")
         click.confirm(f"Erase {kind} {value!r} for good?", abort=True, err=True)
-    with open_workspace(ctx, writable=True) as ws:
-        report = erase(ws, Target(kind, value or ""), dry_run=dry_run)
+    if dsn and not user:
+        raise click.UsageError("--dsn needs --user EMAIL (the gateway user whose rows these are)")
+    with open_workspace(ctx, writable=True) as ws, _remote(dsn, user) as remote:
+        report = erase(ws, Target(kind, value or ""), dry_run=dry_run, remote=remote)
     emit(report.places(), as_json, _place_line)
     note(report.summary())

@@ -36,6 +36,8 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   user, kind (``web``/``sync``), label, creation, expiry and last use (``auth``).
 * ``gateway_login_failures`` (m006): failed logins by e-mail hash and client address, the
   shared rate limit of every ``evlog web --gateway`` process (``auth``).
+* ``gateway_erasures`` (m007): each ``evlog erase`` a device made at the gateway, as hashed
+  names of what it removed, for every other device to apply (``eventlog.app.gateway.erasure``).
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -254,6 +256,23 @@ def m006_create_gateway_login_failures(cur: Any) -> None:
           KEY ix_gateway_login_failures_email (email_hash, at),
           KEY ix_gateway_login_failures_client (client, at),
           KEY ix_gateway_login_failures_at (at)
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m007_create_gateway_erasures(cur: Any) -> None:
+    """Erasures other devices must apply (``eventlog.app.gateway.erasure``): hashed names only, never text."""
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_erasures (
+          id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+          user_id BIGINT UNSIGNED NOT NULL,
+          erasure_id VARCHAR(64) NOT NULL,
+          origin VARCHAR(64) NOT NULL DEFAULT '',
+          refs LONGTEXT NOT NULL,
+          created_at DATETIME(3) NOT NULL,
+          PRIMARY KEY (id),
+          KEY ix_gateway_erasures_user (user_id, id),
+          CONSTRAINT fk_gateway_erasures_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
         ) {TABLE_OPTIONS}""")
 
 

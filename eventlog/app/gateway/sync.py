@@ -58,6 +58,7 @@ from typing import Any
 import msgspec
 import xxhash
 
+from eventlog.app.gateway import erasure as gateway_erasure
 from eventlog.app.gateway import ops
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway.changes import Page, changed_sessions, count_changed_messages, fetch_changes
@@ -399,6 +400,9 @@ class _Pusher:
         stop = ws.log.last_seq
         pos = scan_positions(ws.log, gw.target, gw.email, stop)
         _check_account(gw, pos.accounts, self.allow_other_user)
+        if gateway_erasure.apply_pulled(ws, gw):  # never send back what another device erased
+            stop = ws.log.last_seq
+            pos = scan_positions(ws.log, gw.target, gw.email, stop)
         start = 1
         if self.everything:
             report.resets.append("sending every session and message again (--all)")
@@ -548,6 +552,9 @@ def pull(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = N
         with ws.lock:
             state = fold(ws, gw.target, gw.email)
         _check_account(gw, state.pos.accounts, allow_other_user)
+        if gateway_erasure.apply_pulled(ws, gw):  # erasures first: a deleted row is no change to pull
+            with ws.lock:
+                state = fold(ws, gw.target, gw.email)
         watermark, own = _pull_position(state, gw, report)
         report.position_before = report.position_after = watermark
         while True:

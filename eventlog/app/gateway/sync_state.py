@@ -29,6 +29,7 @@ from eventlog.events import (
     MessageAppended,
     MessageUpdated,
     OffsetReset,
+    RecordErased,
     SessionConsolidated,
     SessionCreated,
     SessionDeleted,
@@ -109,6 +110,8 @@ class Positions:
 def device_origin(log: Log) -> str:
     """This log's writer id for versions: ``evlog:`` + the first record's fingerprint."""
     rec = log.find(log.log_start)
+    if rec is not None and isinstance(rec.event, RecordErased) and rec.event.origin:
+        return rec.event.origin  # the first line was erased: its marker keeps the name (eventlog.erasure)
     return "evlog:" + (rec.fingerprint.split(":")[-1] if rec is not None else "empty")
 
 
