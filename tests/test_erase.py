@@ -405,3 +405,32 @@ def test_a_kill_at_any_syscall_of_an_erase_leaves_the_old_or_the_new_state(tmp_p
             break
     assert finished_at and finished_at > 10, "the erase finished before any fault hit it: the test proves nothing"
     assert False in outcomes and outcomes.count(True) > 5, f"faults hit too few steps on either side of the commit: {outcomes}"
+
+
+def test_the_web_why_page_and_session_page_of_an_erased_fact_and_session_show_nothing_of_them(tmp_path):
+    from starlette.testclient import TestClient
+
+    from eventlog.app.web.app import key_token, local_app
+
+    home = str(tmp_path / "ws")
+    _build(home)
+    with Workspace.open(home, writable=True) as ws:
+        learned = [f for f in ws.memory.all_facts() if "secret-s#m1" in f.source_refs or "secret-s#m2" in f.source_refs]
+        assert learned, "dream learned nothing from the secret session: the test would prove nothing"
+    port, token = 8765, "test-token-" + "x" * 32
+    urls = ["/", "/memory", f"/s/{key_token('secret-s')}"] + [f"/memory/why/{key_token(f.fact_id)}" for f in learned]
+
+    def pages() -> str:
+        app = local_app(home, port, token=token)
+        try:
+            with TestClient(app, base_url=f"http://127.0.0.1:{port}", follow_redirects=False) as c:
+                c.get(f"/?token={token}")
+                return "".join(c.get(u).text for u in urls)
+        finally:
+            app.state.web.source.close()
+
+    assert "launch code" in pages(), "the web did not show the secret before: the test would prove nothing"
+    with Workspace.open(home, writable=True) as ws:
+        erase(ws, Target("session", "secret-s"))
+    body = pages()
+    assert SECRET not in body and "launch code" not in body
