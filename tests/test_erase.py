@@ -434,3 +434,23 @@ def test_the_web_why_page_and_session_page_of_an_erased_fact_and_session_show_no
         erase(ws, Target("session", "secret-s"))
     body = pages()
     assert SECRET not in body and "launch code" not in body
+
+
+def test_the_backups_evlog_setup_saved_of_agent_settings_lose_the_erased_text(tmp_path, monkeypatch):
+    from eventlog.app.agents import setup
+
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    (claude / ".claude.json").write_text(json.dumps({"history": [{"display": f"my launch code is {SECRET}"}]}))
+    setup.apply(setup.plan_claude_code(scope="user"))  # saves the old ~/.claude.json beside it
+    backup = str(claude / ".claude.json") + setup.BACKUP_SUFFIX
+    assert SECRET.encode() in _read(backup)
+    home = str(tmp_path / "ws")
+    _build(home)
+    with Workspace.open(home, writable=True) as ws:
+        assert backup in erase(ws, Target("text", SECRET), dry_run=True).files
+        report = erase(ws, Target("text", SECRET))
+    assert backup in report.removed_files and not os.path.exists(backup)
+    assert os.path.exists(claude / ".claude.json"), "the agent's own settings file is not evlog's to delete"
+    assert _byte_hits(home) == []

@@ -12,8 +12,8 @@ irreversible one. One call:
 3. (``dry_run``) lists every place it is found and changes nothing, or
 4. erases those lines in the log (``eventlog.erasure.commit``), rebuilds every projection
    and the recall index from the erased log (new files, so freed pages hold nothing),
-   removes leftover copies in the workspace (``*.bak``, ``*.tmp``, quarantined tails) that
-   still hold the text, purges the gateway and tells other devices (``eventlog.app.gateway.
+   removes leftover copies that still hold the text (``*.bak``, ``*.tmp``, quarantined tails
+   in the workspace; the ``*.evlog.bak`` copies ``evlog setup`` saved of agents' settings), purges the gateway and tells other devices (``eventlog.app.gateway.
    erasure``), and only then removes the journal: a kill anywhere is rolled forward.
 
 The erasure event keeps no text: seqs, marker checksums and ``ref_hash`` names of the
@@ -318,10 +318,25 @@ def _workspace_files(ws: Workspace) -> Iterator[str]:
             if os.path.abspath(root) == log_dir and name.endswith(".jsonl"):
                 continue
             yield path
-    for project in getattr(ws.config, "projects", []) or []:
+    projects = list(getattr(ws.config, "projects", []) or [])
+    for project in projects:
         mirror = os.path.join(project, "memory", "MEMORY.md")
         if os.path.isfile(mirror):
             yield mirror
+    yield from _settings_backups(projects)
+
+
+def _settings_backups(projects: list[str]) -> Iterator[str]:
+    """The copies ``evlog setup`` saved of agents' settings files (``~/.claude.json`` holds prompt history)."""
+    from eventlog.app.agents.setup import BACKUP_SUFFIX, target_paths
+
+    seen = set()
+    for scope, project in [("user", None), *(("project", p) for p in projects)]:
+        for path in target_paths(scope, project):
+            backup = path + BACKUP_SUFFIX
+            if backup not in seen and os.path.isfile(backup):
+                seen.add(backup)
+                yield backup
 
 
 def search_files(ws: Workspace, needles: list[bytes]) -> list[str]:
@@ -352,7 +367,7 @@ def _remove_leftovers(ws: Workspace, needles: list[bytes]) -> list[str]:
     """Delete copies no projection owns that still hold the text: backups, temp files, quarantined tails."""
     removed = []
     for rel in search_files(ws, needles):
-        path = os.path.join(ws.home, rel)
+        path = rel if os.path.isabs(rel) else os.path.join(ws.home, rel)
         name = os.path.basename(path)
         leftover = name.endswith((".bak", ".tmp")) or os.sep + "quarantine" + os.sep in path or "~" in name
         if leftover and os.path.isfile(path):
