@@ -8,6 +8,9 @@ compaction and EventStoreDB scavenging do, but in place and authorised:
   counter, a valid checksum and no payload. Seqs stay dense, batches stay whole, and a
   re-ingest of the erased message is still a duplicate (the writer's dedup index holds the
   same 128-bit key), so it never comes back;
+* a marker is padded (``pad``, spaces) to the erased line's length whenever it is shorter, so
+  every byte position stays where it was: processors' offsets, sparse indexes and readers'
+  cached positions remain valid (only a line shorter than a marker moves what follows it);
 * the erasure is authorised by one ``log.erasure`` event appended *after* the lines it
   erases, listing every rewritten seq and the checksum of its marker line. It never holds
   the erased text, nor a hash of it (a hash of a short text is a leak).
@@ -53,6 +56,7 @@ from eventlog.segments import (
 )
 
 REF_PREFIX = "xxh3_128:"
+_PAD_MEMBER = len(b',"pad":""')
 
 
 class _Head(msgspec.Struct):
@@ -102,7 +106,16 @@ def marker_line(line: bytes, erasure_seq: int, *, first: bool = False) -> bytes:
     origin = "evlog:" + codec.fingerprint(line).split(":")[-1] if first else ""
     ev = RecordErased(seq=head.seq, ts=head.ts, dedup=hashed_dedup(head.dedup), erasure=erasure_seq, was=head.type,
                       origin=origin)
-    return codec.frame(ev, more=head.more)
+    shortest = b""
+    for candidate in (ev, msgspec.structs.replace(ev, was="")):  # a short line: without the type it had
+        marker = codec.frame(candidate, more=head.more)
+        gap = len(line) - len(marker) - _PAD_MEMBER
+        if gap >= 0:  # same length: every byte position in the segment (offsets, sparse index) stays valid
+            marker = codec.frame(msgspec.structs.replace(candidate, pad=" " * gap), more=head.more)
+        if len(marker) == len(line):
+            return marker
+        shortest = marker if not shortest or len(marker) < len(shortest) else shortest
+    return shortest
 
 
 @dataclass(frozen=True)

@@ -454,3 +454,37 @@ def test_the_backups_evlog_setup_saved_of_agent_settings_lose_the_erased_text(tm
     assert backup in report.removed_files and not os.path.exists(backup)
     assert os.path.exists(claude / ".claude.json"), "the agent's own settings file is not evlog's to delete"
     assert _byte_hits(home) == []
+
+
+def test_a_marker_keeps_the_length_of_the_line_it_replaces_so_offsets_stay_valid(tmp_path):
+    d = str(tmp_path / "log")
+    with Log.open(d, writable=True, create=True) as log:
+        log.append(SessionCreated(session_key="cli:plans", title="Planning the release", metadata={"cwd": "/home/dana"}))
+        for i in range(40):
+            log.append(MessageAppended(session_key="cli:plans", message_id=f"m{i}", role="user", content="x" * i))
+    lines = _read(os.path.join(d, "00000000000000000001.jsonl")).splitlines(keepends=True)
+    for k, line in enumerate(lines):
+        marker = erasure.marker_line(line, 99, first=k == 0)
+        assert erasure.codec.checksum_ok(marker)
+        assert len(marker) == len(line), f"seq {k + 1}: a {len(line)}-byte line became a {len(marker)}-byte marker"
+
+
+def test_processors_find_their_offsets_unchanged_after_an_erase(tmp_path):
+    from eventlog.events import OffsetReset
+
+    home = str(tmp_path / "ws")
+    init_workspace(home, digest_batch_bytes=200)
+    with Workspace.open(home, writable=True) as ws:
+        ws.append([SessionCreated(session_key="secret-s", title="Planning the release", metadata={"cwd": "/home/dana"}),
+                   *_messages()[1:]])
+        ws.append([MessageAppended(session_key="other", message_id="o1", role="user", content=f"I prefer {KEEP}")])
+        for p in ("snapshot", "digest", "dream"):
+            processors.run(ws, p)
+        erase(ws, Target("session", "secret-s"))
+        end = ws.log.last_seq
+        ws.append([MessageAppended(session_key="other", message_id="o2", role="user", content="I enjoy long hikes")])
+        for p in ("snapshot", "digest", "dream"):
+            processors.run(ws, p)
+        resets = [e for e in ws.log.read(end + 1) if isinstance(e, OffsetReset)]
+        assert resets == [], f"an erase moved the processors' positions: {[r.reason for r in resets]}"
+    _clean(home)
