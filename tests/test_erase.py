@@ -488,3 +488,19 @@ def test_processors_find_their_offsets_unchanged_after_an_erase(tmp_path):
         resets = [e for e in ws.log.read(end + 1) if isinstance(e, OffsetReset)]
         assert resets == [], f"an erase moved the processors' positions: {[r.reason for r in resets]}"
     _clean(home)
+
+
+def test_the_recall_embedding_cache_is_dropped_by_an_erase(tmp_path):
+    from projections.recall.embeddings import EmbeddingCache, text_hash
+    from projections.recall.workspace import EMBEDDINGS_FILE
+
+    home = str(tmp_path / "ws")
+    _build(home)
+    cache = EmbeddingCache(os.path.join(home, EMBEDDINGS_FILE))
+    cache.put("fake", [(text_hash(f"Noted: {SECRET} it is."), [0.5, 0.5])])  # a vector of an erased text
+    cache.close()
+    with Workspace.open(home, writable=True) as ws:
+        report = erase(ws, Target("session", "secret-s"))
+    assert EMBEDDINGS_FILE in report.removed_files
+    assert not os.path.exists(os.path.join(home, EMBEDDINGS_FILE))
+    _clean(home)

@@ -10,11 +10,16 @@ irreversible one. One call:
    written and with whitespace collapsed), every event derived from them: diary lines, short-
    term entries, history entries, Dream's raw output, the messages a fact came from;
 3. (``dry_run``) lists every place it is found and changes nothing, or
-4. erases those lines in the log (``eventlog.erasure.commit``), rebuilds every projection
-   and the recall index from the erased log (new files, so freed pages hold nothing),
-   removes leftover copies that still hold the text (``*.bak``, ``*.tmp``, quarantined tails
-   in the workspace; the ``*.evlog.bak`` copies ``evlog setup`` saved of agents' settings), purges the gateway and tells other devices (``eventlog.app.gateway.
-   erasure``), and only then removes the journal: a kill anywhere is rolled forward.
+4. with a gateway named (``remote``), deletes its rows first and records the erasure there
+   for the other devices (``eventlog.app.gateway.erasure``): a failure there changes nothing
+   here; then
+5. erases those lines in the log (``eventlog.erasure.commit``), deletes the recall embedding
+   cache (its keys are text hashes and its vectors can be inverted; semantic recall embeds
+   again on first use), rebuilds every projection and the recall index from the erased log
+   (new files, so freed pages hold nothing), removes leftover copies that still hold the
+   text (``*.bak``, ``*.tmp``, quarantined tails in the workspace; the ``*.evlog.bak``
+   copies ``evlog setup`` saved of agents' settings), and only then removes the journal: a
+   kill anywhere after the commit is rolled forward by the next writable open.
 
 The erasure event keeps no text: seqs, marker checksums and ``ref_hash`` names of the
 messages and facts removed, which a second device matches against its own log.
@@ -178,9 +183,24 @@ def resume(ws: Workspace) -> int:
 
 
 def _clean_derived(ws: Workspace, needles: list[bytes], report: ErasureReport) -> None:
+    report.removed_files += _drop_embedding_cache(ws)
     _rebuild(ws)
-    report.removed_files = _remove_leftovers(ws, needles)
+    report.removed_files += _remove_leftovers(ws, needles)
     report.remaining = search_files(ws, needles) + _search_log(ws, needles)
+
+
+def _drop_embedding_cache(ws: Workspace) -> list[str]:
+    """Delete the recall embedding cache: its keys hash texts and its vectors can be inverted, and which
+    of them came from the erased texts cannot be told without the texts' exact indexed form."""
+    from projections.recall.workspace import EMBEDDINGS_FILE
+
+    removed = []
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path = ws.path(EMBEDDINGS_FILE + suffix)
+        if os.path.exists(path):
+            ws.fs.unlink(path)
+            removed.append(EMBEDDINGS_FILE + suffix)
+    return removed
 
 
 def _rebuild(ws: Workspace) -> None:
