@@ -130,14 +130,18 @@ class Place:
 
 def locate(log: Log, seqs: list[int]) -> list[Place]:
     """The places of ``seqs`` in the log (lines already erased are left out)."""
-    out = []
-    for seq in sorted(set(seqs)):
-        rec = log.find(seq)
-        if rec is None:
-            raise InvalidEventError(f"seq {seq} is not in the log", field="seq")
-        if rec.event.type in ("log.erased", "log.erasure"):
-            continue
-        out.append(Place(seq, rec.segment, rec.pos, rec.end))
+    want = set(seqs)
+    if not want:
+        return []
+    out, seen = [], set()
+    for rec in log.records(min(want), until_seq=max(want)):  # one pass over the range
+        if rec.seq in want:
+            seen.add(rec.seq)
+            if rec.event.type not in ("log.erased", "log.erasure"):
+                out.append(Place(rec.seq, rec.segment, rec.pos, rec.end))
+    missing = sorted(want - seen)
+    if missing:
+        raise InvalidEventError(f"seq {missing[0]} is not in the log", field="seq")
     return out
 
 

@@ -11,6 +11,8 @@ import sqlite3
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import processors
 from eventlog import erasure
@@ -504,3 +506,13 @@ def test_the_recall_embedding_cache_is_dropped_by_an_erase(tmp_path):
     assert EMBEDDINGS_FILE in report.removed_files
     assert not os.path.exists(os.path.join(home, EMBEDDINGS_FILE))
     _clean(home)
+
+
+@settings(max_examples=300, deadline=None)
+@given(needles=st.lists(st.binary(min_size=1, max_size=24), min_size=1, max_size=6), data=st.binary(max_size=200),
+       cut=st.integers(min_value=0, max_value=200))
+def test_the_needle_matcher_finds_exactly_what_a_plain_search_finds(needles, data, cut):
+    from eventlog.app.erase import _Needles
+
+    data = data[:cut] + needles[0] + data[cut:] if cut % 2 else data  # half the cases hold a needle
+    assert _Needles(tuple(needles)).search(data) == any(n in data for n in needles)

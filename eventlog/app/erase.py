@@ -27,6 +27,7 @@ messages and facts removed, which a second device matches against its own log.
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Iterator
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
 KINDS = ("fact", "session", "subject", "text", "sync")
-MIN_NEEDLE = 12  # shorter texts derived from a target are not searched for (they would match unrelated events)
+MIN_NEEDLE = 16  # shorter texts derived from a target are not searched for (they would match unrelated events)
 NEEDLE_CHARS = 64
 MAX_ROUNDS = 4
 _NEVER = ("log.erased", "log.erasure", "log.recovered")
@@ -176,8 +177,8 @@ def resume(ws: Workspace) -> int:
         return 0
     seq = erasure.resume(ws.log)
     if seq:
+        _drop_embedding_cache(ws)
         _rebuild(ws)
-        _remove_leftovers(ws, [])
     erasure.finish(ws.log)
     return seq
 
@@ -185,8 +186,8 @@ def resume(ws: Workspace) -> int:
 def _clean_derived(ws: Workspace, needles: list[bytes], report: ErasureReport) -> None:
     report.removed_files += _drop_embedding_cache(ws)
     _rebuild(ws)
-    report.removed_files += _remove_leftovers(ws, needles)
-    report.remaining = search_files(ws, needles) + _search_log(ws, needles)
+    removed, report.remaining = _remove_leftovers(ws, search_files(ws, needles, segments=True))
+    report.removed_files += removed
 
 
 def _drop_embedding_cache(ws: Workspace) -> list[str]:
@@ -221,6 +222,7 @@ def find(ws: Workspace, target: Target) -> _Found:
     """
     found = _Found()
     events = [ev for ev in ws.log.read() if ev.type not in _NEVER]
+    encoded = {ev.seq: codec.ENCODER.encode(ev) for ev in events}
     fact_ids = _target_facts(events, target)
     if target.kind in ("fact", "subject") and not fact_ids:
         raise NotFound(f"no fact {'with id' if target.kind == 'fact' else 'about'} {target.value!r}")
@@ -230,14 +232,16 @@ def find(ws: Workspace, target: Target) -> _Found:
     for ev in events:
         if _direct(ev, target, fact_ids):
             _take(found, ev)
+    searched: set[bytes] = set()  # needles every event was already searched for
     for _round in range(MAX_ROUNDS):
         before = len(found.seqs)
         for ev in events:
             if ev.seq not in found.seqs and _points_at(ev, found, fact_ids):
                 _take(found, ev)
-        needles = _needles(target, found)
-        for ev in events:
-            if ev.seq not in found.seqs and _holds(codec.ENCODER.encode(ev), needles):
+        needles = [n for n in _needles(target, found) if n not in searched]
+        searched.update(needles)
+        for ev in events if needles else ():
+            if ev.seq not in found.seqs and _holds(encoded[ev.seq], needles):
                 _take(found, ev)
         if len(found.seqs) == before:
             break
@@ -322,20 +326,61 @@ def _needles(target: Target, found: _Found) -> list[bytes]:
 
 
 def _holds(data: bytes, needles: list[bytes]) -> bool:
-    return any(n and n in data for n in needles)
+    return bool(needles) and _matcher(tuple(needles)).search(data)
+
+
+@functools.lru_cache(maxsize=8)
+def _matcher(needles: tuple[bytes, ...]) -> _Needles:
+    return _Needles(needles)
+
+
+class _Needles:
+    """Is any of many needles in a text? Sampled k-grams (Rabin-Karp style), one dict lookup every ``STEP`` bytes.
+
+    Every occurrence of a needle of at least ``GRAM + STEP - 1`` bytes covers a position that
+    is a multiple of ``STEP``, where one of the needle's first ``STEP`` grams starts; each gram
+    found there is checked against its needles in full. Shorter needles are searched plainly.
+    """
+
+    GRAM = 12
+    STEP = 4
+
+    def __init__(self, needles: tuple[bytes, ...]) -> None:
+        self.short = [n for n in needles if n and len(n) < self.GRAM + self.STEP - 1]
+        self.grams: dict[bytes, list[tuple[int, bytes]]] = {}
+        for n in needles:
+            if len(n) >= self.GRAM + self.STEP - 1:
+                for off in range(self.STEP):
+                    self.grams.setdefault(n[off : off + self.GRAM], []).append((off, n))
+
+    def search(self, data: bytes) -> bool:
+        if any(n in data for n in self.short):
+            return True
+        grams, k = self.grams, self.GRAM
+        if not grams:
+            return False
+        get = grams.get
+        for p in range(0, len(data) - k + 1, self.STEP):
+            hit = get(data[p : p + k])
+            if hit:
+                for off, n in hit:
+                    if p >= off and data.startswith(n, p - off):
+                        return True
+        return False
 
 
 # --- files ---------------------------------------------------------------------------
 
 
-def _workspace_files(ws: Workspace) -> Iterator[str]:
-    """Every file of the workspace but the log's segments, plus the registered projects' MEMORY.md mirrors."""
+def _workspace_files(ws: Workspace, *, segments: bool = False) -> Iterator[str]:
+    """Every file of the workspace (the log's segments only with ``segments``), the registered projects'
+    MEMORY.md mirrors and the settings backups ``evlog setup`` made."""
     log_dir = os.path.abspath(ws.log.dir)
     for root, dirs, files in os.walk(ws.home):
         dirs.sort()
         for name in sorted(files):
             path = os.path.join(root, name)
-            if os.path.abspath(root) == log_dir and name.endswith(".jsonl"):
+            if not segments and os.path.abspath(root) == log_dir and name.endswith(".jsonl"):
                 continue
             yield path
     projects = list(getattr(ws.config, "projects", []) or [])
@@ -359,12 +404,12 @@ def _settings_backups(projects: list[str]) -> Iterator[str]:
                 yield backup
 
 
-def search_files(ws: Workspace, needles: list[bytes]) -> list[str]:
+def search_files(ws: Workspace, needles: list[bytes], *, segments: bool = False) -> list[str]:
     """Files (relative to the workspace where inside it) whose bytes hold any needle."""
     if not needles:
         return []
     out = []
-    for path in _workspace_files(ws):
+    for path in _workspace_files(ws, segments=segments):
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -375,25 +420,19 @@ def search_files(ws: Workspace, needles: list[bytes]) -> list[str]:
     return out
 
 
-def _search_log(ws: Workspace, needles: list[bytes]) -> list[str]:
-    out = []
-    for rec in ws.log.records():
-        if _holds(codec.ENCODER.encode(rec.event), needles):
-            out.append(f"log/{segment_name(rec.segment)} seq {rec.seq}")
-    return out
-
-
-def _remove_leftovers(ws: Workspace, needles: list[bytes]) -> list[str]:
-    """Delete copies no projection owns that still hold the text: backups, temp files, quarantined tails."""
-    removed = []
-    for rel in search_files(ws, needles):
+def _remove_leftovers(ws: Workspace, held: list[str]) -> tuple[list[str], list[str]]:
+    """Delete the files in ``held`` no projection owns (backups, temp files, quarantined tails): (removed, kept)."""
+    removed, kept = [], []
+    for rel in held:
         path = rel if os.path.isabs(rel) else os.path.join(ws.home, rel)
         name = os.path.basename(path)
         leftover = name.endswith((".bak", ".tmp")) or os.sep + "quarantine" + os.sep in path or "~" in name
         if leftover and os.path.isfile(path):
             ws.fs.unlink(path)
             removed.append(rel)
-    return removed
+        else:
+            kept.append(rel)
+    return removed, kept
 
 
 # --- the gateway ---------------------------------------------------------------------
