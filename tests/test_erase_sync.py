@@ -144,3 +144,46 @@ def test_a_device_that_never_held_the_erased_session_records_it_once_and_moves_o
     finally:
         a.close()
         c.close()
+
+
+def test_an_erase_killed_after_the_gateway_committed_is_finished_by_the_devices_next_sync(tmp_path, monkeypatch):
+    from eventlog import erasure
+
+    gateway = _Memory()
+    user = fresh_email("erase")
+    a = _device(str(tmp_path / "a"))
+    try:
+        _secret_session(a)
+        _sync(a, gateway, user, sync.push)
+
+        def killed(*_a, **_k):  # noqa: ANN002, ANN003
+            raise KeyboardInterrupt("killed between the gateway's commit and the local one")
+
+        monkeypatch.setattr(erasure, "commit", killed)
+        with pytest.raises(KeyboardInterrupt):
+            erase(a, Target("session", "plans"), remote=gateway.remote(user))
+        monkeypatch.undo()
+        assert SECRET not in gateway.dump() and _hits(a.home), "the test did not stop between the two commits"
+        _sync(a, gateway, user, sync.pull)
+        a.flush()
+        assert _hits(a.home) == []
+        assert [p for p in a.log.verify() if p.damaged] == []
+    finally:
+        a.close()
+
+
+def test_verify_reports_an_interrupted_erase_as_pending_not_as_damage(tmp_path):
+    from eventlog.log import Log
+
+    d = str(tmp_path / "log")
+    with Log.open(d, writable=True, create=True) as log:
+        log.append(MessageAppended(session_key="s", message_id="m", role="user", content="x"))
+    with open(os.path.join(d, "ERASING"), "wb") as f:
+        f.write(b'{"erasure_seq":9,"erasure_id":"x"}')
+    problems = Log.open(d).verify()
+    assert [(p.kind, p.damaged) for p in problems] == [("erasure-pending", False)]
+    with Log.open(d, writable=True) as log:
+        from eventlog import erasure
+
+        assert erasure.resume(log) == 0  # its erasure never reached the log: the old state stands
+    assert Log.open(d).verify() == []
