@@ -52,7 +52,6 @@ from eventlog.segments import (
     index_path,
     scan_segment,
     segment_bases,
-    segment_name,
 )
 
 REF_PREFIX = "xxh3_128:"
@@ -282,8 +281,3 @@ def unauthorised(erasure_lines: list[tuple[str, int, int, bytes]]) -> list[tuple
         elif ok[1] != codec.fingerprint(line):
             out.append((seg, off, seq, f"the log.erased line at seq {seq} is not the one log.erasure {ok[0]} wrote"))
     return out
-
-
-def segment_label(base: int) -> str:
-    """The file name verify reports for segment ``base``."""
-    return segment_name(base)

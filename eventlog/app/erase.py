@@ -43,7 +43,6 @@ from eventlog.events import (
     MemoryEdited,
     MessageAppended,
     MessageUpdated,
-    RecordErased,
     SessionCreated,
     StmAdded,
 )
@@ -448,11 +447,6 @@ def _gateway(remote: Remote, found: _Found, needles: list[bytes], erasure_id: st
                                       refs=tuple(sorted(found.refs)), needles=tuple(needles), erasure_id=erasure_id,
                                       origin=device_origin(ws.log))
     return gateway_erasure.purge(remote, removal, dry_run=dry_run)
-
-
-def marker_seqs(ws: Workspace) -> list[int]:
-    """Seqs of every erased line in the log (what ``evlog verify`` accepts as authorised)."""
-    return [ev.seq for ev in ws.log.read() if isinstance(ev, RecordErased)]
 
 
 def erasures(ws: Workspace) -> list[ErasureRecorded]:

@@ -92,10 +92,13 @@ def apply_pulled(ws: Workspace, remote: Remote) -> int:
     """Apply the gateway's erasures this device has not applied yet (see the module docstring); how many."""
     from eventlog.app.erase import Target, erase, erasures
 
+    rows = erasures_after(remote, 0)  # one small query; the log is read only when there are any
+    if not rows:
+        return 0
     prefix = f"{remote.target}#"
-    done = [int(e.origin[len(prefix):]) for e in erasures(ws) if e.origin.startswith(prefix)
-            and e.origin[len(prefix):].isdigit()]
-    todo = erasures_after(remote, max(done, default=0))
+    done = {int(e.origin[len(prefix):]) for e in erasures(ws) if e.origin.startswith(prefix)
+            and e.origin[len(prefix):].isdigit()}
+    todo = [g for g in rows if g.id not in done]
     for g in todo:
         erase(ws, Target("sync", refs=g.refs, origin=f"{prefix}{g.id}"), record_empty=True)
     return len(todo)
