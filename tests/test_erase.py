@@ -516,3 +516,26 @@ def test_the_needle_matcher_finds_exactly_what_a_plain_search_finds(needles, dat
 
     data = data[:cut] + needles[0] + data[cut:] if cut % 2 else data  # half the cases hold a needle
     assert _Needles(tuple(needles)).search(data) == any(n in data for n in needles)
+
+
+def test_a_projects_mirrored_memory_and_leftover_backups_lose_an_erased_fact(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    with Workspace.open(home, writable=True) as ws:
+        ws.register_project(str(project))
+        text = f"The deploy key of this project is {SECRET}."
+        fid = mem.add(ws, text, section="Project Context", project=str(project), subject="project")
+        mem.add(ws, "The project uses pytest.", section="Project Context", project=str(project), subject="project")
+        ws.flush()
+        mirror = project / "memory" / "MEMORY.md"
+        assert SECRET.encode() in _read(str(mirror))
+        for leftover in ("memory/MEMORY.md.bak", "state/flush.tmp", "memory/MEMORY.md~"):
+            with open(os.path.join(home, leftover), "wb") as f:  # an editor's or a tool's copy of the file
+                f.write(f"## Project Context\n- {text}\n".encode())
+        report = erase(ws, Target("fact", fid))
+        assert sorted(report.removed_files) == ["memory/MEMORY.md.bak", "memory/MEMORY.md~", "state/flush.tmp"]
+    assert SECRET.encode() not in _read(str(mirror)) and b"pytest" in _read(str(mirror))
+    assert _byte_hits(home) == [] and _byte_hits(str(project)) == []
+    _clean(home)
