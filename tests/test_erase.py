@@ -539,3 +539,37 @@ def test_a_projects_mirrored_memory_and_leftover_backups_lose_an_erased_fact(tmp
     assert SECRET.encode() not in _read(str(mirror)) and b"pytest" in _read(str(mirror))
     assert _byte_hits(home) == [] and _byte_hits(str(project)) == []
     _clean(home)
+
+
+def test_erasing_a_real_claude_code_session_leaves_nothing_and_a_reingest_does_not_bring_it_back(tmp_path):
+    from eventlog.ingest import ingest_paths
+    from tests.conftest import real_data
+
+    folder = real_data("claude-code-viewer")
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    with Workspace.open(home, writable=True) as ws:
+        ingest_paths(ws.log, [folder])
+        ws.rebuild_projections()
+        for p in ("snapshot", "digest", "dream"):
+            processors.run(ws, p)
+        recall.rebuild(ws)
+        ws.flush()
+        sizes = {k: s.count for k, s in ws.sessions.index.items()}
+        key = sorted(sizes, key=sizes.get)[len(sizes) // 2]  # a session of middling size
+        texts = [e.content for e in ws.log.read() if isinstance(e, MessageAppended) and e.session_key == key
+                 and len(e.content) > 80]
+        others = b"".join(e.content.encode() for e in ws.log.read()
+                          if isinstance(e, MessageAppended) and e.session_key != key)
+        plain = [t[20:60] for t in texts if t[20:60].isascii() and not set(t[20:60]) & set('"\\\n\t<>&')]
+        probes = [p for p in plain if p.encode() not in others][:5]  # bytes as written in every file
+        assert probes, "no distinctive text in the chosen session: the test would prove nothing"
+        assert all(_byte_hits(home, p) for p in probes)
+        report = erase(ws, Target("session", key))
+        assert report.remaining == []
+        end = ws.log.last_seq
+        ingest_paths(ws.log, [folder])
+        assert ws.log.last_seq == end, "re-ingesting the transcripts wrote erased events again"
+    for p in probes:
+        assert _byte_hits(home, p) == [], f"{p!r} is still in the workspace"
+    _clean(home)
