@@ -31,6 +31,9 @@ class _Memory:
     def remote(self, user: str):  # noqa: ANN201
         return self.gw.remote(user)
 
+    def store(self, user: str, **kw):  # noqa: ANN003, ANN201
+        return self.gw.store(user, **kw)
+
     def dump(self) -> str:
         with self.gw.lock:
             return repr(self.gw._tables) + repr(self.gw.erasures)  # noqa: SLF001 - the whole in-memory database
@@ -39,6 +42,11 @@ class _Memory:
 class _MySQL:
     def remote(self, user: str):  # noqa: ANN201
         return sync.Gateway(MYSQL_URL, user)
+
+    def store(self, user: str, **kw):  # noqa: ANN003, ANN201
+        from eventlog.app.gateway.store import MySQLSessionStore
+
+        return MySQLSessionStore(MYSQL_URL, user, **kw)
 
     def dump(self) -> str:
         tables = [r[0] for r in query("SHOW TABLES")]
@@ -187,3 +195,24 @@ def test_verify_reports_an_interrupted_erase_as_pending_not_as_damage(tmp_path):
 
         assert erasure.resume(log) == 0  # its erasure never reached the log: the old state stands
     assert Log.open(d).verify() == []
+
+
+def test_a_local_erase_is_not_undone_by_a_pull_of_rows_the_gateway_still_holds(tmp_path, gateway):
+    user = fresh_email("erase")
+    a = _device(str(tmp_path / "a"))
+    try:
+        _secret_session(a)
+        _sync(a, gateway, user, sync.push)
+        erase(a, Target("session", "plans"))  # no gateway named: its rows stay there
+        assert SECRET in gateway.dump()
+        web = gateway.store(user, origin="web")
+        try:
+            web.update_message("plans", "m1", f"edited on the web, still {SECRET}")  # a change a pull would fetch
+            web.add_message("plans", "user", f"and a new line about {SECRET}", message_id="m3")
+        finally:
+            web.close()
+        _sync(a, gateway, user, sync.pull)
+        a.flush()
+        assert _hits(a.home) == [] and "plans" not in a.sessions.index
+    finally:
+        a.close()

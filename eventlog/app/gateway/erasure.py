@@ -104,6 +104,22 @@ def apply_pulled(ws: Workspace, remote: Remote) -> int:
     return len(todo)
 
 
+def drop_erased(page: Any, erased: set[str]) -> int:
+    """Take the rows of what this log erased out of a pulled page (the gateway may still hold them when an
+    erase did not name it); how many. A pull never brings an erased message or session back."""
+    from eventlog.erasure import ref_hash
+
+    if not erased:
+        return 0
+    gone = {k for k in page.keys() if ref_hash("session", k) in erased}  # noqa: SIM118 - Page.keys() is a method
+    before = page.rows
+    for k in gone:
+        page.sessions.pop(k, None)
+        page.context.pop(k, None)
+    page.messages = [m for m in page.messages if m.key not in gone and ref_hash(m.key, m.message_id) not in erased]
+    return before - page.rows
+
+
 # --- the in-memory gateway -------------------------------------------------------------
 
 

@@ -562,6 +562,7 @@ def pull(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = N
             if not page.rows:
                 break
             rejected = screen_page(page)
+            gateway_erasure.drop_erased(page, state.erased)
             with ws.lock:
                 state.catch_up(ws.log)
                 applied = _apply_page(ws, gw, state, page, rejected)

@@ -25,6 +25,7 @@ from typing import Any
 from eventlog.app.gateway.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRow, Version, message_rev, ms_of_iso
 from eventlog.app.workspace import Workspace
 from eventlog.events import (
+    ErasureRecorded,
     Event,
     MessageAppended,
     MessageUpdated,
@@ -127,6 +128,7 @@ class SyncState:
         self._pulled_left = 0
         self._pulled_ours = False
         self._pulled: SyncPulled | None = None
+        self.erased: set[str] = set()  # ``ref_hash`` names this log erased (a pull never brings them back)
 
     @property
     def in_pulled_batch(self) -> bool:
@@ -167,6 +169,9 @@ class SyncState:
             case SyncPulled():
                 self.pos.accounts.add((ev.target, ev.user))
                 self._start_pulled(ev)
+                return None
+            case ErasureRecorded():
+                self.erased.update(ev.refs)
                 return None
             case SyncPushed():
                 self.pos.accounts.add((ev.target, ev.user))
