@@ -34,7 +34,7 @@ class _Memory:
     def store(self, user: str, **kw):  # noqa: ANN003, ANN201
         return self.gw.store(user, **kw)
 
-    def dump(self) -> str:
+    def dump(self, user: str) -> str:
         with self.gw.lock:
             return repr(self.gw._tables) + repr(self.gw.erasures)  # noqa: SLF001 - the whole in-memory database
 
@@ -48,9 +48,15 @@ class _MySQL:
 
         return MySQLSessionStore(MYSQL_URL, user, **kw)
 
-    def dump(self) -> str:
-        tables = [r[0] for r in query("SHOW TABLES")]
-        return repr([query(f"SELECT * FROM `{t}`") for t in tables])  # noqa: S608 - names from SHOW TABLES
+    def dump(self, user: str) -> str:
+        """Every row of the user's in every table (tests share the database and are kept apart by users)."""
+        [(uid,)] = query("SELECT id FROM gateway_users WHERE email = %s", (user,))
+        out = []
+        for (table,) in query("SHOW TABLES"):
+            cols = {r[0] for r in query(f"SHOW COLUMNS FROM `{table}`")}  # noqa: S608 - names from SHOW TABLES
+            if "user_id" in cols:
+                out.append(query(f"SELECT * FROM `{table}` WHERE user_id = %s", (uid,)))  # noqa: S608
+        return repr(out)
 
 
 @pytest.fixture(params=["memory", pytest.param("mysql", marks=[pytest.mark.mysql, requires_mysql])])
@@ -63,12 +69,12 @@ def _device(home: str) -> Workspace:
     return Workspace.open(home, writable=True)
 
 
-def _hits(home: str) -> list[str]:
+def _hits(home: str, secret: str = SECRET) -> list[str]:
     out = []
     for root, _d, files in os.walk(home):
         for name in files:
             with open(os.path.join(root, name), "rb") as f:
-                if SECRET.encode() in f.read():
+                if secret.encode() in f.read():
                     out.append(os.path.relpath(os.path.join(root, name), home))
     return out
 
@@ -81,9 +87,9 @@ def _sync(ws: Workspace, gateway, user: str, how) -> None:  # noqa: ANN001
         remote.close()
 
 
-def _secret_session(ws: Workspace) -> None:
+def _secret_session(ws: Workspace, secret: str = SECRET) -> None:
     ws.append([SessionCreated(session_key="plans", title="plans"),
-               MessageAppended(session_key="plans", message_id="m1", role="user", content=f"the vault code is {SECRET}"),
+               MessageAppended(session_key="plans", message_id="m1", role="user", content=f"the vault code is {secret}"),
                MessageAppended(session_key="plans", message_id="m2", role="assistant", content="Noted, I will keep it."),
                SessionCreated(session_key="other", title="other"),
                MessageAppended(session_key="other", message_id="o1", role="user", content="keep this one")])
@@ -97,19 +103,19 @@ def test_an_erase_removes_the_rows_from_the_gateway_and_a_synced_device_applies_
         _sync(a, gateway, user, sync.push)
         _sync(b, gateway, user, sync.pull)
         b.flush()
-        assert SECRET in gateway.dump() and _hits(b.home), "the fixture did not sync the secret"
+        assert SECRET in gateway.dump(user) and _hits(b.home), "the fixture did not sync the secret"
         origin_before = device_origin(a.log)
 
         remote = gateway.remote(user)
         try:
             dry = erase(a, Target("session", "plans"), dry_run=True, remote=remote)
             assert dry.gateway.get("gateway_sessions") == 1 and dry.gateway.get("gateway_session_messages") == 2
-            assert SECRET in gateway.dump(), "a dry run deleted gateway rows"
+            assert SECRET in gateway.dump(user), "a dry run deleted gateway rows"
             report = erase(a, Target("session", "plans"), remote=remote)
         finally:
             remote.close()
         assert report.gateway == dry.gateway
-        assert SECRET not in gateway.dump(), "the gateway still holds the erased text"
+        assert SECRET not in gateway.dump(user), "the gateway still holds the erased text"
         assert device_origin(a.log) == origin_before, "erasing the first line changed the device's name"
 
         _sync(b, gateway, user, sync.pull)  # B applies the erasure
@@ -121,7 +127,7 @@ def test_an_erase_removes_the_rows_from_the_gateway_and_a_synced_device_applies_
         _sync(b, gateway, user, sync.pull)
         a.flush()
         b.flush()
-        assert SECRET not in gateway.dump()
+        assert SECRET not in gateway.dump(user)
         assert _hits(a.home) == [] and _hits(b.home) == []
         applied = [e for e in b.log.read() if isinstance(e, ErasureRecorded)]
         assert len(applied) == 1, "the erasure was applied more than once"
@@ -171,7 +177,7 @@ def test_an_erase_killed_after_the_gateway_committed_is_finished_by_the_devices_
         with pytest.raises(KeyboardInterrupt):
             erase(a, Target("session", "plans"), remote=gateway.remote(user))
         monkeypatch.undo()
-        assert SECRET not in gateway.dump() and _hits(a.home), "the test did not stop between the two commits"
+        assert SECRET not in gateway.dump(user) and _hits(a.home), "the test did not stop between the two commits"
         _sync(a, gateway, user, sync.pull)
         a.flush()
         assert _hits(a.home) == []
@@ -198,21 +204,22 @@ def test_verify_reports_an_interrupted_erase_as_pending_not_as_damage(tmp_path):
 
 
 def test_a_local_erase_is_not_undone_by_a_pull_of_rows_the_gateway_still_holds(tmp_path, gateway):
+    secret = "LOCAL-ONLY-" + fresh_email("s").split("@")[0]  # its own: these rows stay at the gateway on purpose
     user = fresh_email("erase")
     a = _device(str(tmp_path / "a"))
     try:
-        _secret_session(a)
+        _secret_session(a, secret)
         _sync(a, gateway, user, sync.push)
         erase(a, Target("session", "plans"))  # no gateway named: its rows stay there
-        assert SECRET in gateway.dump()
+        assert secret in gateway.dump(user)
         web = gateway.store(user, origin="web")
         try:
-            web.update_message("plans", "m1", f"edited on the web, still {SECRET}")  # a change a pull would fetch
-            web.add_message("plans", "user", f"and a new line about {SECRET}", message_id="m3")
+            web.update_message("plans", "m1", f"edited on the web, still {secret}")  # a change a pull would fetch
+            web.add_message("plans", "user", f"and a new line about {secret}", message_id="m3")
         finally:
             web.close()
         _sync(a, gateway, user, sync.pull)
         a.flush()
-        assert _hits(a.home) == [] and "plans" not in a.sessions.index
+        assert _hits(a.home, secret) == [] and "plans" not in a.sessions.index
     finally:
         a.close()
