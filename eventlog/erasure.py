@@ -204,7 +204,10 @@ def finish(log: Log) -> None:
     path = os.path.join(log.dir, ERASE_JOURNAL)
     if fs is None or not os.path.exists(path):
         return
-    fs.unlink(path)
+    try:
+        fs.unlink(path)
+    except FileNotFoundError:
+        return  # another process finishing the same erasure (its writable open rolled it forward) was first
     fs.fsync_dir(log.dir)
 
 
