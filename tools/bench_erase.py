@@ -8,7 +8,8 @@ A seeded generator writes ``--messages`` messages over ``--sessions`` sessions (
 ``--segment-mb``), runs snapshot and digest, then times, in one process: a full rebuild
 (``replay.rebuild``: the baseline, since an erase rebuilds every projection too), the dry
 run of erasing one session, and the erase itself (find + segment rewrite + rebuild +
-leftover search). Wall and CPU seconds are both reported: on a shared machine the CPU time
+leftover search), and how long the erase held the write lock (``erasure.commit``: other
+writers wait that long). Wall and CPU seconds are both reported: on a shared machine the CPU time
 of this process is the comparable figure. Only results go to stdout; progress to stderr. The data lives in a
 temporary directory that is removed at the end.
 """
@@ -28,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import processors  # noqa: E402
+from eventlog import erasure  # noqa: E402
 from eventlog.app import replay  # noqa: E402
 from eventlog.app.erase import Target, erase  # noqa: E402
 from eventlog.app.workspace import Workspace, init_workspace  # noqa: E402
@@ -80,11 +82,26 @@ def main(argv: list[str] | None = None) -> int:
             segments = len([n for n in os.listdir(ws.log.dir) if n.endswith(".jsonl")])
             rebuild_s, rebuild_cpu, _ = _timed(lambda: replay.rebuild(ws))
             dry_s, dry_cpu, dry = _timed(lambda: erase(ws, Target("session", "s3"), dry_run=True))
-            erase_s, erase_cpu, report = _timed(lambda: erase(ws, Target("session", "s3")))
+            held: list[float] = []  # the write lock is held for erasure.commit (journal, event, seal, rewrites)
+            commit = erasure.commit
+
+            def timed_commit(*a: Any, **k: Any) -> int:
+                t = time.perf_counter()
+                try:
+                    return commit(*a, **k)
+                finally:
+                    held.append(time.perf_counter() - t)
+
+            erasure.commit = timed_commit  # type: ignore[assignment]
+            try:
+                erase_s, erase_cpu, report = _timed(lambda: erase(ws, Target("session", "s3")))
+            finally:
+                erasure.commit = commit  # type: ignore[assignment]
             problems = [p for p in ws.log.verify() if p.damaged]
         row = {"events": events, "segments": segments, "erased_lines": len(report.seqs),
                "segments_rewritten": len(report.segments), "rebuild_s": rebuild_s, "rebuild_cpu_s": rebuild_cpu,
                "dry_run_s": dry_s, "dry_run_cpu_s": dry_cpu, "erase_s": erase_s, "erase_cpu_s": erase_cpu,
+               "write_lock_held_s": round(sum(held), 3),
                "erase_over_rebuild_cpu": round(erase_cpu / rebuild_cpu, 2) if rebuild_cpu else None,
                "dry_run_places": len(list(dry.places())), "remaining": report.remaining, "verify_problems": len(problems)}
     if args.json:
