@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -127,7 +128,7 @@ class Place:
     end: int
 
 
-def locate(log: Log, seqs: list[int]) -> list[Place]:
+def locate(log: Log, seqs: Sequence[int]) -> list[Place]:
     """The places of ``seqs`` in the log (lines already erased are left out)."""
     want = set(seqs)
     if not want:
@@ -144,7 +145,7 @@ def locate(log: Log, seqs: list[int]) -> list[Place]:
     return out
 
 
-def commit(log: Log, seqs: list[int], *, erasure_id: str, kind: str, refs: list[str] = (), origin: str = "") -> int:  # type: ignore[assignment]
+def commit(log: Log, seqs: Sequence[int], *, erasure_id: str, kind: str, refs: Sequence[str] = (), origin: str = "") -> int:
     """Erase the lines of ``seqs`` (see the module docstring); returns the ``log.erasure`` seq (0: nothing to do).
 
     Leaves the journal in place: call ``finish`` once what is derived from the log is clean.
@@ -267,20 +268,20 @@ def rewrite_segment(fs: FileSystem, log: Log, base: int, places: list[Place], e_
 def unauthorised(erasure_lines: list[tuple[str, int, int, bytes]]) -> list[tuple[str, int, int, str]]:
     """Markers no later ``log.erasure`` allows, as (segment, byte offset, seq, why); ``erasure_lines``
     are (segment, offset, seq, line) of every erasure line the verifying scan found, in log order."""
-    allowed: dict[int, tuple[int, str]] = {}  # marker seq -> (erasure seq, marker checksum)
+    allowed: dict[int, set[tuple[int, str]]] = defaultdict(set)  # marker seq -> {(erasure seq, marker checksum)}
     for _seg, _off, seq, line in erasure_lines:
         if not is_marker(line) and line.startswith(ERASURE_LINE_PREFIX):
             ev = _ERASURE.decode(line)
             for s, fp in zip(ev.seqs, ev.markers, strict=False):
-                allowed[s] = (seq, fp)
+                allowed[s].add((seq, fp))
     out = []
     for seg, off, seq, line in erasure_lines:
         if not is_marker(line):
             continue
         m = _MARKER.decode(line)
-        ok = allowed.get(seq)
-        if ok is None or ok[0] != m.erasure or ok[0] <= seq:
+        by = {fp for e, fp in allowed.get(seq, ()) if e == m.erasure and e > seq}
+        if not by:
             out.append((seg, off, seq, f"a log.erased line at seq {seq} that no later log.erasure authorises"))
-        elif ok[1] != codec.fingerprint(line):
-            out.append((seg, off, seq, f"the log.erased line at seq {seq} is not the one log.erasure {ok[0]} wrote"))
+        elif codec.fingerprint(line) not in by:
+            out.append((seg, off, seq, f"the log.erased line at seq {seq} is not the one log.erasure {m.erasure} wrote"))
     return out

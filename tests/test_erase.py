@@ -573,3 +573,14 @@ def test_erasing_a_real_claude_code_session_leaves_nothing_and_a_reingest_does_n
     for p in probes:
         assert _byte_hits(home, p) == [], f"{p!r} is still in the workspace"
     _clean(home)
+
+
+def test_an_erasure_event_naming_an_already_erased_seq_does_not_unsettle_its_marker(tmp_path):
+    """Any library caller may append a log.erasure (I21): one that lists a seq erased before changes nothing."""
+    home = str(tmp_path / "ws")
+    _build(home)
+    with Workspace.open(home, writable=True) as ws:
+        report = erase(ws, Target("session", "secret-s"))
+        seq = report.seqs[0]
+        ws.append([ErasureRecorded(erasure_id="other", kind="text", seqs=[seq], markers=["xxh3-64:" + "0" * 16])])
+        assert [p for p in ws.log.verify() if p.damaged] == []
