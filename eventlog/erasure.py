@@ -126,6 +126,7 @@ class Place:
     segment: int
     pos: int
     end: int
+    fingerprint: str = ""  # the line's checksum when it was located
 
 
 def locate(log: Log, seqs: Sequence[int]) -> list[Place]:
@@ -138,7 +139,7 @@ def locate(log: Log, seqs: Sequence[int]) -> list[Place]:
         if rec.seq in want:
             seen.add(rec.seq)
             if rec.event.type not in ("log.erased", "log.erasure"):
-                out.append(Place(rec.seq, rec.segment, rec.pos, rec.end))
+                out.append(Place(rec.seq, rec.segment, rec.pos, rec.end, rec.fingerprint))
     missing = sorted(want - seen)
     if missing:
         raise InvalidEventError(f"seq {missing[0]} is not in the log", field="seq")
@@ -153,13 +154,17 @@ def commit(log: Log, seqs: Sequence[int], *, erasure_id: str, kind: str, refs: S
     w = log.writer
     if w is None:
         raise InvalidEventError("erasing needs a writable log")
+    places = locate(log, seqs)  # before the lock: lines never move (only an erasure rewrites them: checked below)
     with log.turn():
-        places = locate(log, seqs)
+        lines = [_line(log, p) for p in places]
+        if any(codec.fingerprint(ln) != p.fingerprint for ln, p in zip(lines, places, strict=True)):
+            places = locate(log, seqs)  # another erasure ran meanwhile: look again, under the lock
+            lines = [_line(log, p) for p in places]
         if not places:
             return 0
         e_seq = log.last_seq + 1
         first = log.log_start
-        markers = [codec.fingerprint(marker_line(_line(log, p), e_seq, first=p.seq == first)) for p in places]
+        markers = [codec.fingerprint(marker_line(ln, e_seq, first=p.seq == first)) for ln, p in zip(lines, places, strict=True)]
         _write_journal(w.fs, log.dir, _Journal(e_seq, erasure_id))
         ev = ErasureRecorded(erasure_id=erasure_id, kind=kind, seqs=[p.seq for p in places], markers=markers,
                              refs=sorted(set(refs)), origin=origin)
@@ -167,7 +172,7 @@ def commit(log: Log, seqs: Sequence[int], *, erasure_id: str, kind: str, refs: S
         if got != e_seq:
             raise CorruptionError(f"the erasure was written at seq {got}, {e_seq} was expected")
         log.sync()  # durable before any line it authorises is rewritten, whatever the durability policy
-        _apply(log, e_seq, [p.seq for p in places])
+        _apply(log, e_seq, places)
     return e_seq
 
 
@@ -195,7 +200,7 @@ def resume(log: Log) -> int:
         if not isinstance(ev, ErasureRecorded) or journal is None or ev.erasure_id != journal.erasure_id:
             finish(log)  # the erasure never reached the log: the old state stands
             return 0
-        _apply(log, ev.seq, list(ev.seqs))
+        _apply(log, ev.seq, locate(log, ev.seqs))
     return ev.seq
 
 
@@ -222,18 +227,18 @@ def _line(log: Log, p: Place) -> bytes:
         return f.read(p.end - p.pos)
 
 
-def _apply(log: Log, e_seq: int, seqs: list[int]) -> None:
-    """Seal the active segment if it holds an erased seq, then rewrite every affected segment (idempotent)."""
+def _apply(log: Log, e_seq: int, places: list[Place]) -> None:
+    """Seal the active segment if it holds an erased line, then rewrite every affected segment (idempotent)."""
     w = log.writer
     assert w is not None
     bases = segment_bases(log.dir)
-    if bases and max(seqs) >= bases[-1]:
+    if places and bases and max(p.segment for p in places) == bases[-1]:
         w.seal_active()
     by_segment: dict[int, list[Place]] = defaultdict(list)
-    for p in locate(log, seqs):
+    for p in places:
         by_segment[p.segment].append(p)
-    for base, places in sorted(by_segment.items()):
-        rewrite_segment(w.fs, log, base, places, e_seq)
+    for base, here in sorted(by_segment.items()):
+        rewrite_segment(w.fs, log, base, here, e_seq)
 
 
 def rewrite_segment(fs: FileSystem, log: Log, base: int, places: list[Place], e_seq: int) -> None:
@@ -258,8 +263,9 @@ def rewrite_segment(fs: FileSystem, log: Log, base: int, places: list[Place], e_
         fs.close(fd)
     fs.rename(tmp, path)
     fs.fsync_dir(log.dir)
-    res = scan_segment(path, base)
-    fs.atomic_write(index_path(log.dir, base), encode_index(base, res.size, res.index), sync=False)
+    if len(new) != len(data):  # a marker longer than its line moved what follows: the sparse index too
+        res = scan_segment(path, base)
+        fs.atomic_write(index_path(log.dir, base), encode_index(base, res.size, res.index), sync=False)
 
 
 # --- verify: is every marker authorised? ----------------------------------------------
