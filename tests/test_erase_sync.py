@@ -210,7 +210,8 @@ def test_a_local_erase_is_not_undone_by_a_pull_of_rows_the_gateway_still_holds(t
     try:
         _secret_session(a, secret)
         _sync(a, gateway, user, sync.push)
-        erase(a, Target("session", "plans"))  # no gateway named: its rows stay there
+        report = erase(a, Target("session", "plans"))  # no gateway named: its rows stay there
+        assert any("--dsn" in n for n in report.notes), "the user was not told the gateway keeps its copy"
         assert secret in gateway.dump(user)
         web = gateway.store(user, origin="web")
         try:

@@ -45,6 +45,7 @@ from eventlog.events import (
     MessageUpdated,
     SessionCreated,
     StmAdded,
+    SyncPushed,
 )
 from eventlog.segments import segment_name
 
@@ -88,6 +89,7 @@ class ErasureReport:
     erasure_seq: int = 0
     refs: list[str] = field(default_factory=list)
     remaining: list[str] = field(default_factory=list)  # places still holding it afterwards (should be none)
+    notes: list[str] = field(default_factory=list)  # what the user should know (a gateway not named, ...)
 
     @property
     def seqs(self) -> list[int]:
@@ -128,6 +130,7 @@ class _Found:
     refs: set[str] = field(default_factory=set)
     sessions: set[str] = field(default_factory=set)  # sessions erased whole (their session.created is)
     messages: set[tuple[str, str]] = field(default_factory=set)  # (session key, message id) erased
+    pushed_to: set[str] = field(default_factory=set)  # gateways this log pushed to (they may hold copies)
 
 
 def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remote | None = None,
@@ -155,6 +158,9 @@ def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remot
     if remote is not None:
         report.gateway, row = _gateway(remote, found, needles, erasure_id, ws, dry_run=dry_run)
         origin = f"{remote.target}#{row}" if row else origin
+    elif found.pushed_to and found.messages and target.kind != "sync":
+        report.notes.append(f"this workspace pushed to {', '.join(sorted(found.pushed_to))}: the gateway keeps its "
+                            "copy (and other devices theirs) unless you erase with --dsn as well")
     if dry_run:
         return report
     if not found.seqs:
@@ -222,6 +228,7 @@ def find(ws: Workspace, target: Target) -> _Found:
     found = _Found()
     events = [ev for ev in ws.log.read() if ev.type not in _NEVER]
     encoded = {ev.seq: codec.ENCODER.encode(ev) for ev in events}
+    found.pushed_to = {ev.target for ev in events if isinstance(ev, SyncPushed)}
     fact_ids = _target_facts(events, target)
     if target.kind in ("fact", "subject") and not fact_ids:
         raise NotFound(f"no fact {'with id' if target.kind == 'fact' else 'about'} {target.value!r}")

@@ -80,3 +80,5 @@ def erase_cmd(ctx: click.Context, fact: str | None, session: str | None, subject
         report = erase(ws, Target(kind, value or ""), dry_run=dry_run, remote=remote)
     emit(report.places(), as_json, _place_line)
     note(report.summary())
+    for line in report.notes:
+        note(f"note: {line}")
