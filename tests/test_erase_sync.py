@@ -8,6 +8,7 @@ pull, and neither a push from B nor a later pull brings anything back.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -224,3 +225,25 @@ def test_a_local_erase_is_not_undone_by_a_pull_of_rows_the_gateway_still_holds(t
         assert _hits(a.home, secret) == [] and "plans" not in a.sessions.index
     finally:
         a.close()
+
+
+@pytest.mark.mysql
+@requires_mysql
+def test_the_erase_command_with_dsn_purges_the_gateway_and_prints_its_rows(tmp_path, cli_runner):
+    from eventlog.cli import cli
+
+    gateway, user = _MySQL(), fresh_email("erase")
+    a = _device(str(tmp_path / "a"))
+    try:
+        _secret_session(a)
+        _sync(a, gateway, user, sync.push)
+    finally:
+        a.close()
+    args = ["--home", a.home, "erase", "--session", "plans", "--dsn", MYSQL_URL, "--user", user, "--json"]
+    out = cli_runner.invoke(cli, [*args, "--dry-run"])
+    assert out.exit_code == 0, out.stderr
+    assert {"place": "gateway", "table": "gateway_session_messages", "rows": 2} in [json.loads(x) for x in out.stdout.splitlines()]
+    assert SECRET in gateway.dump(user)
+    out = cli_runner.invoke(cli, [*args, "--yes"])
+    assert out.exit_code == 0, out.stderr
+    assert SECRET not in gateway.dump(user) and _hits(a.home) == []
