@@ -195,6 +195,40 @@ class MemoryArchived(Event, tag="memory.archived", kw_only=True, frozen=True):
     reason: str = ""
 
 
+class MemoryRestored(Event, tag="memory.restored", kw_only=True, frozen=True):
+    """A forgotten fact was brought back (``evlog memory unforget``): it is active again."""
+
+    fact_id: str
+    by: str = "user"
+
+
+# --- erasure (eventlog.erasure): the only sanctioned change to a sealed segment ---------
+
+
+class RecordErased(Event, tag="log.erased", kw_only=True, frozen=True):
+    """What an erased line became: same ``seq``, ``ts`` and ``dedup`` key, no payload (never appended, only
+    written in place by ``eventlog.erasure``; ``erasure`` is the seq of the ``log.erasure`` that allows it)."""
+
+    erasure: int
+    was: str = ""  # the erased event's type
+    origin: str = ""  # the log's device origin, kept on its first line only (eventlog.app.gateway.sync_state)
+    pad: str = ""  # spaces that give the marker the erased line's length, so byte positions stay valid
+
+
+class ErasureRecorded(Event, tag="log.erasure", kw_only=True, frozen=True):
+    """An authorised erasure: the seqs it replaces by ``log.erased`` lines and each marker line's checksum.
+
+    It never holds the erased text (nor a hash of it): only seqs, the kind of target and counts.
+    """
+
+    erasure_id: str
+    kind: str  # "fact", "session", "subject", "text" or "sync" (applied from another device)
+    seqs: list[int]
+    markers: list[str]  # "xxh3-64:<hex>" of each marker line, in the order of ``seqs``
+    refs: list[str] = []  # ``ref_hash`` of each "<session key>\0<message id>" / "fact\0<id>" removed (for other devices)
+    origin: str = ""  # the device an erasure pulled by sync came from
+
+
 # --- processors: offsets, diary, short- and long-term memory ---------------------------
 
 
@@ -398,6 +432,9 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryEdited,
     MemoryPinned,
     MemoryArchived,
+    MemoryRestored,
+    RecordErased,
+    ErasureRecorded,
     OffsetCommitted,
     OffsetReset,
     DiaryAppended,

@@ -458,7 +458,9 @@ class LogReader:
         """Check every byte of every segment; return all problems found (empty when clean).
 
         One pass per segment: the validating scan decodes every event fully (``strict``),
-        so a checksummed line that is not a valid event is reported where it is.
+        so a checksummed line that is not a valid event is reported where it is. Erased lines
+        (``log.erased``) are fine only where a later ``log.erasure`` authorises exactly them
+        (``eventlog.erasure.unauthorised``); an erasure still under way is reported, not damage.
         """
         problems: list[Problem] = []
         for name in foreign_files(self.dir):
@@ -468,6 +470,7 @@ class LogReader:
                                     damaged=False))
         bases = segment_bases(self.dir)
         expected = bases[0] if bases else 1
+        erasure_lines: list[tuple[str, int, int, bytes]] = []
         for i, base in enumerate(bases):
             seg = segment_name(base)
             last = i == len(bases) - 1
@@ -492,8 +495,10 @@ class LogReader:
                     problems.append(Problem(seg, d.offset, d.seq, what, d.reason + tail))
             elif not last and res.valid_end != res.size:
                 problems.append(Problem(seg, res.valid_end, res.next_seq, "damaged", "trailing bytes in a sealed segment"))
+            erasure_lines += [(seg, pos, seq, line) for seq, pos, line in res.erasure_lines]
             # after damage in a sealed segment, trust the next name so one problem is reported once
             expected = bases[i + 1] if res.damage is not None and not last else res.next_seq
+        problems += _erasure_problems(self.dir, erasure_lines)
         return problems
 
     def stats(self) -> Stats:
@@ -521,6 +526,17 @@ class LogReader:
         st.last_seq = st.first_seq + st.events - 1 if st.events else 0
         st.by_type = dict(sorted(counts.items()))
         return st
+
+
+def _erasure_problems(log_dir: str, erasure_lines: list[tuple[str, int, int, bytes]]) -> list[Problem]:
+    """Unauthorised ``log.erased`` lines (damage) and an erasure still under way (not damage)."""
+    from eventlog import erasure  # the erasure module builds on this one
+
+    out = [Problem(seg, off, seq, "unauthorised-erasure", why) for seg, off, seq, why in erasure.unauthorised(erasure_lines)]
+    if erasure.pending(log_dir):
+        out.append(Problem(erasure.ERASE_JOURNAL, -1, -1, "erasure-pending",
+                           "an erasure was interrupted; the next 'evlog erase' or writable open completes it", damaged=False))
+    return out
 
 
 def _ends_in_newline(path: str) -> bool:

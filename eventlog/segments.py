@@ -11,6 +11,10 @@ seq (dense from the base), and atomic batches (a batch whose lines are not all t
 invalid as a whole). It reports where the valid bytes end and what the damage after
 them looks like; recovery (``eventlog.log``) and ``verify`` decide what to do with it.
 
+The one sanctioned change to a sealed segment is an erasure (``eventlog.erasure``): lines
+replaced in place by ``log.erased`` markers with the same seq, each authorised by a later
+``log.erasure`` event; the scan collects both kinds of line so ``verify`` can check that.
+
 A sparse index ``<base>.idx`` maps every ~4 KiB of a sealed segment to (seq, byte
 position) so reading from a seq does not scan the segment from the start. It is
 disposable: stale or missing indexes are rebuilt from the segment bytes, and every
@@ -37,6 +41,8 @@ INDEX_EVERY = 4096  # bytes between sparse index entries
 READ_CHUNK = 1 << 20
 _NAME_RE = re.compile(r"^(\d{20})\.jsonl$")
 _MORE_MARK = b',"more":'
+ERASURE_LINE_PREFIX = b'{"type":"log.eras'  # ``log.erased`` markers and ``log.erasure`` events (eventlog.erasure)
+ERASE_JOURNAL = "ERASING"  # an erasure under way (eventlog.erasure)
 
 
 def segment_name(base: int) -> str:
@@ -55,7 +61,7 @@ def segment_bases(log_dir: str) -> list[int]:
 
 def foreign_files(log_dir: str) -> list[str]:
     """Names in ``log_dir`` that are neither segments, indexes nor the lock/dedup files."""
-    known = {"LOCK", "LOCK.wait", "dedup.idx", "quarantine"}
+    known = {"LOCK", "LOCK.wait", "dedup.idx", "quarantine", ERASE_JOURNAL}
     out = []
     for name in sorted(os.listdir(log_dir)):
         if name in known or _NAME_RE.match(name):
@@ -133,6 +139,7 @@ class ScanResult:
     dedup: list[tuple[str, int]] = field(default_factory=list)  # (key, seq) of records carrying one
     last_ts: str = ""  # ts of the last valid record
     damage: Damage | None = None
+    erasure_lines: list[tuple[int, int, bytes]] = field(default_factory=list)  # (seq, pos, line): erasure lines
 
 
 def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None = None, strict: bool = False,
@@ -191,6 +198,8 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
             next_index_pos = pos + INDEX_EVERY
         if fr.dedup:
             res.dedup.append((fr.dedup, seq))
+        if line.startswith(ERASURE_LINE_PREFIX):
+            res.erasure_lines.append((seq, pos, line))
         ts = fr.ts
         seq += 1
         if batch_left:
@@ -205,6 +214,7 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
     if damage is not None:
         res.index = [(s, p) for s, p in res.index if p < damage.offset]
         res.dedup = [(k, s) for k, s in res.dedup if s < damage.seq]
+        res.erasure_lines = [x for x in res.erasure_lines if x[0] < damage.seq]
         damage.records_after = sum(1 for _p, ln in lines if ln[-1:] == b"\n" and checksum_ok(ln))
         res.damage = damage
     return res

@@ -45,11 +45,13 @@ from eventlog.events import (
     DiaryDigested,
     DiaryTrimmed,
     DreamStarted,
+    ErasureRecorded,
     Event,
     MemoryAppended,
     MessageAppended,
     OffsetCommitted,
     OffsetReset,
+    RecordErased,
 )
 
 #: Event types ``evlog append`` accepts: what a harness or a user may say happened.
@@ -156,6 +158,10 @@ def validate_event(ev: Event, *, where: str = "") -> None:
             raise _bad(ev, where, "to_cursor", f"{ev.to_cursor} is before from_cursor {ev.from_cursor}")
         case DreamStarted() if not ev.run_id:
             raise _bad(ev, where, "run_id", "a run needs an id")
+        case RecordErased():
+            raise _bad(ev, where, "type", "log.erased lines are written in place by an erasure (eventlog.erasure), never appended")
+        case ErasureRecorded() if len(ev.seqs) != len(ev.markers):
+            raise _bad(ev, where, "markers", f"{len(ev.markers)} marker checksum(s) for {len(ev.seqs)} seq(s)")
         case _:
             pass
 

@@ -372,9 +372,9 @@ class LogWriter:
         """Read what other writers appended since our last turn: seqs, dedup keys, index, ts."""
         bases = segment_bases(self.dir)
         path = self.reader.seg_path(self._active_base)
-        if self._active_base not in bases or os.path.getsize(path) < self._size:
+        if self._active_base not in bases or os.path.getsize(path) < self._size or self._file_replaced(path):
             self._close_fd()
-            self._load(False)  # the log changed in a way appends cannot explain (a repair, a restore)
+            self._load(False)  # the log changed in a way appends cannot explain (a repair, a restore, an erasure)
             return
         newer = bases[bases.index(self._active_base) :]
         for k, base in enumerate(newer):
@@ -406,6 +406,15 @@ class LogWriter:
                 self._recover_tail(base, res)
         if self._fd is None:
             self._open_active()
+
+    def _file_replaced(self, path: str) -> bool:
+        """True when ``path`` is no longer the file our descriptor is open on (an erasure rewrote it)."""
+        if self._fd is None:
+            return False
+        try:
+            return os.stat(path).st_ino != os.fstat(self._fd).st_ino
+        except FileNotFoundError:
+            return True
 
     def _see_ts(self, ts: str) -> None:
         ms = _ts_ms(ts)
@@ -859,6 +868,21 @@ class LogWriter:
         self._next_mark = 0
         if time.monotonic() - self._dedup_saved > DEDUP_SAVE_INTERVAL:
             self._save_quietly(self._save_dedup)
+
+    def seal_active(self) -> bool:
+        """Seal the active segment now if it holds anything (call inside ``turn()``); True if it did.
+
+        ``eventlog.erasure`` rewrites sealed segments only: another writer's descriptor may still
+        point at the active file, and a sealed (read-only) file tells it to look again.
+        """
+        with self._mutex:
+            if not self._depth:
+                raise WriterClosedError("seal_active needs the write lock: call it inside turn()")
+            self._check_writable(None)
+            if not self._size:
+                return False
+            self._roll()
+            return True
 
     def _save_active_index(self) -> None:
         """Leave the active segment's sparse index for readers (disposable, checked on use)."""

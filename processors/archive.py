@@ -3,7 +3,8 @@
 A short-term entry is *used* when a caller chose to use it (``memory.recalled``) or a fact
 in MEMORY.md cites one of its messages (see ``projections.memory_entries``). Used entries are promoted
 (``memory.ltm.promoted``); entries unused for ``stale_after_days`` are dropped
-(``memory.stm.dropped``; the log keeps them); the rest wait. One atomic append per run;
+(``memory.stm.dropped``; the log keeps them); the rest wait. An entry whose sessions were all
+deleted is dropped, never promoted (an erased one is no longer in the log at all). One atomic append per run;
 running it again without new use or time passing changes nothing.
 """
 
@@ -28,9 +29,12 @@ def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> Run
         entries = ws.memory_entries
         now = clock()
         out: list[Event] = []
+        live = ws.sessions.index
         for e in entries.entries("stm"):
             report.events_read += 1
-            if e.recalled or e.cited_by:
+            if e.session_keys and not any(k in live for k in e.session_keys):
+                out.append(StmDropped(entry_id=e.entry_id, reason="its session was deleted"))
+            elif e.recalled or e.cited_by:
                 why = f"recalled {e.recalled} time(s)" if e.recalled else f"cited by fact {', '.join(e.cited_by[:3])}"
                 out.append(LtmPromoted(entry_id=e.entry_id, reason=why))
             elif (now - epoch_of(e.last_used or e.created_at)) / 86400 > ws.config.stale_after_days:

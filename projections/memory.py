@@ -53,6 +53,7 @@ from eventlog.events import (
     MemoryForgotten,
     MemoryPinned,
     MemoryRecalled,
+    MemoryRestored,
     MemorySuperseded,
 )
 from projections.base import Projection
@@ -199,7 +200,7 @@ class MemoryProjection(Projection):
 
     name = "memory"
     consumes = frozenset({"memory.appended", "memory.superseded", "memory.forgotten", "memory.edited",
-                          "memory.pinned", "memory.archived", "memory.recalled"})
+                          "memory.pinned", "memory.archived", "memory.recalled", "memory.restored"})
 
     def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
         super().__init__(root, fs, live=live)
@@ -259,6 +260,11 @@ class MemoryProjection(Projection):
                 f = facts.get(ev.fact_id)
                 if f is not None:
                     f.state, f.changed_by, f.reason = "forgotten", ev.by, ev.reason
+                    self.dirty.add(f.target)
+            case MemoryRestored():
+                f = facts.get(ev.fact_id)
+                if f is not None and f.state == "forgotten":
+                    f.state, f.changed_by, f.reason = "active", ev.by, ""
                     self.dirty.add(f.target)
             case MemoryEdited():
                 f = facts.get(ev.fact_id)

@@ -122,12 +122,14 @@ class SimFS(FileSystem):
             raise self._fail(f"rename({src}, {dst})")
         self._track(src)
         self._track(dst)
-        self.unsynced_renames.append((src, dst, self.durable.get(dst)))
+        old = self.durable.get(dst)
+        self.unsynced_renames.append((src, dst, old))
         super().rename(src, dst)
         self.durable[dst] = self.durable.pop(src, None)
         if src in self.unsynced_creates:
             self.unsynced_creates.discard(src)
-            self.unsynced_creates.add(dst)
+            if old is None:  # a name that existed durably cannot vanish: a crash keeps the old file or the new one
+                self.unsynced_creates.add(dst)
 
     def unlink(self, path: str) -> None:
         if self._tick("unlink"):

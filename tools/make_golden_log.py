@@ -17,6 +17,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from eventlog import erasure  # noqa: E402
 from eventlog import events as E  # noqa: E402
 from eventlog.log import Log  # noqa: E402
 
@@ -45,6 +46,7 @@ SAMPLES = [
     E.MemoryPinned(fact_id="fact-3", pinned=False),
     E.MemoryArchived(fact_id="fact-2", reason="over the budget"),
     E.MemoryForgotten(fact_id="fact-3", by="user", reason="not true"),
+    E.MemoryRestored(fact_id="fact-3", by="user"),
     E.DreamFailed(run_id="dream-14", reason="model call failed: timeout", error_kind="timeout"),
     E.DiaryAppended(date="2026-11-01", line="09:00:01 [cli:golden] user: I prefer tabs.", session_key="cli:golden", message_id="m1", source_seq=2, dedup="xxh3_128:" + "1" * 32),
     E.DiaryAppended(date="2026-11-01", line="09:00:02 [cli:golden] assistant: Done.", session_key="cli:golden", message_id="m2", source_seq=3,
@@ -74,6 +76,11 @@ def main(version: str) -> None:
     log.append_batch(SAMPLES[:3])
     for ev in SAMPLES[3:]:
         log.append(ev)
+    secret = log.append(E.MessageAppended(session_key="cli:golden", message_id="m9", role="user", content="erase me",
+                                          dedup="golden:m9"))
+    erasure.commit(log, [secret], erasure_id="golden-erasure", kind="text",
+                   refs=[erasure.ref_hash("cli:golden", "m9")])  # a real erasure: log.erased + log.erasure
+    erasure.finish(log)
     log.close()
     for name in os.listdir(out):
         if not name.endswith(".jsonl"):

@@ -1,6 +1,6 @@
 """Users are in charge of memory: list, forget, edit and pin facts (what ``evlog memory`` does).
 
-Every change is an event (``memory.forgotten``, ``memory.edited``, ``memory.pinned``), so
+Every change is an event (``memory.forgotten``, ``memory.restored``, ``memory.edited``, ``memory.pinned``), so
 it survives replay; a forgotten fact is never learned again from the same sources (Dream
 checks). A change that would put a MEMORY.md over its budget archives the least valuable
 facts in the same atomic batch. Each function is idempotent: doing it twice changes
@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from eventlog.errors import InvalidEventError, NotFound
-from eventlog.events import Event, MemoryAppended, MemoryEdited, MemoryForgotten, MemoryPinned, MemoryRecalled
+from eventlog.events import (
+    Event,
+    MemoryAppended,
+    MemoryEdited,
+    MemoryForgotten,
+    MemoryPinned,
+    MemoryRecalled,
+    MemoryRestored,
+)
 from projections.memory import STATES, Fact
 
 if TYPE_CHECKING:
@@ -71,6 +79,23 @@ def forget(ws: Workspace, fact_ids: list[str], *, reason: str = "", by: str = "u
         if todo:
             ws.append([MemoryForgotten(fact_id=fid, by=by, reason=reason or "forgotten on request") for fid in todo])
         return todo
+
+
+def unforget(ws: Workspace, fact_id: str, *, by: str = "user") -> bool:
+    """Bring a forgotten fact back (``memory.restored``): it is active again; False if it was not forgotten.
+
+    ``forget`` is soft and reversible; ``eventlog.app.erase`` is the hard, irreversible one.
+    """
+    from processors.dream import budget_events
+
+    with ws.lock:
+        if find(ws, fact_id).state != "forgotten":
+            return False
+        ws.append([MemoryRestored(fact_id=fact_id, by=by)])
+        extra = budget_events(ws, [])
+        if extra:
+            ws.append(extra)
+        return True
 
 
 def edit(ws: Workspace, fact_id: str, text: str, *, by: str = "user") -> bool:

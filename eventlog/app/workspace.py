@@ -123,6 +123,20 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
         return self
 
 
+def _finish_erasure(ws: Workspace) -> None:
+    """Roll a killed ``evlog erase`` forward before anything else reads the files it was cleaning."""
+    from eventlog import erasure
+
+    if erasure.pending(ws.log.dir):
+        from eventlog.app.erase import resume
+
+        try:
+            resume(ws)
+        except BaseException:
+            ws.close()
+            raise
+
+
 def default_home() -> str:
     """``$EVLOG_HOME`` if set, else ``~/.evlog``."""
     return os.environ.get("EVLOG_HOME") or os.path.join(os.path.expanduser("~"), ".evlog")
@@ -222,7 +236,10 @@ class Workspace:
             fs=fs,
             clock=clock,
         )
-        return cls(home, config, log, fs)
+        ws = cls(home, config, log, fs)
+        if writable:
+            _finish_erasure(ws)
+        return ws
 
     @property
     def writable(self) -> bool:

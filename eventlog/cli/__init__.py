@@ -81,6 +81,7 @@ def main() -> None:
 from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     agents_command,
     daemon_command,
+    erase_command,
     gateway_command,
     ingest_command,
     log_commands,

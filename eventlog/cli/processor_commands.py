@@ -153,6 +153,18 @@ def memory_forget(ctx: click.Context, fact_ids: tuple[str, ...], match: str | No
     note(f"forgot {len(done)} fact(s): {', '.join(done)}" if done else "nothing to forget: already forgotten")
 
 
+@memory.command("unforget")
+@click.argument("fact_id")
+@click.pass_context
+def memory_unforget(ctx: click.Context, fact_id: str) -> None:
+    """Bring back forgotten fact FACT_ID: it is active (and in MEMORY.md) again. 'forget' is reversible; 'evlog erase' is not."""
+    from eventlog.app import memory as mem
+
+    with open_workspace(ctx, writable=True) as ws:
+        changed = mem.unforget(ws, fact_id)
+    note(f"restored {fact_id}" if changed else f"{fact_id} is not forgotten: nothing to restore")
+
+
 @memory.command("edit")
 @click.argument("fact_id")
 @click.argument("text")

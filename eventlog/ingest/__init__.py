@@ -52,7 +52,7 @@ import msgspec
 import xxhash
 
 from eventlog.errors import ConfigError, IngestError, NotFound, RefusedInput
-from eventlog.events import Event, MessageAppended, MessageUpdated, SessionCreated, SessionUpdated
+from eventlog.events import Event, MessageAppended, MessageUpdated, RecordErased, SessionCreated, SessionUpdated
 from eventlog.ingest import catbuddy, claude_code, codex, nanobot
 from eventlog.ingest.detect import describe, detect, read_records
 from eventlog.ingest.model import ParsedFile, ParsedSession, Summary
@@ -454,6 +454,8 @@ def _as_update_if_grown(log: Any, ev: Event) -> Event | None:
         return msgspec.structs.replace(ev, dedup=plain, extra={**ev.extra, "version": version})
     rec = log.find(first)
     stored = rec.event if rec is not None else None
+    if isinstance(stored, RecordErased):
+        return None  # erased (eventlog.erasure): a re-ingest never brings any version of it back
     if isinstance(stored, MessageAppended) and stored.extra.get("version") == version:
         return None
     return MessageUpdated(session_key=ev.session_key, message_id=ev.message_id, content=ev.content,

@@ -59,6 +59,7 @@ from eventlog.events import (
     MemoryEdited,
     MemoryForgotten,
     MemoryPinned,
+    MemoryRestored,
     MemorySuperseded,
     MessageAppended,
     MessageUpdated,
@@ -378,6 +379,8 @@ class RecallIndex:
                 self._ops.append(_SetFact(ev.fact_id, STATE_CODES["forgotten"], None, seq))
             case MemoryArchived():
                 self._ops.append(_SetFact(ev.fact_id, STATE_CODES["archived"], None, seq, only_if=STATE_CODES["active"]))
+            case MemoryRestored():
+                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["active"], None, seq, only_if=STATE_CODES["forgotten"]))
             case MemoryPinned() if ev.pinned:
                 self._ops.append(_SetFact(ev.fact_id, STATE_CODES["active"], None, seq, only_if=STATE_CODES["archived"]))
             case MemoryEdited():

@@ -88,6 +88,7 @@ class MemoryGateway:
         self.attempts = MemoryAttempts()
         self._tables: dict[int, _Tables] = {}
         self._pos = 0  # the arrival counter of every message row (AUTO_INCREMENT pos)
+        self.erasures: list[tuple[int, Any]] = []  # (user id, gateway erasure): ``gateway_erasures`` (gateway.erasure)
 
     # -- users ------------------------------------------------------------------------------
 

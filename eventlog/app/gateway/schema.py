@@ -42,6 +42,8 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
 * ``gateway_login_attempts`` (m007): one row per rate-limit bucket (a SHA-256 naming a
   client address, or a client address and an e-mail), its attempt count ``n`` and the start
   of its window: the shared, atomic login limit of every gateway process (``login_limit``).
+* ``gateway_erasures`` (m008): each ``evlog erase`` a device made at the gateway, as hashed
+  names of what it removed, for every other device to apply (``eventlog.app.gateway.erasure``).
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -273,6 +275,23 @@ def m007_create_gateway_login_attempts(cur: Any) -> None:
           n INT UNSIGNED NOT NULL,
           PRIMARY KEY (bucket),
           KEY ix_gateway_login_attempts_started (started_at)
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m008_create_gateway_erasures(cur: Any) -> None:
+    """Erasures other devices must apply (``eventlog.app.gateway.erasure``): hashed names only, never text."""
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_erasures (
+          id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+          user_id BIGINT UNSIGNED NOT NULL,
+          erasure_id VARCHAR(64) NOT NULL,
+          origin VARCHAR(64) NOT NULL DEFAULT '',
+          refs LONGTEXT NOT NULL,
+          created_at DATETIME(3) NOT NULL,
+          PRIMARY KEY (id),
+          KEY ix_gateway_erasures_user (user_id, id),
+          CONSTRAINT fk_gateway_erasures_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
         ) {TABLE_OPTIONS}""")
 
 

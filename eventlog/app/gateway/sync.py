@@ -62,6 +62,7 @@ from typing import Any
 import msgspec
 import xxhash
 
+from eventlog.app.gateway import erasure as gateway_erasure
 from eventlog.app.gateway import ops
 from eventlog.app.gateway import rows as R
 from eventlog.app.gateway.changes import Page, changed_sessions, count_changed_messages, fetch_changes
@@ -411,6 +412,9 @@ class _Pusher:
         stop = ws.log.last_seq
         pos = scan_positions(ws.log, gw.target, gw.email, stop, refusals=_refusal_names(gw.target, gw.email))
         _check_account(gw, pos.accounts, self.allow_other_user)
+        if gateway_erasure.apply_pulled(ws, gw):  # never send back what another device erased
+            stop = ws.log.last_seq
+            pos = scan_positions(ws.log, gw.target, gw.email, stop, refusals=_refusal_names(gw.target, gw.email))
         start = 1
         if self.everything:
             report.resets.append("sending every session and message again (--all)")
@@ -580,6 +584,9 @@ def pull(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = N
         with ws.lock:
             state = fold(ws, gw.target, gw.email)
         _check_account(gw, state.pos.accounts, allow_other_user)
+        if gateway_erasure.apply_pulled(ws, gw):  # erasures first: a deleted row is no change to pull
+            with ws.lock:
+                state = fold(ws, gw.target, gw.email)
         watermark, own = _pull_position(state, gw, report)
         report.position_before = report.position_after = watermark
         while True:
@@ -587,6 +594,7 @@ def pull(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = N
             if not page.rows:
                 break
             rejected = screen_page(page)
+            gateway_erasure.drop_erased(page, state.erased)
             with ws.lock, ws.log.turn():  # the write turn from planning to appending: the page lands where planned
                 state.catch_up(ws.log)
                 applied = _apply_page(ws, gw, state, page, rejected)

@@ -26,10 +26,12 @@ from eventlog.app.gateway.rows import TOMBSTONE_REV, ZERO, MessageRow, SessionRo
 from eventlog.app.gateway.screen import ceiling_ms
 from eventlog.app.workspace import Workspace
 from eventlog.events import (
+    ErasureRecorded,
     Event,
     MessageAppended,
     MessageUpdated,
     OffsetReset,
+    RecordErased,
     SessionConsolidated,
     SessionCreated,
     SessionDeleted,
@@ -112,6 +114,8 @@ class Positions:
 def device_origin(log: Log) -> str:
     """This log's writer id for versions: ``evlog:`` + the first record's fingerprint."""
     rec = log.find(log.log_start)
+    if rec is not None and isinstance(rec.event, RecordErased) and rec.event.origin:
+        return rec.event.origin  # the first line was erased: its marker keeps the name (eventlog.erasure)
     return "evlog:" + (rec.fingerprint.split(":")[-1] if rec is not None else "empty")
 
 
@@ -128,6 +132,7 @@ class SyncState:
         self._pulled_ours = False
         self._pulled: SyncPulled | None = None
         self.ceiling = ceiling_ms()  # the latest version time taken from a peer (``screen.clamp_ms``)
+        self.erased: set[str] = set()  # ``ref_hash`` names this log erased (a pull never brings them back)
 
     @property
     def in_pulled_batch(self) -> bool:
@@ -168,6 +173,9 @@ class SyncState:
             case SyncPulled():
                 self.pos.accounts.add((ev.target, ev.user))
                 self._start_pulled(ev)
+                return None
+            case ErasureRecorded():
+                self.erased.update(ev.refs)
                 return None
             case SyncPushed():
                 self.pos.accounts.add((ev.target, ev.user))
