@@ -74,10 +74,10 @@ def split_question(text: str) -> Question:
     q.cjk = [m.group() for m in CJK_RUN.finditer(text)]
     rest = CJK_RUN.sub(" ", text) if q.cjk else text
     for w in WORD.findall(rest):
-        f = fold(w)
-        q.all_words.append(f)
-        if f not in STOP_WORDS:
-            q.words.append(f)
+        low = w.lower()  # the tokenizer folds the rest (it knows µ from μ and ß from ss better than casefold)
+        q.all_words.append(low)
+        if fold(w) not in STOP_WORDS:
+            q.words.append(low)
     return q
 
 

@@ -62,6 +62,7 @@ from projections.recall.query import (
 from projections.recall.text import (
     CJK_RUN,
     DEFAULT_FACT_STATES,
+    WORD,
     FACT_STATES,
     KINDS,
     STATE_CODES,
@@ -247,7 +248,7 @@ class _Search:
         tokens: set[str] = set()
         names: set[str] = set()
         for (name,) in self.db.execute(sql, () if project is None else (project,)):
-            parts = {p.casefold() for p in re.findall(r"[^\W_]+", name)}
+            parts = {p.lower() for p in re.findall(r"[^\W_]+", name)}
             found = parts & words
             if found:
                 tokens |= found
@@ -289,7 +290,9 @@ class _Search:
                 break
             gen.append(t)
             total += dfs[t]
-        cand = self.candidates([(t, t in singles, idf[t]) for t in gen], r.candidates)
+        # FTS5 stems what MATCH is given: hand it a word of the question, never its stem again
+        surface = {s: w for w, s in reversed(list(word_stem.items()))}
+        cand = self.candidates([(surface.get(t, t), t in singles, idf[t]) for t in gen], r.candidates)
         if not cand:
             return []
         docs = self.fetch(cand)
@@ -357,6 +360,9 @@ class _Search:
 
     def candidates(self, terms: list[tuple[str, bool, float]], k: int) -> list[tuple[int, float]]:
         """The ``k`` rows with the highest sum of idf over the ``terms`` they hold (newest first on ties).
+
+        Each term is a word as the question wrote it (FTS5 stems it; a stem stemmed again
+        is often another token: ``convers`` -> ``conver``), or a CJK gram.
 
         One FTS5 lookup per term (a doclist walk, no ranking function: that would read a
         length per row), summed by SQLite; filters are AND-ed onto every term. A term is
@@ -432,20 +438,31 @@ class _Search:
         cjk = [t for t in terms if _is_cjk_term(t)]
         if words:
             pattern, prefixes = _prefix_pattern(words)
-            # one regex pass over all texts (and aux texts) joined; offsets map back to docs
+            # one regex pass over all texts (and aux texts) joined; offsets map back to docs. A text
+            # that is not ASCII is scanned word by word: case folding and diacritics (µ, ß, café)
+            # are the tokenizer's business, so only its stem of each word decides.
             parts: list[str] = []
             owners: list[tuple[_Doc, bool]] = []
             starts: list[int] = []
+            found: list[tuple[int, int, str]] = []
             at = 0
             for d in docs:
                 for text, in_aux in ((d.text, False), (_aux(d), True)):
-                    if text and any(p in text.lower() for p in prefixes):
-                        parts.append(text)
-                        owners.append((d, in_aux))
-                        starts.append(at)
-                        at += len(text) + 1
+                    if not text:
+                        continue
+                    if text.isascii():
+                        low = text.lower()
+                        if not any(p in low for p in prefixes):
+                            continue
+                    else:
+                        found += [(at + m.start(), at + m.end(), m.group().lower()) for m in WORD.finditer(text)]
+                    parts.append(text)
+                    owners.append((d, in_aux))
+                    starts.append(at)
+                    at += len(text) + 1
             joined = "\x00".join(parts)
-            found = [(m.start(), m.end(), m.group().casefold()) for m in pattern.finditer(joined)]
+            found += [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(joined)
+                      if parts[bisect_right(starts, m.start()) - 1].isascii()]
             uniq = list(dict.fromkeys(w for _s, _e, w in found))
             stems = dict(zip(uniq, self.ix.stems(uniq), strict=True))
             wanted = set(words)
