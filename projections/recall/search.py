@@ -48,6 +48,7 @@ from typing import Any
 import msgspec
 
 from eventlog.errors import ConfigError
+from projections.recall import rank
 from projections.recall.index import FACT, MESSAGE, RecallIndex
 from projections.recall.query import (
     MAX_TERMS,
@@ -55,6 +56,7 @@ from projections.recall.query import (
     SCOPES,
     Question,
     cjk_terms,
+    query_time,
     quote,
     split_question,
     time_bound,
@@ -62,10 +64,12 @@ from projections.recall.query import (
 from projections.recall.text import (
     CJK_RUN,
     DEFAULT_FACT_STATES,
-    WORD,
     FACT_STATES,
     KINDS,
+    NOT_TERMS,
     STATE_CODES,
+    WORD,
+    fold,
     kind_tag,
     project_tag,
     role_tag,
@@ -73,6 +77,7 @@ from projections.recall.text import (
     state_tag,
     unpack,
 )
+from projections.recall.when import is_current_state, time_cues
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +100,18 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     state: str = ""  # facts: active, superseded, forgotten or archived
 
 
+class SessionHit(msgspec.Struct, frozen=True, kw_only=True):
+    """One session (or a lone history entry or fact) and its best turns: a result of ``recall_sessions``."""
+
+    score: float  # the best turn's score plus Ranking.aggregate times the next best ones'
+    kind: str  # "session", or "history" / "fact" for an item that is a group of its own
+    session_key: str = ""
+    project: str = ""
+    time: str = ""  # the latest time among its hits
+    matched: int = 0  # how many of its turns matched
+    hits: list[Hit] = msgspec.field(default_factory=list)  # best first
+
+
 @dataclass(frozen=True)
 class Ranking:
     """Ranking parameters (the defaults were tuned on LoCoMo, see tools/eval_locomo.py)."""
@@ -102,6 +119,7 @@ class Ranking:
     candidates: int = 100  # rows step 2 returns for re-scoring
     context: float = 0.5  # weight of the neighbouring turns' text
     window: int = 2  # neighbours on each side
+    context_chars: int = 200  # a turn longer than this gets context * context_chars / its length (0: no scaling)
     decay: float = 1.0  # context weight multiplier per step further away
     after: float = 0.6  # context weight multiplier for the turns that follow (vs those before)
     aux: float = 0.5  # weight of speaker, caption and tool names
@@ -112,6 +130,14 @@ class Ranking:
     drop_names: bool = True  # take speaker names out of the terms
     generation_budget: int = 20_000  # rows step 2 may read: rarer terms first, the newest rows of a term first
     common: float = 0.2  # terms in more than this share of all items (and 1000) are ignored, unless alone
+    echo: float = 0.9  # an assistant reply matching nothing its user turn did not: at most this times that turn
+    echo_share: float = 0.5  # ... counted as an echo when this share of its matched idf is in the user turn's terms
+    when: float = 1.0  # time window prior: score times 1 + when * bump (see when.py)
+    recency: float = 0.5  # current-state prior: score times 1 + recency * (0 oldest .. 1 newest)
+    aggregate: float = 0.3  # a session's score: its best turn + aggregate * its next best turns
+    aggregate_turns: int = 2  # how many next best turns count for the session
+    diversity: float = 1.0  # a session's k-th best turn counts diversity ** (k-1) in the message ranking (rank.py)
+    user_first: float = 0.7  # first-person questions: other roles' turns count this much
 
 
 DEFAULT_RANKING = Ranking()
@@ -121,6 +147,7 @@ _SNIPPET_CHARS = 200
 _NONWORD = re.compile(r"[\W_]*")
 _TAG_LIKE = re.compile(r"x[kpsrf]\d+")  # filter tokens are not searchable words
 _SPACE = re.compile(r"\s+")
+_NOT_TERMS_SORTED = sorted(NOT_TERMS)
 
 
 def recall(
@@ -137,6 +164,7 @@ def recall(
     states: Iterable[str] | None = None,
     semantic: Any = None,
     ranking: Ranking | None = None,
+    now: Any = None,
 ) -> list[Hit]:
     """Search the recall index for ``query`` (a question in plain words); the best ``limit`` hits.
 
@@ -149,10 +177,45 @@ def recall(
     """
     if isinstance(index_or_path, RecallIndex):
         return _Search(index_or_path, ranking or DEFAULT_RANKING).run(
-            query, scope, project, session, role, since, until, limit, states, semantic)
+            query, scope, project, session, role, since, until, limit, states, semantic, now)
     with RecallIndex(index_or_path, readonly=True) as ix:
         return _Search(ix, ranking or DEFAULT_RANKING).run(
-            query, scope, project, session, role, since, until, limit, states, semantic)
+            query, scope, project, session, role, since, until, limit, states, semantic, now)
+
+
+def recall_sessions(
+    index_or_path: RecallIndex | str | os.PathLike[str],
+    query: str,
+    *,
+    limit: int = 10,
+    turns: int = 3,
+    **options: Any,
+) -> list[SessionHit]:
+    """The best ``limit`` sessions for ``query``, each with its best ``turns`` turns (``evlog recall --group session``).
+
+    Takes every option of ``recall``. Sessions are ranked by their evidence (``rank.py``):
+    a session's second turn never outranks another session's best. A history entry or a
+    fact that matches is a group of its own.
+    """
+    if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= 100:
+        raise ConfigError(f"turns must be a whole number from 1 to 100, not {turns!r}")
+    limit = _validate_limit(limit)
+    args = {k: options.pop(k, None) for k in ("scope", "project", "session", "role", "since", "until", "states",
+                                              "semantic", "ranking", "now")}
+    if options:
+        raise ConfigError(f"unknown option {sorted(options)[0]!r}")
+    scope = args["scope"] or "all"
+
+    def run(ix: RecallIndex) -> list[SessionHit]:
+        s = _Search(ix, args["ranking"] or DEFAULT_RANKING)
+        s.run(query, scope, args["project"], args["session"], args["role"], args["since"], args["until"], limit,
+              args["states"], args["semantic"], args["now"])
+        return s.sessions(limit, turns)
+
+    if isinstance(index_or_path, RecallIndex):
+        return run(index_or_path)
+    with RecallIndex(index_or_path, readonly=True) as ix:
+        return run(ix)
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -205,7 +268,10 @@ class _Search:
     # -- entry ------------------------------------------------------------------------------
 
     def run(self, query: Any, scope: str, project: str | None, session: str | None, role: str | None, since: Any,
-            until: Any, limit: Any, states: Iterable[str] | None, semantic: Any) -> list[Hit]:
+            until: Any, limit: Any, states: Iterable[str] | None, semantic: Any, now: Any = None) -> list[Hit]:
+        """The best ``limit`` message/history/fact hits (``scored`` keeps the rest for ``sessions``)."""
+        self.pool: dict[int, _Doc] = {}
+        self.scores: dict[int, float] = {}
         if scope not in SCOPES:
             raise ConfigError(f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
         limit = _validate_limit(limit)
@@ -223,9 +289,16 @@ class _Search:
             if bad:
                 raise ConfigError(f"unknown fact state {bad[0]!r} (one of {', '.join(FACT_STATES)})")
             state_set = {STATE_CODES[s] for s in states}
+        moment = query_time(now)
         q = split_question(query)
         if q.empty:
             raise ConfigError("the query has no words to search for")
+        self.cues, rest = time_cues(q.text, moment)
+        self.current = is_current_state(q.text)
+        if self.cues:
+            framed = split_question(rest)
+            if framed.words or framed.cjk:
+                q = framed
         kinds = SCOPE_KINDS[scope]
         if role is not None:
             kinds = tuple(k for k in kinds if k == MESSAGE)
@@ -267,6 +340,13 @@ class _Search:
         words = [w for w in q.content_words(name_tokens if r.drop_names else frozenset()) if not _TAG_LIKE.fullmatch(w)]
         stems = ix.stems(words)
         word_stem = {w: s for w, s in zip(words, stems, strict=True) if s}
+        # both sides: a word whose stem is a stop word's ("one" -> "on") is no term, and a stop
+        # word in a text ("does") never counts for a term that shares its stem ("doe")
+        self.not_terms: frozenset[str] = frozenset()
+        if any(fold(w) not in NOT_TERMS for w in word_stem):
+            stop_stems = set(ix.stems(_NOT_TERMS_SORTED))
+            word_stem = {w: t for w, t in word_stem.items() if t not in stop_stems} or word_stem
+            self.not_terms = NOT_TERMS
         terms = list(dict.fromkeys(word_stem.values()))
         grams, singles = cjk_terms(q.cjk)
         terms += [g for g in grams if g not in terms]
@@ -319,13 +399,16 @@ class _Search:
                 continue
             ctx: list[tuple[float, _Doc]] = []
             if d.kind == MESSAGE and r.context > 0:
+                # a short turn needs its neighbours to be understood, a long one speaks for itself
+                cc = r.context_chars
                 for off in range(1, r.window + 1):
                     n = by_pos.get((d.sid, d.pos - off))
                     if n is not None:
-                        ctx.append((weights[off], n))
+                        ctx.append((weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
                     n = by_pos.get((d.sid, d.pos + off))
                     if n is not None:
-                        ctx.append((weights[off] * r.after, n))
+                        ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0),
+                                    n))
             if ctx:
                 length = d.nchars + sum(w * n.nchars for w, n in ctx)
                 norm = k1 * (1 - b + b * length / ctx_avg)
@@ -340,6 +423,8 @@ class _Search:
                     s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
                 continue  # nothing of its own to show: an empty turn found only through its context
+            if r.context_chars and not (d.tf or d.tf_aux) and d.nchars > r.context_chars:
+                continue  # a long turn that matches nothing itself is not found through its neighbours
             if r.phrase and (pairs or runs):
                 bonus = 0.0
                 if pairs:
@@ -352,9 +437,13 @@ class _Search:
             if boost and len(boost) == 1 and d.speaker in boost:
                 s *= r.speaker
             scores[d.id] = s
+        # a question that names its speaker has said whose words it wants: no echo rule then
+        scores = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
+                             echo=not (boost and len(boost) == 1), idf=idf, first_person=_first_person(q))
         if semantic is not None and scores:
             scores = semantic.rerank(self, q, pool, scores)
-        return self.hits(pool, scores, limit, live, singles, q)
+        self.pool, self.scores = pool, scores
+        return self.hits(pool, rank.order(pool, scores, r)[:limit])
 
     # -- data -------------------------------------------------------------------------------
 
@@ -468,7 +557,7 @@ class _Search:
             wanted = set(words)
             for start, end, w in found:
                 t = stems.get(w)
-                if t not in wanted:
+                if t not in wanted or w in self.not_terms:
                     continue
                 k = bisect_right(starts, start) - 1
                 d, in_aux = owners[k]
@@ -502,17 +591,20 @@ class _Search:
 
     # -- results ----------------------------------------------------------------------------
 
-    def hits(self, pool: dict[int, _Doc], scores: dict[int, float], limit: int, terms: list[str],
-             singles: list[str], q: Question) -> list[Hit]:
-        self.load_sessions({pool[i].sid for i in scores if pool[i].kind == MESSAGE})
-        best: dict[tuple, tuple[float, int]] = {}
-        for i, s in scores.items():
-            d = pool[i]
-            key = ("m", d.sid, d.mid) if d.kind == MESSAGE else ("d", d.id)
-            old = best.get(key)
-            if old is None or (s, i) > old:
-                best[key] = (s, i)
-        ranked = sorted(best.values(), key=lambda x: (-x[0], -x[1]))[:limit]
+    def sessions(self, limit: int, turns: int) -> list[SessionHit]:
+        """The best ``limit`` groups of what ``run`` scored: sessions with their best ``turns`` turns."""
+        out = []
+        for g in rank.groups(self.pool, self.scores, self.r)[:limit]:
+            hits = self.hits(self.pool, g.members[:turns])
+            first = hits[0]
+            kind = "session" if first.kind == "message" else first.kind
+            out.append(SessionHit(score=round(g.score, 6), kind=kind, session_key=first.session_key,
+                                  project=first.project, time=max(h.time for h in hits), matched=len(g.members),
+                                  hits=hits))
+        return out
+
+    def hits(self, pool: dict[int, _Doc], ranked: list[tuple[float, int]]) -> list[Hit]:
+        self.load_sessions({pool[i].sid for _s, i in ranked if pool[i].kind == MESSAGE})
         out = []
         for s, i in ranked:
             d = pool[i]
@@ -583,6 +675,16 @@ class _Filters:
         if self.until is not None and d.time > self.until:
             return False
         return not (d.kind == FACT and d.state not in self.states)
+
+
+_FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
+_SECOND_PERSON = frozenset(("you", "your", "yours", "yourself"))
+
+
+def _first_person(q: Question) -> bool:
+    """True when the question asks about the user in the first person and not about "you"."""
+    words = set(q.all_words)
+    return bool(words & _FIRST_PERSON) and not words & _SECOND_PERSON
 
 
 def _aux(d: _Doc) -> str:
@@ -661,4 +763,4 @@ def snippet(text: str, matches: list[tuple[int, int, str]], width: int = _SNIPPE
     return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
 
 
-__all__ = ["DEFAULT_RANKING", "Hit", "Ranking", "recall", "snippet"]
+__all__ = ["DEFAULT_RANKING", "Hit", "Ranking", "SessionHit", "recall", "recall_sessions", "snippet"]
