@@ -139,3 +139,12 @@ def test_relative_times_resolve_against_now(text, days_back, width_days):
 def test_current_state_cues():
     assert is_current_state("What is my current job?") and is_current_state("Do I still play tennis?")
     assert not is_current_state("What did I play last summer?")
+
+
+def test_a_duration_question_frame_is_not_searched():
+    for q, gone in (("How many days ago did I run the 5K?", "days"), ("How many months before the wedding did I move?",
+                                                                    "months"), ("How long after the move did I start?",
+                                                                                "after")):
+        cues, rest = time_cues(q, NOW)
+        assert cues == [] and gone not in rest.split() and "how" not in rest.lower().split()
+    assert "hours" in time_cues("How many hours have I spent playing games?", NOW)[1]  # a quantity, not a frame

@@ -119,6 +119,7 @@ class Ranking:
     candidates: int = 100  # rows step 2 returns for re-scoring
     context: float = 0.5  # weight of the neighbouring turns' text
     window: int = 2  # neighbours on each side
+    context_only: float = 1.0  # factor for a turn that matches nothing itself (found through its context)
     context_chars: int = 200  # a turn longer than this gets context * context_chars / its length (0: no scaling)
     decay: float = 1.0  # context weight multiplier per step further away
     after: float = 0.6  # context weight multiplier for the turns that follow (vs those before)
@@ -295,7 +296,7 @@ class _Search:
             raise ConfigError("the query has no words to search for")
         self.cues, rest = time_cues(q.text, moment)
         self.current = is_current_state(q.text)
-        if self.cues:
+        if rest != q.text:
             framed = split_question(rest)
             if framed.words or framed.cjk:
                 q = framed
@@ -423,8 +424,10 @@ class _Search:
                     s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
                 continue  # nothing of its own to show: an empty turn found only through its context
-            if r.context_chars and not (d.tf or d.tf_aux) and d.nchars > r.context_chars:
-                continue  # a long turn that matches nothing itself is not found through its neighbours
+            if not (d.tf or d.tf_aux):
+                if r.context_chars and d.nchars > r.context_chars:
+                    continue  # a long turn that matches nothing itself is not found through its neighbours
+                s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
             if r.phrase and (pairs or runs):
                 bonus = 0.0
                 if pairs:
@@ -527,9 +530,9 @@ class _Search:
         cjk = [t for t in terms if _is_cjk_term(t)]
         if words:
             pattern, prefixes = _prefix_pattern(words)
-            # one regex pass over all texts (and aux texts) joined; offsets map back to docs. A text
-            # that is not ASCII is scanned word by word: case folding and diacritics (µ, ß, café)
-            # are the tokenizer's business, so only its stem of each word decides.
+            # one regex pass over all texts (and aux texts) joined; offsets map back to docs. Words
+            # with non-ASCII letters are taken one by one: case folding and diacritics (µ, ß, café)
+            # are the tokenizer's business, so only its stem of each such word decides.
             parts: list[str] = []
             owners: list[tuple[_Doc, bool]] = []
             starts: list[int] = []
@@ -544,14 +547,15 @@ class _Search:
                         if not any(p in low for p in prefixes):
                             continue
                     else:
-                        found += [(at + m.start(), at + m.end(), m.group().lower()) for m in WORD.finditer(text)]
+                        found += [(at + m.start(), at + m.end(), m.group().lower()) for m in WORD.finditer(text)
+                                  if not m.group().isascii()]
                     parts.append(text)
                     owners.append((d, in_aux))
                     starts.append(at)
                     at += len(text) + 1
             joined = "\x00".join(parts)
-            found += [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(joined)
-                      if parts[bisect_right(starts, m.start()) - 1].isascii()]
+            # the pattern matches whole words; words with non-ASCII letters were taken above
+            found += [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(joined) if m.group().isascii()]
             uniq = list(dict.fromkeys(w for _s, _e, w in found))
             stems = dict(zip(uniq, self.ix.stems(uniq), strict=True))
             wanted = set(words)

@@ -19,6 +19,10 @@ Expressions understood (case-insensitive; N is digits, a number word up to twelv
 * ``last|past N days|weeks|months`` and ``the past few days|weeks`` -> the span back to now;
 * ``last Monday`` ... ``last Sunday`` -> the most recent such day before now.
 
+A question about a duration ("how many days ago did I ...", "how many months before
+...", "how long after ...") names no window; its frame words are taken out of the terms
+too.
+
 A **current-state question** ("what is my current ...", "do I still ...", "where do I
 live now", "most recent", "latest", "these days", "nowadays", "anymore") asks about the
 state as of now: ranking adds a recency prior, and the cue words are not search terms.
@@ -47,6 +51,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\blast\s+(" + "|".join(_WEEKDAYS) + r")\b", re.I), "weekday"),
     (re.compile(r"\b(yesterday|today|tonight|last\s+night|this\s+morning)\b", re.I), "day"),
 ]
+#: Questions about a duration ("how many days ago", "how many weeks before", "how long after"):
+#: the unit and its frame are not search terms, and they name no window.
+_DURATION = re.compile(r"\bhow\s+(?:many|much|long)\s+(?:(?:days|weeks|months|years|hours|minutes)\s+)?"
+                       r"(?:ago|before|after|since|between|earlier|later|had\s+passed|passed)\b", re.I)
 
 #: Words that make a question ask about the state as of now (not search terms).
 CURRENT_WORDS = frozenset("current currently still now nowadays latest anymore presently".split())
@@ -98,7 +106,7 @@ def time_cues(text: str, now: datetime) -> tuple[list[TimeCue], str]:
         for m in pattern.finditer(text):
             cues.append(_resolve(kind, m, now))
         text = pattern.sub(" ", text)
-    return cues, text
+    return cues, _DURATION.sub(" ", text)
 
 
 def is_current_state(text: str) -> bool:
