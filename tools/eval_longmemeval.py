@@ -162,11 +162,13 @@ def ndcg_at(ranking: list, relevant: set, k: int = K_NDCG) -> float:
     return got / ideal if ideal else 0.0
 
 
-def score(item: Item, sessions: list[int], turns: list[tuple[int, int]]) -> dict[str, float]:
-    """The measures of one system on one question."""
-    return {"strict": strict_at(sessions, item.relevant_sessions), "any": any_at(sessions, item.relevant_sessions),
-            "ndcg": ndcg_at(sessions, item.relevant_sessions),
-            "turn_strict": strict_at(turns, item.relevant_turns), "turn_any": any_at(turns, item.relevant_turns)}
+def score(item: Item, sessions: list[int], turns: list[tuple[int, int]] | None) -> dict[str, float]:
+    """The measures of one system on one question (no turn measures when it ranks no turns)."""
+    out = {"strict": strict_at(sessions, item.relevant_sessions), "any": any_at(sessions, item.relevant_sessions),
+           "ndcg": ndcg_at(sessions, item.relevant_sessions)}
+    if turns is not None:
+        out.update(turn_strict=strict_at(turns, item.relevant_turns), turn_any=any_at(turns, item.relevant_turns))
+    return out
 
 
 # -- the baselines ---------------------------------------------------------------------------
@@ -177,7 +179,7 @@ def _fts_query(question: str) -> str:
     return " OR ".join('"' + w + '"' for w in words)
 
 
-def bm25_rankings(item: Item) -> dict[str, tuple[list[int], list[tuple[int, int]]]]:
+def bm25_rankings(item: Item) -> dict[str, tuple[list[int], list[tuple[int, int]] | None]]:
     """Whole-session and per-turn BM25 (FTS5 bm25(), porter unicode61) for one question."""
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE sess USING fts5(body, tokenize='porter unicode61')")
@@ -191,13 +193,13 @@ def bm25_rankings(item: Item) -> dict[str, tuple[list[int], list[tuple[int, int]
             turn_of[n] = (i, j, t["role"])
             db.execute("INSERT INTO turn(rowid, body) VALUES (?, ?)", (n, t["content"]))
     q = _fts_query(item.question)
-    out: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
+    out: dict[str, tuple[list[int], list[tuple[int, int]] | None]] = {}
     if not q:
-        return {"bm25-session": ([], []), "bm25-turn": ([], [])}
+        return {"bm25-session": ([], None), "bm25-turn": ([], [])}
     srank = [r - 1 for (r,) in db.execute("SELECT rowid FROM sess WHERE sess MATCH ? ORDER BY bm25(sess), rowid", (q,))]
     trows = [turn_of[r] for (r,) in db.execute("SELECT rowid FROM turn WHERE turn MATCH ? ORDER BY bm25(turn), rowid", (q,))]
     user_turns = [(i, j) for i, j, role in trows if role == "user"]
-    out["bm25-session"] = (srank, user_turns)
+    out["bm25-session"] = (srank, None)  # whole sessions: no turn ranking
     out["bm25-turn"] = (_dedup([i for i, _j, _r in trows]), user_turns)
     db.close()
     return out
@@ -242,20 +244,28 @@ def _rankings_from_hits(item: Item, hits: list[dict]) -> tuple[list[int], list[t
 
 
 def evlog_lib(item: Item, tmp: str, ranking: object = None) -> tuple[list[int], list[tuple[int, int]], float]:
-    """Ask through the library: (session ranking, user-turn ranking, query seconds)."""
-    from projections.recall import RecallIndex, recall, recall_sessions
+    """Ask through the library: (session ranking, user-turn ranking, query seconds).
+
+    An evlog without ``recall_sessions`` or ``now`` (before round 2) is measured too: its
+    session ranking is then the order of its message hits' sessions.
+    """
+    import inspect
+
+    import projections.recall as pr
 
     path = os.path.join(tmp, f"{item.qid}.sqlite")
-    with RecallIndex(path) as ix:
+    extra = {"now": item.now} if "now" in inspect.signature(pr.recall).parameters else {}
+    with pr.RecallIndex(path) as ix:
         ix.catch_up(events(item))
         t0 = time.perf_counter()
-        hits = recall(ix, item.question, scope="messages", limit=N_HITS, now=item.now, ranking=ranking)
+        hits = pr.recall(ix, item.question, scope="messages", limit=N_HITS, ranking=ranking, **extra)
         dt = time.perf_counter() - t0
-        groups = recall_sessions(ix, item.question, scope="messages", limit=N_HITS, now=item.now, ranking=ranking)
+        as_dicts = [{"session_key": h.session_key, "role": h.role, "message_id": h.message_id} for h in hits]
+        sessions, turns = _rankings_from_hits(item, as_dicts)
+        if hasattr(pr, "recall_sessions"):
+            groups = pr.recall_sessions(ix, item.question, scope="messages", limit=N_HITS, ranking=ranking, **extra)
+            sessions, _ = _rankings_from_hits(item, [{"session_key": g.session_key} for g in groups])
     os.remove(path)
-    _, turns = _rankings_from_hits(item, [{"session_key": h.session_key, "role": h.role, "message_id": h.message_id}
-                                          for h in hits])
-    sessions, _ = _rankings_from_hits(item, [{"session_key": g.session_key} for g in groups])
     return sessions, turns, dt
 
 
@@ -312,8 +322,8 @@ def summarise(rows: list[dict], systems: list[str], label: str) -> dict:
     """Means per system, overall and per question type, and the sign test of evlog vs bm25-session."""
     out: dict = {"split": label, "n": len(rows), "systems": {}}
     for s in systems:
-        out["systems"][s] = {m: round(sum(r[s][m] for r in rows) / len(rows), 4) if rows else 0.0
-                             for m in ("strict", "any", "ndcg", "turn_strict", "turn_any")}
+        out["systems"][s] = {m: round(sum(r[s][m] for r in rows) / len(rows), 4)
+                             for m in ("strict", "any", "ndcg", "turn_strict", "turn_any") if rows and m in rows[0][s]}
     by_type: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_type[r["type"]].append(r)
@@ -330,8 +340,8 @@ def _print(summary: dict) -> None:
     print(f"\n== {summary['split']} (n={summary['n']})")
     print(f"{'system':<14} {'strict@5':>9} {'any@5':>7} {'ndcg@10':>8} {'turn strict@5':>14} {'turn any@5':>11}")
     for s, v in summary["systems"].items():
-        print(f"{s:<14} {v['strict']:>9.3f} {v['any']:>7.3f} {v['ndcg']:>8.3f} {v['turn_strict']:>14.3f} "
-              f"{v['turn_any']:>11.3f}")
+        turn = f"{v['turn_strict']:>14.3f} {v['turn_any']:>11.3f}" if "turn_strict" in v else f"{'-':>14} {'-':>11}"
+        print(f"{s:<14} {v['strict']:>9.3f} {v['any']:>7.3f} {v['ndcg']:>8.3f} {turn}")
     print("strict@5 by type: " + "; ".join(
         f"{t} (n={v['n']}) " + " ".join(f"{s} {v[s]:.2f}" for s in summary["systems"])
         for t, v in summary["by_type"].items()))

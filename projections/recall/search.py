@@ -120,7 +120,7 @@ class Ranking:
     context: float = 0.5  # weight of the neighbouring turns' text
     window: int = 2  # neighbours on each side
     context_only: float = 1.0  # factor for a turn that matches nothing itself (found through its context)
-    context_chars: int = 200  # a turn longer than this gets context * context_chars / its length (0: no scaling)
+    context_chars: int = 250  # a turn longer than this gets context * context_chars / its length (0: no scaling)
     decay: float = 1.0  # context weight multiplier per step further away
     after: float = 0.6  # context weight multiplier for the turns that follow (vs those before)
     aux: float = 0.5  # weight of speaker, caption and tool names
