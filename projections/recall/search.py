@@ -68,7 +68,6 @@ from projections.recall.text import (
     KINDS,
     NOT_TERMS,
     STATE_CODES,
-    WORD,
     fold,
     kind_tag,
     project_tag,
@@ -149,6 +148,9 @@ _NONWORD = re.compile(r"[\W_]*")
 _TAG_LIKE = re.compile(r"x[kpsrf]\d+")  # filter tokens are not searchable words
 _SPACE = re.compile(r"\s+")
 _NOT_TERMS_SORTED = sorted(NOT_TERMS)
+#: A whole word with at least one non-ASCII letter or digit (CJK runs are counted as grams instead).
+_NON_ASCII_WORD = re.compile(r"(?<![^\W_])[^\W_]*[^\x00-\x7f\W_][^\W_]*")
+_CJK_ONLY = CJK_RUN.fullmatch
 
 
 def recall(
@@ -547,8 +549,8 @@ class _Search:
                         if not any(p in low for p in prefixes):
                             continue
                     else:
-                        found += [(at + m.start(), at + m.end(), m.group().lower()) for m in WORD.finditer(text)
-                                  if not m.group().isascii()]
+                        found += [(at + m.start(), at + m.end(), m.group().lower())
+                                  for m in _NON_ASCII_WORD.finditer(text) if not _CJK_ONLY(m.group())]
                     parts.append(text)
                     owners.append((d, in_aux))
                     starts.append(at)
