@@ -2,8 +2,9 @@
 
 How a question is answered
 --------------------------
-1. **Terms.** The question is cut into words and CJK runs (``query.py``); stop words go;
-   words that name a speaker the index knows (``extra.speaker``) are taken out of the
+1. **Terms.** Relative times ("two weeks ago") are resolved against ``now`` into soft
+   windows and taken out (``when.py``); the question is cut into words and CJK runs
+   (``query.py``); stop words and question scaffolding go; words that name a speaker the index knows (``extra.speaker``) are taken out of the
    terms and become a speaker preference instead (a message by Caroline rarely says
    "Caroline", while every message *to* her does). Words are stemmed by the index's own
    FTS5 tokenizer.
@@ -22,14 +23,19 @@ How a question is answered
    count, those after a turn somewhat less than those before it (an answer follows its
    question). A reply ("Yesterday, at the LGBTQ support group") is found by the question
    it answers, and vice versa. Neighbours of candidates are scored too, so a turn that
-   shares no word with the question can still be found through its context. History
+   shares no word with the question can still be found through its context (a short one:
+   the context weight shrinks as the turns grow past ``context_chars``). History
    entries and facts are scored alone. Term frequencies come from the stored texts (a
    regex pass; each candidate word's stem is checked with the index's own tokenizer).
    Adjacent question words found adjacent in a text add a phrase bonus; messages by the
    one speaker the question names get a bonus.
-4. **Hits.** Results are collapsed per message (a message id appended twice is one hit),
-   ordered by score (newest first on ties), and carry source (kind, seq, session, message
-   id, role, time, project) and a snippet with the matches in ``[`` ``]``.
+4. **Ranking** (``rank.py``): assistant echoes step back behind the user's turn, a
+   first-person question prefers the user's turns, time windows and (for current-state
+   questions) recency multiply scores; results are collapsed per message (a message id
+   appended twice is one hit) and ordered by score (newest first on ties), or grouped
+   per session by their evidence (``recall_sessions``).
+5. **Hits** carry source (kind, seq, session, message id, role, time, project) and a
+   snippet with the matches in ``[`` ``]``.
 
 Searching never writes anything and never marks a hit as used: a caller that uses a
 hit records that itself.
@@ -272,7 +278,7 @@ class _Search:
 
     def run(self, query: Any, scope: str, project: str | None, session: str | None, role: str | None, since: Any,
             until: Any, limit: Any, states: Iterable[str] | None, semantic: Any, now: Any = None) -> list[Hit]:
-        """The best ``limit`` message/history/fact hits (``scored`` keeps the rest for ``sessions``)."""
+        """The best ``limit`` hits; every scored row stays in ``pool``/``scores`` for ``sessions``."""
         self.pool: dict[int, _Doc] = {}
         self.scores: dict[int, float] = {}
         if scope not in SCOPES:
