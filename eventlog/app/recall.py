@@ -20,14 +20,15 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from eventlog.errors import ConfigError
-from projections.recall import Hit, RecallIndex
+from projections.recall import Hit, RecallIndex, SessionHit, recall_sessions
 from projections.recall import recall as _search
 from projections.recall import workspace as rw
+from projections.recall.pack import pack
 
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
-__all__ = ["Hit", "index", "rebuild", "search", "use"]
+__all__ = ["Hit", "SessionHit", "index", "rebuild", "search", "search_sessions", "use"]
 
 
 def index(ws: Workspace, *, notes: list[str] | None = None) -> RecallIndex:
@@ -58,13 +59,29 @@ def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
 
 def search(ws: Workspace, query: str, *, scope: str = "all", project: str | None = None, session: str | None = None,
            role: str | None = None, since: str | None = None, until: str | None = None, limit: int = 10,
-           states: tuple[str, ...] | None = None, semantic: bool = False, notes: list[str] | None = None
-           ) -> list[Hit]:
-    """Ranked hits for ``query`` (see ``projections.recall.search.recall`` for every option; ``notes``: see ``index``)."""
+           states: tuple[str, ...] | None = None, semantic: bool = False, now: str | None = None,
+           budget: int | None = None, notes: list[str] | None = None) -> list[Hit]:
+    """Ranked hits for ``query`` (see ``projections.recall.search.recall`` for every option).
+
+    ``now``: the time the question is asked (relative times in it resolve against it;
+    default the clock). ``budget``: pack the hits into that many tokens, each trimmed
+    around its evidence (``projections.recall.pack``). ``notes``: see ``index``.
+    """
     ix = index(ws, notes=notes)
     try:
-        return _search(ix, query, scope=scope, project=project, session=session, role=role, since=since, until=until,
-                       limit=limit, states=states, semantic=semantic_ranker(ws, semantic))
+        hits = _search(ix, query, scope=scope, project=project, session=session, role=role, since=since,
+                       until=until, limit=limit, states=states, semantic=semantic_ranker(ws, semantic), now=now)
+    finally:
+        ix.close()
+    return hits if budget is None else pack(hits, budget, query)
+
+
+def search_sessions(ws: Workspace, query: str, *, limit: int = 10, turns: int = 3, semantic: bool = False,
+                    notes: list[str] | None = None, **options: Any) -> list[SessionHit]:
+    """The best ``limit`` sessions for ``query`` with their best ``turns`` turns (options as ``search``)."""
+    ix = index(ws, notes=notes)
+    try:
+        return recall_sessions(ix, query, limit=limit, turns=turns, semantic=semantic_ranker(ws, semantic), **options)
     finally:
         ix.close()
 

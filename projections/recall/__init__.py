@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from projections.recall.index import SCHEMA, RecallIndex
 from projections.recall.query import SCOPES
-from projections.recall.search import DEFAULT_RANKING, Hit, Ranking, recall
+from projections.recall.search import DEFAULT_RANKING, Hit, Ranking, SessionHit, recall, recall_sessions
 
-__all__ = ["DEFAULT_RANKING", "SCHEMA", "SCOPES", "Hit", "Ranking", "RecallIndex", "recall"]
+__all__ = ["DEFAULT_RANKING", "SCHEMA", "SCOPES", "Hit", "Ranking", "RecallIndex", "SessionHit", "recall",
+           "recall_sessions"]

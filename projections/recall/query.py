@@ -6,8 +6,10 @@ double-quoted string made only of letters and digits, joined by operators this m
 writes. So quotes, ``*``, ``NEAR``, ``AND``/``OR``/``NOT``, parentheses, ``-``, ``:``,
 ``^`` or a 10 KB paste are plain words here, and FTS5 can never see a syntax error.
 
-* English-like words: case-folded; stop words (function words, question words, "tell me
-  about") are dropped unless nothing else is left; stemming is FTS5's own (the index
+* English-like words: lower-cased; stop words (function words, question words, "tell me
+  about") and question scaffolding (``text.QUESTION_WORDS``: "how many", "total",
+  "currently", "remind me"; relative times go to ``when.py``) are dropped unless nothing
+  else is left; stemming is FTS5's own (the index
   asks its tokenizer, so query and index stem alike).
 * CJK runs: a run of two or more characters becomes its bigrams (each one an OR-ed term,
   so a question written without spaces still matches messages that share some of its
@@ -25,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 
 from eventlog.errors import ConfigError
 from eventlog.timeutil import format_time, normalize_time, parse_time
-from projections.recall.text import CJK_RUN, STOP_WORDS, WORD, cjk_grams, fold
+from projections.recall.text import CJK_RUN, NOT_TERMS, WORD, cjk_grams, fold
 
 #: At most this many characters of a query are read (a pasted log is still a query).
 MAX_QUERY_CHARS = 20_000
@@ -74,10 +76,10 @@ def split_question(text: str) -> Question:
     q.cjk = [m.group() for m in CJK_RUN.finditer(text)]
     rest = CJK_RUN.sub(" ", text) if q.cjk else text
     for w in WORD.findall(rest):
-        f = fold(w)
-        q.all_words.append(f)
-        if f not in STOP_WORDS:
-            q.words.append(f)
+        low = w.lower()  # the tokenizer folds the rest (it knows µ from μ and ß from ss better than casefold)
+        q.all_words.append(low)
+        if fold(w) not in NOT_TERMS:
+            q.words.append(low)
     return q
 
 
@@ -107,6 +109,20 @@ _RELATIVE = re.compile(r"\s*(\d{1,7})\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|da
                        re.IGNORECASE)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DATE_ONLY = re.compile(r"\s*\d{4}-\d{2}-\d{2}\s*")
+
+
+def query_time(value: str | datetime | None) -> datetime:
+    """The time a question is asked (``--now``): a datetime, ISO 8601 or epoch text; None = the clock."""
+    if value is None or value == "":
+        return datetime.now(UTC)
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not isinstance(value, str):
+        raise ConfigError(f"--now must be a time, not {type(value).__name__}")
+    dt = parse_time(value.strip()) if normalize_time(value.strip()) else None
+    if dt is None:
+        raise ConfigError(f"--now {value!r} is not a time: use ISO 8601 (2026-11-24T18:00:00Z) or epoch seconds")
+    return dt
 
 
 def time_bound(value: str | datetime | None, *, name: str, end: bool = False,

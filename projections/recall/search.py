@@ -2,8 +2,9 @@
 
 How a question is answered
 --------------------------
-1. **Terms.** The question is cut into words and CJK runs (``query.py``); stop words go;
-   words that name a speaker the index knows (``extra.speaker``) are taken out of the
+1. **Terms.** Relative times ("two weeks ago") are resolved against ``now`` into soft
+   windows and taken out (``when.py``); the question is cut into words and CJK runs
+   (``query.py``); stop words and question scaffolding go; words that name a speaker the index knows (``extra.speaker``) are taken out of the
    terms and become a speaker preference instead (a message by Caroline rarely says
    "Caroline", while every message *to* her does). Words are stemmed by the index's own
    FTS5 tokenizer.
@@ -22,14 +23,19 @@ How a question is answered
    count, those after a turn somewhat less than those before it (an answer follows its
    question). A reply ("Yesterday, at the LGBTQ support group") is found by the question
    it answers, and vice versa. Neighbours of candidates are scored too, so a turn that
-   shares no word with the question can still be found through its context. History
+   shares no word with the question can still be found through its context (a short one:
+   the context weight shrinks as the turns grow past ``context_chars``). History
    entries and facts are scored alone. Term frequencies come from the stored texts (a
    regex pass; each candidate word's stem is checked with the index's own tokenizer).
    Adjacent question words found adjacent in a text add a phrase bonus; messages by the
    one speaker the question names get a bonus.
-4. **Hits.** Results are collapsed per message (a message id appended twice is one hit),
-   ordered by score (newest first on ties), and carry source (kind, seq, session, message
-   id, role, time, project) and a snippet with the matches in ``[`` ``]``.
+4. **Ranking** (``rank.py``): assistant echoes step back behind the user's turn, a
+   first-person question prefers the user's turns, time windows and (for current-state
+   questions) recency multiply scores; results are collapsed per message (a message id
+   appended twice is one hit) and ordered by score (newest first on ties), or grouped
+   per session by their evidence (``recall_sessions``).
+5. **Hits** carry source (kind, seq, session, message id, role, time, project) and a
+   snippet with the matches in ``[`` ``]``.
 
 Searching never writes anything and never marks a hit as used: a caller that uses a
 hit records that itself.
@@ -48,6 +54,7 @@ from typing import Any
 import msgspec
 
 from eventlog.errors import ConfigError
+from projections.recall import rank
 from projections.recall.index import FACT, MESSAGE, RecallIndex
 from projections.recall.query import (
     MAX_TERMS,
@@ -55,6 +62,7 @@ from projections.recall.query import (
     SCOPES,
     Question,
     cjk_terms,
+    query_time,
     quote,
     split_question,
     time_bound,
@@ -64,7 +72,9 @@ from projections.recall.text import (
     DEFAULT_FACT_STATES,
     FACT_STATES,
     KINDS,
+    NOT_TERMS,
     STATE_CODES,
+    fold,
     kind_tag,
     project_tag,
     role_tag,
@@ -72,6 +82,7 @@ from projections.recall.text import (
     state_tag,
     unpack,
 )
+from projections.recall.when import is_current_state, time_cues
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,6 +105,18 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     state: str = ""  # facts: active, superseded, forgotten or archived
 
 
+class SessionHit(msgspec.Struct, frozen=True, kw_only=True):
+    """One session (or a lone history entry or fact) and its best turns: a result of ``recall_sessions``."""
+
+    score: float  # the best turn's score plus Ranking.aggregate times the next best ones'
+    kind: str  # "session", or "history" / "fact" for an item that is a group of its own
+    session_key: str = ""
+    project: str = ""
+    time: str = ""  # the latest time among its hits
+    matched: int = 0  # how many of its turns matched
+    hits: list[Hit] = msgspec.field(default_factory=list)  # best first
+
+
 @dataclass(frozen=True)
 class Ranking:
     """Ranking parameters (the defaults were tuned on LoCoMo, see tools/eval_locomo.py)."""
@@ -101,6 +124,8 @@ class Ranking:
     candidates: int = 100  # rows step 2 returns for re-scoring
     context: float = 0.5  # weight of the neighbouring turns' text
     window: int = 2  # neighbours on each side
+    context_only: float = 1.0  # factor for a turn that matches nothing itself (found through its context)
+    context_chars: int = 250  # a turn longer than this gets context * context_chars / its length (0: no scaling)
     decay: float = 1.0  # context weight multiplier per step further away
     after: float = 0.6  # context weight multiplier for the turns that follow (vs those before)
     aux: float = 0.5  # weight of speaker, caption and tool names
@@ -111,6 +136,14 @@ class Ranking:
     drop_names: bool = True  # take speaker names out of the terms
     generation_budget: int = 20_000  # rows step 2 may read: rarer terms first, the newest rows of a term first
     common: float = 0.2  # terms in more than this share of all items (and 1000) are ignored, unless alone
+    echo: float = 0.9  # an assistant reply matching nothing its user turn did not: at most this times that turn
+    echo_share: float = 0.5  # ... counted as an echo when this share of its matched idf is in the user turn's terms
+    when: float = 1.0  # time window prior: score times 1 + when * bump (see when.py)
+    recency: float = 0.5  # current-state prior: score times 1 + recency * (0 oldest .. 1 newest)
+    aggregate: float = 0.3  # a session's score: its best turn + aggregate * its next best turns
+    aggregate_turns: int = 2  # how many next best turns count for the session
+    diversity: float = 1.0  # a session's k-th best turn counts diversity ** (k-1) in the message ranking (rank.py)
+    user_first: float = 0.7  # first-person questions: other roles' turns count this much
 
 
 DEFAULT_RANKING = Ranking()
@@ -120,6 +153,10 @@ _SNIPPET_CHARS = 200
 _NONWORD = re.compile(r"[\W_]*")
 _TAG_LIKE = re.compile(r"x[kpsrf]\d+")  # filter tokens are not searchable words
 _SPACE = re.compile(r"\s+")
+_NOT_TERMS_SORTED = sorted(NOT_TERMS)
+#: A whole word with at least one non-ASCII letter or digit (CJK runs are counted as grams instead).
+_NON_ASCII_WORD = re.compile(r"(?<![^\W_])[^\W_]*[^\x00-\x7f\W_][^\W_]*")
+_CJK_ONLY = CJK_RUN.fullmatch
 
 
 def recall(
@@ -136,6 +173,7 @@ def recall(
     states: Iterable[str] | None = None,
     semantic: Any = None,
     ranking: Ranking | None = None,
+    now: Any = None,
 ) -> list[Hit]:
     """Search the recall index for ``query`` (a question in plain words); the best ``limit`` hits.
 
@@ -148,10 +186,45 @@ def recall(
     """
     if isinstance(index_or_path, RecallIndex):
         return _Search(index_or_path, ranking or DEFAULT_RANKING).run(
-            query, scope, project, session, role, since, until, limit, states, semantic)
+            query, scope, project, session, role, since, until, limit, states, semantic, now)
     with RecallIndex(index_or_path, readonly=True) as ix:
         return _Search(ix, ranking or DEFAULT_RANKING).run(
-            query, scope, project, session, role, since, until, limit, states, semantic)
+            query, scope, project, session, role, since, until, limit, states, semantic, now)
+
+
+def recall_sessions(
+    index_or_path: RecallIndex | str | os.PathLike[str],
+    query: str,
+    *,
+    limit: int = 10,
+    turns: int = 3,
+    **options: Any,
+) -> list[SessionHit]:
+    """The best ``limit`` sessions for ``query``, each with its best ``turns`` turns (``evlog recall --group session``).
+
+    Takes every option of ``recall``. Sessions are ranked by their evidence (``rank.py``):
+    a session's second turn never outranks another session's best. A history entry or a
+    fact that matches is a group of its own.
+    """
+    if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= 100:
+        raise ConfigError(f"turns must be a whole number from 1 to 100, not {turns!r}")
+    limit = _validate_limit(limit)
+    args = {k: options.pop(k, None) for k in ("scope", "project", "session", "role", "since", "until", "states",
+                                              "semantic", "ranking", "now")}
+    if options:
+        raise ConfigError(f"unknown option {sorted(options)[0]!r}")
+    scope = args["scope"] or "all"
+
+    def run(ix: RecallIndex) -> list[SessionHit]:
+        s = _Search(ix, args["ranking"] or DEFAULT_RANKING)
+        s.run(query, scope, args["project"], args["session"], args["role"], args["since"], args["until"], limit,
+              args["states"], args["semantic"], args["now"])
+        return s.sessions(limit, turns)
+
+    if isinstance(index_or_path, RecallIndex):
+        return run(index_or_path)
+    with RecallIndex(index_or_path, readonly=True) as ix:
+        return run(ix)
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -204,7 +277,10 @@ class _Search:
     # -- entry ------------------------------------------------------------------------------
 
     def run(self, query: Any, scope: str, project: str | None, session: str | None, role: str | None, since: Any,
-            until: Any, limit: Any, states: Iterable[str] | None, semantic: Any) -> list[Hit]:
+            until: Any, limit: Any, states: Iterable[str] | None, semantic: Any, now: Any = None) -> list[Hit]:
+        """The best ``limit`` hits; every scored row stays in ``pool``/``scores`` for ``sessions``."""
+        self.pool: dict[int, _Doc] = {}
+        self.scores: dict[int, float] = {}
         if scope not in SCOPES:
             raise ConfigError(f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
         limit = _validate_limit(limit)
@@ -222,9 +298,16 @@ class _Search:
             if bad:
                 raise ConfigError(f"unknown fact state {bad[0]!r} (one of {', '.join(FACT_STATES)})")
             state_set = {STATE_CODES[s] for s in states}
+        moment = query_time(now)
         q = split_question(query)
         if q.empty:
             raise ConfigError("the query has no words to search for")
+        self.cues, rest = time_cues(q.text, moment)
+        self.current = is_current_state(q.text)
+        if rest != q.text:
+            framed = split_question(rest)
+            if framed.words or framed.cjk:
+                q = framed
         kinds = SCOPE_KINDS[scope]
         if role is not None:
             kinds = tuple(k for k in kinds if k == MESSAGE)
@@ -247,7 +330,7 @@ class _Search:
         tokens: set[str] = set()
         names: set[str] = set()
         for (name,) in self.db.execute(sql, () if project is None else (project,)):
-            parts = {p.casefold() for p in re.findall(r"[^\W_]+", name)}
+            parts = {p.lower() for p in re.findall(r"[^\W_]+", name)}
             found = parts & words
             if found:
                 tokens |= found
@@ -266,6 +349,13 @@ class _Search:
         words = [w for w in q.content_words(name_tokens if r.drop_names else frozenset()) if not _TAG_LIKE.fullmatch(w)]
         stems = ix.stems(words)
         word_stem = {w: s for w, s in zip(words, stems, strict=True) if s}
+        # both sides: a word whose stem is a stop word's ("one" -> "on") is no term, and a stop
+        # word in a text ("does") never counts for a term that shares its stem ("doe")
+        self.not_terms: frozenset[str] = frozenset()
+        if any(fold(w) not in NOT_TERMS for w in word_stem):
+            stop_stems = set(ix.stems(_NOT_TERMS_SORTED))
+            word_stem = {w: t for w, t in word_stem.items() if t not in stop_stems} or word_stem
+            self.not_terms = NOT_TERMS
         terms = list(dict.fromkeys(word_stem.values()))
         grams, singles = cjk_terms(q.cjk)
         terms += [g for g in grams if g not in terms]
@@ -289,7 +379,9 @@ class _Search:
                 break
             gen.append(t)
             total += dfs[t]
-        cand = self.candidates([(t, t in singles, idf[t]) for t in gen], r.candidates)
+        # FTS5 stems what MATCH is given: hand it a word of the question, never its stem again
+        surface = {s: w for w, s in reversed(list(word_stem.items()))}
+        cand = self.candidates([(surface.get(t, t), t in singles, idf[t]) for t in gen], r.candidates)
         if not cand:
             return []
         docs = self.fetch(cand)
@@ -316,13 +408,16 @@ class _Search:
                 continue
             ctx: list[tuple[float, _Doc]] = []
             if d.kind == MESSAGE and r.context > 0:
+                # a short turn needs its neighbours to be understood, a long one speaks for itself
+                cc = r.context_chars
                 for off in range(1, r.window + 1):
                     n = by_pos.get((d.sid, d.pos - off))
                     if n is not None:
-                        ctx.append((weights[off], n))
+                        ctx.append((weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
                     n = by_pos.get((d.sid, d.pos + off))
                     if n is not None:
-                        ctx.append((weights[off] * r.after, n))
+                        ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0),
+                                    n))
             if ctx:
                 length = d.nchars + sum(w * n.nchars for w, n in ctx)
                 norm = k1 * (1 - b + b * length / ctx_avg)
@@ -337,6 +432,10 @@ class _Search:
                     s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
                 continue  # nothing of its own to show: an empty turn found only through its context
+            if not (d.tf or d.tf_aux):
+                if r.context_chars and d.nchars > r.context_chars:
+                    continue  # a long turn that matches nothing itself is not found through its neighbours
+                s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
             if r.phrase and (pairs or runs):
                 bonus = 0.0
                 if pairs:
@@ -349,14 +448,21 @@ class _Search:
             if boost and len(boost) == 1 and d.speaker in boost:
                 s *= r.speaker
             scores[d.id] = s
+        # a question that names its speaker has said whose words it wants: no echo rule then
+        scores = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
+                             echo=not (boost and len(boost) == 1), idf=idf, first_person=_first_person(q))
         if semantic is not None and scores:
             scores = semantic.rerank(self, q, pool, scores)
-        return self.hits(pool, scores, limit, live, singles, q)
+        self.pool, self.scores = pool, scores
+        return self.hits(pool, rank.order(pool, scores, r)[:limit])
 
     # -- data -------------------------------------------------------------------------------
 
     def candidates(self, terms: list[tuple[str, bool, float]], k: int) -> list[tuple[int, float]]:
         """The ``k`` rows with the highest sum of idf over the ``terms`` they hold (newest first on ties).
+
+        Each term is a word as the question wrote it (FTS5 stems it; a stem stemmed again
+        is often another token: ``convers`` -> ``conver``), or a CJK gram.
 
         One FTS5 lookup per term (a doclist walk, no ranking function: that would read a
         length per row), summed by SQLite; filters are AND-ed onto every term. A term is
@@ -432,26 +538,38 @@ class _Search:
         cjk = [t for t in terms if _is_cjk_term(t)]
         if words:
             pattern, prefixes = _prefix_pattern(words)
-            # one regex pass over all texts (and aux texts) joined; offsets map back to docs
+            # one regex pass over all texts (and aux texts) joined; offsets map back to docs. Words
+            # with non-ASCII letters are taken one by one: case folding and diacritics (µ, ß, café)
+            # are the tokenizer's business, so only its stem of each such word decides.
             parts: list[str] = []
             owners: list[tuple[_Doc, bool]] = []
             starts: list[int] = []
+            found: list[tuple[int, int, str]] = []
             at = 0
             for d in docs:
                 for text, in_aux in ((d.text, False), (_aux(d), True)):
-                    if text and any(p in text.lower() for p in prefixes):
-                        parts.append(text)
-                        owners.append((d, in_aux))
-                        starts.append(at)
-                        at += len(text) + 1
+                    if not text:
+                        continue
+                    if text.isascii():
+                        low = text.lower()
+                        if not any(p in low for p in prefixes):
+                            continue
+                    else:
+                        found += [(at + m.start(), at + m.end(), m.group().lower())
+                                  for m in _NON_ASCII_WORD.finditer(text) if not _CJK_ONLY(m.group())]
+                    parts.append(text)
+                    owners.append((d, in_aux))
+                    starts.append(at)
+                    at += len(text) + 1
             joined = "\x00".join(parts)
-            found = [(m.start(), m.end(), m.group().casefold()) for m in pattern.finditer(joined)]
+            # the pattern matches whole words; words with non-ASCII letters were taken above
+            found += [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(joined) if m.group().isascii()]
             uniq = list(dict.fromkeys(w for _s, _e, w in found))
             stems = dict(zip(uniq, self.ix.stems(uniq), strict=True))
             wanted = set(words)
             for start, end, w in found:
                 t = stems.get(w)
-                if t not in wanted:
+                if t not in wanted or w in self.not_terms:
                     continue
                 k = bisect_right(starts, start) - 1
                 d, in_aux = owners[k]
@@ -485,17 +603,20 @@ class _Search:
 
     # -- results ----------------------------------------------------------------------------
 
-    def hits(self, pool: dict[int, _Doc], scores: dict[int, float], limit: int, terms: list[str],
-             singles: list[str], q: Question) -> list[Hit]:
-        self.load_sessions({pool[i].sid for i in scores if pool[i].kind == MESSAGE})
-        best: dict[tuple, tuple[float, int]] = {}
-        for i, s in scores.items():
-            d = pool[i]
-            key = ("m", d.sid, d.mid) if d.kind == MESSAGE else ("d", d.id)
-            old = best.get(key)
-            if old is None or (s, i) > old:
-                best[key] = (s, i)
-        ranked = sorted(best.values(), key=lambda x: (-x[0], -x[1]))[:limit]
+    def sessions(self, limit: int, turns: int) -> list[SessionHit]:
+        """The best ``limit`` groups of what ``run`` scored: sessions with their best ``turns`` turns."""
+        out = []
+        for g in rank.groups(self.pool, self.scores, self.r)[:limit]:
+            hits = self.hits(self.pool, g.members[:turns])
+            first = hits[0]
+            kind = "session" if first.kind == "message" else first.kind
+            out.append(SessionHit(score=round(g.score, 6), kind=kind, session_key=first.session_key,
+                                  project=first.project, time=max(h.time for h in hits), matched=len(g.members),
+                                  hits=hits))
+        return out
+
+    def hits(self, pool: dict[int, _Doc], ranked: list[tuple[float, int]]) -> list[Hit]:
+        self.load_sessions({pool[i].sid for _s, i in ranked if pool[i].kind == MESSAGE})
         out = []
         for s, i in ranked:
             d = pool[i]
@@ -566,6 +687,16 @@ class _Filters:
         if self.until is not None and d.time > self.until:
             return False
         return not (d.kind == FACT and d.state not in self.states)
+
+
+_FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
+_SECOND_PERSON = frozenset(("you", "your", "yours", "yourself"))
+
+
+def _first_person(q: Question) -> bool:
+    """True when the question asks about the user in the first person and not about "you"."""
+    words = set(q.all_words)
+    return bool(words & _FIRST_PERSON) and not words & _SECOND_PERSON
 
 
 def _aux(d: _Doc) -> str:
@@ -644,4 +775,4 @@ def snippet(text: str, matches: list[tuple[int, int, str]], width: int = _SNIPPE
     return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
 
 
-__all__ = ["DEFAULT_RANKING", "Hit", "Ranking", "recall", "snippet"]
+__all__ = ["DEFAULT_RANKING", "Hit", "Ranking", "SessionHit", "recall", "recall_sessions", "snippet"]

@@ -152,6 +152,21 @@ please thanks thank yes yeah hey hi hello ok okay etc tell ask
 """.split())
 
 
+#: Words that frame a question rather than say what it looks for: how it counts ("how many",
+#: "total"), when it asks ("currently", "ago": see ``when.py`` for the times they name), that
+#: it refers to an earlier chat ("remind me", "previously", "mentioned"), and "one" (whose
+#: stem is the stop word "on"). Generic English, not tuned to any data set's contents.
+QUESTION_WORDS = frozenset("""
+many total totals altogether combined overall sum number count often ago
+current currently nowadays latest anymore presently still
+remind mention mentioned mentioning previously earlier
+one ones
+""".split())
+
+#: Every word that is never a search term while the question has others.
+NOT_TERMS = STOP_WORDS | QUESTION_WORDS
+
+
 def fold(word: str) -> str:
     """Lower-case form used to compare query words with names and stop words."""
     return word.casefold()
