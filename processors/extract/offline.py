@@ -89,6 +89,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
+from processors.extract import notes
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -861,11 +862,15 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
     user_texts: dict[str, str] = {}
     user_entries: list[Entry] = []
     for e in entries:
+        if _is_agent_note(e):
+            ops.append(_agent_note_op(e))
+            continue
         if skip_reason(e) is not None or not _when(e):
             continue  # never a source, or no time to date a fact with
         text = own_text(e.text, known_keys)
         if not text:
             continue
+        before = (len(ops), len(cands))
         sp = _speaker(e)
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
@@ -893,9 +898,37 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
                 c.order = len(cands)
                 cands.append(c)
                 pool.append(_Known(None, c))
+        if e.role == "note" and (len(ops), len(cands)) == before:
+            _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
     ops.extend(_signal_ops(user_entries, user_texts, active, ops))
     return ops
+
+
+def _is_agent_note(e: Entry) -> bool:
+    return e.role == "note" and isinstance(e.meta, dict) and e.meta.get("by") == "agent"
+
+
+def _agent_note_op(e: Entry) -> FactOp:
+    """An agent's note: an agent-proposed fact of its project, or a ``noop`` with the reason it is refused."""
+    verdict = notes.agent_note_verdict(e.text, e.project)
+    if not verdict.kept:
+        return FactOp(op="noop", sources=[e.ref], reason=verdict.reason)
+    return FactOp(op="add", text=verdict.text, subject="project", scope="project", project=e.project,
+                  section=PROJECT, when=_when(e), sources=[e.ref], reason=verdict.reason)
+
+
+def _keep_note(e: Entry, sp: Speaker, ops: list[FactOp], cands: list[Candidate], pool: list[_Known]) -> None:
+    """A user's note the rules found no fact in: kept as ``notes.note_verdict`` words it, or refused with a noop."""
+    verdict = notes.note_verdict(e.text)
+    if not verdict.kept:
+        ops.append(FactOp(op="noop", sources=[e.ref], reason=verdict.reason))
+        return
+    about = _about_project(e.text)
+    section = PROJECT if about else PROFILE if _IDENTITY.search(e.text) else PREFERENCES
+    c = Candidate(verdict.text, MIN_SCORE + 2.0, section, e, sp, about, order=len(cands), forced=True)
+    cands.append(c)
+    pool.append(_Known(None, c))
 
 
 def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp],
