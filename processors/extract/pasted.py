@@ -32,26 +32,29 @@ import re
 LONG_CHARS = 2000
 LONG_LINES = 15
 
-_INTRO = re.compile(
-    r"(?im)(?:^|(?<=[.!?]\s))(?P<intro>(?:[^\n.!?]|\.(?=\S)){0,160}?\b(?:here(?:'s|\s+is|\s+are)|found|copied|pasted?|pasting|"
-    r"forwarding|forwarded|quoting|excerpt|snippet|from\s+(?:the|a|an|this|that|his|her|their|its)\b|"
-    r"this\s+is\s+what|according\s+to|wrote|writes|said|says|posted|commented|replied|tweeted|messaged|"
-    r"told\s+(?:me|us))\b(?:[^\n.!?]|\.(?=\S)){0,120}?)(?::|\s[-–—]\s)")
-_REPORTED = re.compile(
-    r"[^.!?\n]*\b(?<!\bI\s)(?<!\bwe\s)(?:wrote|writes|said|says|posted|claims?|claimed|mentioned|tweeted|"
-    r"told\s+(?:me|us))\s+that\b[^.!?\n]*[.!?]?", re.IGNORECASE)
+#: Words that introduce someone else's text, in the part of a line before its ":" or " - ".
+_INTRO_WORDS = re.compile(
+    r"\b(?:here(?:'s|\s+is|\s+are)|found|copied|pasted?|pasting|forwarding|forwarded|quoting|excerpt|snippet|"
+    r"from\s+(?:the|a|an|this|that|his|her|their|its)\b|this\s+is\s+what|according\s+to|wrote|writes|said|says|"
+    r"posted|commented|replied|tweeted|messaged|told\s+(?:me|us))\b", re.IGNORECASE)
+_INTRO_END = re.compile(r":|\s[-–—]\s")
+_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?])\s+)")
+#: Reported speech: someone other than the user wrote, said ... that.
+_REPORTED = re.compile(r"(?<!\bI\s)(?<!\bwe\s)\b(?:wrote|writes|said|says|posted|claims?|claimed|mentioned|tweeted|"
+                       r"told\s+(?:me|us))\s+that\b", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*|[.!?\n]")
+MAX_INTRO = 200
 _LABEL = re.compile(r"^\s*(?:\[[^\]\n]{0,40}\]\s*)?(?!(?:Note|PS|P\.S|Edit|Update|Important|Also|Btw|FYI|Actually|"
                     r"Example|Context|Goal|Task|Question)\b)[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,2}\s*:\s*\S")
 _HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
-_FIRST_PERSON_QUOTE = re.compile(r"[\"“][^\"”\n]*\b(?:I|I'm|I've|my|we|our|me)\b[^\"”\n]*[\"”]")
+_QUOTE = re.compile(r"[\"“][^\"”\n]{1,400}[\"”]")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|we|our|me)\b")
 
 
 def typed_part(text: str) -> str:
     """``text`` (injected blocks, code and quoted lines already removed: ``text.own_text``) without what the user
-    pasted or quoted (see the module docstring; block closers are ``cut_at_orphan_close``)."""
-    m = _INTRO.search(text)
-    if m:
-        text = text[:m.start("intro")]
+    pasted or quoted (see the module docstring; block closers are ``cut_at_orphan_close``). Linear in the text."""
+    text = _cut_at_intro(text)
     heading = _HEADING.search(text)
     if heading:
         text = text[:heading.start()]
@@ -59,10 +62,22 @@ def typed_part(text: str) -> str:
     if len(text) >= LONG_CHARS and len(lines) >= LONG_LINES:
         first = text.strip().split("\n\n", 1)[0]
         text = first if len(first) <= 300 else ""
-    kept = [line for line in text.split("\n") if not _LABEL.match(line)]
-    text = "\n".join(kept)
-    text = _REPORTED.sub(" ", text)
-    return _FIRST_PERSON_QUOTE.sub(" ", text)
+    text = "\n".join(line for line in text.split("\n") if not _LABEL.match(line))
+    text = "".join(" " if _REPORTED.search(m.group(0)) else m.group(0) for m in _SENTENCES.finditer(text))
+    return _QUOTE.sub(lambda m: " " if _FIRST_PERSON.search(m.group(0)) else m.group(0), text)
+
+
+def _cut_at_intro(text: str) -> str:
+    """``text`` up to the first sentence that introduces someone else's text (and ends in ":" or " - ")."""
+    pos = 0
+    for line in text.split("\n"):
+        for m in _SENTENCES.finditer(line[:2000]):
+            sentence = m.group(0)
+            end = _INTRO_END.search(sentence, 0, MAX_INTRO + 40)
+            if end and _INTRO_WORDS.search(sentence, 0, end.start()):
+                return text[:pos + m.start()]
+        pos += len(line) + 1
+    return text
 
 
 _ANY_TAG = re.compile(r"<(/?)([a-z][a-z0-9]*[-_][a-z0-9_-]*|memory|memories|context|system|instructions?)\b[^<>]*>",
