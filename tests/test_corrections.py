@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import pytest
 
+from eventlog.app import memory
 from eventlog.app.workspace import Workspace, init_workspace
 from tests.correction_cases import CASES, ISSUE
-from tests.memory_pipeline import Case, outcome, run_case
+from tests.memory_pipeline import Case, dream, outcome, run_case, say
 
 TARGET = 0.9
 
@@ -46,3 +47,25 @@ def test_at_least_90_percent_of_the_natural_corrections_end_with_only_the_new_va
         for f in failures:
             print("  FAIL", f)
     assert rate >= TARGET, "\n".join(failures)
+
+
+@pytest.mark.parametrize("said", ["This week I'm on call.", "I'm on call until Friday.",
+                                  "Until Friday I'm working from the Madrid office."])
+def test_a_temporary_fact_carries_its_end_and_leaves_memory_after_it(evlog_home, said):
+    init_workspace(str(evlog_home))
+    ws = Workspace.open(str(evlog_home), writable=True)
+    try:
+        say(ws, said, day=4)  # Tuesday 4 March 2025
+        dream(ws)
+        first = [f.text for f in memory.facts(ws)]
+        assert len(first) == 1 and "2025" in first[0], first  # the end is a date, not "until Friday"
+        say(ws, "I prefer tabs over spaces.", day=6)
+        dream(ws)
+        assert [f.text for f in memory.facts(ws) if "2025" in f.text] == first  # still true on Thursday
+        say(ws, "I prefer dark mode in every app.", day=11)
+        dream(ws)
+        assert not [f.text for f in memory.facts(ws) if "2025" in f.text]
+        gone = [f for f in memory.facts(ws, state=None) if f.text == first[0]]
+        assert gone and gone[0].state == "forgotten" and "ended" in gone[0].reason
+    finally:
+        ws.close()

@@ -89,7 +89,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import notes
+from processors.extract import notes, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -111,7 +111,7 @@ from processors.extract.text import (
     similar,
     skip_reason,
 )
-from processors.extract.timeref import TIME_HINT, resolve
+from processors.extract.timeref import TIME_HINT, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 
 NAME = "offline-facts-v1"
@@ -661,7 +661,10 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
             or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
         return None
     s = _CALL_ME.sub(r"I want to be called \1", s)
-    state = _states_a_slot(s)
+    temporary = not sp.named and validity.is_temporary(s)
+    if temporary:
+        s = validity.with_end(s, e.time)
+    state = temporary or _states_a_slot(s)
     if not sp.named and not explicit and not state and not (
             _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
@@ -902,7 +905,25 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
             _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
     ops.extend(_signal_ops(user_entries, user_texts, active, ops))
+    ops.extend(_ended(entries, active, ops))
     return ops
+
+
+def _ended(entries: list[Entry], active: list[ExistingFact], ops: list[FactOp]) -> list[FactOp]:
+    """``delete`` for the user's temporary facts whose last day (``validity.ends_on``) is before the newest message."""
+    dated = [e for e in entries if skip_reason(e) is None and message_date(_when(e))]
+    if not dated:
+        return []
+    last = max(dated, key=lambda e: _when(e))
+    today = message_date(_when(last))
+    taken = {o.fact_id for o in ops if o.fact_id}
+    out = []
+    for f in active:
+        end = validity.ends_on(f.text) if f.subject in ("user", "project") and not f.pinned else None
+        if end is not None and today is not None and today > end and f.fact_id not in taken:
+            out.append(FactOp(op="delete", fact_id=f.fact_id, when=_when(last), sources=[last.ref],
+                              reason=f"temporary fact ended on {end.isoformat()}"))
+    return out
 
 
 def _is_agent_note(e: Entry) -> bool:
