@@ -11,8 +11,10 @@ local commands, subagent prompts, harness notices ("[Request interrupted ...",
 "Caveat: ...", "[Scheduled Task] ..."), nor an entry without a time (a fact needs a
 date). Inside a message, injected blocks (``<system-reminder>``, ``<command-name>``,
 ``<memory>``, any tag with ``-`` or ``_``, except ``<command-args>``: the user's own
-arguments), fenced code, quoted lines, a pasted MEMORY.md section and lines equal to a
-known fact are removed first (``text.own_text``). Sentences longer than
+arguments), fenced code, quoted lines, a pasted MEMORY.md section, lines equal to a
+known fact and what the user pasted or quoted (``pasted``: introduced pastes, reported
+speech, chat logs, documents, quotations, text after an orphan closing tag) are removed
+first (``text.own_text``). Sentences longer than
 ``MAX_SENTENCE`` characters are not read (so the work stays linear in the input).
 
 **Sentences.** Each message is split into sentences. Questions are dropped, and so
@@ -41,7 +43,11 @@ fact of another batch). A user working with a coding agent (speaker "user") is h
 to more: only conventions ("always use pytest", "never push to main", "we use ruff",
 "this project targets 3.11"), preferences, habits and identity count, not the work
 they ask for. A note (role ``note``, from ``evlog remember``) and a sentence opening
-with "remember that" are kept whatever they state (a statement without "I" verbatim).
+with "remember that" are kept whatever they state (a statement without "I" verbatim); a
+note the rules find no fact in is kept as ``notes.note_verdict`` words it, or refused
+with a ``noop`` naming the reason. An agent's note (``meta["by"] == "agent"``, MCP
+``remember``) is never read as the user's: ``notes.agent_note_verdict`` makes it an
+agent-proposed fact of its project, or a ``noop`` with the reason.
 
 **Chinese.** Sentences are cut into clauses at ``，``; a clause with a trigger (我习惯,
 我喜欢, 我用, 我在…工作, 我叫, 我是, 不要, 别, 记住, 我们用, 这个项目, 去了, 买了 ...)
@@ -62,6 +68,19 @@ project of their conversation when there is one; the user's go to the global fil
 unless they are about the project), a section (``model.SECTIONS``), ``when`` = the
 message's time (normalised to UTC) and ``sources`` = that one message.
 
+**Corrections by meaning** (``slots``). A statement about a slot an active fact fills
+with another value (where the user lives or works, their name, job, a thing they have,
+a tool's use, a version, a preference between options, a place) becomes an ``update``
+of that fact, whatever the wording: a value it names as gone ("from X to Y", "left X",
+"no longer ... X", "not X", 离开X) finds the fact holding it; else a shared slot; else,
+with a sign of change ("now", "these days", "actually", "switched", 现在 ...), the same
+sentence with one short span changed. The new text is the clause that states the new
+value ("The user lives in Lisbon."), or for "from X to Y" the old fact with X replaced.
+A named person of a conversation corrects only home, employer and name, with a sign of
+change. Short statements of a slot ("I live in Berlin.", "Call me Sam.") are facts.
+A temporary state ("this week I'm on call", "until Friday") is kept with its end as a
+date and deleted once a later message is read (``validity``).
+
 **Corrections and forget requests** are never facts. "I no longer ...", "I don't ...
 anymore", "not X anymore, Y now" (不再, 已经不, 改用, 换成) become an ``update`` of the
 best matching active fact of the same subject (matching = shared content words, at
@@ -69,7 +88,8 @@ least one of them specific), whose text is the corrected statement; with no matc
 fact they are a ``noop``. Weaker signs ("I switched to", "I stopped going", "instead
 of") need a closer match, and without one the sentence is read as an ordinary event.
 "Forget that ...", "please forget ...", "don't remember ..." (忘记, 忘掉, 别记) become a
-``delete`` of each matching active fact (at most ``MAX_DELETES``; pinned facts are
+``delete`` of each matching active fact (an ``update`` without the forgotten part when
+the fact says more: "Forget that I'm a product manager" keeps the name beside it) (at most ``MAX_DELETES``; pinned facts are
 never changed by rules: that is a ``noop`` with the reason), or a ``noop``. A
 correction or forget request that matches a fact proposed earlier in the same batch
 changes (its sources then are both messages) or drops that proposal instead.
