@@ -692,6 +692,8 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         return None
     resolved, dated = resolve(s, e.time)
     score, sections = _score(s, sp, vocatives, dated)
+    if not sp.named and _HABIT.search(s) and _ANY_FIRST_PERSON.match(s) and score < MIN_SCORE:
+        score = MIN_SCORE  # the user's own habit ("I drink coffee every morning") is worth keeping
     if state and score < MIN_SCORE + 1.0:
         score, sections = MIN_SCORE + 1.0, sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
     if explicit:

@@ -202,6 +202,8 @@ def holds_value(fact: str, value: str) -> bool:
             part = " ".join(words[start:n])
             if words[n - 1].casefold() in STOPWORDS or not content_tokens(part):
                 continue
+            if n < len(words) and n - start < 2 and not part[:1].isupper():
+                continue  # a lone lower-case first word ("drink" of "drink coffee") is no value
             if re.search(rf"(?<![\w]){re.escape(part)}(?![\w])", fact, re.IGNORECASE):
                 return True
     return False
