@@ -83,6 +83,9 @@ MODEL_BATCH_CHARS = 12_000
 SCAN_RECORDS = 100_000  # log records looked at to find one call's entries
 RELEVANT_FACTS = 50
 NOTE_SOURCE = "remember"
+#: The source of a note an agent wrote (MCP ``remember``): kept as agent-proposed, never as the user's words.
+AGENT_NOTE_SOURCE = "agent-remember"
+NOTE_SOURCES = (NOTE_SOURCE, AGENT_NOTE_SOURCE)
 
 RETRY = """Your previous answer could not be used: {reasons}
 Answer again with the JSON operations only, following the rules."""
@@ -135,14 +138,20 @@ def entry_of(ev: Event, project_of: dict[str, str]) -> Entry | None:
         return Entry(ref=f"{ev.session_key}#{ev.message_id}", seq=ev.seq, session_key=ev.session_key,
                      message_id=ev.message_id, project=project_of[ev.session_key], speaker=speaker or ev.role,
                      role=ev.role, time=source_time(ev.timestamp, ev.ts), text=ev.content, meta=dict(ev.extra))
-    if isinstance(ev, HistoryAppended) and ev.source == NOTE_SOURCE:
-        return Entry(ref=f"note#{ev.seq}", seq=ev.seq, session_key="", message_id=str(ev.seq), project=ev.project,
-                     speaker="user", role="note", time=ev.ts, text=ev.text)
+    if isinstance(ev, HistoryAppended) and ev.source in NOTE_SOURCES:
+        return note_entry(ev)
     return None
 
 
+def note_entry(ev: HistoryAppended) -> Entry:
+    """The entry of a note: the user's (``evlog remember``), or an agent's (``meta["by"] == "agent"``)."""
+    meta = {"by": "agent"} if ev.source == AGENT_NOTE_SOURCE else {}
+    return Entry(ref=f"note#{ev.seq}", seq=ev.seq, session_key=ev.session_key, message_id=str(ev.seq),
+                 project=ev.project, speaker="user", role="note", time=ev.ts, text=ev.text, meta=meta)
+
+
 def _is_input(ev: Event) -> bool:
-    return isinstance(ev, MessageAppended) or (isinstance(ev, HistoryAppended) and ev.source == NOTE_SOURCE)
+    return isinstance(ev, MessageAppended) or (isinstance(ev, HistoryAppended) and ev.source in NOTE_SOURCES)
 
 
 def existing_facts(ws: Workspace, project: str) -> list[ExistingFact]:
@@ -261,8 +270,7 @@ def _entries_at(ws: Workspace, seqs: list[int]) -> list[Entry]:
             continue
         ev = rec.event
         if isinstance(ev, HistoryAppended):  # runs from before Dream read messages fed it history entries
-            out.append(Entry(ref=f"note#{ev.seq}", seq=ev.seq, session_key=ev.session_key, message_id=str(ev.seq),
-                             project=ev.project, speaker="user", role="note", time=ev.ts, text=ev.text))
+            out.append(note_entry(ev))
             continue
         entry = entry_of(ev, project_of)
         if entry is not None:
@@ -462,19 +470,33 @@ def budget_events(ws: Workspace, pending: list[Event]) -> list[Event]:
 # --- notes -------------------------------------------------------------------------------------
 
 
-def remember(ws: Workspace, text: str, *, project: str = "") -> int:
-    """Add a note for Dream to learn from (``evlog remember``); returns its seq.
+def remember(ws: Workspace, text: str, *, project: str = "", by: str = "user") -> int:
+    """Add a note for Dream to learn from (``evlog remember``; ``by="agent"`` for MCP); returns its seq.
 
     Idempotent: remembering the same text for the same project again returns the first
-    note's seq and appends nothing (so a retried command never duplicates it).
+    note's seq and appends nothing (so a retried command never duplicates it). An
+    agent's note is recorded with the source ``AGENT_NOTE_SOURCE``: Dream keeps it as
+    agent-proposed, in its project only, never as the user's words. A note that would be
+    refused (``processors.extract.notes``: a secret, a request for work; for an agent,
+    an order or a claim about the user) raises ``InvalidEventError`` with the reason and
+    writes nothing; an agent's note without a project is written but never becomes a
+    fact (Dream records why).
     """
     from eventlog.errors import InvalidEventError
+    from processors.extract import notes
 
     text = text.strip()
     if not text:
         raise InvalidEventError("nothing to remember: the text is empty")
-    key = xxhash.xxh3_128_hexdigest(msgspec.json.encode([project, " ".join(text.split())]))
-    return ws.append([HistoryAppended(text=text, source=NOTE_SOURCE, project=project, dedup=f"note:{key}")])[0]
+    if by not in ("user", "agent"):
+        raise InvalidEventError(f"a note is written by the user or an agent, not {by!r}")
+    agent = by == "agent"
+    verdict = notes.agent_note_verdict(text, project or "(any)") if agent else notes.note_verdict(text)
+    if not verdict.kept:  # an agent's note without a project is written, and Dream keeps it out of memory
+        raise InvalidEventError(f"note {verdict.reason}")
+    key = xxhash.xxh3_128_hexdigest(msgspec.json.encode([project, " ".join(text.split()), *(["agent"] if agent else [])]))
+    return ws.append([HistoryAppended(text=text, source=AGENT_NOTE_SOURCE if agent else NOTE_SOURCE, project=project,
+                                      dedup=f"note:{key}")])[0]
 
 
 def replay_llm(ws: Workspace) -> LLM:

@@ -197,14 +197,20 @@ def memory_pin(ctx: click.Context, fact_id: str, off: bool) -> None:
               help="The note is about this project (its facts go to <project>/memory/MEMORY.md).")
 @click.pass_context
 def remember(ctx: click.Context, text: str, project: str | None) -> None:
-    """Give Dream a note to learn from, e.g. 'I prefer tabs' (the same note twice is kept once)."""
+    """Give Dream a note to keep, e.g. 'I prefer tabs' (the same note twice is kept once).
+
+    A note is always kept: rewritten in the third person when that works ('I'm vegetarian.'
+    becomes 'The user is vegetarian.'), verbatim otherwise; or refused with the reason
+    printed (a secret, a request for work), and then nothing is written.
+    """
     from processors.dream import remember as remember_note
+    from processors.extract.notes import note_verdict
 
     with open_workspace(ctx, writable=True) as ws:
+        cursor = remember_note(ws, text, project=project or "")
         if project:
             register_named_project(ws, project)
-        cursor = remember_note(ws, text, project=project or "")
-    note(f"noted (seq {cursor}); 'evlog run dream' learns from it")
+    note(f"noted (seq {cursor}), to be kept as: {note_verdict(text).text} ('evlog run dream' learns from it)")
 
 
 @cli.group(invoke_without_command=True)

@@ -11,8 +11,10 @@ local commands, subagent prompts, harness notices ("[Request interrupted ...",
 "Caveat: ...", "[Scheduled Task] ..."), nor an entry without a time (a fact needs a
 date). Inside a message, injected blocks (``<system-reminder>``, ``<command-name>``,
 ``<memory>``, any tag with ``-`` or ``_``, except ``<command-args>``: the user's own
-arguments), fenced code, quoted lines, a pasted MEMORY.md section and lines equal to a
-known fact are removed first (``text.own_text``). Sentences longer than
+arguments), fenced code, quoted lines, a pasted MEMORY.md section, lines equal to a
+known fact and what the user pasted or quoted (``pasted``: introduced pastes, reported
+speech, chat logs, documents, quotations, text after an orphan closing tag) are removed
+first (``text.own_text``). Sentences longer than
 ``MAX_SENTENCE`` characters are not read (so the work stays linear in the input).
 
 **Sentences.** Each message is split into sentences. Questions are dropped, and so
@@ -41,7 +43,11 @@ fact of another batch). A user working with a coding agent (speaker "user") is h
 to more: only conventions ("always use pytest", "never push to main", "we use ruff",
 "this project targets 3.11"), preferences, habits and identity count, not the work
 they ask for. A note (role ``note``, from ``evlog remember``) and a sentence opening
-with "remember that" are kept whatever they state (a statement without "I" verbatim).
+with "remember that" are kept whatever they state (a statement without "I" verbatim); a
+note the rules find no fact in is kept as ``notes.note_verdict`` words it, or refused
+with a ``noop`` naming the reason. An agent's note (``meta["by"] == "agent"``, MCP
+``remember``) is never read as the user's: ``notes.agent_note_verdict`` makes it an
+agent-proposed fact of its project, or a ``noop`` with the reason.
 
 **Chinese.** Sentences are cut into clauses at ``，``; a clause with a trigger (我习惯,
 我喜欢, 我用, 我在…工作, 我叫, 我是, 不要, 别, 记住, 我们用, 这个项目, 去了, 买了 ...)
@@ -62,6 +68,19 @@ project of their conversation when there is one; the user's go to the global fil
 unless they are about the project), a section (``model.SECTIONS``), ``when`` = the
 message's time (normalised to UTC) and ``sources`` = that one message.
 
+**Corrections by meaning** (``slots``). A statement about a slot an active fact fills
+with another value (where the user lives or works, their name, job, a thing they have,
+a tool's use, a version, a preference between options, a place) becomes an ``update``
+of that fact, whatever the wording: a value it names as gone ("from X to Y", "left X",
+"no longer ... X", "not X", 离开X) finds the fact holding it; else a shared slot; else,
+with a sign of change ("now", "these days", "actually", "switched", 现在 ...), the same
+sentence with one short span changed. The new text is the clause that states the new
+value ("The user lives in Lisbon."), or for "from X to Y" the old fact with X replaced.
+A named person of a conversation corrects only home, employer and name, with a sign of
+change. Short statements of a slot ("I live in Berlin.", "Call me Sam.") are facts.
+A temporary state ("this week I'm on call", "until Friday") is kept with its end as a
+date and deleted once a later message is read (``validity``).
+
 **Corrections and forget requests** are never facts. "I no longer ...", "I don't ...
 anymore", "not X anymore, Y now" (不再, 已经不, 改用, 换成) become an ``update`` of the
 best matching active fact of the same subject (matching = shared content words, at
@@ -69,7 +88,8 @@ least one of them specific), whose text is the corrected statement; with no matc
 fact they are a ``noop``. Weaker signs ("I switched to", "I stopped going", "instead
 of") need a closer match, and without one the sentence is read as an ordinary event.
 "Forget that ...", "please forget ...", "don't remember ..." (忘记, 忘掉, 别记) become a
-``delete`` of each matching active fact (at most ``MAX_DELETES``; pinned facts are
+``delete`` of each matching active fact (an ``update`` without the forgotten part when
+the fact says more: "Forget that I'm a product manager" keeps the name beside it) (at most ``MAX_DELETES``; pinned facts are
 never changed by rules: that is a ``noop`` with the reason), or a ``noop``. A
 correction or forget request that matches a fact proposed earlier in the same batch
 changes (its sources then are both messages) or drops that proposal instead.
@@ -89,7 +109,9 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
+from processors.extract import notes, validity
 from processors.extract import signals as sig
+from processors.extract import slots as sl
 from processors.extract.model import (
     EVENTS,
     MAX_SOURCES,
@@ -109,7 +131,7 @@ from processors.extract.text import (
     similar,
     skip_reason,
 )
-from processors.extract.timeref import TIME_HINT, resolve
+from processors.extract.timeref import TIME_HINT, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 
 NAME = "offline-facts-v1"
@@ -454,6 +476,7 @@ _FORGET = re.compile(
     r"(?:\s+(?:that|about|the\s+fact\s+that|what\s+I\s+said\s+about|my))?\s*[,:]?\s*(.*)$",
     re.IGNORECASE,
 )
+_CALL_ME = re.compile(r"^(?:(?:please|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
 _REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind)\s+(?:that\s+)?[,:]?\s*", re.IGNORECASE)
 _CONTROL_WORDS = frozenset("""
 no longer anymore any more now actually switched switch changed change moved stopped stop quit gave give up dropped
@@ -652,18 +675,27 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         said = _user_said(s, e, sp, explicit)
         if said is not None:
             return said
-    if _REQUEST.match(s) or not _ANY_FIRST_PERSON.search(s):
+    if _REQUEST.match(s) or not (_ANY_FIRST_PERSON.search(s) or (not sp.named and _states_a_slot(s))):
         return None
     if _REACTION.match(s) or re.search(r"\bI\s+mean\b", s) \
             or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
         return None
-    if not sp.named and not explicit and not (_CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s)
-                                              or _HABIT.search(s)):
+    s = _CALL_ME.sub(r"I want to be called \1", s)
+    temporary = not sp.named and validity.is_temporary(s)
+    if temporary:
+        s = validity.with_end(s, e.time)
+    state = temporary or _states_a_slot(s)
+    if not sp.named and not explicit and not state and not (
+            _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
-    if len(s.split()) < MIN_WORDS:
+    if len(s.split()) < (3 if state or explicit else MIN_WORDS):
         return None
     resolved, dated = resolve(s, e.time)
     score, sections = _score(s, sp, vocatives, dated)
+    if not sp.named and _HABIT.search(s) and _ANY_FIRST_PERSON.match(s) and score < MIN_SCORE:
+        score = MIN_SCORE  # the user's own habit ("I drink coffee every morning") is worth keeping
+    if state and score < MIN_SCORE + 1.0:
+        score, sections = MIN_SCORE + 1.0, sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
     if explicit:
         score, sections = max(score, MIN_SCORE + 1.0), sections or [PREFERENCES]
     if not sections:
@@ -672,12 +704,33 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     if text is None:
         return None
     text = _shorten(_finish(text), MAX_CHARS, None)
-    if text is None or len(text.split()) < MIN_WORDS or text.count('"') % 2 or text.count("“") != text.count("”"):
+    if text is None or len(text.split()) < (3 if state or explicit else MIN_WORDS) or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
     about_project = not sp.named and _about_project(s)
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
     return Candidate(text, score, PROJECT if about_project else sections[0], e, sp, about_project)
+
+
+#: "I drive a Toyota Corolla", "We deploy the app on Heroku", "I'm learning Spanish": a short present-tense statement
+#: about the speaker with a proper noun (or a weekday) in it states what holds now.
+_STATE = re.compile(
+    r"^(?:(?:until|since|on)\s+\w+,?\s+)?(?:I|we)(?:'m|'re|\s+am|\s+are)?\s+(?:usually\s+|currently\s+)?"
+    r"(?!(?:need|want|think|guess|hope|see|get|got|have|had|was|were|will|would|can|could|should|must|might|just|"
+    r"tried|try|trying|getting|seeing|having|looking|going|wonder|feel|know|mean|ran|asked|found|saw|did|do|don't|"
+    r"made|said|told|added|fixed|wrote|read|changed|moved|left|started|finished)\b)[a-z]+\s+"
+    r"(?:[a-z]+\s+){0,4}?(?-i:[A-Z][\w.'-]*)(?:\s+[\w.'-]+){0,4}$", re.IGNORECASE)
+
+
+def _states_a_slot(s: str) -> bool:
+    """Whether a sentence states what fills one of the speaker's slots (``slots``) or what holds now (``_STATE``)."""
+    body = s.rstrip(" .!")
+    if len(body.split()) > 14 or _REQUEST.match(body) or SECOND_PERSON.search(body):
+        return False
+    if not re.match(r"(?:(?:until|since|on)\s+\w+,?\s+)?(?:I\b|I'm|we\b|we're|my\b|our\b|everyone\s+calls\s+me\b|"
+                    r"(?:the|this)\s+(?:project|api|app|repo)\b)", body, re.IGNORECASE):
+        return False
+    return bool(sl.slots(body)) or bool(_STATE.match(body))
 
 
 def _about_project(s: str) -> bool:
@@ -742,6 +795,29 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
 
 
 # --- corrections and forget requests ----------------------------------------------------------
+
+
+_CLAUSE_JOIN = re.compile(r",?\s+and\s+(?=(?:the\s+user|the\s+team|[A-Z][a-z]+)\b)|;\s+|，|、")
+
+
+def _without_part(fact: str, target: str, sp: Speaker) -> str:
+    """``fact`` without the part a forget request names ("" when that is all of it, or no part can be cut).
+
+    A fact of several clauses ("The user's name is Sam and the user is a product manager.") loses the clauses the
+    request matches; a single clause loses the phrase holding the value the request names ("at Shopify")."""
+    want = _match_tokens(target)
+    clauses = [c.strip(" .。") for c in _CLAUSE_JOIN.split(fact) if c.strip(" .。")]
+    if len(clauses) > 1:
+        kept = [c for c in clauses if len(want & _match_tokens(c)) < max(1, len(want) / 2)]
+        if kept and len(kept) < len(clauses):
+            return _finish(("，" if has_cjk(fact) else " and ").join(kept))
+        return ""
+    third = third_person(target, sp.name, team=not sp.named) or target
+    for slot in sl.slots(third):
+        cut = re.sub(rf"\s+(?:at|for|in|with|from|on)\s+(?:the\s+)?{re.escape(slot.value)}(?![\w])", "", fact, count=1)
+        if cut != fact and len(_match_tokens(cut) - _match_tokens(sp.name)) >= 2:
+            return _finish(cut)
+    return ""
 
 
 def _stem(w: str) -> str:
@@ -811,11 +887,15 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
     user_texts: dict[str, str] = {}
     user_entries: list[Entry] = []
     for e in entries:
+        if _is_agent_note(e):
+            ops.append(_agent_note_op(e))
+            continue
         if skip_reason(e) is not None or not _when(e):
             continue  # never a source, or no time to date a fact with
         text = own_text(e.text, known_keys)
         if not text:
             continue
+        before = (len(ops), len(cands))
         sp = _speaker(e)
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
@@ -843,9 +923,55 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
                 c.order = len(cands)
                 cands.append(c)
                 pool.append(_Known(None, c))
+        if e.role == "note" and (len(ops), len(cands)) == before:
+            _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
     ops.extend(_signal_ops(user_entries, user_texts, active, ops))
+    ops.extend(_ended(entries, active, ops))
     return ops
+
+
+def _ended(entries: list[Entry], active: list[ExistingFact], ops: list[FactOp]) -> list[FactOp]:
+    """``delete`` for the user's temporary facts whose last day (``validity.ends_on``) is before the newest message."""
+    dated = [e for e in entries if skip_reason(e) is None and message_date(_when(e))]
+    if not dated:
+        return []
+    last = max(dated, key=lambda e: _when(e))
+    today = message_date(_when(last))
+    taken = {o.fact_id for o in ops if o.fact_id}
+    out = []
+    for f in active:
+        end = validity.ends_on(f.text) if f.subject in ("user", "project") and not f.pinned else None
+        if end is not None and today is not None and today > end and f.fact_id not in taken:
+            out.append(FactOp(op="delete", fact_id=f.fact_id, when=_when(last), sources=[last.ref],
+                              reason=f"temporary fact ended on {end.isoformat()}"))
+    return out
+
+
+def _is_agent_note(e: Entry) -> bool:
+    return e.role == "note" and isinstance(e.meta, dict) and e.meta.get("by") == "agent"
+
+
+def _agent_note_op(e: Entry) -> FactOp:
+    """An agent's note: an agent-proposed fact of its project, or a ``noop`` with the reason it is refused."""
+    verdict = notes.agent_note_verdict(e.text, e.project)
+    if not verdict.kept:
+        return FactOp(op="noop", sources=[e.ref], reason=verdict.reason)
+    return FactOp(op="add", text=verdict.text, subject="project", scope="project", project=e.project,
+                  section=PROJECT, when=_when(e), sources=[e.ref], reason=verdict.reason)
+
+
+def _keep_note(e: Entry, sp: Speaker, ops: list[FactOp], cands: list[Candidate], pool: list[_Known]) -> None:
+    """A user's note the rules found no fact in: kept as ``notes.note_verdict`` words it, or refused with a noop."""
+    verdict = notes.note_verdict(e.text)
+    if not verdict.kept:
+        ops.append(FactOp(op="noop", sources=[e.ref], reason=verdict.reason))
+        return
+    about = _about_project(e.text)
+    section = PROJECT if about else PROFILE if _IDENTITY.search(e.text) else PREFERENCES
+    c = Candidate(verdict.text, MIN_SCORE + 2.0, section, e, sp, about, order=len(cands), forced=True)
+    cands.append(c)
+    pool.append(_Known(None, c))
 
 
 def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp],
@@ -868,14 +994,26 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
             elif k.fact is not None and k.fact.pinned:
                 ops.append(FactOp(op="noop", fact_id=k.fact.fact_id, sources=[e.ref],
                                   reason="forget request matches a pinned fact; pinned facts are only removed by hand"))
-            elif k.fact is not None and not any(o.op == "delete" and o.fact_id == k.fact.fact_id for o in ops):
-                ops.append(FactOp(op="delete", fact_id=k.fact.fact_id, when=_when(e), sources=[e.ref],
-                                  reason=f"forget request: {_cut_reason(s)}"))
+            elif k.fact is not None and not any(o.fact_id == k.fact.fact_id for o in ops):
+                rest = _without_part(k.fact.text, target, sp)
+                if rest:
+                    part = k.fact
+                    ops.append(FactOp(op="update", fact_id=part.fact_id, text=rest, subject=part.subject,
+                                      scope=part.scope, project=part.project, section=part.section or PREFERENCES,
+                                      when=_when(e),
+                                      sources=[e.ref], reason=f"forget request (part of the fact): {_cut_reason(s)}"))
+                else:
+                    ops.append(FactOp(op="delete", fact_id=k.fact.fact_id, when=_when(e), sources=[e.ref],
+                                      reason=f"forget request: {_cut_reason(s)}"))
             pool.remove(k)
         return True
     if zh and (s.endswith(("?", "？")) or _ZH_QUESTION_END.search(s) or _ZH_QUESTION_START.match(s)
                or re.search(r"[吗嘛么呢][？?！!。…~～]*$", s) or s.startswith(("你", "您"))):
         return False
+    if not zh and (s.rstrip().endswith("?") or _QUESTION.match(s)):
+        return False
+    if _slot_change(s, e, sp, pool, ops):
+        return True
     strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
     weak = None if zh else _CORRECTION_WEAK.search(s)
     if not strong and not weak:
@@ -889,16 +1027,129 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
             return True
         return False
     _r, k = hits[0]
-    resolved, _dated = resolve(s, e.time)
-    if zh:
-        text = _finish(zh_third_person(resolved, sp.zh_name))
-    else:
-        body = _strip_intro(resolved, ())
-        converted = third_person(body, sp.name, team=not sp.named)
-        text = _finish(converted) if converted else ""
+    text = _restated(s, e, sp, sl.gone_values(s))
     if not text:
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
         return True
+    if k.cand is not None:
+        c = k.cand
+        c.text, c.forced = text, True
+        c.sources = [c.entry.ref, e.ref] if c.entry.ref != e.ref else [e.ref]
+        return True
+    f = k.fact
+    assert f is not None
+    if f.pinned:
+        ops.append(FactOp(op="noop", fact_id=f.fact_id, sources=[e.ref],
+                          reason="correction of a pinned fact; pinned facts are only changed by hand"))
+        return True
+    ops.append(FactOp(op="update", fact_id=f.fact_id, text=text, subject=f.subject, scope=f.scope, project=f.project,
+                      section=f.section or PREFERENCES, when=_when(e), sources=[e.ref],
+                      reason=f"correction: {_cut_reason(s)}"))
+    pool.remove(k)
+    return True
+
+
+def _subject_pool(pool: list[_Known], sp: Speaker) -> list[_Known]:
+    """The facts a statement by ``sp`` may change: their own (and, for the user, the project's), newest first."""
+    allowed = ("user", "project") if not sp.named else (sp.subject,)
+    return [k for k in reversed(pool) if k.subject in allowed]
+
+
+def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, owner: bool) -> _Known | None:
+    """The fact ``third`` (a statement in the third person) changes: one holding a value it names as gone, else one
+    filling the same slot with another value, else (with a sign of change) the same sentence with one span changed.
+
+    ``owner``: the statement is the user's (every slot kind); a named person of a conversation corrects only
+    ``slots.PERSONAL`` kinds, with a sign of change."""
+    if gone and (owner or cue):
+        for k in pool:
+            if any(sl.holds_value(k.text, g) for g in gone):
+                return k
+    if not owner and not cue:
+        return None
+    for k in pool:
+        if sl.shared_slot(k.text, third, cue=cue, kinds=None if owner else sl.PERSONAL) is not None:
+            return k
+    if cue and owner:
+        for k in pool:
+            if sl.one_span_changed(k.text, third):
+                return k
+    return None
+
+
+def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
+    """The new fact a change statement states: its clause with the new value, dated, in the third person."""
+    resolved, _dated = resolve(s, e.time)
+    if has_cjk(resolved):
+        clause = sl.restate_clause(resolved, gone)
+        text = zh_third_person(clause, sp.zh_name)
+        if not text.startswith((sp.zh_name, "团队")) and "我" not in clause:
+            text = ("团队" if re.search(r"数据库|项目|仓库|代码|持续集成|部署", clause) and not sp.named else sp.zh_name) + text
+        return _finish(text)
+    whole = _strip_intro(resolved, ())
+    clause = _CALL_ME.sub(r"I want to be called \1", sl.restate_clause(whole, gone))
+    if not _ANY_FIRST_PERSON.search(clause) and not re.match(r"(?:the|this)\s+(?:project|repo|team)\b|[A-Z]", clause):
+        clause = whole  # "..., only tea": no clause stands alone, the statement is restated whole
+    converted = third_person(clause, sp.name, team=not sp.named)
+    return _finish(converted) if converted else ""
+
+
+_FROM_TO = re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$|\breplaced\s+(?P<old2>.+?)\s+with\s+(?P<new2>.+?)\s*$"
+                      r"|从\s*(?P<old3>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)了?\s*(?P<new3>[^，。]+?)\s*$")
+
+
+def _swapped(s: str, old_fact: str) -> str:
+    """For "from X to Y" / "replaced X with Y": the old fact with X replaced by Y, when it holds X as written."""
+    m = _FROM_TO.search(s.rstrip(" .!。"))
+    if not m:
+        return ""
+    old = (m.group("old") or m.group("old2") or m.group("old3") or "").strip()
+    new = (m.group("new") or m.group("new2") or m.group("new3") or "").strip()
+    new = re.sub(r"\s+(?:last|this|in|on|since)\s+.*$", "", new)
+    if not old or not new or len(new.split()) > 5:
+        return ""
+    pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
+    if not pattern.search(old_fact):
+        return ""
+    return pattern.sub(lambda _m: new, old_fact, count=1)
+
+
+def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """A statement about a slot an active fact fills with another value: an ``update`` of that fact (True), else
+    False (and the sentence is read as usual)."""
+    if SECOND_PERSON.search(s) and not has_cjk(s):
+        return False
+    zh = has_cjk(s)
+    if zh and not re.search(r"我|这个项目|本项目", s):
+        return False
+    if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s)
+                       or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)):
+        return False
+    subjects = _subject_pool(pool, sp)
+    if not subjects:
+        return False
+    cue = sl.has_cue(s)
+    owner = not sp.named
+    if not owner and not cue:
+        return False
+    body = _CALL_ME.sub(r"I want to be called \1", _strip_intro(s, ()))
+    third = (zh_third_person(body, sp.zh_name) if zh else third_person(body, sp.name, team=not sp.named)) or body
+    gone = sl.gone_values(s)
+    k = _slot_target(third, subjects, gone, cue, owner=owner)
+    text = ""
+    if k is None and (cue or gone):
+        text = _restated(s, e, sp, gone)
+        k = _slot_target(text, subjects, gone, cue, owner=owner) if text else None
+    if k is None:
+        return False
+    text = _swapped(s, k.text) or text or _restated(s, e, sp, gone)
+    if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
+        return False
+    return _apply_update(k, text, s, e, pool, ops)
+
+
+def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """Replace ``k`` by ``text``: a proposal of this batch changes in place, an existing fact gets an ``update``."""
     if k.cand is not None:
         c = k.cand
         c.text, c.forced = text, True

@@ -108,15 +108,21 @@ def _only_injected(text: str) -> bool:
 def own_text(text: str, known_keys: Iterable[str] = ()) -> str:
     """The part of a message its author wrote: injected blocks, code and pasted memory removed.
 
-    ``<command-args>`` keep their content (the arguments the user typed after a slash
-    command); every other harness block (``<system-reminder>``, ``<command-name>``,
+    Text after a closing tag of an injected block that was never opened (text that tries
+    to end the memory block) is not the author's. ``<command-args>`` keep their content
+    (the arguments the user typed after a slash command); every other harness block (``<system-reminder>``, ``<command-name>``,
     ``<local-command-stdout>``, ``<environment_context>``, ``<memory>``...) goes with its
     content, and so does an unclosed one to the end of the text; remaining tags,
     ANSI escapes, fenced code, quoted lines (``>``), a pasted MEMORY.md section (a
     memory heading and the bullets under it) and lines equal to a known fact
-    (``known_keys``, compared with ``fact_key``) are removed.
+    (``known_keys``, compared with ``fact_key``) are removed; last, what the user pasted or
+    quoted (``pasted.typed_part``: introduced pastes, reported speech, chat logs,
+    documents, first-person quotations, long pastes).
     """
+    from processors.extract.pasted import cut_at_orphan_close, typed_part
+
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = cut_at_orphan_close(text)
     text = _COMMAND_ARGS.sub(lambda m: "\n" + m.group(1) + "\n", text)
     text = _drop_blocks(text)
     text = _TAG.sub(" ", text)
@@ -135,7 +141,7 @@ def own_text(text: str, known_keys: Iterable[str] = ()) -> str:
         if stripped.startswith(">") or (known and fact_key(stripped) in known):
             continue
         kept.append(line)
-    return "\n".join(kept).strip()
+    return typed_part("\n".join(kept)).strip()
 
 
 def without_injected(text: str, known_keys: Iterable[str] = ()) -> str:

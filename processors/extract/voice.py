@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*|\s+|.", re.DOTALL)
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*|\s+|.", re.DOTALL)  # "I0" is one token, not the pronoun I
 
 ADVERBS = frozenset("""
 really just also always usually often never still even actually finally recently totally definitely absolutely
@@ -146,9 +146,9 @@ def third_person(sentence: str, name: str, *, team: bool = False) -> str | None:
         low = t.lower()
         prev_word = toks[words_idx[pos_in_words[i] - 1]].lower() if pos_in_words[i] > 0 else ""
         if low in ("i", "i'm", "i've", "i'll", "i'd"):
-            first_subject = first_subject or "i"
-            plural = (prev_word == "and" and _prev_token(toks, i, 2)[:1].isalpha()
+            plural = (not first_subject and prev_word == "and" and _prev_token(toks, i, 2)[:1].isalpha()
                       and _prev_token(toks, i, 3).lower() not in _NOT_COMPOUND) or _next_word(toks, i) == "and"
+            first_subject = first_subject or "i"
             emit(name)
             if low == "i'm":
                 out.append(" are" if plural else " is")

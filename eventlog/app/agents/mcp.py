@@ -305,7 +305,7 @@ class Backend:
                                     "one thing at a time")
         ws = self.ws()
         end = ws.log.last_seq
-        seq = remember(ws, text, project=_norm_project(project) or "")
+        seq = remember(ws, text, project=_norm_project(project) or "", by="agent")
         new = seq > end
         return {"seq": seq, "new": new,
                 "note": ("noted; Dream learns from it at its next run (the daemon, or 'evlog run dream')" if new

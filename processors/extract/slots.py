@@ -1,0 +1,279 @@
+"""What a fact is about (its slot), so a later statement about the same slot supersedes it.
+
+A slot is ``(kind, key)``: where someone lives (``home``), works (``employer``), what
+they are called (``name``), their job (``role``), a thing they own or hold (``has``, key =
+the noun: "phone", "manager", "favorite editor"), what a tool is used for (``use``, key =
+the purpose: "package management", "browser"), which version of a named tool
+(``version``, key = the tool), a preference between two options (``prefer``, key = the
+pair). ``slots(text)`` reads them from a fact or a statement in the third person
+("The user lives in Berlin.", "The team uses npm for package management.", 用户住在北京)
+by grammar (the verb and its preposition, a possessive, a number after a name), never by
+a list of the values. The value is the span the slot holds ("Berlin", "npm").
+
+``change(text)`` reads a statement that changes something: the value it names as gone
+("from X to Y", "replaced X with Y", "left X", "no longer ... X", "not X", "instead of
+X", 离开X, 不再…X, 从X换成Y) and whether it carries a sign of change ("now", "these
+days", "from now on", "actually", "switched", "moved", "upgraded", 现在, 以后, 改, 换...).
+
+``same_slot(a, b)`` says whether two facts fill one slot with different values: a
+shared single-valued slot (home, employer, name, has, version, prefer, use with one
+purpose), or, for a statement with a sign of change, the same sentence with one short
+span changed ("prefers dark mode in every app" / "prefers light mode in every app").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from processors.extract.text import STOPWORDS, content_tokens, has_cjk
+
+_CAP = r"[A-Z][\w.&'+-]*(?:\s+(?:of\s+|the\s+|de\s+)?[A-Z0-9][\w.&'+-]*)*"
+#: A noun phrase value: up to four words, ending before a clause word.
+_NP = (r"(?:(?:the|a|an)\s+)?[\w.'+-]+(?:\s+(?!(?:as|and|but|since|for|in|on|at|from|to|now|these|last|this|"
+       r"with|because|so|until|every|then|after|before|by|when|while|where|nowadays|instead|anymore)\b)[\w.'+-]+){0,3}")
+_SUBJ = r"(?:the\s+user|the\s+team|the\s+project|[A-Z][a-z]+)"
+#: Words that say a statement changes something, not adds to it.
+_CUE = re.compile(
+    r"\b(?:now|nowadays|these\s+days|currently|actually|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|"
+    r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
+    r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped)\b", re.IGNORECASE)
+_ZH_CUE = re.compile(r"现在|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|其实|如今|目前|不.{0,4}了")
+#: Trailing or leading change words a restated fact does without.
+_CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s*more|any\s+longer|actually|"
+                        r"currently|instead)\b,?", re.IGNORECASE)
+
+_EN: list[tuple[str, re.Pattern[str]]] = [
+    ("home", re.compile(rf"\b(?:lives|is\s+living|is\s+based|resides|live|based)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
+                        rf"|{_NP})", re.IGNORECASE)),
+    ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
+                        rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
+    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
+                            re.IGNORECASE)),
+    ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at)\s+(?P<v>(?-i:{_CAP}))",
+                            re.IGNORECASE)),
+    ("employer", re.compile(rf"\b(?:is|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
+    ("name", re.compile(r"\bname\s+is\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
+                        r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
+    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
+                        r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
+    ("place", re.compile(r"\b(?:from|at|in|to)\s+the\s+(?P<v>[A-Z][\w'-]+)\s+(?P<k>[a-z]+)\b")),
+    ("prefer", re.compile(r"\bprefers?\s+(?P<v>.+?)\s+(?:over|to|rather\s+than|instead\s+of)\s+(?P<o>[^.,;]+)",
+                          re.IGNORECASE)),
+    ("use", re.compile(r"\b(?:uses|use|is\s+using|runs|run|prefers|prefer|switched\s+(?:over\s+)?to|moved\s+to|"
+                       r"migrated\s+to|changed\s+to)\s+(?P<v>.+?)\s+(?:for|as|to)\s+(?P<k>[^.,;]+)", re.IGNORECASE)),
+]
+_HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?[a-z]+(?:\s+[a-z]+)?)\s+"
+                  r"(?:is|are|moved\s+to|is\s+now|changed\s+to)\s+(?:(?:a|an|the|at|on|in)\s+)?(?P<v>[^.,;]+)")
+_CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:the\s+user's|the\s+team's|"
+                         r"the\s+project's|the|their|its)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:from\s+.+?\s+)?to\s+"
+                         r"(?:(?:a|an|the)\s+)?(?P<v>[^.,;]+)")
+_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+to)?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
+                      r"(?!\s*(?:am|pm|years?|days?|months?|weeks?|hours?|minutes?|times?|people|kids?|cats?|dogs?)\b)")
+_MONTHS = frozenset("january february march april may june july august september october november december "
+                    "monday tuesday wednesday thursday friday saturday sunday jan feb mar apr jun jul aug sep sept oct "
+                    "nov dec in on at to by since of and the version is my our me us we i".split())
+
+_ZH: list[tuple[str, re.Pattern[str]]] = [
+    ("home", re.compile(r"(?:住在|搬到了?|搬去了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
+    ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班)")),
+    ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
+    ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
+    ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
+    ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
+    ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
+]
+_ZH_HAS_USE = re.compile(r"(?:用|使用)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)?(?P<k>[\u4e00-\u9fff]{2,6})")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One slot a text fills: its kind, its key (what within the kind) and the value it holds."""
+
+    kind: str
+    key: str
+    value: str
+
+
+def _norm(text: str) -> str:
+    return " ".join(w for w in re.findall(r"[\w.+-]+", text.casefold()) if w not in STOPWORDS).strip(".")
+
+
+def _key(text: str) -> str:
+    words = [w for w in _norm(text).split() if w not in ("user's", "team's", "project's", "main", "new", "current")]
+    words = ["favorite" if w == "favourite" else w for w in words]
+    return " ".join(words)
+
+
+def _value(text: str) -> str:
+    v = _CUE_WORDS.sub("", text).strip(" .,;:!")
+    v = re.sub(r"^(?:the|a|an)\s+", "", v, flags=re.IGNORECASE)
+    v = re.sub(r"\s+(?:in|on|since|last|this)\s+(?:\d.*|[A-Z][a-z]+\s+\d{4}.*|(?:January|February|March|April|May|June|"
+               r"July|August|September|October|November|December).*)$", "", v)
+    return v.strip()
+
+
+def slots(text: str) -> list[Slot]:
+    """The slots ``text`` (a fact or a third-person statement) fills (see the module docstring)."""
+    return list(_slots(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _slots(text: str) -> tuple[Slot, ...]:
+    out: list[Slot] = []
+    if has_cjk(text):
+        for kind, pat in _ZH:
+            for m in pat.finditer(text):
+                key = m.groupdict().get("k") or ""
+                out.append(Slot(kind, key, m.group("v").strip()))
+        for m in _ZH_HAS_USE.finditer(text):
+            out.append(Slot("use", m.group("k"), m.group("v").strip()))
+    else:
+        t = text.replace("\u2019", "'")
+        for kind, pat in _EN:
+            for m in pat.finditer(t):
+                gd = m.groupdict()
+                v = next((gd[g] for g in ("v", "v2", "v3", "v4") if gd.get(g)), "")
+                if not v:
+                    continue
+                key = ""
+                if kind in ("use", "place"):
+                    key = _key(gd["k"])
+                elif kind == "prefer":
+                    key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
+                out.append(Slot(kind, key, _value(v)))
+        for pat in (_HAS, _CHANGE_HAS):
+            for m in pat.finditer(t):
+                key = _key(m.group("k"))
+                if key and key not in ("name", "user", "team"):
+                    out.append(Slot("has", key, _value(m.group("v"))))
+    for m in _VERSION.finditer(text):
+        if m.group("k").casefold() not in _MONTHS:
+            out.append(Slot("version", m.group("k").casefold(), m.group("v")))
+    return tuple(s for s in out if (len(s.value) >= 2 or s.value.isdigit()) and (not s.key or len(s.key) >= 2))
+
+
+def has_cue(text: str) -> bool:
+    """Whether ``text`` carries a sign that it changes something (see the module docstring)."""
+    return bool(_ZH_CUE.search(text) if has_cjk(text) else _CUE.search(text))
+
+
+_NOT_NP = r"(?!(?:and|or|but|so|then|I|we|he|she|they|it|to|that|this|there|me|you)\b)"
+_GONE_EN = [
+    re.compile(rf"\bfrom\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s+to\s+(?P<new>[^.,;]+)"),
+    re.compile(rf"\breplaced\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s+with\s+(?P<new>[^.,;]+)"),
+    re.compile(rf"\b(?:left|quit|gave\s+up|stopped|sold|cancell?ed|dropped)\s+(?:(?:the\s+user's|my|our|the\s+team's|"
+               rf"the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"\bno\s+longer\s+(?:\w+\s+){{1,2}}?(?:in|at|for|with|on)\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"\bno\s+longer\s+(?:\w+\s+){{0,2}}?(?:(?:a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"(?:n't|\bnot)\s+(?:\w+\s+){{0,2}}?(?:(?:in|at|for|with|on|a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*"
+               rf"(?:any\s*more|any\s+longer)"),
+    re.compile(rf"(?:^|[,;]\s*)not\s+(?:(?:a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*(?:[,;.]|$)"),
+    re.compile(rf"\binstead\s+of\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+]
+_GONE_ZH = [
+    re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)"),
+    re.compile(r"(?:离开了?|不再[\u4e00-\u9fff]?|不[\u4e00-\u9fff](?=.{1,8}了))\s*(?P<old>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,\s]|$)"),
+    re.compile(r"不再住在(?P<old>[\u4e00-\u9fff]{2,8}?)(?=了|[，。]|$)"),
+]
+
+
+def gone_values(text: str) -> list[str]:
+    """The values ``text`` names as no longer true ("from X to Y", "left X", "no longer ... X", 离开X ...)."""
+    out = []
+    for pat in _GONE_ZH if has_cjk(text) else _GONE_EN:
+        for m in pat.finditer(text):
+            v = _value(m.group("old"))
+            if v and (has_cjk(v) or content_tokens(v)):
+                out.append(v)
+    return out
+
+
+def holds_value(fact: str, value: str) -> bool:
+    """Whether ``fact`` holds ``value`` (whole words; a substring in Chinese; its last words are enough)."""
+    if has_cjk(value):
+        return value in fact
+    words = value.split()
+    while words and words[0].casefold() in STOPWORDS:
+        words = words[1:]
+    for start in (0, 1):  # the value, or its first words ("Gold's Gym" of "Gold's Gym membership"), or after a verb
+        for n in range(len(words), start, -1):
+            part = " ".join(words[start:n])
+            if words[n - 1].casefold() in STOPWORDS or not content_tokens(part):
+                continue
+            if n < len(words) and n - start < 2 and not part[:1].isupper():
+                continue  # a lone lower-case first word ("drink" of "drink coffee") is no value
+            if re.search(rf"(?<![\w]){re.escape(part)}(?![\w])", fact, re.IGNORECASE):
+                return True
+    return False
+
+
+#: Slot kinds that hold one value at a time (a later value replaces the earlier one).
+SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use"})
+#: Kinds that only a statement with a sign of change replaces.
+NEEDS_CUE = frozenset({"role", "use", "place"})
+
+
+def _keys_meet(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    wa, wb = set(a.split()), set(b.split())
+    return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+#: The kinds a conversation between people corrects (the rest are the memory owner's: the user's).
+PERSONAL = frozenset({"home", "employer", "name"})
+
+
+def shared_slot(old: str, new: str, *, cue: bool, kinds: frozenset[str] | None = None) -> Slot | None:
+    """The slot of ``new`` (of ``kinds``, None: any) that ``old`` fills with another value, or None."""
+    new_slots = [n for n in slots(new) if kinds is None or n.kind in kinds]
+    for o in slots(old):
+        for n in new_slots:
+            if o.kind != n.kind or not _keys_meet(o.key, n.key):
+                continue
+            if _same_value(o.value, n.value):
+                continue
+            if o.kind in NEEDS_CUE and not cue:
+                continue
+            return n
+    return None
+
+
+def _same_value(a: str, b: str) -> bool:
+    return _norm(a) == _norm(b) or (bool(_norm(a)) and _norm(a) in _norm(b).split() and len(_norm(b).split()) <= 1)
+
+
+_ALIGN_DROP = re.compile(r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|actually|currently|still|again)\b|,",
+                         re.IGNORECASE)
+
+
+def one_span_changed(old: str, new: str) -> bool:
+    """Whether ``new`` is ``old`` with one short span (1-4 words each side) changed, the rest (3+ words) the same."""
+    a = _ALIGN_DROP.sub(" ", old.casefold()).replace(".", " ").split()
+    b = _ALIGN_DROP.sub(" ", new.casefold()).replace(".", " ").split()
+    p = 0
+    while p < min(len(a), len(b)) and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
+        s += 1
+    mid_a, mid_b = a[p:len(a) - s], b[p:len(b) - s]
+    if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4:
+        return False
+    same = p + s
+    return same >= 3 and same >= 0.5 * min(len(a), len(b)) and any(w not in STOPWORDS for w in mid_b)
+
+
+def restate_clause(text: str, gone: list[str]) -> str:
+    """The clause of a change statement that states the new value (clauses naming a gone value or a negation left
+    out), change words removed; the whole text if no clause is left."""
+    parts = re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+and\s+(?=(?:now\s+)?(?:the\s+user|the\s+team|I|we|"
+                     r"用户|团队)\b)|\s+but\s+)\s*", text)
+    keep = [p for p in parts if p.strip() and not any(holds_value(p, g) for g in gone)
+            and not re.search(r"\b(?:no\s+longer|not|n't|any\s*more)\b|不再|不.{0,4}了|离开", p)]
+    out = keep[-1] if keep else text
+    out = _CUE_WORDS.sub("", out)
+    out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
+    return " ".join(out.split()).strip(" ,;")

@@ -1,0 +1,80 @@
+"""Temporary facts: a state that holds until a date ("this week I'm on call", "until Friday") and then ends.
+
+``with_end(sentence, when)`` writes the end of a temporary state as a date into the
+sentence, against the message's time: "until Friday" -> "until Friday 7 March 2025",
+"for the next two weeks" -> "until 18 March 2025" ("this week", "today" are resolved by
+``timeref`` already: "in the week of 4 March 2025", "on 4 March 2025").
+``is_temporary(sentence)`` says whether a sentence states such a state (a present tense
+with one of those phrases). ``ends_on(fact)`` reads the last day a fact holds from its
+text: the date after "until", the Sunday of "in the week of <date>", the day of "on
+<date>" / "today"; only for a fact in the present tense (an event that happened stays).
+The offline extractor forgets an active fact once a message is later than that day.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from processors.extract.timeref import DAYS, MONTHS, _weekday_index, day_text, message_date
+
+_UNTIL_DAY = re.compile(r"\b(until|till|through)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+                        r"(?!\s+\d)", re.IGNORECASE)
+_FOR_NEXT = re.compile(r"\bfor\s+the\s+next\s+(two|three|four|five|six|seven|\d{1,2})\s+(days?|weeks?)\b",
+                       re.IGNORECASE)
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_TEMPORARY = re.compile(r"\b(?:this\s+week|today|tonight|until|till|for\s+the\s+next)\b", re.IGNORECASE)
+_PRESENT = re.compile(r"\b(?:I'm|I\s+am|we're|we\s+are|is|are)\b(?!\s+(?:going|gonna|planning|hoping))", re.IGNORECASE)
+_DATE = rf"(\d{{1,2}})\s+({'|'.join(MONTHS)})\s+(\d{{4}})"
+_END_UNTIL = re.compile(rf"\b(?:until|till|through)\s+(?:(?:{'|'.join(DAYS)})\s+)?{_DATE}", re.IGNORECASE)
+_END_WEEK = re.compile(rf"\bin\s+the\s+week\s+of\s+{_DATE}", re.IGNORECASE)
+_END_ON = re.compile(rf"\bon\s+(?:(?:{'|'.join(DAYS)})\s+)?{_DATE}", re.IGNORECASE)
+_FACT_PRESENT = re.compile(r"\b(?:is|are)\s+(?:on|in|at|working|staying|covering|away|off|out|travell?ing|visiting)\b"
+                           r"|\b(?:works|stays)\b", re.IGNORECASE)
+
+
+def is_temporary(sentence: str) -> bool:
+    """Whether ``sentence`` states a present state limited in time ("This week I'm on call.")."""
+    return bool(_TEMPORARY.search(sentence)) and bool(_PRESENT.search(sentence))
+
+
+def with_end(sentence: str, when: str) -> str:
+    """``sentence`` with "until <weekday>" and "for the next N days/weeks" resolved to a date."""
+    day = message_date(when)
+    if day is None:
+        return sentence
+
+    def until(m: re.Match[str]) -> str:
+        target = _weekday_index(m.group(2))
+        ahead = (target - day.weekday()) % 7
+        end = day + timedelta(days=ahead)
+        return f"{m.group(1)} {DAYS[target]} {day_text(end)}"
+
+    def for_next(m: re.Match[str]) -> str:
+        n = _NUMBERS.get(m.group(1).lower()) or int(m.group(1))
+        days = n * (7 if m.group(2).lower().startswith("week") else 1)
+        return f"until {day_text(day + timedelta(days=days))}"
+
+    return _FOR_NEXT.sub(for_next, _UNTIL_DAY.sub(until, sentence))
+
+
+def _date(m: re.Match[str]) -> date | None:
+    try:
+        return date(int(m.group(3)), MONTHS.index(m.group(2).capitalize()) + 1, int(m.group(1)))
+    except ValueError:
+        return None
+
+
+def ends_on(fact: str) -> date | None:
+    """The last day a temporary fact holds, or None (see the module docstring)."""
+    if not _FACT_PRESENT.search(fact):
+        return None
+    m = _END_UNTIL.search(fact)
+    if m:
+        return _date(m)
+    m = _END_WEEK.search(fact)
+    if m:
+        start = _date(m)
+        return start + timedelta(days=6 - start.weekday()) if start else None
+    m = _END_ON.search(fact)
+    return _date(m) if m else None

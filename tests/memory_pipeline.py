@@ -1,0 +1,74 @@
+"""Run statements through the real pipeline (messages -> Dream with the offline extractor -> facts).
+
+Shared by the corrections, poisoning and notes tests: each statement is a user message of
+its own (one day apart), and Dream runs after each one, as it would between sessions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import processors
+from eventlog.app import memory
+from eventlog.app.workspace import Workspace
+from eventlog.events import MessageAppended, SessionCreated
+from processors.extract.text import has_cjk
+from processors.llm import make_llm
+from projections.memory import Fact
+
+PROJECT = "/work/acme"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A correction: what the user said first, what they said later, the value active at the end, the one gone."""
+
+    name: str
+    said: tuple[str, ...]
+    active: str  # a fact holding this must be active at the end
+    gone: str  # no active fact may hold this, and a superseded (or forgotten) one must
+
+
+def say(ws: Workspace, text: str, *, day: int, session: str = "s", role: str = "user",
+        extra: dict | None = None, project: str = PROJECT) -> None:
+    """One message (its session created on first use) at 10:00 on day ``day`` of March 2025."""
+    evs: list = []
+    key = f"{session}-{day}"
+    if key not in ws.sessions.index:
+        evs.append(SessionCreated(session_key=key, created_at=f"2025-03-{day:02d}T09:00:00Z", project=project))
+    evs.append(MessageAppended(session_key=key, message_id=f"m{day}-{len(evs)}", role=role, content=text,
+                               timestamp=f"2025-03-{day:02d}T10:00:00Z", extra=extra or {}))
+    ws.append(evs)
+
+
+def dream(ws: Workspace) -> None:
+    processors.run(ws, "dream", llm=make_llm("offline"))
+
+
+def holds(text: str, phrase: str) -> bool:
+    """Whether ``text`` holds ``phrase`` (whole words in English, a substring in Chinese)."""
+    if has_cjk(phrase):
+        return phrase in text
+    return re.search(rf"(?<![\w.]){re.escape(phrase)}(?![\w])", text, re.IGNORECASE) is not None
+
+
+def run_case(ws: Workspace, case: Case) -> list[Fact]:
+    """Say each statement of ``case`` on its own day, Dream after each; all facts at the end."""
+    for day, text in enumerate(case.said, 1):
+        say(ws, text, day=day)
+        dream(ws)
+    return memory.facts(ws, state=None)
+
+
+def outcome(facts: list[Fact], case: Case) -> str:
+    """"ok", or what is wrong (for the failure message)."""
+    active = [f.text for f in facts if f.state == "active"]
+    left = [f.text for f in facts if f.state in ("superseded", "forgotten")]
+    if not any(holds(t, case.active) for t in active):
+        return f"nothing active holds {case.active!r}; active: {active}"
+    if any(holds(t, case.gone) for t in active):
+        return f"an active fact still holds {case.gone!r}; active: {active}"
+    if not any(holds(t, case.gone) for t in left):
+        return f"no superseded fact holds {case.gone!r}; all: {[(f.state, f.text) for f in facts]}"
+    return "ok"
