@@ -218,3 +218,20 @@ def test_a_bad_erase_body_is_refused_before_the_database(server, tmp_path):
                 c.request("POST", "/erase", body)
     finally:
         c.close()
+
+
+def test_a_device_still_syncs_with_an_older_server_without_erasures_and_erase_says_why_it_stops(tmp_path, monkeypatch,
+                                                                                                cli_runner):
+    from eventlog.app.gateway.http_api import SyncAPI
+
+    routes = SyncAPI.routes
+    monkeypatch.setattr(SyncAPI, "routes", lambda self: [r for r in routes(self) if "/eras" not in r.path])
+    app, sock, url = gateway(MYSQL_URL, port=0, policy=auth.LoginPolicy(per_email=50, per_client=10_000))
+    with Running(app, sock, url) as old:
+        email, a, b = _two_devices(tmp_path, old.url)  # push and pull work: the device finds no erasures there
+        a.close()
+        b.close()
+        res = cli_runner.invoke(cli, ["--home", a.home, "erase", "--text", SECRET, "--yes"])
+        assert res.exit_code != 0
+        assert "does not relay erasures" in res.output and "nothing was erased" in res.output
+        assert _hits(a.home) and SECRET in _MySQL().dump(email)

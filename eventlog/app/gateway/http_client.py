@@ -51,6 +51,10 @@ _RETRYABLE = (http.client.RemoteDisconnected, http.client.BadStatusLine, Connect
               ConnectionAbortedError)
 
 
+class NoRoute(BackendError):
+    """The server has no such sync API route (HTTP 404): not an evlog gateway, or an older one."""
+
+
 @dataclass(frozen=True)
 class GatewayURL:
     """A gateway server's base URL, normalised: ``scheme://host:port[/path]``."""
@@ -190,7 +194,7 @@ class Client:
         if status == 401:
             return AuthError(f"{where}: {message}")
         if status == 404:
-            return BackendError(f"{where}: no evlog sync API here (HTTP 404); is the URL that of 'evlog web --gateway'?")
+            return NoRoute(f"{where}: no evlog sync API here (HTTP 404); is the URL that of 'evlog web --gateway'?")
         return BackendError(f"{where}: {message} (HTTP {status})")
 
 
@@ -322,12 +326,21 @@ class HttpRemote(Remote):
 
     def purge(self, removal: Removal, *, dry_run: bool = False) -> tuple[dict[str, int], int]:
         """``erasure.purge`` at the server, for this token's user: (rows by table, the gateway erasure's id)."""
-        got = self.client.request("POST", "/erase", _enc.encode(W.removal_to_wire(removal, dry_run)), W.EraseResult)
+        try:
+            got = self.client.request("POST", "/erase", _enc.encode(W.removal_to_wire(removal, dry_run)),
+                                      W.EraseResult)
+        except NoRoute:
+            raise ConfigError(f"the gateway {self.client.url.base} is an older server that does not relay erasures; "
+                              "upgrade it, or erase with --dsn") from None
         return got.rows, got.id
 
     def erasures_after(self, after: int) -> list[GatewayErasure]:
         """``erasure.erasures_after`` at the server: this user's erasures with an id above ``after``."""
-        got = self.client.request("POST", "/erasures", _enc.encode(W.ErasuresBody(after=after)), W.ErasuresResult)
+        try:
+            got = self.client.request("POST", "/erasures", _enc.encode(W.ErasuresBody(after=after)),
+                                      W.ErasuresResult)
+        except NoRoute:  # an older server: it records none, and sync goes on as before
+            return []
         return [W.erasure_from_wire(w) for w in got.erasures]
 
     def close(self) -> None:
