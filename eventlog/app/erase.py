@@ -10,9 +10,9 @@ irreversible one. One call:
    written and with whitespace collapsed), every event derived from them: diary lines, short-
    term entries, history entries, Dream's raw output, the messages a fact came from;
 3. (``dry_run``) lists every place it is found and changes nothing, or
-4. with a gateway named (``remote``), deletes its rows first and records the erasure there
-   for the other devices (``eventlog.app.gateway.erasure``): a failure there changes nothing
-   here; then
+4. with a gateway named (``remote``: direct, or the HTTP gateway the workspace is logged in
+   to, ``open_remote``), deletes its rows first and records the erasure there for the other
+   devices (``eventlog.app.gateway.erasure``): a failure there changes nothing here; then
 5. erases those lines in the log (``eventlog.erasure.commit``), deletes the recall embedding
    cache (its keys are text hashes and its vectors can be inverted; semantic recall embeds
    again on first use), rebuilds every projection and the recall index from the erased log
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eventlog import codec, erasure
-from eventlog.errors import InvalidEventError, NotFound
+from eventlog.errors import EvlogError, InvalidEventError, NotFound
 from eventlog.events import (
     ErasureRecorded,
     Event,
@@ -50,6 +50,7 @@ from eventlog.events import (
 from eventlog.segments import segment_name
 
 if TYPE_CHECKING:
+    from eventlog.app.gateway.connection import Timeouts
     from eventlog.app.gateway.sync import Remote
     from eventlog.app.workspace import Workspace
 
@@ -157,10 +158,13 @@ def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remot
     origin = target.origin
     if remote is not None:
         report.gateway, row = _gateway(remote, found, needles, erasure_id, ws, dry_run=dry_run)
+        if not dry_run:
+            report.notes.append("the gateway's rows are gone; other devices apply the erasure on their next sync")
         origin = f"{remote.target}#{row}" if row else origin
     elif found.pushed_to and found.messages and target.kind != "sync":
         report.notes.append(f"this workspace pushed to {', '.join(sorted(found.pushed_to))}: the gateway keeps its "
-                            "copy (and other devices theirs) unless you erase with --dsn as well")
+                            "copy (and other devices theirs) unless the erase goes there too (log in with 'evlog sync "
+                            "login' and erase without --local-only, or erase with --dsn)")
     if dry_run:
         return report
     if not found.seqs:
@@ -453,7 +457,44 @@ def _gateway(remote: Remote, found: _Found, needles: list[bytes], erasure_id: st
     removal = gateway_erasure.Removal(sessions=tuple(sorted(found.sessions)), messages=tuple(sorted(found.messages)),
                                       refs=tuple(sorted(found.refs)), needles=tuple(needles), erasure_id=erasure_id,
                                       origin=device_origin(ws.log))
-    return gateway_erasure.purge(remote, removal, dry_run=dry_run)
+    try:
+        return gateway_erasure.purge(remote, removal, dry_run=dry_run)
+    except EvlogError as e:  # the gateway goes first: nothing has changed here yet
+        raise _nothing_erased(e) from None
+
+
+def _nothing_erased(e: EvlogError) -> EvlogError:
+    """``e``, saying that the erase stopped before changing anything (the gateway goes first)."""
+    message = (f"{e}; nothing was erased (the gateway goes first): try again when it answers, or erase on this "
+               "device only with --local-only")
+    try:
+        return type(e)(message)
+    except TypeError:  # an error whose constructor takes something else (TooManyAttempts)
+        from eventlog.errors import BackendError
+
+        return BackendError(message)
+
+
+def open_remote(home: str, *, dsn: str | None = None, user: str | None = None, gateway: str | None = None,
+                local_only: bool = False, timeouts: Timeouts | None = None) -> Remote | None:
+    """The gateway an erase goes to first: ``dsn`` (direct, with ``user``), else the HTTP gateway ``gateway``
+    or the one the workspace is logged in to (``evlog sync login``); None with ``local_only`` or when the
+    workspace names none. A gateway that does not answer raises before anything is erased."""
+    if local_only:
+        return None
+    if dsn:
+        from eventlog.app.gateway.sync import Gateway
+
+        return Gateway(dsn, user)
+    from eventlog.app.gateway.http_client import HttpRemote, logged_in_gateway
+
+    url = logged_in_gateway(home, gateway)
+    if url is None:
+        return None
+    try:
+        return HttpRemote.open(home, url, user=user, timeouts=timeouts)
+    except EvlogError as e:
+        raise _nothing_erased(e) from None
 
 
 def erasures(ws: Workspace) -> list[ErasureRecorded]:

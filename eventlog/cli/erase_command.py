@@ -14,17 +14,15 @@ from eventlog.cli.common import emit, json_option, note, open_workspace, reject_
 
 
 @contextlib.contextmanager
-def _remote(dsn: str | None, user: str | None) -> Iterator[Any]:
-    if not dsn:
-        yield None
-        return
-    from eventlog.app.gateway.sync import Gateway
+def _remote(home: str, dsn: str | None, user: str | None, gateway: str | None, local_only: bool) -> Iterator[Any]:
+    from eventlog.app.erase import open_remote
 
-    gw = Gateway(dsn, user)
+    remote = open_remote(home, dsn=dsn, user=user, gateway=gateway, local_only=local_only)
     try:
-        yield gw
+        yield remote
     finally:
-        gw.close()
+        if remote is not None:
+            remote.close()
 
 
 def _place_line(p: dict) -> str:
@@ -49,17 +47,27 @@ def _place_line(p: dict) -> str:
 @click.option("--dsn", envvar="EVLOG_MYSQL_DSN", default=None, metavar="URL", show_envvar=True,
               help="Also erase it at the gateway database this workspace syncs with (direct sync, as 'evlog sync "
                    "push --dsn'); other devices apply the erasure on their next sync.")
-@click.option("--user", "user", default=None, metavar="EMAIL", help="The gateway user (required with --dsn).")
+@click.option("--user", "user", default=None, metavar="EMAIL",
+              help="The gateway user (required with --dsn; with --gateway, checked against the login).")
+@click.option("--gateway", "gateway", envvar="EVLOG_GATEWAY_URL", default=None, metavar="URL", show_envvar=True,
+              help="Also erase it at this HTTP gateway ('evlog web --gateway', after 'evlog sync login'). Default: "
+                   "the gateway this workspace is logged in to, if it is logged in to one.")
+@click.option("--local-only", is_flag=True,
+              help="Erase on this device only, even when it is logged in to a gateway (the gateway and other "
+                   "devices keep their copies).")
 @json_option
 @click.pass_context
 def erase_cmd(ctx: click.Context, fact: str | None, session: str | None, subject: str | None, text: str | None,
-              dry_run: bool, yes: bool, dsn: str | None, user: str | None, as_json: bool) -> None:
+              dry_run: bool, yes: bool, dsn: str | None, user: str | None, gateway: str | None, local_only: bool,
+              as_json: bool) -> None:
     """Erase a fact, a session, a subject's facts or a text from every store, for good.
 
     The erased log lines become log.erased markers (same seqs, valid checksums) authorised by
     one log.erasure event that holds no text; every projection, the recall index and state
-    files are rebuilt, leftover copies removed; with --dsn the gateway's rows go first and
-    every other device applies the erasure when it next syncs. 'evlog verify' stays clean. Unlike
+    files are rebuilt, leftover copies removed. On a workspace logged in to a gateway
+    ('evlog sync login'), or with --gateway URL or --dsn, the gateway's rows go first (if it
+    does not answer, nothing is erased) and every other device applies the erasure when it
+    next syncs; --local-only skips the gateway. 'evlog verify' stays clean. Unlike
     'evlog memory forget' this cannot be undone. A killed erase is finished by the next
     writing command.
     """
@@ -76,7 +84,11 @@ def erase_cmd(ctx: click.Context, fact: str | None, session: str | None, subject
         click.confirm(f"Erase {kind} {value!r} for good?", abort=True, err=True)
     if dsn and not user:
         raise click.UsageError("--dsn needs --user EMAIL (the gateway user whose rows these are)")
-    with open_workspace(ctx, writable=True) as ws, _remote(dsn, user) as remote:
+    typed = {n: v for n, v in (("--dsn", dsn), ("--gateway", gateway))
+             if ctx.get_parameter_source(n[2:]) == click.core.ParameterSource.COMMANDLINE}
+    reject_together(**{"--local-only": local_only, **typed})
+    with open_workspace(ctx, writable=True) as ws, _remote(ws.home, dsn, user, None if dsn else gateway,
+                                                           local_only) as remote:
         report = erase(ws, Target(kind, value or ""), dry_run=dry_run, remote=remote)
     emit(report.places(), as_json, _place_line)
     note(report.summary())

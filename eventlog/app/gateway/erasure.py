@@ -15,8 +15,12 @@ recorded in the device's log as a ``log.erasure`` whose ``origin`` is ``<target>
 which is also the pull position for erasures (one with no seqs when the device held none of
 it). A device applies them before it pushes, so it never sends an erased row back.
 
-The in-memory gateway (``MemoryGateway``) keeps the same rows in ``erasures``. The HTTP sync
-API does not relay erasures yet: ``purge`` refuses an HTTP remote, ``apply_pulled`` skips it.
+The in-memory gateway (``MemoryGateway``) keeps the same rows in ``erasures``. Over the HTTP
+sync API (``HttpRemote``) the server runs the same ``purge_rows`` / ``rows_after`` for the
+token's user (``POST /erase``, ``POST /erasures``), so a device that syncs only over HTTP
+erases at the gateway and applies the other devices' erasures just as a direct one does.
+Recording is idempotent by erasure id: a request sent twice (a retried connection) deletes
+and records once.
 """
 
 from __future__ import annotations
@@ -59,19 +63,22 @@ class GatewayErasure:
 
 def purge(remote: Remote, removal: Removal, *, dry_run: bool = False) -> tuple[dict[str, int], int]:
     """Delete (``dry_run``: count) the rows of ``removal`` and record the erasure: (rows by table, its row id)."""
+    from eventlog.app.gateway.http_client import HttpRemote
     from eventlog.app.gateway.memory_store import MemoryRemote
     from eventlog.app.gateway.sync import Gateway
 
     if isinstance(remote, MemoryRemote):
         return _purge_memory(remote, removal, dry_run)
     if isinstance(remote, Gateway):
-        return remote.conn.transaction(lambda cur: _purge_sql(cur, remote.user.id, removal, dry_run),
-                                       doing="erasing rows")
-    raise ConfigError("this gateway does not relay erasures (the HTTP sync API does not yet): erase with --dsn")
+        return purge_rows(remote.conn, remote.user.id, removal, dry_run=dry_run)
+    if isinstance(remote, HttpRemote):
+        return remote.purge(removal, dry_run=dry_run)
+    raise ConfigError(f"this gateway ({type(remote).__name__}) does not relay erasures")
 
 
 def erasures_after(remote: Remote, after: int) -> list[GatewayErasure]:
     """The user's gateway erasures with an id above ``after``, oldest first ([] for a remote without them)."""
+    from eventlog.app.gateway.http_client import HttpRemote
     from eventlog.app.gateway.memory_store import MemoryRemote
     from eventlog.app.gateway.sync import Gateway
 
@@ -79,13 +86,26 @@ def erasures_after(remote: Remote, after: int) -> list[GatewayErasure]:
         with remote.gateway.lock:
             return [e for uid, e in remote.gateway.erasures if uid == remote.user.id and e.id > after]
     if isinstance(remote, Gateway):
-        def read(cur: Any) -> list[GatewayErasure]:
-            cur.execute(f"SELECT id, erasure_id, origin, refs FROM {TABLE} WHERE user_id = %s AND id > %s ORDER BY id",
-                        (remote.user.id, after))
-            return [GatewayErasure(int(i), e, o, tuple(json.loads(r))) for i, e, o, r in cur.fetchall()]
-
-        return remote.conn.transaction(read, doing="reading erasures")
+        return rows_after(remote.conn, remote.user.id, after)
+    if isinstance(remote, HttpRemote):
+        return remote.erasures_after(after)
     return []
+
+
+def purge_rows(conn: Any, user_id: int, removal: Removal, *, dry_run: bool = False) -> tuple[dict[str, int], int]:
+    """``purge`` at the database, for ``user_id`` only, in one transaction (direct sync and the HTTP API)."""
+    return conn.transaction(lambda cur: _purge_sql(cur, user_id, removal, dry_run),
+                            doing="erasing rows")
+
+
+def rows_after(conn: Any, user_id: int, after: int) -> list[GatewayErasure]:
+    """``erasures_after`` at the database, for ``user_id`` only."""
+    def read(cur: Any) -> list[GatewayErasure]:
+        cur.execute(f"SELECT id, erasure_id, origin, refs FROM {TABLE} WHERE user_id = %s AND id > %s ORDER BY id",
+                    (user_id, after))
+        return [GatewayErasure(int(i), e, o, tuple(json.loads(r))) for i, e, o, r in cur.fetchall()]
+
+    return conn.transaction(read, doing="reading erasures")
 
 
 def apply_pulled(ws: Workspace, remote: Remote) -> int:
@@ -126,6 +146,9 @@ def drop_erased(page: Any, erased: set[str]) -> int:
 def _purge_memory(remote: Any, removal: Removal, dry_run: bool) -> tuple[dict[str, int], int]:
     gw = remote.gateway
     with gw.lock:
+        seen = [e.id for uid, e in gw.erasures if uid == remote.user.id and e.erasure_id == removal.erasure_id]
+        if seen and removal.erasure_id and not dry_run:
+            return {}, seen[0]
         t = gw.tables(remote.user.id)
         sessions = [k for k in removal.sessions if k in t.sessions]
         messages = [(k, m) for k, m in removal.messages if m in t.messages.get(k, {}) and k not in sessions]
@@ -156,6 +179,12 @@ _ID = "id_hash = UNHEX(SHA2(%s, 256))"
 
 def _purge_sql(cur: Any, user_id: int, removal: Removal, dry_run: bool) -> tuple[dict[str, int], int]:
     one: Callable[[str, tuple[Any, ...]], int] = lambda sql, args: (cur.execute(sql, args), cur.fetchone()[0])[1]  # noqa: E731
+    if not dry_run and removal.erasure_id:
+        cur.execute(f"SELECT id FROM {TABLE} WHERE user_id = %s AND erasure_id = %s FOR UPDATE",
+                    (user_id, removal.erasure_id))
+        seen = cur.fetchone()
+        if seen is not None:  # the same request again (a retried connection): done already
+            return {}, int(seen[0])
     sessions = [k for k in removal.sessions
                 if one(f"SELECT COUNT(*) FROM gateway_sessions WHERE user_id = %s AND {_KEY}", (user_id, k))]
     cascaded = sum(one(f"SELECT COUNT(*) FROM gateway_session_messages WHERE user_id = %s AND {_KEY}", (user_id, k))

@@ -14,6 +14,12 @@ server holds the database credentials; a device holds a per-user token from ``lo
                            one transaction: ``ops.prepare`` + ``ops.write``)
 ``POST /changes``          ``{after, skip, limit}`` -> one page of changes (``ops.changes``)
 ``POST /pending``          ``{after, skip}`` -> what a pull would fetch (``ops.pending``)
+``POST /erase``            ``{erasure_id, origin, sessions, messages, refs, needles, dry_run}`` ->
+                           ``{rows, id}``: delete the erased rows of the token's user and record
+                           the erasure for the other devices, in one transaction
+                           (``erasure.purge_rows``; the same request twice records it once)
+``POST /erasures``         ``{after}`` -> ``{erasures}``: the user's erasures with an id above
+                           ``after`` (``erasure.rows_after``; hashed names only, never text)
 =========================  =======================================================================
 
 Every route but ``login`` needs ``Authorization: Bearer <token>``; the user is the token's,
@@ -39,7 +45,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from eventlog.app.gateway import auth, ops
+from eventlog.app.gateway import auth, erasure, ops
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User
@@ -147,7 +153,9 @@ class SyncAPI:
                 Route(f"{p}/me", self._endpoint(self.me), methods=["GET"]),
                 Route(f"{p}/push", self._endpoint(self.push), methods=["POST"]),
                 Route(f"{p}/changes", self._endpoint(self.changes), methods=["POST"]),
-                Route(f"{p}/pending", self._endpoint(self.pending), methods=["POST"])]
+                Route(f"{p}/pending", self._endpoint(self.pending), methods=["POST"]),
+                Route(f"{p}/erase", self._endpoint(self.erase), methods=["POST"]),
+                Route(f"{p}/erasures", self._endpoint(self.erasures), methods=["POST"])]
 
     def _endpoint(self, fn: Callable[..., Any], *, auth_needed: bool = True) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
@@ -234,3 +242,14 @@ class SyncAPI:
         regs, n, top = conn.transaction(lambda cur: ops.pending(cur, user.id, b.after, skip=b.skip),
                                         doing="counting changes")
         return W.PendingResult(sessions=[W.page_session(r) for r in regs], messages=n, top=top)
+
+    def erase(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> W.EraseResult:
+        b = decode(body, W.EraseBody)
+        rows, row_id = erasure.purge_rows(conn, user.id, W.removal_from_wire(b), dry_run=b.dry_run)
+        return W.EraseResult(rows=rows, id=row_id)
+
+    def erasures(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> W.ErasuresResult:
+        b = decode(body, W.ErasuresBody)
+        if b.after < 0:
+            raise HTTPError(400, "after must be >= 0")
+        return W.ErasuresResult([W.erasure_to_wire(e) for e in erasure.rows_after(conn, user.id, b.after)])

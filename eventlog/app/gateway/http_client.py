@@ -6,8 +6,8 @@ holds database credentials, and the server decides whose rows a request touches.
 
 * **Transport**: one keep-alive HTTP/1.1 connection (``http.client``; HTTPS with the
   system's certificate store), JSON bodies (``wire``). A connection that drops is opened
-  again and the request sent once more: every request is a read or a last-write-wins
-  batch, so running one twice changes nothing.
+  again and the request sent once more: every request is a read, a last-write-wins
+  batch or an erasure the server records once by its id, so running one twice changes nothing.
 * **Timeouts** (``connection.Timeouts``): connecting gives up after ``connect`` seconds,
   every read or write on the socket after ``read``; a server that accepts and never answers
   fails the sync with ``BackendError`` within about connect + 2 x read seconds.
@@ -38,7 +38,8 @@ from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.auth import AuthError, TooManyAttempts
 from eventlog.app.gateway.changes import Page
 from eventlog.app.gateway.connection import Timeouts
-from eventlog.app.gateway.credentials import forget_token, load_token, save_token
+from eventlog.app.gateway.credentials import forget_token, load_token, logged_in, save_token
+from eventlog.app.gateway.erasure import GatewayErasure, Removal
 from eventlog.app.gateway.ops import Prepared, Rejected
 from eventlog.app.gateway.sync import Remote
 from eventlog.app.gateway.users import User
@@ -48,6 +49,10 @@ ENV_ALLOW_HTTP = "EVLOG_GATEWAY_ALLOW_HTTP"
 _enc = msgspec.json.Encoder()
 _RETRYABLE = (http.client.RemoteDisconnected, http.client.BadStatusLine, ConnectionResetError, BrokenPipeError,
               ConnectionAbortedError)
+
+
+class NoRoute(BackendError):
+    """The server has no such sync API route (HTTP 404): not an evlog gateway, or an older one."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +194,7 @@ class Client:
         if status == 401:
             return AuthError(f"{where}: {message}")
         if status == 404:
-            return BackendError(f"{where}: no evlog sync API here (HTTP 404); is the URL that of 'evlog web --gateway'?")
+            return NoRoute(f"{where}: no evlog sync API here (HTTP 404); is the URL that of 'evlog web --gateway'?")
         return BackendError(f"{where}: {message} (HTTP {status})")
 
 
@@ -224,6 +229,18 @@ def logout(home: str, url: str, *, timeouts: Timeouts | None = None) -> bool:
         client.close()
     forget_token(home, base)
     return True
+
+
+def logged_in_gateway(home: str, url: str | None = None) -> str | None:
+    """The gateway this workspace reaches over HTTP: ``url`` (normalised) if given, else the one it is logged in
+    to; None when it is logged in to none; ``ConfigError`` when to several and none is named."""
+    if url:
+        return GatewayURL.parse(url).base
+    urls = sorted(logged_in(home))
+    if len(urls) > 1:
+        raise ConfigError(f"this workspace is logged in to several gateways ({', '.join(urls)}); name one with "
+                          "--gateway URL")
+    return urls[0] if urls else None
 
 
 def _default_label(home: str) -> str:
@@ -306,6 +323,25 @@ class HttpRemote(Remote):
         got = self.client.request("POST", "/pending", _enc.encode(W.PendingBody(after=after, skip=skip)),
                                   W.PendingResult)
         return [W.session_from_page(w) for w in got.sessions], got.messages, got.top
+
+    def purge(self, removal: Removal, *, dry_run: bool = False) -> tuple[dict[str, int], int]:
+        """``erasure.purge`` at the server, for this token's user: (rows by table, the gateway erasure's id)."""
+        try:
+            got = self.client.request("POST", "/erase", _enc.encode(W.removal_to_wire(removal, dry_run)),
+                                      W.EraseResult)
+        except NoRoute:
+            raise ConfigError(f"the gateway {self.client.url.base} is an older server that does not relay erasures; "
+                              "upgrade it, or erase with --dsn") from None
+        return got.rows, got.id
+
+    def erasures_after(self, after: int) -> list[GatewayErasure]:
+        """``erasure.erasures_after`` at the server: this user's erasures with an id above ``after``."""
+        try:
+            got = self.client.request("POST", "/erasures", _enc.encode(W.ErasuresBody(after=after)),
+                                      W.ErasuresResult)
+        except NoRoute:  # an older server: it records none, and sync goes on as before
+            return []
+        return [W.erasure_from_wire(w) for w in got.erasures]
 
     def close(self) -> None:
         self.client.close()

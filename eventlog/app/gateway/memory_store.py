@@ -54,6 +54,7 @@ from eventlog.app.gateway.store import (
     first_message_ms,
     message_version,
     new_register,
+    redacted,
     session_info,
     shown_register,
     source_ms,
@@ -292,6 +293,7 @@ class MemorySessionStore(SessionStore):
 
     def get_or_create(self, key: str, *, title: str = "", metadata: dict[str, Any] | None = None,
                       project: str = "") -> SessionInfo:
+        title, metadata = redacted(title, metadata)  # the store's door for text, as MySQLSessionStore's
         with self.gateway.lock:
             shown = self._shown(self._t().sessions.get(key))
             if shown is None:
@@ -311,6 +313,7 @@ class MemorySessionStore(SessionStore):
         _check_role(role)
         mid = message_id or uuid.uuid4().hex
         stamp = timestamp or now_iso()
+        content, tool_calls, extra = redacted(content, tool_calls, extra)
         with self.gateway.lock:
             seq = self.gateway.next_change_seq(self.user_id)
             t = self._t()
@@ -366,6 +369,7 @@ class MemorySessionStore(SessionStore):
 
     def update(self, key: str, *, title: str | None = None, preview: str | None = None,
                metadata: dict[str, Any] | None = None) -> SessionInfo:
+        title, preview, metadata = redacted(title, preview, metadata)
         with self.gateway.lock:
             old = self._t().sessions.get(key)
             shown = self._shown(old)
@@ -394,6 +398,7 @@ class MemorySessionStore(SessionStore):
     def update_message(self, key: str, message_id: str, content: str, *,
                        tool_calls: builtins.list[Any] | None = None, extra: dict[str, Any] | None = None) -> Message:
         """``MySQLSessionStore.update_message``: replace a stored message's content (``extra`` merged)."""
+        content, tool_calls, extra = redacted(content, tool_calls, extra)
         with self.gateway.lock:
             stored = self._t().messages.get(key, {}).get(message_id)
             if stored is None:

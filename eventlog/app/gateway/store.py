@@ -12,6 +12,14 @@ writer (default ``gateway``) and ``clock`` injectable, takes a change counter va
 devices' ``evlog sync pull`` sees it, and a delete leaves a tombstone that devices pull.
 ``update_message`` (not in the interface) edits a stored message, as a web client may.
 
+Text written here never passes the log writer's redaction door (``eventlog.redact``): the
+web view in gateway mode and agents using this store write straight to the tables. So every
+write method passes its text through ``redacted`` first (the store's one door for text:
+message content, tool calls and ``extra``, titles, previews, metadata), before it is
+versioned, stored or returned: no secret the detector knows (``eventlog.secrets``) reaches
+the gateway's tables this way either (INVARIANTS I24). Keys, ids and project paths name
+things and are left alone, as the log's door leaves them.
+
 The versions and the registers a write makes are computed by the pure functions below the
 class (``new_register``, ``updated_register``, ``message_version``, ``tombstone``,
 ``edited_message``, ``shown_register``): the in-memory gateway (``memory_store``) writes
@@ -35,6 +43,7 @@ from eventlog.app.gateway.schema import migrate
 from eventlog.app.gateway.users import User, check_password, resolve_user, set_password
 from eventlog.app.session_store import Message, SessionInfo, SessionStore, _check_role
 from eventlog.errors import ConfigError, NotFound
+from eventlog.secrets import redact_values
 from eventlog.timeutil import normalize_time, now_iso
 from projections.sessions import PREVIEW_CHARS
 
@@ -46,6 +55,12 @@ def check_origin(origin: str) -> str:
     if not ORIGIN_RE.fullmatch(origin):
         raise ConfigError(f"origin must be 1-64 characters of [A-Za-z0-9:._@-], got {origin!r}")
     return origin
+
+
+def redacted(*values: Any) -> tuple[Any, ...]:
+    """The store's door for text (I24): each value (a string, or decoded JSON such as tool calls, ``extra`` or
+    metadata; None passes) with every secret the detector knows replaced by ``[REDACTED:<kind>]``."""
+    return tuple(v for v, _kinds in redact_values(list(values)))
 
 
 def derived_preview(role: str, content: str) -> str | None:
@@ -146,6 +161,8 @@ class MySQLSessionStore(SessionStore):
 
     def get_or_create(self, key: str, *, title: str = "", metadata: dict[str, Any] | None = None,
                       project: str = "") -> SessionInfo:
+        title, metadata = redacted(title, dict(metadata or {}))
+
         def run(cur: Any) -> SessionInfo:
             shown = self._shown(cur, self._register(cur, key))
             if shown is None:
@@ -154,7 +171,7 @@ class MySQLSessionStore(SessionStore):
                 shown = self._shown(cur, old)
                 if shown is None:
                     now = self._now()
-                    reg = self._new_register(key, old, now, title=title, metadata=dict(metadata or {}),
+                    reg = self._new_register(key, old, now, title=title, metadata=metadata,
                                              project=project, created_ms=now, active_ms=now)
                     self._write_register(cur, reg)
                     shown = self._shown(cur, self._register(cur, key))
@@ -168,6 +185,7 @@ class MySQLSessionStore(SessionStore):
         _check_role(role)
         mid = message_id or uuid.uuid4().hex
         stamp = timestamp or now_iso()
+        content, tool_calls, extra = redacted(content, tool_calls, dict(extra or {}))
 
         def run(cur: Any) -> Message:
             R.next_change_seq(cur, self.user_id)
@@ -242,6 +260,8 @@ class MySQLSessionStore(SessionStore):
 
     def update(self, key: str, *, title: str | None = None, preview: str | None = None,
                metadata: dict[str, Any] | None = None) -> SessionInfo:
+        title, preview, metadata = redacted(title, preview, metadata)
+
         def run(cur: Any) -> SessionInfo:
             R.next_change_seq(cur, self.user_id)
             old = self._register(cur, key, lock=True)
@@ -277,6 +297,7 @@ class MySQLSessionStore(SessionStore):
     def update_message(self, key: str, message_id: str, content: str, *, tool_calls: builtins.list[Any] | None = None,
                        extra: dict[str, Any] | None = None) -> Message:
         """Replace a stored message's content (tool calls if given; ``extra`` merged), as ``message.updated`` does."""
+        content, tool_calls, extra = redacted(content, tool_calls, extra)
 
         def run(cur: Any) -> Message:
             R.next_change_seq(cur, self.user_id)

@@ -10,7 +10,7 @@ JSON value, exactly as the gateway holds them, so the device screens each row it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
@@ -18,6 +18,9 @@ from eventlog.app.gateway import rows as R
 from eventlog.app.gateway.changes import Page
 from eventlog.app.gateway.ops import Rejected
 from eventlog.app.gateway.screen import MARIADB_JSON_DEPTH
+
+if TYPE_CHECKING:
+    from eventlog.app.gateway.erasure import GatewayErasure, Removal
 
 API_PREFIX = "/api/sync/v1"
 API_VERSION = 1
@@ -154,6 +157,44 @@ class ErrorBody(msgspec.Struct):
     error: str
 
 
+ErasureId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+RefName = Annotated[str, msgspec.Meta(max_length=128)]
+
+
+class EraseBody(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /erase``: what one ``evlog erase`` removes (``erasure.Removal``); names and hashed names, except
+    ``needles``: the starts of the erased texts, which the server only compares with titles and previews
+    it holds (never stores or logs them)."""
+
+    erasure_id: ErasureId
+    origin: Annotated[str, msgspec.Meta(max_length=255)]
+    sessions: list[str]
+    messages: list[tuple[str, str]]
+    refs: list[RefName]
+    needles: list[bytes] = []
+    dry_run: bool = False
+
+
+class EraseResult(msgspec.Struct):
+    rows: dict[str, int]  # table -> rows found (dry run) or deleted
+    id: int  # the gateway erasure's id (0 for a dry run)
+
+
+class ErasuresBody(msgspec.Struct, forbid_unknown_fields=True):
+    after: int = 0
+
+
+class WireErasure(msgspec.Struct, array_like=True):
+    id: int
+    erasure_id: str
+    origin: str
+    refs: list[str]
+
+
+class ErasuresResult(msgspec.Struct):
+    erasures: list[WireErasure]
+
+
 # --------------------------------------------------------------------------- conversions
 
 
@@ -216,3 +257,26 @@ def rejected_to_wire(r: Rejected) -> WireRejected:
 
 def rejected_from_wire(w: WireRejected) -> Rejected:
     return Rejected(w.key, w.message_id, w.reason, w.size)
+
+
+def removal_to_wire(r: Removal, dry_run: bool) -> EraseBody:
+    return EraseBody(erasure_id=r.erasure_id, origin=r.origin, sessions=list(r.sessions),
+                     messages=[(k, m) for k, m in r.messages], refs=list(r.refs), needles=list(r.needles),
+                     dry_run=dry_run)
+
+
+def removal_from_wire(b: EraseBody) -> Removal:
+    from eventlog.app.gateway.erasure import Removal
+
+    return Removal(sessions=tuple(b.sessions), messages=tuple((k, m) for k, m in b.messages), refs=tuple(b.refs),
+                   needles=tuple(b.needles), erasure_id=b.erasure_id, origin=b.origin)
+
+
+def erasure_to_wire(e: GatewayErasure) -> WireErasure:
+    return WireErasure(e.id, e.erasure_id, e.origin, list(e.refs))
+
+
+def erasure_from_wire(w: WireErasure) -> GatewayErasure:
+    from eventlog.app.gateway.erasure import GatewayErasure
+
+    return GatewayErasure(w.id, w.erasure_id, w.origin, tuple(w.refs))
