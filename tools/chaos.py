@@ -484,13 +484,13 @@ class Chaos:
         """How many times each token is in A's log: in a message.appended or a remembered note."""
         from eventlog.events import HistoryAppended, MessageAppended
         from eventlog.log import Log
-        from processors.dream import NOTE_SOURCE
+        from processors.dream import AGENT_NOTE_SOURCE, NOTE_SOURCE
 
         counts: dict[str, int] = {}
         for ev in Log.open(os.path.join(self.a, "log")).read():
             if isinstance(ev, MessageAppended):
                 text = ev.content
-            elif isinstance(ev, HistoryAppended) and ev.source == NOTE_SOURCE:
+            elif isinstance(ev, HistoryAppended) and ev.source in (NOTE_SOURCE, AGENT_NOTE_SOURCE):  # MCP notes are the agent's
                 text = ev.text
             else:
                 continue

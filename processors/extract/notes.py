@@ -2,7 +2,7 @@
 
 A **user's note** is always kept or refused with a reason (``note_verdict``):
 
-* refused when it holds a secret (a credential shape found by ``eventlog.ingest.secrets``,
+* refused when it holds a secret (a credential shape found by ``eventlog.secrets``,
   a ``[REDACTED:...]`` placeholder, or "my password/PIN/token is ..."): secrets are never
   facts;
 * refused when it is a one-off request for work ("Run the tests", "Fix the login bug"):
@@ -69,7 +69,7 @@ class NoteVerdict:
 
 def secret_in(text: str) -> bool:
     """Whether ``text`` holds a secret (see the module docstring)."""
-    from eventlog.ingest import secrets
+    from eventlog import secrets
 
     return bool(_SECRET_WORDS.search(text)) or bool(secrets.find(text))
 
