@@ -1031,22 +1031,7 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if not text:
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
         return True
-    if k.cand is not None:
-        c = k.cand
-        c.text, c.forced = text, True
-        c.sources = [c.entry.ref, e.ref] if c.entry.ref != e.ref else [e.ref]
-        return True
-    f = k.fact
-    assert f is not None
-    if f.pinned:
-        ops.append(FactOp(op="noop", fact_id=f.fact_id, sources=[e.ref],
-                          reason="correction of a pinned fact; pinned facts are only changed by hand"))
-        return True
-    ops.append(FactOp(op="update", fact_id=f.fact_id, text=text, subject=f.subject, scope=f.scope, project=f.project,
-                      section=f.section or PREFERENCES, when=_when(e), sources=[e.ref],
-                      reason=f"correction: {_cut_reason(s)}"))
-    pool.remove(k)
-    return True
+    return _apply_update(k, text, s, e, pool, ops)
 
 
 def _subject_pool(pool: list[_Known], sp: Speaker) -> list[_Known]:

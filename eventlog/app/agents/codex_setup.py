@@ -52,14 +52,7 @@ def codex_home() -> str:
 
 def is_codex_hook(handler: Any) -> bool:
     """Whether a hooks.json handler is evlog's (an ``evlog`` program running ``hook codex``)."""
-    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
-        return False
-    try:
-        words = shlex.split(handler["command"])
-    except ValueError:
-        return False
-    return any(words[i] == "hook" and words[i + 1] == "codex" and
-               any(os.path.basename(w).startswith("evlog") for w in words[:i]) for i in range(1, len(words) - 1))
+    return st.runs_evlog_hook(handler, "codex")
 
 
 # --- config.toml as text ---------------------------------------------------------------------------

@@ -119,8 +119,8 @@ def evlog_argv(program: str | None, home: str | None) -> list[str]:
     return argv
 
 
-def is_evlog_hook(handler: Any) -> bool:
-    """Whether a hook handler is evlog's (an ``evlog`` program running ``hook claude-code``)."""
+def runs_evlog_hook(handler: Any, agent: str) -> bool:
+    """Whether a hook handler is evlog's for ``agent`` (an ``evlog`` program running ``hook AGENT``)."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
     try:
@@ -128,9 +128,14 @@ def is_evlog_hook(handler: Any) -> bool:
     except ValueError:
         return False
     for i in range(1, len(words) - 1):
-        if words[i] == "hook" and words[i + 1] == "claude-code":
+        if words[i] == "hook" and words[i + 1] == agent:
             return any(os.path.basename(w).startswith("evlog") for w in words[:i])
     return False
+
+
+def is_evlog_hook(handler: Any) -> bool:
+    """Whether a hook handler is evlog's (an ``evlog`` program running ``hook claude-code``)."""
+    return runs_evlog_hook(handler, "claude-code")
 
 
 def is_evlog_server(entry: Any) -> bool:
