@@ -131,7 +131,7 @@ from processors.extract.text import (
     similar,
     skip_reason,
 )
-from processors.extract.timeref import TIME_HINT, message_date, resolve
+from processors.extract.timeref import TIME_HINT, as_of, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 
 NAME = "offline-facts-v1"
@@ -706,6 +706,7 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     text = _shorten(_finish(text), MAX_CHARS, None)
     if text is None or len(text.split()) < (3 if state or explicit else MIN_WORDS) or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
+    text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
     about_project = not sp.named and _about_project(s)
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)

@@ -251,6 +251,32 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
     return text, found
 
 
+#: Words that say "as of now" without saying when: a fact holding one is true only as of its
+#: message's day ("Maria just started volunteering", "lately", "for now"). English grammar
+#: (time adverbs, and "just" before a past form), not the vocabulary of any data set.
+UNDATED_NOW = re.compile(
+    r"\b(?:recently|lately|currently|nowadays|these\s+days|right\s+now|at\s+the\s+moment|for\s+now|so\s+far|"
+    r"just\s+(?:\w+ed|got|went|came|made|had|took|began|bought|found|left|won|lost|saw|met|ran|built|wrote|sold|"
+    r"became|heard|read|spent|sent|gave|told|caught|brought|thought))\b",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def as_of(text: str, when: str) -> str:
+    """``text`` with "(as of <day>)" added when it says "now" without a date ("just", "lately", "for now").
+
+    Such a fact read later must not state the past as current: it gets its message's day.
+    A text that already holds a year (a resolved date) or whose message has no time is kept.
+    """
+    d = message_date(when)
+    if d is None or not UNDATED_NOW.search(text) or _YEAR.search(text):
+        return text
+    body = text.rstrip()
+    end = body[-1:] if body[-1:] in ".!?" else ""
+    return f"{body[:len(body) - len(end)]} (as of {day_text(d)}){end or '.'}"
+
+
 #: Phrases that date a statement without resolving it (used to tell events from habits).
 TIME_HINT = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this\s+(?:week|weekend|month|year|morning|afternoon|evening)|"
