@@ -584,3 +584,38 @@ def test_an_erasure_event_naming_an_already_erased_seq_does_not_unsettle_its_mar
         seq = report.seqs[0]
         ws.append([ErasureRecorded(erasure_id="other", kind="text", seqs=[seq], markers=["xxh3-64:" + "0" * 16])])
         assert [p for p in ws.log.verify() if p.damaged] == []
+
+
+def test_a_copy_appended_between_the_find_and_the_commit_is_erased_too(tmp_path, monkeypatch):
+    """Another writer (a pull, an ingest) appends the text after erase looked and before it took the lock."""
+    from eventlog.app import erase as erase_mod
+    from eventlog.app.workspace import Workspace, init_workspace
+    from eventlog.events import MessageAppended
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    ws = Workspace.open(home, writable=True)
+    try:
+        ws.append([MessageAppended(session_key="s:1", message_id="m1", role="user", content="the code is zebra-4471")])
+        real_find, calls = erase_mod.find, []
+
+        def find_then_another_writer(w, target):
+            found = real_find(w, target)
+            if not calls:  # the first look: a copy lands before the commit
+                ws.log.append(MessageAppended(session_key="s:2", message_id="m9", role="user",
+                                              content="again: the code is zebra-4471"))
+            calls.append(1)
+            return found
+
+        monkeypatch.setattr(erase_mod, "find", find_then_another_writer)
+        erase_mod.erase(ws, erase_mod.Target("text", "zebra-4471"))
+        assert ws.log.verify() == []
+    finally:
+        ws.close()
+    held = []
+    for d, _, fs in os.walk(home):
+        for f in fs:
+            with open(os.path.join(d, f), "rb") as fh:
+                if b"zebra-4471" in fh.read():
+                    held.append(os.path.join(d, f))
+    assert held == []

@@ -175,9 +175,39 @@ def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remot
         raise NotFound(f"nothing to erase: no event holds {label}")
     report.erasure_seq = erasure.commit(ws.log, sorted(found.seqs), erasure_id=erasure_id, kind=target.kind,
                                         refs=sorted(found.refs), origin=origin)
+    needles = _erase_late_copies(ws, target, found, report, origin) or needles
     _clean_derived(ws, needles, report)
     erasure.finish(ws.log)
     return report
+
+
+def _erase_late_copies(ws: Workspace, target: Target, found: _Found, report: ErasureReport,
+                       origin: str) -> list[bytes]:
+    """Erase copies another writer appended between the find and the commit (a pull, an ingest, an agent).
+
+    ``find`` reads the log before the write lock is taken, so a line appended meanwhile can hold
+    the text too; each pass looks again and erases what is new, until a pass finds nothing.
+    Returns the needles of the last pass (empty when there was nothing late).
+    """
+    needles: list[bytes] = []
+    erased = set(found.seqs)
+    for _ in range(5):
+        try:
+            again = find(ws, target)
+        except NotFound:  # the fact or session itself is gone now: nothing late can name it
+            break
+        late = sorted(set(again.seqs) - erased)
+        if not late:
+            break
+        erasure.commit(ws.log, late, erasure_id=uuid.uuid4().hex, kind=target.kind, refs=sorted(again.refs),
+                       origin=origin)
+        erased.update(late)
+        report.refs = sorted(set(report.refs) | again.refs)
+        for rec in ws.log.records():
+            if rec.seq in late:
+                report.segments.setdefault(segment_name(rec.segment), []).append(rec.seq)
+        needles = _needles(target, again)
+    return needles
 
 
 def resume(ws: Workspace) -> int:

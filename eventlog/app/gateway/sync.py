@@ -594,9 +594,9 @@ def pull(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None = N
             if not page.rows:
                 break
             rejected = screen_page(page)
-            gateway_erasure.drop_erased(page, state.erased)
             with ws.lock, ws.log.turn():  # the write turn from planning to appending: the page lands where planned
                 state.catch_up(ws.log)
+                gateway_erasure.drop_erased(page, state.erased)  # after the catch-up: an erase that just ran counts
                 applied = _apply_page(ws, gw, state, page, rejected)
             if applied is None:  # only our own pushes came back: nothing to record
                 watermark = page.watermark
