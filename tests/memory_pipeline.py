@@ -17,7 +17,7 @@ from processors.extract.text import has_cjk
 from processors.llm import make_llm
 from projections.memory import Fact
 
-PROJECT = "/work/acme"
+PROJECT = "/srv/acme"  # a project path only as data: never created, never written
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import xxhash
 
+from eventlog.app.agents.setup import read_text
 from eventlog.errors import ConfigError
 
 MARKER = "Written by 'evlog daemon install'"
@@ -187,7 +188,7 @@ def install(plan: ServicePlan, *, start: bool = True) -> ServiceResult:
     """Write the service file (atomically; only if it changes) and start it where the manager runs."""
     from eventlog.app.agents.setup import _atomic_write_text
 
-    before = _read(plan.path)
+    before = read_text(plan.path)
     if before is not None and MARKER not in before:
         raise ConfigError(f"{plan.path} exists and was not written by evlog; nothing was changed (remove or rename "
                           "it, then run 'evlog daemon install' again)")
@@ -200,7 +201,7 @@ def install(plan: ServicePlan, *, start: bool = True) -> ServiceResult:
 
 def uninstall(plan: ServicePlan, *, stop: bool = True) -> ServiceResult:
     """Stop the service where the manager runs and remove evlog's file (a file evlog did not write stays)."""
-    before = _read(plan.path)
+    before = read_text(plan.path)
     if before is None:
         return ServiceResult(plan.path, False, False, notes=[f"no evlog service at {plan.path}: nothing to remove"])
     if MARKER not in before:
@@ -241,18 +242,8 @@ def _run_all(commands: list[list[str]]) -> list[str]:
     return failed
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read ({e}); nothing was changed") from None
-
-
 def _ours(path: str) -> bool:
     try:
-        return MARKER in (_read(path) or "")
+        return MARKER in (read_text(path) or "")
     except ConfigError:
         return False

@@ -48,17 +48,10 @@ def handle_codex(payload: dict[str, Any] | bytes | str, *, home: str, budget: in
                  max_bytes: int = claude_hooks.HOOK_MAX_BYTES) -> claude_hooks.HookResult:
     """Handle one Codex hook call (see the module docstring); never raises for bad input."""
     started = time.monotonic()
-    result = claude_hooks.HookResult()
-    try:
-        data = payload if isinstance(payload, dict) else claude_hooks.parse_payload(payload)
-    except ValueError as e:
-        result.notes.append(str(e))
+    data, result = claude_hooks.read_hook_input(payload)
+    if data is None:
         return result
-    event = claude_hooks._text_field(data, "hook_event_name", result.notes)
-    result.event = event
-    if not event:
-        result.notes.append("no 'hook_event_name' in the hook input; nothing to do")
-        return result
+    event = result.event
     try:
         if event in CAPTURE_EVENTS:
             data = _with_transcript(data, event, result.notes)

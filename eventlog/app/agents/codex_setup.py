@@ -196,7 +196,7 @@ def plan_codex(*, program: str | None = None, home: str | None = None, uninstall
         return c
 
     def config_change() -> st.FileChange:
-        text = _read_text(config_path)
+        text = st.read_text(config_path)
         new, said = edit_config(text or "", server=None if uninstall else server, feature=not uninstall,
                                 path=config_path)
         if (text or "") == new:
@@ -229,16 +229,6 @@ def _other_hooks(hooks_path: str) -> bool:
                for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"])
 
 
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise st.SetupError(f"{path}: cannot read ({e}); nothing was changed") from None
-
-
 @dataclass
 class CodexInstalled:
     """What of evlog is in Codex's folder."""
@@ -266,7 +256,7 @@ def installed(codex_dir: str | None = None) -> CodexInstalled:
         out.hooks = True
         out.where.append(hooks_path)
     try:
-        doc = tomllib.loads(_read_text(config_path) or "")
+        doc = tomllib.loads(st.read_text(config_path) or "")
     except (tomllib.TOMLDecodeError, st.SetupError) as e:
         out.notes.append(f"{config_path}: {e}")
         doc = {}

@@ -108,6 +108,24 @@ def _text_field(payload: dict[str, Any], name: str, notes: list[str]) -> str:
     return v
 
 
+def read_hook_input(payload: Any) -> tuple[dict[str, Any] | None, HookResult]:
+    """The hook's JSON and a result naming its event; ``None`` (with the reason in the notes) when unusable.
+
+    Shared by every agent's hook handler (Claude Code here, Codex in ``codex_hooks``).
+    """
+    result = HookResult()
+    try:
+        data = payload if isinstance(payload, dict) else parse_payload(payload)
+    except ValueError as e:
+        result.notes.append(str(e))
+        return None, result
+    result.event = _text_field(data, "hook_event_name", result.notes)
+    if not result.event:
+        result.notes.append("no 'hook_event_name' in the hook input; nothing to do")
+        return None, result
+    return data, result
+
+
 def handle_claude_code(
     payload: dict[str, Any] | bytes | str,
     *,
@@ -118,17 +136,10 @@ def handle_claude_code(
 ) -> HookResult:
     """Handle one Claude Code hook call (see the module docstring); never raises for bad input."""
     started = time.monotonic()
-    result = HookResult()
-    try:
-        data = payload if isinstance(payload, dict) else parse_payload(payload)
-    except ValueError as e:
-        result.notes.append(str(e))
+    data, result = read_hook_input(payload)
+    if data is None:
         return result
-    event = _text_field(data, "hook_event_name", result.notes)
-    result.event = event
-    if not event:
-        result.notes.append("no 'hook_event_name' in the hook input; nothing to do")
-        return result
+    event = result.event
     try:
         if event in CAPTURE_EVENTS:
             _capture(data, event, home, result, lock_timeout=lock_timeout, max_bytes=max_bytes)

@@ -400,7 +400,7 @@ def apply(plan: SetupPlan) -> list[FileChange]:
     try:
         for c in todo:
             mode = _mode(c.path)
-            if _read_text(c.path) != c.before:  # another program changed it since it was read: merge again
+            if read_text(c.path) != c.before:  # another program changed it since it was read: merge again
                 fresh = remerge(plan, c)
                 c.before, c.after, c.summary = fresh.before, fresh.after, fresh.summary
                 if not c.changed:
@@ -436,12 +436,17 @@ def remerge(plan: SetupPlan, change: FileChange) -> FileChange:
     return _change(change.path, text, value, merged, change.what, said)
 
 
-def _read_text(path: str) -> str | None:
+def read_text(path: str) -> str | None:
+    """A settings file's text, None when it does not exist; unreadable: ``SetupError`` (nothing changed)."""
     try:
         with open(path, encoding="utf-8") as f:
             return f.read()
     except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SetupError(f"{path}: cannot read ({e}); nothing was changed") from None
+
+
 
 
 def _mode(path: str) -> int | None:
