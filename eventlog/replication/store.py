@@ -1,0 +1,136 @@
+"""What a gateway's event store promises, and the in-memory store that defines it.
+
+A store holds, per account, an append-only sequence of ``Replicated`` envelopes:
+
+* ``push(account, events)`` stores the envelopes it does not hold yet (identity:
+  ``(origin, origin_seq)``) and gives each new one the next *gateway position* of the store;
+  an envelope it holds already is counted as a duplicate and changes nothing. All of a call's
+  envelopes are stored or none (one transaction).
+* ``pull(account, after, limit)`` returns envelopes visible to ``account`` whose gateway
+  position is above ``after``, in position order, with the cursor to pass next time. A
+  position is never reused and a pull never skips an envelope that a later pull could return
+  (a store on a multi-primary cluster must only hand out positions below every transaction
+  still in flight).
+* ``high_water(account, origin)`` is the highest ``origin_seq`` of ``origin`` the store holds
+  for ``account`` (0 if none), so a device resumes its push after a crash.
+* ``share`` / ``unshare`` / ``shares`` let an account show one project's envelopes to another
+  account, read-only or not. An envelope of a shared project is visible to the project's owner
+  and every member when its writer is the owner or a member that may write (a read-only
+  member's envelopes stay its own).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+import msgspec
+
+from eventlog.replication.envelope import Replicated
+
+
+class PushResult(msgspec.Struct, frozen=True):
+    """What a push did: envelopes stored, envelopes already held, the store's newest position."""
+
+    stored: int
+    duplicates: int
+    position: int
+
+
+class PullPage(msgspec.Struct, frozen=True):
+    """Envelopes above a cursor, the cursor after them, and whether more are waiting."""
+
+    events: list[Replicated]
+    cursor: int
+    more: bool
+
+
+class Share(msgspec.Struct, frozen=True):
+    """``owner`` shows ``project``'s envelopes to ``member`` (who may not write there if read_only)."""
+
+    owner: str
+    project: str
+    member: str
+    read_only: bool = False
+
+
+class EventStore(Protocol):
+    """The contract every gateway store keeps (see the module docstring)."""
+
+    def push(self, account: str, events: Sequence[Replicated]) -> PushResult: ...
+
+    def pull(self, account: str, after: int, limit: int = 1000) -> PullPage: ...
+
+    def high_water(self, account: str, origin: str) -> int: ...
+
+    def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None: ...
+
+    def unshare(self, owner: str, project: str, member: str) -> bool: ...
+
+    def shares(self, account: str) -> list[Share]: ...
+
+
+class MemoryEventStore:
+    """The contract in a few lines, in memory (tests, and the definition the others follow)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: list[tuple[int, str, Replicated]] = []  # (position, writer account, envelope)
+        self._held: dict[tuple[str, str, int], int] = {}  # (account, origin, origin_seq) -> position
+        self._shares: dict[tuple[str, str, str], Share] = {}
+
+    def push(self, account: str, events: Sequence[Replicated]) -> PushResult:
+        with self._lock:
+            stored = dups = 0
+            for ev in events:
+                ident = (account, ev.origin, ev.origin_seq)
+                if ident in self._held:
+                    dups += 1
+                    continue
+                pos = len(self._rows) + 1
+                self._rows.append((pos, account, msgspec.structs.replace(ev, author=ev.author or account)))
+                self._held[ident] = pos
+                stored += 1
+            return PushResult(stored, dups, len(self._rows))
+
+    def _group(self, owner: str, project: str, *, writers: bool) -> set[str]:
+        return {owner} | {s.member for s in self._shares.values()
+                          if s.owner == owner and s.project == project and not (writers and s.read_only)}
+
+    def _visible(self, account: str, writer: str, ev: Replicated) -> bool:
+        if writer == account:
+            return True
+        if not ev.project:
+            return False
+        owners = {s.owner for s in self._shares.values() if s.project == ev.project}
+        return any(account in self._group(o, ev.project, writers=False) and
+                   writer in self._group(o, ev.project, writers=True) for o in owners)
+
+    def pull(self, account: str, after: int, limit: int = 1000) -> PullPage:
+        with self._lock:
+            out: list[Replicated] = []
+            cursor = after
+            for pos, writer, ev in self._rows[after:]:
+                if len(out) >= limit:
+                    return PullPage(out, cursor, True)
+                cursor = pos
+                if self._visible(account, writer, ev):
+                    out.append(ev)
+            return PullPage(out, cursor, False)
+
+    def high_water(self, account: str, origin: str) -> int:
+        with self._lock:
+            return max((s for (a, o, s) in self._held if a == account and o == origin), default=0)
+
+    def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None:
+        with self._lock:
+            self._shares[(owner, project, member)] = Share(owner, project, member, read_only)
+
+    def unshare(self, owner: str, project: str, member: str) -> bool:
+        with self._lock:
+            return self._shares.pop((owner, project, member), None) is not None
+
+    def shares(self, account: str) -> list[Share]:
+        with self._lock:
+            return [s for s in self._shares.values() if account in (s.owner, s.member)]
