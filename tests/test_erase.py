@@ -619,3 +619,28 @@ def test_a_copy_appended_between_the_find_and_the_commit_is_erased_too(tmp_path,
                 if b"zebra-4471" in fh.read():
                     held.append(os.path.join(d, f))
     assert held == []
+
+
+def test_the_daemons_log_and_heartbeat_lose_an_erased_text(tmp_path):
+    """A job's error in logs/daemon.log (and its rotations) or state/daemon.json can quote a message: an erase
+    rewrites the log without those lines (the others stay) and removes the heartbeat the daemon rewrites anyway."""
+    home = str(tmp_path / "ws")
+    _build(home)
+    os.makedirs(os.path.join(home, "logs"), exist_ok=True)
+    log = os.path.join(home, "logs", "daemon.log")
+    with open(log, "w") as f:
+        f.write("2026-11-01 10:00:00 dream ok\n")
+        f.write(f"2026-11-01 10:01:00 dream failed: bad output near '{SECRET}'\n")
+        f.write("2026-11-01 10:02:00 snapshot ok\n")
+    with open(log + ".1", "w") as f:
+        f.write(f"old line quoting {SECRET}\n")
+    with open(os.path.join(home, "state", "daemon.json"), "w") as f:
+        json.dump({"pid": 1, "jobs": {"dream": {"error": f"near {SECRET}"}}}, f)
+    with Workspace.open(home, writable=True) as ws:
+        report = erase(ws, Target("text", SECRET))
+    assert report.remaining == []
+    assert _byte_hits(home) == []
+    with open(log) as f:
+        lines = f.read().splitlines()
+    assert lines[0].endswith("dream ok") and lines[2].endswith("snapshot ok") and len(lines) == 3
+    assert not os.path.exists(os.path.join(home, "state", "daemon.json"))

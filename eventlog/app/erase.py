@@ -225,7 +225,7 @@ def resume(ws: Workspace) -> int:
 def _clean_derived(ws: Workspace, needles: list[bytes], report: ErasureReport) -> None:
     report.removed_files += _drop_embedding_cache(ws)
     _rebuild(ws)
-    removed, report.remaining = _remove_leftovers(ws, search_files(ws, needles, segments=True))
+    removed, report.remaining = _remove_leftovers(ws, search_files(ws, needles, segments=True), needles)
     report.removed_files += removed
 
 
@@ -460,8 +460,9 @@ def search_files(ws: Workspace, needles: list[bytes], *, segments: bool = False)
     return out
 
 
-def _remove_leftovers(ws: Workspace, held: list[str]) -> tuple[list[str], list[str]]:
-    """Delete the files in ``held`` no projection owns (backups, temp files, quarantined tails): (removed, kept)."""
+def _remove_leftovers(ws: Workspace, held: list[str], needles: list[bytes]) -> tuple[list[str], list[str]]:
+    """Delete the files in ``held`` no projection owns (backups, temp files, quarantined tails) and scrub the
+    daemon's diagnostics (``_scrub_diagnostics``): (removed or scrubbed, kept)."""
     removed, kept = [], []
     for rel in held:
         path = rel if os.path.isabs(rel) else os.path.join(ws.home, rel)
@@ -470,9 +471,30 @@ def _remove_leftovers(ws: Workspace, held: list[str]) -> tuple[list[str], list[s
         if leftover and os.path.isfile(path):
             ws.fs.unlink(path)
             removed.append(rel)
+        elif _is_diagnostic(ws, path) and os.path.isfile(path):
+            _scrub_diagnostics(ws, path, needles)
+            removed.append(rel)
         else:
             kept.append(rel)
     return removed, kept
+
+
+def _is_diagnostic(ws: Workspace, path: str) -> bool:
+    """The daemon's log files (``logs/daemon.log`` and its rotations) and its heartbeat (``state/daemon.json``)."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(ws.home))
+    return rel.startswith("logs" + os.sep) or rel == os.path.join("state", "daemon.json")
+
+
+def _scrub_diagnostics(ws: Workspace, path: str, needles: list[bytes]) -> None:
+    """Rewrite a diagnostics file without the lines that hold the text (the heartbeat, one JSON document that
+    the daemon rewrites every few seconds, is removed whole). Atomic: a kill leaves the old file or the new."""
+    if path.endswith(".json"):
+        ws.fs.unlink(path)
+        return
+    with open(path, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    kept = b"".join(line if not _holds(line, needles) else b"[a line erased by evlog erase]\n" for line in lines)
+    ws.fs.atomic_write(path, kept)
 
 
 # --- the gateway ---------------------------------------------------------------------
