@@ -110,3 +110,35 @@ def test_snippet_centres_on_the_matches():
     s = snippet(text, [(start, start + 6, "needl")])
     assert "[needle]" in s and s.startswith("…") and s.endswith("…") and len(s) < 260
     assert snippet("short text", []) == "short text"
+
+
+
+def test_a_turn_that_borrows_its_words_from_a_neighbour_stays_below_that_neighbour():
+    """rank.cap_context: the evidence is the turn whose own text holds the words. A neighbour scoring through
+    the context field stays at most context_cap times the turn it borrowed from, unless both are short."""
+    from dataclasses import dataclass, field
+
+    from projections.recall import rank
+
+    @dataclass
+    class D:
+        id: int
+        pos: int
+        nchars: int
+        role: str = "user"
+        kind: int = 0
+        sid: int = 1
+        mid: str = ""
+        time: str = ""
+        tf: dict = field(default_factory=dict)
+
+    long_pool = {1: D(1, 0, 900), 2: D(2, 1, 400, role="assistant"), 3: D(3, 2, 300)}
+    scores = {1: 10.0, 2: 6.0, 3: 12.0}  # turn 3 outscores turn 1 only through turn 1's words
+    owns = {1: 9.0, 2: 1.0, 3: 2.0}
+    capped = rank.cap_context(long_pool, scores, owns, Ranking())
+    assert capped[1] == 10.0 and capped[3] == pytest.approx(8.0)
+    assert rank.cap_context(long_pool, scores, owns, Ranking(context_cap=1.0)) == scores
+    short_pool = {1: D(1, 0, 120), 2: D(2, 1, 40, role="assistant"), 3: D(3, 2, 60)}  # chat lines need context
+    assert rank.cap_context(short_pool, scores, owns, Ranking()) == scores
+    far = {1: D(1, 0, 900), 2: D(2, 1, 400, role="assistant"), 3: D(3, 5, 300)}  # outside the window: no cap
+    assert rank.cap_context(far, scores, owns, Ranking())[3] == 12.0

@@ -42,7 +42,7 @@ import locomo_data  # noqa: E402
 
 import eventlog  # noqa: E402
 from projections.recall import RecallIndex, recall  # noqa: E402
-from projections.recall.search import Ranking  # noqa: E402
+from projections.recall.search import Ranking, ranking_from  # noqa: E402
 
 KS = (1, 5, 10)
 _TURN_ID = re.compile(r"D\d+:\d+")
@@ -145,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embeddings-cache", default=None, metavar="PATH",
                     help="keep the embedding cache in this file (reused by the next run) instead of the temporary "
                          "directory")
+    ap.add_argument("--ranking", default="", metavar="K=V,...",
+                    help="override Ranking fields (e.g. diversity=0.7) to compare settings")
     args = ap.parse_args(argv)
+    ranking = ranking_from(args.ranking)
 
     if args.scale:
         from projections.recall.bench import bench
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             _print({"build": "locomo", "conversations": len(convs), **info}, args.json)
             if args.mode in ("auto", "bm25"):
-                _print(evaluate(ix, convs, label="bm25"), args.json)
+                _print(evaluate(ix, convs, label="bm25", ranking=ranking), args.json)
             if args.mode in ("auto", "hybrid"):
                 semantic = _semantic(args.embeddings_cache or os.path.join(tmp, "embeddings.sqlite"),
                                      required=args.mode == "hybrid")
@@ -172,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                     t0 = time.perf_counter()
                     stats = semantic.prepare(ix)
                     _print({"build": "embeddings", **stats, "seconds": round(time.perf_counter() - t0, 2)}, args.json)
-                    _print(evaluate(ix, convs, semantic=semantic, label=f"hybrid ({semantic.name})"), args.json)
+                    _print(evaluate(ix, convs, semantic=semantic, label=f"hybrid ({semantic.name})", ranking=ranking),
+                           args.json)
         finally:
             ix.close()
     return 0

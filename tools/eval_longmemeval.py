@@ -351,19 +351,6 @@ def _print(summary: dict) -> None:
               f"sign test p = {st['p']}")
 
 
-def _ranking(spec: str) -> object:
-    from projections.recall.search import DEFAULT_RANKING, Ranking
-
-    if not spec:
-        return DEFAULT_RANKING
-    fields = {}
-    for part in spec.split(","):
-        k, _, v = part.partition("=")
-        default = getattr(DEFAULT_RANKING, k.strip())
-        fields[k.strip()] = type(default)(v) if not isinstance(default, bool) else v.lower() in ("1", "true", "yes")
-    return Ranking(**fields)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -384,7 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         items = items[: args.limit]
     systems = ["evlog", "bm25-session", "bm25-turn"]
-    ranking = _ranking(args.ranking)
+    from projections.recall.search import ranking_from
+
+    ranking = ranking_from(args.ranking)
     rows, lat = [], []
     with tempfile.TemporaryDirectory(prefix="evlog-lme-", dir=args.tmpdir) as tmp:
         for it in items:

@@ -9,6 +9,11 @@ This module turns those scores into the order a reader needs:
    the evidence is what the user said. A question about the user in the first person
    ("I", "my", "me", and not "you") asks what the user said: other roles' turns are
    multiplied by ``Ranking.user_first``.
+   **Context never outranks its source.** A turn scores partly through its neighbours'
+   words (the context field); when a neighbour within the window matched more by its own
+   text, the turn stays at most ``Ranking.context_cap`` times that neighbour
+   (``cap_context``), unless the two together are shorter than
+   ``Ranking.context_cap_chars`` (short chat lines need each other to be understood).
 2. **Time priors.** A question that names a time ("two weeks ago", see ``when.py``)
    multiplies each turn's score by ``1 + Ranking.when * bump`` (1 at the window's
    centre, fading with distance); a current-state question ("currently", "still",
@@ -52,6 +57,7 @@ class Doc(Protocol):
     mid: str
     role: str
     time: str
+    nchars: int
     tf: dict[str, float]
 
 
@@ -74,6 +80,12 @@ class Params(Protocol):
     def diversity(self) -> float: ...
     @property
     def user_first(self) -> float: ...
+    @property
+    def context_cap(self) -> float: ...
+    @property
+    def window(self) -> int: ...
+    @property
+    def context_cap_chars(self) -> int: ...
 
 
 @dataclass
@@ -130,6 +142,34 @@ def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues
     return out
 
 
+def cap_context(pool: Mapping[int, Doc], scores: dict[int, float], owns: Mapping[int, float],
+                r: Params) -> dict[int, float]:
+    """A turn found through its neighbours never outranks the neighbour it got the words from.
+
+    A turn's score holds its neighbours' text (the context field); when a turn longer than
+    ``Ranking.context_chars`` (one that speaks for itself) has a neighbour within the window
+    that matched more by its own text (``owns``), the turn is kept at most
+    ``Ranking.context_cap`` times that neighbour's score: the evidence is the turn that says it.
+    Turns are visited best own text first, so a cap is measured against a final score.
+    """
+    if r.context_cap >= 1.0:
+        return scores
+    out = dict(scores)
+    by_pos = {(d.sid, d.pos): i for i, d in pool.items() if d.kind == MESSAGE and i in out}
+    for i in sorted(out, key=lambda i: -owns.get(i, 0.0)):
+        d = pool[i]
+        if d.kind != MESSAGE:
+            continue
+        mine = owns.get(i, 0.0)
+        for off in range(-r.window, r.window + 1):
+            j = by_pos.get((d.sid, d.pos + off))
+            if off == 0 or j is None or owns.get(j, 0.0) <= mine or \
+                    pool[j].nchars + d.nchars <= r.context_cap_chars:
+                continue
+            out[i] = min(out[i], out[j] * r.context_cap)
+    return out
+
+
 def _echoes(reply: Mapping[str, float], turn: Mapping[str, float], idf: Mapping[str, float], share: float) -> bool:
     """True when at least ``share`` of the reply's matched weight (idf) is in terms the turn before it matched."""
     total = sum(idf.get(t, 1.0) for t in reply)
@@ -182,4 +222,4 @@ def order(pool: Mapping[int, Doc], scores: Mapping[int, float], r: Params) -> li
     return [(s, i) for _key, s, i in keyed]
 
 
-__all__ = ["Group", "adjust", "groups", "order"]
+__all__ = ["Group", "adjust", "cap_context", "groups", "order"]

@@ -43,6 +43,7 @@ hit records that itself.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -144,9 +145,25 @@ class Ranking:
     aggregate_turns: int = 2  # how many next best turns count for the session
     diversity: float = 1.0  # a session's k-th best turn counts diversity ** (k-1) in the message ranking (rank.py)
     user_first: float = 0.7  # first-person questions: other roles' turns count this much
+    context_cap: float = 0.8  # a turn is kept at most this times a neighbour that matched more by its own text (rank.py)
+    context_cap_chars: int = 500  # ... when the two turns together are longer than this (short chat lines need context)
 
 
 DEFAULT_RANKING = Ranking()
+
+
+def ranking_from(spec: str) -> Ranking:
+    """``DEFAULT_RANKING`` with fields overridden by ``"name=value,..."`` (the evaluations' ``--ranking``)."""
+    if not spec:
+        return DEFAULT_RANKING
+    fields: dict[str, Any] = {}
+    for part in spec.split(","):
+        name, _, value = (x.strip() for x in part.partition("="))
+        if not hasattr(DEFAULT_RANKING, name):
+            raise ValueError(f"no ranking field {name!r}")
+        default = getattr(DEFAULT_RANKING, name)
+        fields[name] = value.lower() in ("1", "true", "yes") if isinstance(default, bool) else type(default)(value)
+    return dataclasses.replace(DEFAULT_RANKING, **fields)
 
 _HL_OPEN, _HL_CLOSE = "[", "]"
 _SNIPPET_CHARS = 200
@@ -400,6 +417,7 @@ class _Search:
         runs = [run for run in q.cjk if len(run) >= 3]
         by_pos = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
         scores: dict[int, float] = {}
+        owns: dict[int, float] = {}  # the BM25 of each turn's own text (no context): which turn of a session to show
         k1, b = r.k1, r.b
         weights = {off: r.context * r.decay ** (off - 1) for off in range(1, r.window + 1)}
         ctx_avg = avg_chars * (1 + (1 + r.after) * sum(weights.values()))
@@ -423,13 +441,16 @@ class _Search:
                 norm = k1 * (1 - b + b * length / ctx_avg)
             else:
                 norm = k1 * (1 - b + b * d.nchars / avg_chars)
-            s = 0.0
+            s = own = 0.0
+            own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
             for t in live:
-                tf = d.tf.get(t, 0.0) + r.aux * d.tf_aux.get(t, 0.0)
+                tf = mine = d.tf.get(t, 0.0) + r.aux * d.tf_aux.get(t, 0.0)
                 for w, n in ctx:
                     tf += w * n.tf.get(t, 0.0)
                 if tf:
                     s += idf[t] * tf * (k1 + 1) / (tf + norm)
+                if mine:
+                    own += idf[t] * mine * (k1 + 1) / (mine + own_norm)
             if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
                 continue  # nothing of its own to show: an empty turn found only through its context
             if not (d.tf or d.tf_aux):
@@ -448,9 +469,12 @@ class _Search:
             if boost and len(boost) == 1 and d.speaker in boost:
                 s *= r.speaker
             scores[d.id] = s
+            owns[d.id] = own
         # a question that names its speaker has said whose words it wants: no echo rule then
-        scores = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
-                             echo=not (boost and len(boost) == 1), idf=idf, first_person=_first_person(q))
+        adjusted = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
+                               echo=not (boost and len(boost) == 1), idf=idf, first_person=_first_person(q))
+        owns = {i: owns[i] * adjusted[i] / scores[i] for i in adjusted if scores[i] > 0}
+        scores = rank.cap_context(pool, adjusted, owns, r)
         if semantic is not None and scores:
             scores = semantic.rerank(self, q, pool, scores)
         self.pool, self.scores = pool, scores
