@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 
-from eventlog.errors import InvalidEventError, WorkspaceNotFound, WriterClosedError
+from eventlog.errors import WorkspaceNotFound, WriterClosedError
 from eventlog.events import Event
 from eventlog.fsio import OS_FS, FileSystem
 from eventlog.reader import LogReader, Problem, Record, Stats
@@ -31,6 +31,7 @@ from eventlog.writer import (
     DURABILITY_POLICIES,
     QUARANTINE_DIR,
     Durability,
+    LogOptions,
     LogWriter,
 )
 
@@ -78,12 +79,7 @@ class Log:
         All arguments are validated before anything is created or locked. ``lease_seconds``:
         see "Leases" in ``eventlog.writer`` (``group``/``none`` durability only).
         """
-        if durability not in DURABILITY_POLICIES:
-            raise InvalidEventError(f"unknown durability {durability!r}; choose one of {', '.join(DURABILITY_POLICIES)}")
-        if segment_bytes < 1024:
-            raise InvalidEventError(f"segment_bytes must be at least 1024, got {segment_bytes}")
-        if not 0 <= lease_seconds <= 1:
-            raise InvalidEventError(f"lease_seconds must be between 0 and 1, got {lease_seconds}")
+        options = LogOptions(durability, segment_bytes, group_commit_interval, lock_timeout, lease_seconds)
         if not os.path.isdir(log_dir):
             if not (create and writable):
                 raise WorkspaceNotFound(f"no log at {log_dir} (run 'evlog init' first)")
@@ -91,9 +87,7 @@ class Log:
         reader = LogReader(log_dir)
         writer = None
         if writable:
-            writer = LogWriter.open(reader, durability=durability, segment_bytes=segment_bytes,
-                                    group_commit_interval=group_commit_interval, lock_timeout=lock_timeout,
-                                    repair=repair, fs=fs, clock=clock, lease_seconds=lease_seconds)
+            writer = LogWriter.from_options(reader, options, repair=repair, fs=fs, clock=clock)
         return cls(reader, writer)
 
     # ------------------------------------------------------------------ writing

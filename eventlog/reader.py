@@ -238,6 +238,10 @@ class LogReader:
         self._index_cache[base] = (size, entries)
         return entries
 
+    def forget_index(self, base: int) -> None:
+        """Drop the cached index of segment ``base`` (a writer cut it: the cache must not outlive the cut)."""
+        self._index_cache.pop(base, None)
+
     def locate(self, base: int, seq: int) -> tuple[int, int]:
         """(byte position, seq there) of a line of segment ``base`` at or before ``seq``."""
         if seq <= base:

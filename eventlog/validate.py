@@ -37,6 +37,9 @@ import re
 import typing
 from datetime import date
 
+import msgspec
+
+from eventlog.codec import DECODER, stamp_and_frame
 from eventlog.errors import InvalidEventError
 from eventlog.events import (
     EVENT_TYPES,
@@ -114,6 +117,32 @@ def plain_message(ev: Event) -> bool:
             and type(ev.timestamp) is str and type(ev.dedup) is str and len(ev.dedup) <= MAX_KEY_CHARS
             and (ev.tool_calls is None or type(ev.tool_calls) is list) and type(ev.extra) is dict
             and type(ev.redacted) is list and (not ev.redacted or all(type(k) is str for k in ev.redacted)))
+
+
+def frame_checked(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
+    """``codec.stamp_and_frame``, refusing what JSON cannot hold (lone surrogates, cycles, unknown types)."""
+    try:
+        return stamp_and_frame(event, seq, ts, more)
+    except (UnicodeEncodeError, RecursionError, TypeError, OverflowError, ValueError) as e:
+        raise InvalidEventError(f"{event.type}: cannot be written as JSON: {e}") from None
+
+
+def check_types(lines: list[bytes], events: list[Event]) -> None:
+    """The writer's type check: decode framed lines back into their types, so a field of the wrong
+    shape is refused (naming its path) before anything is written."""
+    if len(lines) > 1:
+        try:
+            DECODER.decode_lines(b"".join(lines))
+            return
+        except msgspec.MsgspecError:
+            pass
+    for line, ev in zip(lines, events, strict=True):
+        try:
+            DECODER.decode(line)
+        except msgspec.MsgspecError as e:
+            text = str(e)
+            field = text.rsplit("$.", 1)[-1].rstrip("`") if "$." in text else ""
+            raise InvalidEventError(f"{ev.type}: {text}; nothing was written", field=field) from None
 
 
 def validate_event(ev: Event, *, where: str = "") -> None:
