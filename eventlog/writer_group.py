@@ -19,12 +19,11 @@ class GroupCommit:
     """The group-commit thread of one writer: ``start`` it after the writer opened, ``stop`` it before closing."""
 
     def __init__(self, segment: ActiveSegment, mutex: threading.RLock, interval: float, *,
-                 writable: Callable[[], bool], poison: Callable[[str], None]) -> None:
+                 closed: Callable[[], bool]) -> None:
         self.segment = segment
         self.mutex = mutex
         self.interval = interval
-        self.writable = writable  # False once the writer is closed or poisoned: nothing more to sync
-        self.poison = poison
+        self.closed = closed  # True once the writer is closed: nothing more to sync
         self.syncing = False  # an fsync is under way (outside the mutex)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -44,7 +43,7 @@ class GroupCommit:
     def _take(self) -> int:
         """Under the mutex: a duplicate descriptor to sync if anything is unsynced, else -1."""
         seg = self.segment
-        if not self.writable() or not seg.unsynced or seg.fd < 0:
+        if self.closed() or seg.poisoned or not seg.unsynced or seg.fd < 0:
             return -1
         try:
             fd = seg.fs.dup(seg.fd)
@@ -65,7 +64,7 @@ class GroupCommit:
                 fs.fsync(fd)
             except OSError as e:
                 with self.mutex:
-                    self.poison(f"group commit fsync failed: {e}")  # the next append reports it
+                    self.segment.poisoned = f"group commit fsync failed: {e}"  # the next append reports it
             finally:
                 self.syncing = False
                 try:

@@ -2,8 +2,11 @@
 
 ``ActiveSegment`` owns the descriptor (``-1`` when closed), the segment's base seq and size
 as this writer last saw them, the sparse index entries taken every ``INDEX_EVERY`` bytes,
-and how many appends were written but not yet synced. Its methods raise ``OSError``
-as the file system does; the writer turns that into a refused append (and poisons itself).
+how many appends were written but not yet synced, and the poison mark: whatever the
+durability policy, an I/O error during an append is not acknowledged (``LogIOError``) and
+poisons the writer, which refuses further appends until reopened (no fsync retry;
+PostgreSQL's fsyncgate). ``open``, ``create``, ``save_index`` raise ``OSError`` as the file
+system does (recovery and checkpoints handle it).
 
 A segment is sealed when the next append would not fit: fsync, mark read-only, write its
 sparse index, create the next one (``roll``).
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+from eventlog.errors import LogIOError
 from eventlog.fsio import FileSystem
 from eventlog.reader import LogReader
 from eventlog.segments import INDEX_EVERY, encode_index, index_path, segment_name
@@ -31,6 +35,7 @@ class ActiveSegment:
         self.index: list[tuple[int, int]] = []
         self.next_mark = 0  # the byte position from which the next index entry is taken
         self.unsynced = 0  # appends written since the last fsync
+        self.poisoned: str | None = None  # why appends are refused (an I/O error), or None
 
     @property
     def name(self) -> str:
@@ -85,7 +90,10 @@ class ActiveSegment:
     def write(self, data: bytes, first_seq: int, lines: list[bytes] | None) -> None:
         """Append one append's bytes (``lines``: a batch's lines, None for one line) and take index marks."""
         pos = self.size
-        self.fs.write(self.fd, data)
+        try:
+            self.fs.write(self.fd, data)
+        except OSError as e:
+            raise self.failed("write failed", e) from e
         self.size = pos + len(data)
         if self.size > self.next_mark:  # a mark falls in these bytes (a batch may cross one mid-way)
             seq = first_seq
@@ -96,18 +104,32 @@ class ActiveSegment:
                 pos += len(line)
                 seq += 1
 
-    def sync(self) -> None:
-        """fdatasync the segment; nothing is left unsynced after it."""
-        self.fs.fsync(self.fd)
+    def failed(self, what: str, e: OSError) -> LogIOError:
+        """Poison after a failed write; the error that refuses the append."""
+        self.poisoned = f"{what}: {e}"
+        return LogIOError(f"append not acknowledged: writing {self.name} failed: {e}")
+
+    def sync(self, what: str = "fsync failed") -> None:
+        """fdatasync the segment; nothing is left unsynced after it (``what``: the poison's reason on failure)."""
+        try:
+            self.fs.fsync(self.fd)
+        except OSError as e:
+            self.poisoned = f"{what}: {e}"
+            raise LogIOError(f"append not acknowledged: {what} on {self.name}: {e}") from e
         self.unsynced = 0
 
     def roll(self, next_base: int) -> None:
-        """Seal this segment (fsynced by the caller): read-only mark, sparse index; then create ``next_base``."""
-        self.fs.seal(self.fd)
-        self.save_index()
-        self.fs.close(self.fd)
-        self.fd = -1
-        self.create(next_base)
+        """Seal this segment (fsync, read-only mark, sparse index) and create the next one, ``next_base``."""
+        self.sync("fsync before sealing failed")
+        try:
+            self.fs.seal(self.fd)
+            self.save_index()
+            self.fs.close(self.fd)
+            self.fd = -1
+            self.create(next_base)
+        except OSError as e:
+            self.poisoned = f"segment roll failed: {e}"
+            raise LogIOError(f"append not acknowledged: rolling to {segment_name(next_base)} failed: {e}") from e
 
     def save_index(self) -> None:
         """Leave the segment's sparse index for readers (disposable, checked on use)."""
