@@ -8,16 +8,11 @@ lock; ``turn()`` holds it across several appends on purpose (bulk writers). The 
 lease), ``writer_state`` (this writer's view of the log's end, caught up each turn with
 ``writer_catchup`` and recovered on open with ``writer_recovery``: plans, then applied),
 ``writer_dedup`` (dedup keys and their checkpoint), ``writer_segment`` (the file appended
-to, its rolls and the poison mark), ``writer_batch`` (an atomic batch prepared),
+to, its rolls and the poison mark), ``writer_append`` and ``writer_batch`` (one event or an atomic batch, written),
 ``writer_group`` (the ``group`` durability's background fsync).
 
-**Appends** are redacted first (``eventlog.redact``: the secrets door every event passes,
-INVARIANTS I24), then validated (``eventlog.validate``: ``validate_event`` and the type
-check that decodes the framed line back; a plain message skips both), then get ``seq``
-(dense from 1) and ``ts`` (UTC, ms, never decreasing) and are written with one ``write``.
-Durability: ``fsync`` (``append`` returns after ``fdatasync``), ``group`` (fsync every
-``group_commit_interval``), ``none``. An I/O error is never acknowledged and poisons the
-writer until reopened. A known ``dedup`` key returns the first event's seq, writing nothing.
+Appends (redaction, validation, seq and ts, dedup, durability) are ``writer_append``'s. An
+I/O error is never acknowledged and poisons the writer until it is reopened.
 """
 
 from __future__ import annotations
@@ -28,18 +23,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-import msgspec
-
 from eventlog import codec
 from eventlog.codec import hash_key
-from eventlog.errors import ConflictError, LogIOError, WriterClosedError
+from eventlog.errors import LogIOError, WriterClosedError
 from eventlog.events import Event
 from eventlog.fsio import OS_FS, FileSystem, remove_stray_temp_files
 from eventlog.lock import LOCK_NAME, FileLock
 from eventlog.reader import LogReader
-from eventlog.redact import redact_event
-from eventlog.validate import check_types, frame_checked, plain_message, validate_event
-from eventlog.writer_batch import prepare_batch
+from eventlog.writer_append import Appender
 from eventlog.writer_dedup import DEDUP_FILE, DEDUP_SAVE_INTERVAL, DEDUP_STALE_OK
 from eventlog.writer_group import GroupCommit
 from eventlog.writer_options import (
@@ -70,16 +61,13 @@ class LogWriter:
                  clock: Callable[[], float] = time.time) -> None:
         self.options, self.reader, self.dir, self.fs, self.clock = options, reader, reader.dir, fs, clock
         self.durability, self.segment_bytes, self.lease_seconds = options.durability, options.segment_bytes, options.lease
-        self._fsync = options.durability == "fsync"
         self._mutex = threading.RLock()
         lock = FileLock(os.path.join(self.dir, LOCK_NAME), what=f"the log {self.dir}", announce=True)
         self._turns = Turns(lock, self._mutex, lock_timeout=options.lock_timeout, lease_seconds=self.lease_seconds)
         self._state = WriterState(reader, fs, clock, segment_bytes=options.segment_bytes)
-        self._seg, self._dedup, self._stamp = self._state.seg, self._state.dedup, self._state.stamp
+        self._seg, self._dedup = self._state.seg, self._state.dedup
+        self._appender = Appender(self._state, fs, clock, fsync=options.durability == "fsync")
         self._group: GroupCommit | None = None
-        self.closed = False
-        self.last_line = b""  # the newest line this writer wrote (see last_written)
-        self.last_append = (0, 0)  # first and last seq of this writer's newest append (0, 0: none)
 
     @classmethod
     def open(cls, reader: LogReader, *, durability: Durability = "fsync", segment_bytes: int = DEFAULT_SEGMENT_BYTES,
@@ -123,10 +111,21 @@ class LogWriter:
     # Views of the parts' state, for callers and tests.
     next_seq = property(lambda self: self._state.next_seq, doc="The seq the next appended event gets.")
     recovered = property(lambda self: self._state.recovered, doc="The log.recovered event this writer recorded.")
+    last_line = property(lambda self: self._appender.last_line, doc="The newest line this writer wrote.")
+    last_append = property(lambda self: self._appender.last_append, doc="(first, last) seq of the newest append.")
     lock_waits = property(lambda self: self._turns.lock_waits, doc="Seconds each turn that waited for the lock waited.")
     free_turns = property(lambda self: self._turns.free_turns, doc="Turns that found the lock free.")
     _leased = property(lambda self: self._turns.leased, doc="Holding the lock on a lease (between turns).")
     _lock = property(lambda self: self._turns.lock, doc="The write lock (log/LOCK).")
+
+    @property
+    def closed(self) -> bool:
+        """True once the writer is closed (or abandoned): no more appends."""
+        return self._state.closed
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        self._state.closed = value
 
     @property
     def lock_timeout(self) -> float:
@@ -204,12 +203,7 @@ class LogWriter:
             self._record_recovery()
 
     def _record_recovery(self) -> None:
-        """Append the pending ``log.recovered`` event, durably whatever the policy."""
-        rec = self._state.recovered
-        assert rec is not None
-        seq = self._append_one(rec, None)
-        self._state.recovered = msgspec.structs.replace(rec, seq=seq)
-        self._seg.sync("fsync of the recovery record failed")
+        self._appender.record_recovery()
 
     def lookup_dedup(self, key: str) -> int | None:
         """The seq of the event that carries dedup key ``key`` as this writer last saw the log, or None."""
@@ -226,11 +220,11 @@ class LogWriter:
         with self._mutex:
             turns = self._turns
             if turns.depth:
-                return self._append_one(event, expected)
+                return self._appender.one(event, expected)
             if not turns.on_lease():
                 self._begin_turn()  # on a lease nobody else can have written
             try:
-                seq = self._append_one(event, expected)
+                seq = self._appender.one(event, expected)
             except BaseException:
                 self._end_turn(ok=False)
                 raise
@@ -239,46 +233,6 @@ class LogWriter:
             else:
                 self._end_turn()
             return seq
-
-    def _append_one(self, event: Event, expected: int | None) -> int:
-        seg, state = self._seg, self._state
-        if expected is not None or seg.poisoned or self.closed:
-            self._check_writable(expected)
-        event = redact_event(event)  # the secrets door (I24): before the line, its checksum and its dedup entry
-        plain = plain_message(event)
-        if not plain:
-            validate_event(event)
-        key = event.dedup
-        if key:
-            h = hash_key(key)
-            first = self._dedup.get(h)
-            if first is not None:
-                return first
-        seq = state.next_seq
-        ms = int(self.clock() * 1000)
-        stamp = self._stamp
-        line = frame_checked(event, seq, stamp.text if ms <= stamp.ms else stamp.at(ms))
-        if not plain:
-            check_types([line], [event])
-        self.last_line = line
-        pos = seg.size
-        if pos + len(line) > seg.limit or pos >= seg.next_mark:
-            self._write(line, None)  # the general path: roll, index mark
-        else:
-            try:
-                self.fs.write(seg.fd, line)
-            except OSError as e:
-                raise seg.failed("write failed", e) from e
-            seg.size = pos + len(line)
-            state.next_seq = seq + 1
-            if self._fsync:
-                seg.sync()
-            else:
-                seg.unsynced += 1
-        if key:
-            self._dedup.add(h, seq)
-        self.last_append = (seq, seq)
-        return seq
 
     def append_batch(self, events: Iterable[Event], *, expected: int | None = None, sync: bool = True) -> list[int]:
         """Append events atomically in one turn: after any crash all of them are in the log or none.
@@ -294,33 +248,19 @@ class LogWriter:
         events = list(events)
         with self._mutex:
             if self._turns.depth:
-                return self._append_batch(events, expected, sync)
+                return self._appender.batch(events, expected, sync)
             self._take_turn()
             try:
-                seqs = self._append_batch(events, expected, sync)
+                seqs = self._appender.batch(events, expected, sync)
             except BaseException:
                 self._end_turn(ok=False)
                 raise
             self._end_turn()
             return seqs
 
-    def _append_batch(self, events: list[Event], expected: int | None, sync: bool = True) -> list[int]:
-        self._check_writable(expected)
-        seq = self._state.next_seq
-        b = prepare_batch(events, self._dedup.get, seq, lambda: self._stamp.at(int(self.clock() * 1000)))
-        if not b.lines:
-            return b.seqs
-        self.last_line = b.lines[-1]
-        self._write(b"".join(b.lines), b.lines, sync)
-        for k, i in b.keys.items():
-            if b.seqs[i] >= seq:  # written now (not a known duplicate)
-                self._dedup.add(k, b.seqs[i])
-        self.last_append = (seq, seq + len(b.lines) - 1)
-        return b.seqs
-
     def last_written(self) -> tuple[str, str]:
         """(ts, fingerprint) of the newest line this writer wrote: the stamp every event of that append got."""
-        return self._stamp.text.decode(), codec.fingerprint(self.last_line)
+        return self._state.stamp.text.decode(), codec.fingerprint(self._appender.last_line)
 
     def end_seq(self) -> int:
         """Seq of the newest event on disk; cheap (one ``fstat``) when no other writer appended."""
@@ -330,33 +270,7 @@ class LogWriter:
         return self.reader.last_seq
 
     def _check_writable(self, expected: int | None) -> None:
-        if self.closed:
-            raise WriterClosedError("the log is closed")
-        if self._seg.poisoned:
-            raise WriterClosedError(f"the writer refuses appends after an I/O error ({self._seg.poisoned}); "
-                                    "reopen the log")
-        last = self._state.next_seq - 1
-        if expected is not None and expected != last:
-            raise ConflictError(f"expected the log to end at seq {expected}, but it ends at seq {last}")
-
-    def _write(self, data: bytes, lines: list[bytes] | None, sync: bool = True) -> None:
-        """Write one append's bytes (``lines``: a batch's lines, None for one event), then sync (see ``append_batch``)."""
-        seg, state = self._seg, self._state
-        if seg.size and seg.size + len(data) > seg.limit:
-            self._roll()
-        seg.write(data, state.next_seq, lines)
-        count = 1 if lines is None else len(lines)
-        state.next_seq += count
-        if self._fsync and sync:
-            seg.sync()
-        else:
-            seg.unsynced += count
-
-    def _roll(self) -> None:
-        """Seal the active segment and start the next one; save the dedup checkpoint now and then."""
-        self._seg.roll(self._state.next_seq)
-        if self._dedup.due():
-            self._save_quietly(lambda: self._dedup.save(self._state.next_seq - 1))
+        self._appender.check_writable(expected)
 
     def seal_active(self) -> bool:
         """Seal the active segment now if it holds anything (call inside ``turn()``); True if it did.
@@ -370,15 +284,8 @@ class LogWriter:
             self._check_writable(None)
             if not self._seg.size:
                 return False
-            self._roll()
+            self._state.roll()
             return True
-
-    @staticmethod
-    def _save_quietly(save: Callable[[], None]) -> None:
-        try:
-            save()
-        except OSError:
-            pass  # disposable: rebuilt from the log on next open
 
     def sync(self) -> None:
         """fsync now whatever this writer wrote and did not sync (``group``/``none`` durability, ``sync=False`` batches)."""
@@ -417,19 +324,6 @@ class LogWriter:
         self.stop_keeper()
 
     def _save_checkpoints(self) -> None:
-        """Dedup keys and the active index, written in a turn of our own; skipped if others keep the lock busy."""
-        lock = self._turns.lock
-        try:
-            lock.acquire(min(self.lock_timeout, 1.0))
-        except Exception:  # noqa: BLE001 - LockedError or an unreadable lock file: checkpoints are disposable
-            return
-        try:
-            self._catch_up()
-            last = self._state.next_seq - 1
-            if self._dedup.stale(last):  # rewriting every key on every close costs a short-lived writer more
-                self._save_quietly(lambda: self._dedup.save(last))
-            self._save_quietly(self._seg.save_index)
-        except Exception:  # noqa: BLE001 - a checkpoint must never turn a clean close into an error
-            pass
-        finally:
-            lock.release()
+        """Dedup keys and the active index (``WriterState.save_checkpoints``), waiting at most a second."""
+        self._state.save_checkpoints(self._turns.lock, min(self.lock_timeout, 1.0), self._record_recovery,
+                                     stale_ok=DEDUP_STALE_OK)  # (read here: tests lower it)

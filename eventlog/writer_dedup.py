@@ -118,9 +118,9 @@ class DedupIndex:
         """True when the last checkpoint this writer wrote is older than ``DEDUP_SAVE_INTERVAL``."""
         return time.monotonic() - self.saved_at > DEDUP_SAVE_INTERVAL
 
-    def stale(self, last_seq: int) -> bool:
-        """True when the checkpoint on disk is missing or more than ``DEDUP_STALE_OK`` records behind."""
-        return self.file_seq < 0 or last_seq - self.file_seq > DEDUP_STALE_OK
+    def stale(self, last_seq: int, stale_ok: int = DEDUP_STALE_OK) -> bool:
+        """True when the checkpoint on disk is missing or more than ``stale_ok`` records behind."""
+        return self.file_seq < 0 or last_seq - self.file_seq > stale_ok
 
     def save(self, last_seq: int) -> None:
         """Write the checkpoint covering the log up to ``last_seq`` (not synced: it is disposable)."""
@@ -130,3 +130,10 @@ class DedupIndex:
         self.fs.atomic_write(self.path, head + b"\n" + body, sync=False)
         self.saved_at = time.monotonic()
         self.file_seq = last_seq
+
+    def save_quietly(self, last_seq: int) -> None:
+        """``save``, ignoring a failure: the checkpoint is rebuilt from the log on next open."""
+        try:
+            self.save(last_seq)
+        except OSError:
+            pass

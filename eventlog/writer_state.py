@@ -16,10 +16,11 @@ from collections.abc import Callable
 from eventlog.codec import hash_key
 from eventlog.events import LogRecovered
 from eventlog.fsio import FileSystem
+from eventlog.lock import FileLock
 from eventlog.reader import LogReader
 from eventlog.timeutil import LogStamp
 from eventlog.writer_catchup import plan_catch_up
-from eventlog.writer_dedup import DedupIndex
+from eventlog.writer_dedup import DEDUP_STALE_OK, DedupIndex
 from eventlog.writer_recovery import Recovery, plan_open, plan_repair, tail_cut
 from eventlog.writer_segment import ActiveSegment
 
@@ -36,6 +37,7 @@ class WriterState:
         self.recovery = Recovery(reader, fs, clock)
         self.next_seq = 1  # the seq the next appended event gets
         self.recovered: LogRecovered | None = None  # the recovery this writer found (pending until appended)
+        self.closed = False  # the writer was closed: no more appends
 
     def load(self, repair: bool) -> bool:
         """Take the log up from disk (plan, then apply); True when a recovery is pending."""
@@ -104,3 +106,33 @@ class WriterState:
         if seg.fd < 0:
             seg.open()
         return pending
+
+    def roll(self) -> None:
+        """Seal the active segment and start the next one; save the dedup checkpoint now and then."""
+        self.seg.roll(self.next_seq)
+        if self.dedup.due():
+            self.dedup.save_quietly(self.next_seq - 1)
+
+    def save_checkpoints(self, lock: FileLock, timeout: float, record: Callable[[], None], *,
+                         stale_ok: int = DEDUP_STALE_OK) -> None:
+        """Dedup keys and the active index, written in a turn of our own (``record``: append a recovery
+        the catch-up made); skipped if others keep the lock busy. Never raises: checkpoints are disposable.
+        The dedup checkpoint is rewritten only when more than ``stale_ok`` records behind."""
+        try:
+            lock.acquire(timeout)
+        except Exception:  # noqa: BLE001 - LockedError or an unreadable lock file
+            return
+        try:
+            if self.catch_up():
+                record()
+            last = self.next_seq - 1
+            if self.dedup.stale(last, stale_ok):  # rewriting every key on every close costs a short-lived writer more
+                self.dedup.save_quietly(last)
+            try:
+                self.seg.save_index()
+            except OSError:
+                pass  # disposable: rebuilt from the log on next open
+        except Exception:  # noqa: BLE001 - a checkpoint must never turn a clean close into an error
+            pass
+        finally:
+            lock.release()
