@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 
 from eventlog.errors import WorkspaceNotFound, WriterClosedError
-from eventlog.events import Event
+from eventlog.events import Event, LogRecovered
 from eventlog.fsio import OS_FS, FileSystem
 from eventlog.reader import LogReader, Problem, Record, Stats
 from eventlog.writer import (
@@ -127,7 +127,7 @@ class Log:
         return self._w().lookup_dedup_int(key)
 
     @property
-    def recovered(self):  # noqa: ANN201 - LogRecovered | None
+    def recovered(self) -> LogRecovered | None:
         """The ``log.recovered`` event this writer recorded when it opened (or None)."""
         return self.writer.recovered if self.writer is not None else None
 
@@ -173,9 +173,11 @@ class Log:
         """The record with ``seq``, or None."""
         return self.reader.find(seq)
 
-    def follow(self, from_seq: int = 1, **options) -> Iterator[Record]:  # noqa: ANN003
+    def follow(self, from_seq: int = 1, *, poll_interval: float = 0.01, stop: Callable[[], bool] | None = None,
+               on_notice: Callable[[str], None] | None = None,
+               on_idle: Callable[[], None] | None = None) -> Iterator[Record]:
         """Records from ``from_seq`` on, waiting for new ones; see ``LogReader.follow``."""
-        return self.reader.follow(from_seq, **options)
+        return self.reader.follow(from_seq, poll_interval=poll_interval, stop=stop, on_notice=on_notice, on_idle=on_idle)
 
     def verify(self) -> list[Problem]:
         """Every problem in every segment (empty when clean)."""

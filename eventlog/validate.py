@@ -148,16 +148,26 @@ def check_types(lines: list[bytes], events: list[Event]) -> None:
 def validate_event(ev: Event, *, where: str = "") -> None:
     """Raise ``InvalidEventError`` if ``ev`` may not enter the log (see the module docstring)."""
     if type(ev) is MessageAppended:  # the hot path: most events are messages
-        for value, name in ((ev.session_key, "session_key"), (ev.message_id, "message_id"), (ev.dedup, "dedup")):
-            if type(value) is str and len(value) > MAX_KEY_CHARS:
-                raise _bad(ev, where, name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
-        if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
-            raise _bad(ev, where, "role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
+        _check_message(ev, where)
         return
     plan = _PLANS.get(type(ev))
     if plan is None:
         prefix = f"{where}: " if where else ""
         raise InvalidEventError(f"{prefix}not an event of the catalogue: {ev!r:.200}")
+    _check_fields(ev, where, plan)
+    _check_rules(ev, where)
+
+
+def _check_message(ev: MessageAppended, where: str) -> None:
+    for value, name in ((ev.session_key, "session_key"), (ev.message_id, "message_id"), (ev.dedup, "dedup")):
+        if type(value) is str and len(value) > MAX_KEY_CHARS:
+            raise _bad(ev, where, name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
+    if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
+        raise _bad(ev, where, "role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
+
+
+def _check_fields(ev: Event, where: str, plan: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]) -> None:
+    """The type's integer, key and token fields (see ``_plan``)."""
     ints, keys, tokens = plan
     for name in ints:
         value = getattr(ev, name)
@@ -171,6 +181,10 @@ def validate_event(ev: Event, *, where: str = "") -> None:
         value = getattr(ev, name)
         if type(value) is str and value and not _is_token(value):
             raise _bad(ev, where, name, f"{value!r:.80} is not a name (letters, digits and _.:@+/-, at most {MAX_TOKEN_CHARS})")
+
+
+def _check_rules(ev: Event, where: str) -> None:
+    """The rules of one event type that its fields' types cannot say."""
     match ev:
         case MemoryAppended():
             if ev.scope not in ("user", "project"):
