@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -300,11 +300,11 @@ class LogReader:
 
     def read(self, from_seq: int = 1, *, until_seq: int | None = None) -> Iterator[Event]:
         """Events from ``from_seq`` to ``until_seq`` (inclusive) or the current end, verified."""
-        return self._scan(from_seq, until_seq, records=False)  # type: ignore[return-value]
+        return cast(Iterator[Event], self._scan(from_seq, until_seq, records=False))
 
     def records(self, from_seq: int = 1, *, until_seq: int | None = None) -> Iterator[Record]:
         """Like ``read`` but each event comes with its segment, byte range and fingerprint."""
-        return self._scan(from_seq, until_seq, records=True)  # type: ignore[return-value]
+        return cast(Iterator[Record], self._scan(from_seq, until_seq, records=True))
 
     def _scan(
         self, from_seq: int, until_seq: int | None, *, records: bool, cursor: list[int] | None = None
@@ -402,11 +402,11 @@ class LogReader:
                 if cursor is not None:
                     inode, inode_base = self._inode(cursor[0]), cursor[0]
             if cursor is not None:
-                for rec in self._scan(next_seq, None, records=True, cursor=cursor):
+                for rec in cast(Iterator[Record], self._scan(next_seq, None, records=True, cursor=cursor)):
                     if cursor[0] != inode_base:  # the scan crossed a roll into the next segment
                         inode, inode_base = self._inode(cursor[0]), cursor[0]
                     next_seq = rec.seq + 1
-                    yield rec  # type: ignore[misc]
+                    yield rec
                     if stop is not None and stop():
                         return
                 if cursor[0] != inode_base:
