@@ -139,9 +139,10 @@ def upcast(line: bytes | memoryview) -> Event | None:
     if not isinstance(d, dict) or not any([fn(d) for fn in UPCASTS]):
         return None
     try:
-        return msgspec.convert(d, AnyEvent)
+        ev: Event = msgspec.convert(d, AnyEvent)
     except msgspec.ValidationError:
         return None
+    return ev
 
 
 def canonical_json(value: Any) -> bytes:

@@ -93,7 +93,7 @@ class FileLock:
                     continue
         finally:
             if announced:
-                fcntl.flock(self._wait_fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
+                fcntl.flock(self._wait_descriptor(), fcntl.LOCK_UN)
 
     def _announce(self) -> bool:
         """Hold a shared lock on the companion file while waiting (see the module docstring); False if unable."""

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 
-from eventlog.errors import InvalidEventError, WorkspaceNotFound, WriterClosedError
-from eventlog.events import Event
+from eventlog.errors import WorkspaceNotFound, WriterClosedError
+from eventlog.events import Event, LogRecovered
 from eventlog.fsio import OS_FS, FileSystem
 from eventlog.reader import LogReader, Problem, Record, Stats
 from eventlog.writer import (
@@ -31,6 +31,7 @@ from eventlog.writer import (
     DURABILITY_POLICIES,
     QUARANTINE_DIR,
     Durability,
+    LogOptions,
     LogWriter,
 )
 
@@ -78,12 +79,7 @@ class Log:
         All arguments are validated before anything is created or locked. ``lease_seconds``:
         see "Leases" in ``eventlog.writer`` (``group``/``none`` durability only).
         """
-        if durability not in DURABILITY_POLICIES:
-            raise InvalidEventError(f"unknown durability {durability!r}; choose one of {', '.join(DURABILITY_POLICIES)}")
-        if segment_bytes < 1024:
-            raise InvalidEventError(f"segment_bytes must be at least 1024, got {segment_bytes}")
-        if not 0 <= lease_seconds <= 1:
-            raise InvalidEventError(f"lease_seconds must be between 0 and 1, got {lease_seconds}")
+        options = LogOptions(durability, segment_bytes, group_commit_interval, lock_timeout, lease_seconds)
         if not os.path.isdir(log_dir):
             if not (create and writable):
                 raise WorkspaceNotFound(f"no log at {log_dir} (run 'evlog init' first)")
@@ -91,9 +87,7 @@ class Log:
         reader = LogReader(log_dir)
         writer = None
         if writable:
-            writer = LogWriter.open(reader, durability=durability, segment_bytes=segment_bytes,
-                                    group_commit_interval=group_commit_interval, lock_timeout=lock_timeout,
-                                    repair=repair, fs=fs, clock=clock, lease_seconds=lease_seconds)
+            writer = LogWriter.from_options(reader, options, repair=repair, fs=fs, clock=clock)
         return cls(reader, writer)
 
     # ------------------------------------------------------------------ writing
@@ -133,7 +127,7 @@ class Log:
         return self._w().lookup_dedup_int(key)
 
     @property
-    def recovered(self):  # noqa: ANN201 - LogRecovered | None
+    def recovered(self) -> LogRecovered | None:
         """The ``log.recovered`` event this writer recorded when it opened (or None)."""
         return self.writer.recovered if self.writer is not None else None
 
@@ -179,9 +173,11 @@ class Log:
         """The record with ``seq``, or None."""
         return self.reader.find(seq)
 
-    def follow(self, from_seq: int = 1, **options) -> Iterator[Record]:  # noqa: ANN003
+    def follow(self, from_seq: int = 1, *, poll_interval: float = 0.01, stop: Callable[[], bool] | None = None,
+               on_notice: Callable[[str], None] | None = None,
+               on_idle: Callable[[], None] | None = None) -> Iterator[Record]:
         """Records from ``from_seq`` on, waiting for new ones; see ``LogReader.follow``."""
-        return self.reader.follow(from_seq, **options)
+        return self.reader.follow(from_seq, poll_interval=poll_interval, stop=stop, on_notice=on_notice, on_idle=on_idle)
 
     def verify(self) -> list[Problem]:
         """Every problem in every segment (empty when clean)."""

@@ -21,6 +21,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import msgspec
 
@@ -29,6 +30,7 @@ from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, line_ok
 from eventlog.errors import CorruptionError, InvalidEventError
 from eventlog.events import Event
 from eventlog.segments import (
+    ERASE_JOURNAL,
     INDEX_EVERY,
     READ_CHUNK,
     batch_more,
@@ -238,6 +240,10 @@ class LogReader:
         self._index_cache[base] = (size, entries)
         return entries
 
+    def forget_index(self, base: int) -> None:
+        """Drop the cached index of segment ``base`` (a writer cut it: the cache must not outlive the cut)."""
+        self._index_cache.pop(base, None)
+
     def locate(self, base: int, seq: int) -> tuple[int, int]:
         """(byte position, seq there) of a line of segment ``base`` at or before ``seq``."""
         if seq <= base:
@@ -294,11 +300,11 @@ class LogReader:
 
     def read(self, from_seq: int = 1, *, until_seq: int | None = None) -> Iterator[Event]:
         """Events from ``from_seq`` to ``until_seq`` (inclusive) or the current end, verified."""
-        return self._scan(from_seq, until_seq, records=False)  # type: ignore[return-value]
+        return cast(Iterator[Event], self._scan(from_seq, until_seq, records=False))
 
     def records(self, from_seq: int = 1, *, until_seq: int | None = None) -> Iterator[Record]:
         """Like ``read`` but each event comes with its segment, byte range and fingerprint."""
-        return self._scan(from_seq, until_seq, records=True)  # type: ignore[return-value]
+        return cast(Iterator[Record], self._scan(from_seq, until_seq, records=True))
 
     def _scan(
         self, from_seq: int, until_seq: int | None, *, records: bool, cursor: list[int] | None = None
@@ -315,14 +321,11 @@ class LogReader:
             return
         if cursor is None:
             from_seq = max(from_seq, bases[0])
-            i = max(bisect_right(bases, from_seq) - 1, 0)
-            pos, at = self.locate(bases[i], from_seq)
-            cursor = [bases[i], pos, at]
-        elif cursor[0] in bases:
-            i = bases.index(cursor[0])
-        else:
+            cursor = self._cursor_at(bases, from_seq)
+        elif cursor[0] not in bases:
             seg = segment_name(cursor[0])
             raise CorruptionError(f"segment {seg} disappeared while being read", segment=seg)
+        i = bases.index(cursor[0])
         until = until_seq if until_seq is not None else 1 << 62
         while True:
             base, pos, expected = cursor
@@ -341,13 +344,7 @@ class LogReader:
                 lo = from_seq - expected if from_seq > expected else 0
                 hi = until - expected + 1 if until < expected + n else n
                 if records:
-                    out: list = []
-                    p = pos
-                    for k, line in enumerate(lines):
-                        e = p + len(line) + 1
-                        if lo <= k < hi:
-                            out.append(Record(expected + k, base, p, e, "xxh3-64:" + line[-18:-2].decode(), evs[k]))
-                        p = e
+                    out: list[Any] = _records(lines, evs, base, pos, expected, lo, hi)
                 else:
                     out = evs[lo:hi] if (lo or hi < n) else evs
                 pos += len(body)
@@ -360,11 +357,7 @@ class LogReader:
                 return
             nxt = bases[i + 1]
             if nxt != expected:
-                raise CorruptionError(
-                    f"{segment_name(nxt)} starts at seq {nxt} but seq {expected} was expected "
-                    f"(events {min(expected, nxt)}..{max(expected, nxt) - 1} are missing or doubled; run 'evlog verify')",
-                    segment=segment_name(nxt), offset=0, seq=expected,
-                )
+                raise _gap(nxt, expected)
             i += 1
             cursor[0], cursor[1], cursor[2] = nxt, 0, nxt
 
@@ -405,21 +398,15 @@ class LogReader:
                 notice(f"log changed under the reader at {segment_name(cursor[0])} byte {cursor[1]}; resuming at seq {next_seq}")
                 cursor = None
             if cursor is None:
-                bases = segment_bases(self.dir)
-                if bases:
-                    start = max(next_seq, bases[0])
-                    if start != next_seq:
-                        notice(f"seq {next_seq} is no longer in the log; resuming at seq {start}")
-                    i = max(bisect_right(bases, start) - 1, 0)
-                    cursor = [bases[i], *self.locate(bases[i], start)]
-                    next_seq = start
+                cursor, next_seq = self._resume(next_seq, notice)
+                if cursor is not None:
                     inode, inode_base = self._inode(cursor[0]), cursor[0]
             if cursor is not None:
-                for rec in self._scan(next_seq, None, records=True, cursor=cursor):
+                for rec in cast(Iterator[Record], self._scan(next_seq, None, records=True, cursor=cursor)):
                     if cursor[0] != inode_base:  # the scan crossed a roll into the next segment
                         inode, inode_base = self._inode(cursor[0]), cursor[0]
                     next_seq = rec.seq + 1
-                    yield rec  # type: ignore[misc]
+                    yield rec
                     if stop is not None and stop():
                         return
                 if cursor[0] != inode_base:
@@ -429,6 +416,22 @@ class LogReader:
             if on_idle is not None:
                 on_idle()
             time.sleep(poll_interval)
+
+    def _cursor_at(self, bases: list[int], seq: int) -> list[int]:
+        """``[segment base, byte position, seq there]`` of a line at or before ``seq``."""
+        i = max(bisect_right(bases, seq) - 1, 0)
+        pos, at = self.locate(bases[i], seq)
+        return [bases[i], pos, at]
+
+    def _resume(self, next_seq: int, notice: Callable[[str], None]) -> tuple[list[int] | None, int]:
+        """Where ``follow`` (re)starts: a cursor at ``next_seq`` or the log's start if that is gone (None: no log)."""
+        bases = segment_bases(self.dir)
+        if not bases:
+            return None, next_seq
+        start = max(next_seq, bases[0])
+        if start != next_seq:
+            notice(f"seq {next_seq} is no longer in the log; resuming at seq {start}")
+        return self._cursor_at(bases, start), start
 
     def _idle(self, cursor: list[int]) -> bool:
         """True when the cursor sits at the end of a segment that is still being written."""
@@ -534,7 +537,7 @@ def _erasure_problems(log_dir: str, erasure_lines: list[tuple[str, int, int, byt
 
     out = [Problem(seg, off, seq, "unauthorised-erasure", why) for seg, off, seq, why in erasure.unauthorised(erasure_lines)]
     if erasure.pending(log_dir):
-        out.append(Problem(erasure.ERASE_JOURNAL, -1, -1, "erasure-pending",
+        out.append(Problem(ERASE_JOURNAL, -1, -1, "erasure-pending",
                            "an erasure was interrupted; the next 'evlog erase' or writable open completes it", damaged=False))
     return out
 
@@ -546,3 +549,24 @@ def _ends_in_newline(path: str) -> bool:
             return True
         f.seek(size - 1)
         return f.read(1) == b"\n"
+
+
+def _records(lines: list[bytes], evs: list[Event], base: int, pos: int, expected: int, lo: int, hi: int) -> list[Record]:
+    """The records of one verified chunk's lines ``lo`` to ``hi`` (the chunk starts at byte ``pos``, seq ``expected``)."""
+    out = []
+    p = pos
+    for k, line in enumerate(lines):
+        e = p + len(line) + 1
+        if lo <= k < hi:
+            out.append(Record(expected + k, base, p, e, "xxh3-64:" + line[-18:-2].decode(), evs[k]))
+        p = e
+    return out
+
+
+def _gap(nxt: int, expected: int) -> CorruptionError:
+    """The error of a segment that does not continue where the one before it ended."""
+    return CorruptionError(
+        f"{segment_name(nxt)} starts at seq {nxt} but seq {expected} was expected "
+        f"(events {min(expected, nxt)}..{max(expected, nxt) - 1} are missing or doubled; run 'evlog verify')",
+        segment=segment_name(nxt), offset=0, seq=expected,
+    )

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import msgspec
 import xxhash
 
-from eventlog.codec import FRAME_DECODER, SUFFIX_LEN, checksum_ok, decode
+from eventlog.codec import FRAME_DECODER, SUFFIX_LEN, Frame, checksum_ok, decode
 
 SEGMENT_SUFFIX = ".jsonl"
 INDEX_SUFFIX = ".idx"
@@ -166,30 +166,9 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
     damage = None
     for pos, line in lines:
         n = len(line)
-        reason = None
-        if line[-1:] != b"\n":
-            reason = "torn record (no newline at end of file)"
-        elif not checksum_ok(line):
-            reason = "checksum mismatch" if line.rfind(b',"h":"xxh3-64:') > 0 else "not a checksummed log line"
-        else:
-            try:
-                fr = FRAME_DECODER.decode(line)
-                if strict:
-                    decode(line)
-            except msgspec.DecodeError as e:
-                reason = f"not a valid event ({e})"
-            else:
-                if fr.seq != seq:
-                    reason = f"seq {fr.seq} where {seq} was expected"
-                else:
-                    more = batch_more(line, n)
-                    if batch_left and more != batch_left - 1:
-                        reason = f"batch framing broken: 'more' is {more}, {batch_left - 1} expected"
+        reason, fr, more = _line_problem(line, n, seq, batch_left, strict)
         if reason is not None:
-            if batch_left:
-                damage = Damage(batch_start_pos, batch_start_seq, f"incomplete atomic batch ({reason} at byte {pos})")
-            else:
-                damage = Damage(pos, seq, reason)
+            damage = _damage_at(pos, seq, reason, batch_left, batch_start_pos, batch_start_seq)
             break
         if not batch_left and more:
             batch_start_pos, batch_start_seq, batch_left = pos, seq, more + 1
@@ -202,22 +181,60 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
             res.erasure_lines.append((seq, pos, line))
         ts = fr.ts
         seq += 1
-        if batch_left:
-            batch_left -= 1
+        batch_left = max(batch_left - 1, 0)
         if not batch_left:
             res.valid_end = pos + n
             res.next_seq = seq
             res.last_ts = ts
-    else:
-        if batch_left:
-            damage = Damage(batch_start_pos, batch_start_seq, "incomplete atomic batch (cut off at end of file)")
+    if damage is None and batch_left:
+        damage = Damage(batch_start_pos, batch_start_seq, "incomplete atomic batch (cut off at end of file)")
     if damage is not None:
-        res.index = [(s, p) for s, p in res.index if p < damage.offset]
-        res.dedup = [(k, s) for k, s in res.dedup if s < damage.seq]
-        res.erasure_lines = [x for x in res.erasure_lines if x[0] < damage.seq]
-        damage.records_after = sum(1 for _p, ln in lines if ln[-1:] == b"\n" and checksum_ok(ln))
-        res.damage = damage
+        _stop_at(res, damage, lines)
     return res
+
+
+_NO_FRAME = Frame()  # the frame of a line too damaged to decode (never used past the damage)
+
+
+def _line_problem(line: bytes, n: int, seq: int, batch_left: int, strict: bool) -> tuple[str | None, Frame, int]:
+    """(why the line of length ``n`` that should hold ``seq`` is damaged or None, its frame, its ``more`` counter).
+
+    Torn, a failed checksum, not a (strictly: fully decodable) event, out of seq order, or
+    breaking the framing of the batch it is in (``batch_left`` lines of which are still due).
+    """
+    if line[-1:] != b"\n":
+        return "torn record (no newline at end of file)", _NO_FRAME, 0
+    if not checksum_ok(line):
+        why = "checksum mismatch" if line.rfind(b',"h":"xxh3-64:') > 0 else "not a checksummed log line"
+        return why, _NO_FRAME, 0
+    try:
+        fr = FRAME_DECODER.decode(line)
+        if strict:
+            decode(line)
+    except msgspec.DecodeError as e:
+        return f"not a valid event ({e})", _NO_FRAME, 0
+    if fr.seq != seq:
+        return f"seq {fr.seq} where {seq} was expected", fr, 0
+    more = batch_more(line, n)
+    if batch_left and more != batch_left - 1:
+        return f"batch framing broken: 'more' is {more}, {batch_left - 1} expected", fr, more
+    return None, fr, more
+
+
+def _damage_at(pos: int, seq: int, reason: str, batch_left: int, batch_pos: int, batch_seq: int) -> Damage:
+    """The damage a bad line at ``pos`` makes: there, or at the start of the batch it breaks."""
+    if batch_left:
+        return Damage(batch_pos, batch_seq, f"incomplete atomic batch ({reason} at byte {pos})")
+    return Damage(pos, seq, reason)
+
+
+def _stop_at(res: ScanResult, damage: Damage, rest: Iterator[tuple[int, bytes]]) -> None:
+    """End the scan's findings at ``damage``, counting the intact lines in ``rest`` (the lines after it)."""
+    res.index = [(s, p) for s, p in res.index if p < damage.offset]
+    res.dedup = [(k, s) for k, s in res.dedup if s < damage.seq]
+    res.erasure_lines = [x for x in res.erasure_lines if x[0] < damage.seq]
+    damage.records_after = sum(1 for _p, ln in rest if ln[-1:] == b"\n" and checksum_ok(ln))
+    res.damage = damage
 
 
 # --- the sparse index file -----------------------------------------------------------

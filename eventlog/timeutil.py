@@ -14,7 +14,9 @@ logged is not believed either (a message "dated 2999" must not stay the newest f
 
 from __future__ import annotations
 
+import calendar
 import re
+import time
 from datetime import UTC, datetime, timedelta
 
 _NORMAL = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{3})?Z")
@@ -95,3 +97,39 @@ def iso_of(epoch: float) -> str:
 def now_iso() -> str:
     """The current time, normalised."""
     return format_time(datetime.now(UTC))
+
+
+def ts_ms(ts: str) -> int:
+    """Milliseconds since the epoch of a log ``ts`` (``YYYY-MM-DDTHH:MM:SS.fffZ``); -1 if unreadable."""
+    try:
+        return calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) * 1000 + int(ts[20:23])
+    except (ValueError, OverflowError):
+        return -1
+
+
+class LogStamp:
+    """The ``ts`` a writer gives its appends: UTC, millisecond precision, never going backwards.
+
+    ``ms`` and ``text`` are the newest stamp given or seen (in another writer's records);
+    an append made in the same millisecond, or while the clock is behind, reuses ``text``.
+    """
+
+    __slots__ = ("ms", "text")
+
+    def __init__(self) -> None:
+        self.ms = -1
+        self.text = b""
+
+    def at(self, ms: int) -> bytes:
+        """The stamp for an append at ``ms`` (milliseconds since the epoch)."""
+        if ms > self.ms:
+            self.ms = ms
+            self.text = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z").encode()
+        return self.text
+
+    def see(self, ts: str) -> None:
+        """Another record's ``ts``: later appends are stamped no earlier."""
+        ms = ts_ms(ts)
+        if ms > self.ms:
+            self.ms = ms
+            self.text = ts.encode()

@@ -37,6 +37,9 @@ import re
 import typing
 from datetime import date
 
+import msgspec
+
+from eventlog.codec import DECODER, stamp_and_frame
 from eventlog.errors import InvalidEventError
 from eventlog.events import (
     EVENT_TYPES,
@@ -116,19 +119,55 @@ def plain_message(ev: Event) -> bool:
             and type(ev.redacted) is list and (not ev.redacted or all(type(k) is str for k in ev.redacted)))
 
 
+def frame_checked(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
+    """``codec.stamp_and_frame``, refusing what JSON cannot hold (lone surrogates, cycles, unknown types)."""
+    try:
+        return stamp_and_frame(event, seq, ts, more)
+    except (UnicodeEncodeError, RecursionError, TypeError, OverflowError, ValueError) as e:
+        raise InvalidEventError(f"{event.type}: cannot be written as JSON: {e}") from None
+
+
+def check_types(lines: list[bytes], events: list[Event]) -> None:
+    """The writer's type check: decode framed lines back into their types, so a field of the wrong
+    shape is refused (naming its path) before anything is written."""
+    if len(lines) > 1:
+        try:
+            DECODER.decode_lines(b"".join(lines))
+            return
+        except msgspec.MsgspecError:
+            pass
+    for line, ev in zip(lines, events, strict=True):
+        try:
+            DECODER.decode(line)
+        except msgspec.MsgspecError as e:
+            text = str(e)
+            field = text.rsplit("$.", 1)[-1].rstrip("`") if "$." in text else ""
+            raise InvalidEventError(f"{ev.type}: {text}; nothing was written", field=field) from None
+
+
 def validate_event(ev: Event, *, where: str = "") -> None:
     """Raise ``InvalidEventError`` if ``ev`` may not enter the log (see the module docstring)."""
     if type(ev) is MessageAppended:  # the hot path: most events are messages
-        for value, name in ((ev.session_key, "session_key"), (ev.message_id, "message_id"), (ev.dedup, "dedup")):
-            if type(value) is str and len(value) > MAX_KEY_CHARS:
-                raise _bad(ev, where, name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
-        if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
-            raise _bad(ev, where, "role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
+        _check_message(ev, where)
         return
     plan = _PLANS.get(type(ev))
     if plan is None:
         prefix = f"{where}: " if where else ""
         raise InvalidEventError(f"{prefix}not an event of the catalogue: {ev!r:.200}")
+    _check_fields(ev, where, plan)
+    _check_rules(ev, where)
+
+
+def _check_message(ev: MessageAppended, where: str) -> None:
+    for value, name in ((ev.session_key, "session_key"), (ev.message_id, "message_id"), (ev.dedup, "dedup")):
+        if type(value) is str and len(value) > MAX_KEY_CHARS:
+            raise _bad(ev, where, name, f"{len(value)} characters; at most {MAX_KEY_CHARS}")
+    if type(ev.role) is str and not _ROLE.fullmatch(ev.role):
+        raise _bad(ev, where, "role", f"{ev.role!r:.80} is not a role (a word such as user, assistant, system, tool)")
+
+
+def _check_fields(ev: Event, where: str, plan: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]) -> None:
+    """The type's integer, key and token fields (see ``_plan``)."""
     ints, keys, tokens = plan
     for name in ints:
         value = getattr(ev, name)
@@ -142,6 +181,10 @@ def validate_event(ev: Event, *, where: str = "") -> None:
         value = getattr(ev, name)
         if type(value) is str and value and not _is_token(value):
             raise _bad(ev, where, name, f"{value!r:.80} is not a name (letters, digits and _.:@+/-, at most {MAX_TOKEN_CHARS})")
+
+
+def _check_rules(ev: Event, where: str) -> None:
+    """The rules of one event type that its fields' types cannot say."""
     match ev:
         case MemoryAppended():
             if ev.scope not in ("user", "project"):

@@ -207,16 +207,7 @@ def abandon(log) -> None:  # noqa: ANN001
     w = log.writer
     if w is None:
         return
-    w._stop_flusher.set()  # noqa: SLF001
-    if w._flusher is not None:  # noqa: SLF001
-        w._flusher.join()  # noqa: SLF001
-        w._flusher = None  # noqa: SLF001
-    w.stop_keeper()  # and the lease keeper (group/none durability)
-    if w._fd is not None:  # noqa: SLF001
-        os.close(w._fd)  # noqa: SLF001
-        w._fd = None  # noqa: SLF001
-    w.closed = True
-    w._lock.close()  # noqa: SLF001
+    w.abandon()
 
 
 def abandon_workspace(ws) -> None:  # noqa: ANN001
