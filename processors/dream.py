@@ -65,16 +65,17 @@ from eventlog.events import (
 )
 from eventlog.segments import segment_name
 from eventlog.timeutil import source_time
-from processors.extract.budget import apply_budget
+from processors import memory_budget
 from processors.extract.llm import SYSTEM, parse_ops, relevant_facts, render_batches, render_entries
 from processors.extract.model import Entry, ExistingFact, FactOp
 from processors.extract.text import fact_key
 from processors.llm import LLM, Completion, Prompt, estimate_tokens
+from processors.memory_budget import existing_of
 from processors.runner import IDLE_COMMIT_RECORDS, validate_offset
-from projections.memory import HEADER, Fact, fact_line
+from projections.memory import Fact
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 NAME = "dream"
 MAX_OUTPUT_TOKENS = 2048
@@ -125,6 +126,10 @@ class DreamReport:
         """True when a call of this run failed (the command exits 1)."""
         return any(r.outcome == "failed" for r in self.runs)
 
+    def summary(self) -> str:
+        """One line for the daemon's log."""
+        return f"{len(self.runs)} run(s): " + ", ".join(f"{r.run_id} {r.outcome} +{len(r.facts)}" for r in self.runs)
+
 
 # --- entries ----------------------------------------------------------------------------------
 
@@ -154,24 +159,17 @@ def _is_input(ev: Event) -> bool:
     return isinstance(ev, MessageAppended) or (isinstance(ev, HistoryAppended) and ev.source in NOTE_SOURCES)
 
 
-def existing_facts(ws: Workspace, project: str) -> list[ExistingFact]:
+def existing_facts(ws: Context, project: str) -> list[ExistingFact]:
     """The facts an extractor may see and change for ``project``: the global file's and the project's, active."""
     mem = ws.memory
     facts = mem.facts("") + (mem.facts(project) if project else [])
     return [existing_of(f) for f in facts]
 
 
-def existing_of(f: Fact) -> ExistingFact:
-    """A projection fact as the extractor's ``ExistingFact``."""
-    return ExistingFact(fact_id=f.fact_id, text=f.text, subject=f.subject or ("project" if f.project else "user"),
-                        scope="project" if f.scope == "project" else "global", project=f.project, section=f.section,
-                        when=f.when, sources=list(f.source_refs), state=f.state, pinned=f.pinned)
-
-
 # --- the follower ----------------------------------------------------------------------------
 
 
-def run_dream(ws: Workspace, llm: LLM, *, retry_failed: bool = False, max_calls: int | None = None) -> DreamReport:
+def run_dream(ws: Context, llm: LLM, *, retry_failed: bool = False, max_calls: int | None = None) -> DreamReport:
     """Learn from everything pending (or re-run failed calls); see the module docstring."""
     report = DreamReport(llm=llm.name, model=llm.model)
     with ws.processor_lock(NAME):
@@ -199,10 +197,10 @@ def run_dream(ws: Workspace, llm: LLM, *, retry_failed: bool = False, max_calls:
     return report
 
 
-def _plan(ws: Workspace, llm: LLM) -> tuple[list[Entry], str, list[Event]] | None:
+def _plan(ws: Context, llm: LLM) -> tuple[list[Entry], str, list[Event]] | None:
     """The next call: its entries (one project, oldest first), project, and the claim to append; None when done."""
     with ws.lock:
-        ws.projections  # noqa: B018 - catch up with every writer
+        ws.catch_up()  # what every writer appended
         runs = ws.dream_runs
         first = max(ws.log.log_start, runs.s.cursor + 1 if not ws.offsets.position(NAME).seq else 0)
         next_seq, reset = validate_offset(ws, NAME, "earliest", first)
@@ -251,7 +249,7 @@ def _offset(rec: Any) -> OffsetCommitted:
                            fingerprint=rec.fingerprint)
 
 
-def _pending(ws: Workspace) -> int:
+def _pending(ws: Context) -> int:
     """Inputs after Dream's offset that no call claimed yet (bounded look: ``SCAN_RECORDS``)."""
     with ws.lock:
         pos = ws.offsets.position(NAME).seq
@@ -260,7 +258,7 @@ def _pending(ws: Workspace) -> int:
                    if _is_input(rec.event) and rec.seq not in claimed)
 
 
-def _entries_at(ws: Workspace, seqs: list[int]) -> list[Entry]:
+def _entries_at(ws: Context, seqs: list[int]) -> list[Entry]:
     """The entries of a failed run, read again from the log (history cursors of old runs included)."""
     project_of = {k: s.project for k, s in ws.sessions.index.items()}
     out = []
@@ -281,7 +279,7 @@ def _entries_at(ws: Workspace, seqs: list[int]) -> list[Entry]:
 # --- one call ----------------------------------------------------------------------------------
 
 
-def build_prompt(ws: Workspace, llm: LLM, entries: list[Entry], project: str,
+def build_prompt(ws: Context, llm: LLM, entries: list[Entry], project: str,
                  previous: tuple[str, list[str]] | None = None) -> tuple[Prompt, list[ExistingFact]]:
     """The prompt of one call and the facts it shows (all of them to the offline extractor)."""
     every = existing_facts(ws, project)
@@ -294,7 +292,7 @@ def build_prompt(ws: Workspace, llm: LLM, entries: list[Entry], project: str,
     return Prompt(purpose="facts", system=SYSTEM, user=user, max_tokens=MAX_OUTPUT_TOKENS, inputs=inputs), shown
 
 
-def _call(ws: Workspace, llm: LLM, entries: list[Entry], project: str, *, claim: list[Event] | None,
+def _call(ws: Context, llm: LLM, entries: list[Entry], project: str, *, claim: list[Event] | None,
           retry_of: str = "") -> DreamRun:
     with ws.lock:
         prompt, shown = build_prompt(ws, llm, entries, project)
@@ -349,7 +347,7 @@ def _empty_answer(text: str) -> bool:
     return not ops and not refused
 
 
-def _record(ws: Workspace, run: DreamRun, entries: list[Entry], prompt_hash: str, out: Completion,
+def _record(ws: Context, run: DreamRun, entries: list[Entry], prompt_hash: str, out: Completion,
             ops: list[FactOp], reasons: list[str]) -> DreamRun:
     with ws.lock:
         events = fact_events(ws, run.run_id, ops, entries)
@@ -372,7 +370,7 @@ def _record(ws: Workspace, run: DreamRun, entries: list[Entry], prompt_hash: str
     return run
 
 
-def _record_failure(ws: Workspace, run: DreamRun, prompt_hash: str, out: Completion | None, reasons: list[str],
+def _record_failure(ws: Context, run: DreamRun, prompt_hash: str, out: Completion | None, reasons: list[str],
                     why: str, kind: str) -> DreamRun:
     run.outcome, run.reason = "failed", why
     with ws.lock:
@@ -392,7 +390,7 @@ def new_fact_id(op: FactOp, project: str) -> str:
     return "fact-" + xxhash.xxh3_64_hexdigest(f"{op.scope}\0{project}\0{key}\0{first}".encode())[:12]
 
 
-def fact_events(ws: Workspace, run_id: str, ops: list[FactOp], entries: list[Entry]) -> list[Event]:
+def fact_events(ws: Context, run_id: str, ops: list[FactOp], entries: list[Entry]) -> list[Event]:
     """The fact events of validated operations (see the module docstring)."""
     mem = ws.memory
     by_ref = {e.ref: e for e in entries}
@@ -442,35 +440,15 @@ def _blocked(op: FactOp, forgotten: list[Fact]) -> bool:
     return bool(srcs) and any(srcs & set(f.source_refs) for f in forgotten)
 
 
-def budget_events(ws: Workspace, pending: list[Event]) -> list[Event]:
-    """``memory.archived`` for the facts that must leave a MEMORY.md to keep it within its budget.
-
-    ``pending`` are fact events about to be appended with them (their effect is counted).
-    """
-    mem = ws.memory
-    cfg = ws.config
-    added = [e for e in pending if isinstance(e, MemoryAppended)]
-    leaving = {e.fact_id for e in pending if isinstance(e, MemorySuperseded | MemoryForgotten)}
-    targets = {f.target for f in mem.all_facts("active")} | {(e.project if e.scope == "project" else "") for e in added}
-    out: list[Event] = []
-    for target in sorted(targets):
-        facts = [existing_of(f) for f in mem.facts(target) if f.fact_id not in leaving]
-        facts += [ExistingFact(fact_id=e.fact_id, text=e.text, subject=e.subject, scope=e.scope, project=e.project,
-                               section=e.section, when=e.when or e.ts, sources=list(e.source_refs), pinned=e.pinned)
-                  for e in added if (e.project if e.scope == "project" else "") == target]
-        cited = {f.fact_id: len(f.sources) for f in facts}
-        recalled = {f.fact_id: mem.get(f.fact_id).recalled if mem.get(f.fact_id) else 0 for f in facts}  # type: ignore[union-attr]
-        _kept, archived = apply_budget(facts, max_lines=cfg.memory_max_lines, max_bytes=cfg.memory_max_bytes,
-                                       cited=cited, recalled=recalled, header=HEADER, line=lambda f: fact_line(f.text))
-        out += [MemoryArchived(fact_id=f.fact_id, reason=f"over the budget of {cfg.memory_max_lines} lines / "
-                               f"{cfg.memory_max_bytes} bytes") for f in archived]
-    return out
+def budget_events(ctx: Context, pending: list[Event]) -> list[Event]:
+    """``memory.archived`` for the facts that must leave a MEMORY.md (``processors.memory_budget``)."""
+    return memory_budget.budget_events(ctx.memory, ctx.config, pending)
 
 
 # --- notes -------------------------------------------------------------------------------------
 
 
-def remember(ws: Workspace, text: str, *, project: str = "", by: str = "user") -> int:
+def remember(ws: Context, text: str, *, project: str = "", by: str = "user") -> int:
     """Add a note for Dream to learn from (``evlog remember``; ``by="agent"`` for MCP); returns its seq.
 
     Idempotent: remembering the same text for the same project again returns the first
@@ -499,7 +477,7 @@ def remember(ws: Workspace, text: str, *, project: str = "", by: str = "user") -
                                       dedup=f"note:{key}")])[0]
 
 
-def replay_llm(ws: Workspace) -> LLM:
+def replay_llm(ws: Context) -> LLM:
     """A model that answers with the outputs recorded in this log, found by prompt hash."""
     from processors.llm import ReplayLLM
 

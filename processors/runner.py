@@ -32,7 +32,7 @@ from eventlog.events import Event, OffsetCommitted, OffsetReset
 from eventlog.segments import segment_name
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 STEP_RECORDS = 5_000  # records read per atomic step
 IDLE_COMMIT_RECORDS = 50_000  # commit even without outputs when this many records were skipped
@@ -54,6 +54,16 @@ class RunReport:
     resets: list[str] = field(default_factory=list)
     outputs: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def failed(self) -> bool:
+        """Never: a step that cannot be done raises, and nothing of it is written."""
+        return False
+
+    def summary(self) -> str:
+        """One line for the daemon's log."""
+        return (f"read {self.events_read}, wrote {self.entries_written}, duplicates {self.duplicates_skipped}, "
+                f"trimmed {self.bytes_trimmed} B" + (f", resets {len(self.resets)}" if self.resets else ""))
+
     def count(self, events: list[Event]) -> None:
         """Add a step's outputs to the per-type counts."""
         c = Counter(e.type for e in events)
@@ -68,10 +78,10 @@ class Processor(ABC):
     consumes: ClassVar[frozenset[str]]
     reset_policy: ClassVar[str] = "earliest"
 
-    def begin(self, ws: Workspace, report: RunReport) -> None:  # noqa: B027 - optional hook
+    def begin(self, ws: Context, report: RunReport) -> None:  # noqa: B027 - optional hook
         """Called once per run before the first step."""
 
-    def first_seq(self, ws: Workspace) -> int:
+    def first_seq(self, ws: Context) -> int:
         """Where a processor that never committed an offset starts (the log's start; older logs may know better)."""
         return ws.log.log_start
 
@@ -84,7 +94,7 @@ class Processor(ABC):
         return []
 
 
-def validate_offset(ws: Workspace, processor: str, policy: str, first: int | None = None) -> tuple[int, OffsetReset | None]:
+def validate_offset(ws: Context, processor: str, policy: str, first: int | None = None) -> tuple[int, OffsetReset | None]:
     """The seq to read from next, and the reset to record if the committed offset did not hold."""
     pos = ws.offsets.position(processor)
     log = ws.log
@@ -137,17 +147,17 @@ def _offset_problem(log_dir: str, segment: str, position: int, seq: int, fingerp
     return None
 
 
-def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STEP_RECORDS) -> RunReport:
+def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_RECORDS) -> RunReport:
     """Run ``proc`` over the records after its offset, up to the log's end at start.
 
-    One instance of a processor runs at a time across processes (``Workspace.processor_lock``);
+    One instance of a processor runs at a time across processes (``Context.processor_lock``);
     the workspace's own lock is held for one step at a time, so the projection files keep
     being flushed and other threads keep appending while a long run goes on.
     """
     report = RunReport(proc.name)
     with ws.processor_lock(proc.name):
         with ws.lock:
-            ws.projections  # noqa: B018 - catch up with what every writer appended
+            ws.catch_up()  # catch up with what every writer appended
             before = ws.offsets.position(proc.name).seq
             report.offset_before = before
             next_seq, reset = validate_offset(ws, proc.name, proc.reset_policy, proc.first_seq(ws))

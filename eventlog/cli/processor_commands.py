@@ -20,6 +20,23 @@ def _llm(kind: str | None, model: str | None, ws):  # noqa: ANN001, ANN202
     return make_llm(kind, model=model)
 
 
+class JobChoice(click.Choice):
+    """The registered jobs that ``evlog run`` can run, read from the registry when asked (plugins included)."""
+
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=True)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from processors import registry
+
+        return tuple(registry.names(["follower", "state"]))
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass  # the registry is the list
+
+
 def llm_options(f):  # noqa: ANN001, ANN201
     """--llm and --model, for commands that call a language model."""
     f = click.option("--model", default=None, help="Claude model id (default: $EVLOG_MODEL, else a current Sonnet).")(f)
@@ -29,8 +46,7 @@ def llm_options(f):  # noqa: ANN001, ANN201
 
 
 @cli.command("run")
-@click.argument("processor", type=click.Choice(["snapshot", "digest", "archive", "consolidate", "autocompact", "dream",
-                                                "recall"]))
+@click.argument("processor", type=JobChoice())
 @click.argument("key", required=False)
 @click.option("--retry-failed", is_flag=True, help="dream: re-run the input ranges of failed or interrupted runs.")
 @llm_options
@@ -50,19 +66,20 @@ def run_cmd(ctx: click.Context, processor: str, key: str | None, retry_failed: b
     recall: catch the search index up with the log.
     """
     import processors
+    from processors import registry
 
     if key is not None and processor != "consolidate":
         raise click.UsageError(f"KEY is only for 'run consolidate', not 'run {processor}'")
     if retry_failed and processor != "dream":
         raise click.UsageError("--retry-failed is only for 'run dream'")
     with open_workspace(ctx, writable=True) as ws:
-        llm = _llm(llm_kind, model, ws) if processor in ("consolidate", "autocompact", "dream") else None
+        llm = _llm(llm_kind, model, ws) if registry.get(processor).needs_model else None
         report = processors.run(ws, processor, llm=llm, key=key, retry_failed=retry_failed)
     if as_json:
         click.echo(json_line(report))
     else:
         click.echo(render_report(report))
-    if getattr(report, "failed", False):
+    if report.failed:
         note("a Dream call failed; 'evlog audit' shows why and 'evlog run dream --retry-failed' runs it again")
         ctx.exit(ExitStatus.CHECK_FAILED)
 
