@@ -19,9 +19,11 @@ JSON (``processors.extract.llm.SYSTEM``); the offline extractor answers the same
 exist and are not pinned, text non-empty and whole, scope legal, sources among the
 batch's messages, at most 3 deletes) and recorded alike.
 
-**The guard.** Before a call, Dream appends in one atomic batch: ``cursor.advanced``
-(the entries it claims), ``dream.started`` (model, prompt hash) and ``offset.committed``
-(as far as every earlier entry is claimed). So no entry is fed twice by accident, and a
+**The guard.** Dream runs on the shared model-follower loop (``DreamFollower`` on
+``processors.runner.run_model_follower``: plan -> claim -> call -> record). Before a call,
+Dream appends in one atomic batch: ``cursor.advanced``
+(the entries it claims), ``offset.committed`` (as far as every earlier entry is claimed)
+and ``dream.started`` (model, prompt hash). So no entry is fed twice by accident, and a
 crash during the call leaves a started run that ``evlog audit`` lists as interrupted and
 ``run dream --retry-failed`` re-runs. An answer with no valid operation and reasons to
 refuse some is retried once with the reasons attached (a model only; the rules would
@@ -71,7 +73,7 @@ from processors.extract.model import Entry, ExistingFact, FactOp
 from processors.extract.text import fact_key
 from processors.llm import LLM, Completion, Prompt, estimate_tokens
 from processors.memory_budget import existing_of
-from processors.runner import IDLE_COMMIT_RECORDS, validate_offset
+from processors.runner import IDLE_COMMIT_RECORDS, Claim, ModelFollower, run_model_follower, validate_offset
 from projections.memory import Fact
 
 if TYPE_CHECKING:
@@ -172,29 +174,94 @@ def existing_facts(ws: Context, project: str) -> list[ExistingFact]:
 def run_dream(ws: Context, llm: LLM, *, retry_failed: bool = False, max_calls: int | None = None) -> DreamReport:
     """Learn from everything pending (or re-run failed calls); see the module docstring."""
     report = DreamReport(llm=llm.name, model=llm.model)
-    with ws.processor_lock(NAME):
-        if ws.writable:
-            ws.flush()  # a hand edit of MEMORY.md becomes events before Dream reads the facts
-        if retry_failed:
-            for old in [r for r in ws.dream_runs.runs() if r.failed]:
-                entries = _entries_at(ws, old.input_cursors)
-                if entries:
-                    report.runs.append(_call(ws, llm, entries, old.project, claim=None, retry_of=old.run_id))
-            return report
-        calls = 0
-        while max_calls is None or calls < max_calls:
-            planned = _plan(ws, llm)
-            if planned is None:
-                break
-            entries, project, claim = planned
-            if not entries:
-                with ws.lock:
-                    ws.append(claim)  # only the offset moves: nothing here is Dream's input
-                break
-            report.runs.append(_call(ws, llm, entries, project, claim=claim))
-            calls += 1
+    report.runs = run_model_follower(ws, DreamFollower(llm, retry_failed=retry_failed), max_calls=max_calls)
+    if not retry_failed:
         report.pending_after = _pending(ws)
     return report
+
+
+@dataclass
+class _Unit:
+    """One planned call: its entries (one project), the prompt, the facts it shows, the run it records."""
+
+    entries: list[Entry]
+    project: str
+    prompt: Prompt
+    shown: list[ExistingFact]
+    run: DreamRun
+
+
+@dataclass
+class _Outcome:
+    """What the call(s) brought back: the last answer, its valid operations, the reasons to refuse, or an error."""
+
+    last: Completion | None
+    ops: list[FactOp]
+    reasons: list[str]
+    error: LLMError | None = None
+
+
+class DreamFollower(ModelFollower[_Unit, _Outcome, DreamRun]):
+    """Dream on the shared model-follower loop (``processors.runner.run_model_follower``).
+
+    ``plan`` claims the next batch (``cursor.advanced``, ``offset.committed``) and starts its
+    run (``dream.started``) in one append; ``call`` asks the model (a second time with the
+    reasons, see the module docstring); ``record`` appends ``dream.completed`` with the fact
+    events, or ``dream.failed``. With ``retry_failed`` it plans the failed runs again instead.
+    """
+
+    name = NAME
+
+    def __init__(self, llm: LLM, *, retry_failed: bool = False) -> None:
+        self.llm = llm
+        self.retry_failed = retry_failed
+        self.retries: list[Any] = []
+
+    def begin(self, ctx: Context) -> None:
+        if ctx.writable:
+            ctx.flush()  # a hand edit of MEMORY.md becomes events before Dream reads the facts
+        if self.retry_failed:
+            self.retries = [r for r in ctx.dream_runs.runs() if r.failed]
+
+    def plan(self, ctx: Context) -> Claim[_Unit] | None:
+        if self.retry_failed:
+            while self.retries:
+                old = self.retries.pop(0)
+                entries = _entries_at(ctx, old.input_cursors)
+                if entries:
+                    return self._start(ctx, entries, old.project, [], retry_of=old.run_id)
+            return None
+        planned = _plan(ctx, self.llm)
+        if planned is None:
+            return None
+        entries, project, claim = planned
+        if not entries:
+            return Claim(claim, None)  # only the offset moves: nothing here is Dream's input
+        return self._start(ctx, entries, project, claim, retry_of="")
+
+    def _start(self, ctx: Context, entries: list[Entry], project: str, claim: list[Event], *,
+               retry_of: str) -> Claim[_Unit]:
+        llm = self.llm
+        prompt, shown = build_prompt(ctx, llm, entries, project)
+        run_id = next((e.run_id for e in claim if isinstance(e, CursorAdvanced)), f"dream-{ctx.log.last_seq + 1}")
+        started = DreamStarted(run_id=run_id, llm=llm.name, model=llm.model, prompt_hash=prompt.hash(),
+                               input_cursors=[e.seq for e in entries], project=project,
+                               token_budget=ctx.config.dream_token_budget, retry_of=retry_of)
+        run = DreamRun(run_id, "failed", [e.seq for e in entries], project, retry_of=retry_of)
+        return Claim([*claim, started], _Unit(entries, project, prompt, shown, run))
+
+    def call(self, ctx: Context, work: _Unit) -> _Outcome:
+        return _ask(ctx, self.llm, work)
+
+    def record(self, ctx: Context, work: _Unit, outcome: _Outcome) -> tuple[list[Event], DreamRun]:
+        run, last, prompt_hash = work.run, outcome.last, work.prompt.hash()
+        if outcome.error is not None:
+            why = f"model call failed: {outcome.error}"
+            return _failure_events(run, prompt_hash, last, outcome.reasons, why, getattr(outcome.error, "kind", "other"))
+        if last is None or (not outcome.ops and outcome.reasons and not _empty_answer(last.text)):
+            why = "no usable operation in the answer" if last is not None else "no answer"
+            return _failure_events(run, prompt_hash, last, outcome.reasons, why, "invalid_output")
+        return _record_events(ctx, run, work.entries, prompt_hash, last, outcome.ops, outcome.reasons)
 
 
 def _plan(ws: Context, llm: LLM) -> tuple[list[Entry], str, list[Event]] | None:
@@ -292,45 +359,33 @@ def build_prompt(ws: Context, llm: LLM, entries: list[Entry], project: str,
     return Prompt(purpose="facts", system=SYSTEM, user=user, max_tokens=MAX_OUTPUT_TOKENS, inputs=inputs), shown
 
 
-def _call(ws: Context, llm: LLM, entries: list[Entry], project: str, *, claim: list[Event] | None,
-          retry_of: str = "") -> DreamRun:
-    with ws.lock:
-        prompt, shown = build_prompt(ws, llm, entries, project)
-        run_id = next((e.run_id for e in claim or [] if isinstance(e, CursorAdvanced)), f"dream-{ws.log.last_seq + 1}")
-        started = DreamStarted(run_id=run_id, llm=llm.name, model=llm.model, prompt_hash=prompt.hash(),
-                               input_cursors=[e.seq for e in entries], project=project,
-                               token_budget=ws.config.dream_token_budget, retry_of=retry_of)
-        ws.append([*(claim or []), started])
-    run = DreamRun(run_id, "failed", [e.seq for e in entries], project, retry_of=retry_of)
+def _ask(ws: Context, llm: LLM, unit: _Unit) -> _Outcome:
+    """The call (and the one retry with the reasons a model's answer was refused)."""
+    run, entries, project = unit.run, unit.entries, unit.project
     ids = {f.fact_id for f in existing_facts(ws, project)}
-    pinned = {f.fact_id for f in shown if f.pinned}
-    reasons: list[str] = []
-    last: Completion | None = None
-    ops: list[FactOp] = []
-    current = prompt
+    pinned = {f.fact_id for f in unit.shown if f.pinned}
+    outcome = _Outcome(None, [], [])
+    current = unit.prompt
     try:
         for attempt in (1, 2):
             if estimate_tokens(current.system) + estimate_tokens(current.user) + current.max_tokens > ws.config.dream_token_budget \
                     and attempt == 2:
-                reasons.append("retry skipped: it would exceed the token budget")
+                outcome.reasons.append("retry skipped: it would exceed the token budget")
                 break
-            last = llm.complete(current)
+            last = outcome.last = llm.complete(current)
             run.attempts = attempt
             run.input_tokens += last.input_tokens
             run.output_tokens += last.output_tokens
             ops, refused = parse_ops(last.text, ids, entries=entries, pinned=pinned)
-            ops, refused = _guard_deletes(ops, refused, len(ids))
+            outcome.ops, refused = _guard_deletes(ops, refused, len(ids))
             if refused:
-                reasons.extend(f"attempt {attempt}: {r}" for r in refused)
-            if ops or not refused or llm.name == "offline":
+                outcome.reasons.extend(f"attempt {attempt}: {r}" for r in refused)
+            if outcome.ops or not refused or llm.name == "offline":
                 break  # usable (or empty on purpose); the rules would answer a retry the same way
             current, _shown = build_prompt(ws, llm, entries, project, previous=(last.text, refused))
     except LLMError as e:
-        return _record_failure(ws, run, prompt.hash(), last, reasons, f"model call failed: {e}", getattr(e, "kind", "other"))
-    if last is None or (not ops and reasons and not _empty_answer(last.text)):
-        why = "no usable operation in the answer" if last is not None else "no answer"
-        return _record_failure(ws, run, prompt.hash(), last, reasons, why, "invalid_output")
-    return _record(ws, run, entries, prompt.hash(), last, ops, reasons)
+        outcome.error = e
+    return outcome
 
 
 def _guard_deletes(ops: list[FactOp], refused: list[str], known: int) -> tuple[list[FactOp], list[str]]:
@@ -347,37 +402,34 @@ def _empty_answer(text: str) -> bool:
     return not ops and not refused
 
 
-def _record(ws: Context, run: DreamRun, entries: list[Entry], prompt_hash: str, out: Completion,
-            ops: list[FactOp], reasons: list[str]) -> DreamRun:
-    with ws.lock:
-        events = fact_events(ws, run.run_id, ops, entries)
-        for ev in events:
-            if isinstance(ev, MemoryAppended):
-                run.facts.append(ev.fact_id)
-            elif isinstance(ev, MemorySuperseded):
-                run.superseded.append(ev.fact_id)
-            elif isinstance(ev, MemoryForgotten):
-                run.forgotten.append(ev.fact_id)
-        events += budget_events(ws, events)
-        run.archived = [e.fact_id for e in events if isinstance(e, MemoryArchived)]
-        changed = [e for e in events if not isinstance(e, MemoryArchived)]
-        run.outcome = "noop" if not changed else "partial" if reasons else "valid"
-        done = DreamCompleted(run_id=run.run_id, outcome=run.outcome, attempts=run.attempts, model=out.model,
-                              prompt_hash=prompt_hash, raw_output=out.text, validation=reasons,
-                              fallback_used=bool(reasons) and bool(changed), input_tokens=run.input_tokens,
-                              output_tokens=run.output_tokens, fact_ids=run.facts)
-        ws.append([done, *events])
-    return run
+def _record_events(ws: Context, run: DreamRun, entries: list[Entry], prompt_hash: str, out: Completion,
+                   ops: list[FactOp], reasons: list[str]) -> tuple[list[Event], DreamRun]:
+    """``dream.completed`` and the fact events of a usable answer (the caller holds the lock and appends them)."""
+    events = fact_events(ws, run.run_id, ops, entries)
+    for ev in events:
+        if isinstance(ev, MemoryAppended):
+            run.facts.append(ev.fact_id)
+        elif isinstance(ev, MemorySuperseded):
+            run.superseded.append(ev.fact_id)
+        elif isinstance(ev, MemoryForgotten):
+            run.forgotten.append(ev.fact_id)
+    events += budget_events(ws, events)
+    run.archived = [e.fact_id for e in events if isinstance(e, MemoryArchived)]
+    changed = [e for e in events if not isinstance(e, MemoryArchived)]
+    run.outcome = "noop" if not changed else "partial" if reasons else "valid"
+    done = DreamCompleted(run_id=run.run_id, outcome=run.outcome, attempts=run.attempts, model=out.model,
+                          prompt_hash=prompt_hash, raw_output=out.text, validation=reasons,
+                          fallback_used=bool(reasons) and bool(changed), input_tokens=run.input_tokens,
+                          output_tokens=run.output_tokens, fact_ids=run.facts)
+    return [done, *events], run
 
 
-def _record_failure(ws: Context, run: DreamRun, prompt_hash: str, out: Completion | None, reasons: list[str],
-                    why: str, kind: str) -> DreamRun:
+def _failure_events(run: DreamRun, prompt_hash: str, out: Completion | None, reasons: list[str],
+                    why: str, kind: str) -> tuple[list[Event], DreamRun]:
     run.outcome, run.reason = "failed", why
-    with ws.lock:
-        ws.append([DreamFailed(run_id=run.run_id, reason=why, attempts=run.attempts, model=out.model if out else "",
-                               prompt_hash=prompt_hash, raw_output=out.text if out else "", validation=reasons,
-                               error_kind=kind, input_tokens=run.input_tokens, output_tokens=run.output_tokens)])
-    return run
+    return [DreamFailed(run_id=run.run_id, reason=why, attempts=run.attempts, model=out.model if out else "",
+                        prompt_hash=prompt_hash, raw_output=out.text if out else "", validation=reasons,
+                        error_kind=kind, input_tokens=run.input_tokens, output_tokens=run.output_tokens)], run
 
 
 # --- operations -> events ----------------------------------------------------------------------

@@ -25,7 +25,7 @@ import os
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from eventlog.errors import OffsetInvalidError
 from eventlog.events import Event, OffsetCommitted, OffsetReset
@@ -199,3 +199,72 @@ def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_
                 ws.append(pending)
             report.offset_after = ws.offsets.position(proc.name).seq
     return report
+
+
+# --- followers that call a model: plan -> claim (with the offset) -> call -> record ------------------
+
+W = TypeVar("W")  # one planned unit of work
+Out = TypeVar("Out")  # what the call brought back
+R = TypeVar("R")  # what one unit reports
+
+
+@dataclass
+class Claim(Generic[W]):
+    """One planned unit: the events that claim it (appended, with the offset, before the call) and the work.
+
+    ``work`` None: nothing here is input, only the offset moves (the run ends after appending it).
+    """
+
+    events: list[Event]
+    work: W | None
+
+
+class ModelFollower(ABC, Generic[W, Out, R]):
+    """A follower whose step calls a model, run by ``run_model_follower`` in four phases.
+
+    ``plan`` (under the context's lock, from the validated offset) picks the next unit and
+    the events that claim it; the runner appends them in one batch *before* the call, so a
+    crash during the call leaves a claimed, started unit (never one fed twice by accident);
+    ``call`` runs outside the lock (a model call may take minutes); ``record`` (under the
+    lock again) turns the outcome into the events the runner appends in one batch.
+    """
+
+    name: ClassVar[str]
+
+    def begin(self, ctx: Context) -> None:  # noqa: B027 - optional hook
+        """Called once per run, holding the processor lock, before the first plan."""
+
+    @abstractmethod
+    def plan(self, ctx: Context) -> Claim[W] | None:
+        """The next unit to work on, or None when nothing is pending."""
+
+    @abstractmethod
+    def call(self, ctx: Context, work: W) -> Out:
+        """Do the unit's model call(s)."""
+
+    @abstractmethod
+    def record(self, ctx: Context, work: W, outcome: Out) -> tuple[list[Event], R]:
+        """The events recording the outcome (one atomic append) and what the unit reports."""
+
+
+def run_model_follower(ctx: Context, follower: ModelFollower[W, Out, R], *, max_calls: int | None = None) -> list[R]:
+    """Run ``follower`` until nothing is pending (or ``max_calls`` units); one report per unit."""
+    done: list[R] = []
+    with ctx.processor_lock(follower.name):
+        follower.begin(ctx)
+        while max_calls is None or len(done) < max_calls:
+            with ctx.lock:
+                claim = follower.plan(ctx)
+                if claim is None:
+                    break
+                if claim.events:
+                    ctx.append(claim.events)
+            if claim.work is None:
+                break
+            outcome = follower.call(ctx, claim.work)
+            with ctx.lock:
+                events, result = follower.record(ctx, claim.work, outcome)
+                if events:
+                    ctx.append(events)
+            done.append(result)
+    return done
