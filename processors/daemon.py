@@ -84,12 +84,14 @@ def run_daemon(
     once: bool = False,
     jobs: dict[str, Callable[[Context], object]] | None = None,
     heartbeat: Heartbeat | None = None,
+    wait: Callable[[float], object] | None = None,
 ) -> dict[str, int]:
     """Run due jobs until ``stop`` is set (or one round if ``once``); returns runs per job.
 
     ``jobs`` supplies the ``EXTERNAL_JOBS`` (name -> function of the workspace); a
     scheduled external job that was not supplied is left out, with a log line.
     ``heartbeat`` (optional) records the daemon and each job's runs in ``state/daemon.json``.
+    ``wait`` sleeps between rounds (default ``stop.wait``; a test passes one that moves its ``clock``).
     """
     order = registry.daemon_jobs()
     sched = dict(schedule) if schedule else {**registry.default_schedule(), **ws.config.schedule}
@@ -114,7 +116,8 @@ def run_daemon(
     log(f"daemon started on {ws.home} with {llm.name} ({llm.model}); jobs: "
         + ", ".join(f"{j} every {sched[j]:g}s" for j in next_at))
     try:
-        _loop(ws, llm, stop, log, _Round(sched, next_at, counts, order), clock, once, external, heartbeat, wall_of)
+        _loop(ws, llm, stop, log, _Round(sched, next_at, counts, order, wait or stop.wait), clock, once, external,
+              heartbeat, wall_of)
     finally:
         if heartbeat is not None:
             heartbeat.stopped()
@@ -146,6 +149,7 @@ class _Round:
     next_at: dict[str, float]
     counts: dict[str, int]
     order: list[str]
+    wait: Callable[[float], object]
 
 
 def _loop(ws: Context, llm: LLM, stop: threading.Event, log: Callable[[str], None], plan: _Round,
@@ -167,7 +171,7 @@ def _loop(ws: Context, llm: LLM, stop: threading.Event, log: Callable[[str], Non
             break
         ws.flush()
         wake = min(next_at.values(), default=clock() + 60) - clock()
-        stop.wait(max(0.05, min(wake, 5.0)))
+        plan.wait(max(0.05, min(wake, 5.0)))
 
 
 # --- what the daemon leaves for `evlog status`: state/daemon.json and logs/daemon.log ---------------
