@@ -88,6 +88,7 @@ class ProcessorConfig(Protocol):
     digest_batch_bytes: int
     stale_after_days: float
     dream_token_budget: int
+    dream_daily_token_budget: int
     idle_minutes: float
     memory_max_lines: int
     memory_max_bytes: int

@@ -39,7 +39,9 @@ when a MEMORY.md would exceed its budget (``memory_max_lines``, ``memory_max_byt
 Because every answer and every fact is an event, replay rebuilds MEMORY.md without a
 model, and ``evlog audit why`` shows each fact's messages and supersede chain.
 
-One ``run_dream`` drains everything pending in as many calls as it takes.
+One ``run_dream`` drains everything pending in as many calls as it takes, except that a
+model which costs tokens stops for the UTC day once Dream spent ``dream_daily_token_budget``
+(evlog.json; 0: no daily limit): the entries stay unclaimed and the report says why.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ from eventlog.events import (
     OffsetCommitted,
 )
 from eventlog.segments import segment_name
-from eventlog.timeutil import source_time
+from eventlog.timeutil import now_iso, source_time
 from processors import memory_budget
 from processors.extract.llm import SYSTEM, parse_ops, relevant_facts, render_batches, render_entries
 from processors.extract.model import Entry, ExistingFact, FactOp
@@ -122,6 +124,7 @@ class DreamReport:
     model: str = ""
     runs: list[DreamRun] = field(default_factory=list)
     pending_after: int = 0
+    stopped: str = ""  # why it stopped with inputs pending (the daily token budget), else ""
 
     @property
     def failed(self) -> bool:
@@ -130,7 +133,8 @@ class DreamReport:
 
     def summary(self) -> str:
         """One line for the daemon's log."""
-        return f"{len(self.runs)} run(s): " + ", ".join(f"{r.run_id} {r.outcome} +{len(r.facts)}" for r in self.runs)
+        return (f"{len(self.runs)} run(s): " + ", ".join(f"{r.run_id} {r.outcome} +{len(r.facts)}" for r in self.runs)
+                + (f"; stopped: {self.stopped}" if self.stopped else ""))
 
 
 # --- entries ----------------------------------------------------------------------------------
@@ -174,10 +178,21 @@ def existing_facts(ws: Context, project: str) -> list[ExistingFact]:
 def run_dream(ws: Context, llm: LLM, *, retry_failed: bool = False, max_calls: int | None = None) -> DreamReport:
     """Learn from everything pending (or re-run failed calls); see the module docstring."""
     report = DreamReport(llm=llm.name, model=llm.model)
-    report.runs = run_model_follower(ws, DreamFollower(llm, retry_failed=retry_failed), max_calls=max_calls)
+    follower = DreamFollower(llm, retry_failed=retry_failed)
+    report.runs = run_model_follower(ws, follower, max_calls=max_calls)
+    report.stopped = follower.stopped
     if not retry_failed:
         report.pending_after = _pending(ws)
     return report
+
+
+#: Extractors that spend no tokens (the daily budget does not apply to them).
+FREE_MODELS = ("offline", "replay")
+
+
+def tokens_spent(runs: list[Any], day: str) -> int:
+    """Tokens (prompt + answer) of the runs started on ``day`` (``YYYY-MM-DD``, UTC)."""
+    return sum(r.input_tokens + r.output_tokens for r in runs if r.started_at[:10] == day)
 
 
 @dataclass
@@ -212,10 +227,12 @@ class DreamFollower(ModelFollower[_Unit, _Outcome, DreamRun]):
 
     name = NAME
 
-    def __init__(self, llm: LLM, *, retry_failed: bool = False) -> None:
+    def __init__(self, llm: LLM, *, retry_failed: bool = False, today: str | None = None) -> None:
         self.llm = llm
         self.retry_failed = retry_failed
         self.retries: list[Any] = []
+        self.today = today or now_iso()[:10]
+        self.stopped = ""
 
     def begin(self, ctx: Context) -> None:
         if ctx.writable:
@@ -225,7 +242,7 @@ class DreamFollower(ModelFollower[_Unit, _Outcome, DreamRun]):
 
     def plan(self, ctx: Context) -> Claim[_Unit] | None:
         if self.retry_failed:
-            while self.retries:
+            while self.retries and not self._over_daily_budget(ctx):
                 old = self.retries.pop(0)
                 entries = _entries_at(ctx, old.input_cursors)
                 if entries:
@@ -237,7 +254,21 @@ class DreamFollower(ModelFollower[_Unit, _Outcome, DreamRun]):
         entries, project, claim = planned
         if not entries:
             return Claim(claim, None)  # only the offset moves: nothing here is Dream's input
+        if self._over_daily_budget(ctx):
+            return None  # nothing claimed: the entries wait for tomorrow
         return self._start(ctx, entries, project, claim, retry_of="")
+
+    def _over_daily_budget(self, ctx: Context) -> bool:
+        """A model that costs tokens stops for the day once Dream spent ``dream_daily_token_budget`` of them."""
+        limit = ctx.config.dream_daily_token_budget
+        if not limit or self.llm.name in FREE_MODELS:
+            return False
+        spent = tokens_spent(ctx.dream_runs.runs(), self.today)
+        if spent < limit:
+            return False
+        self.stopped = (f"the daily token budget is spent ({spent} of {limit} tokens on {self.today}); "
+                        "the rest waits for tomorrow (dream_daily_token_budget in evlog.json)")
+        return True
 
     def _start(self, ctx: Context, entries: list[Entry], project: str, claim: list[Event], *,
                retry_of: str) -> Claim[_Unit]:

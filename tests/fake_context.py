@@ -38,6 +38,7 @@ class FakeConfig:
     digest_batch_bytes: int = 50_000
     stale_after_days: float = 7.0
     dream_token_budget: int = 20_000
+    dream_daily_token_budget: int = 400_000
     idle_minutes: float = 30.0
     memory_max_lines: int = 200
     memory_max_bytes: int = 25_000

@@ -92,6 +92,7 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     digest_batch_bytes: int = 50_000  # the digest reads at most this much diary per entry
     stale_after_days: float = 7.0  # the archive drops short-term entries unused this long
     dream_token_budget: int = 20_000  # tokens one Dream run may spend (prompt + answer, retry included)
+    dream_daily_token_budget: int = 400_000  # tokens a model-backed Dream may spend per UTC day (0: no daily limit)
     idle_minutes: float = 30.0  # AutoCompact leaves sessions active more recently alone
     schedule: dict[str, float] = msgspec.field(default_factory=lambda: dict(DEFAULT_SCHEDULE))  # seconds between daemon runs
     projects: list[str] = msgspec.field(default_factory=list)  # project directories MEMORY.md may be mirrored into
@@ -109,6 +110,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
             raise ConfigError(f"group_commit_interval must be in (0, 10] seconds (got {self.group_commit_interval})")
         if self.diary_budget_bytes < 1 or self.digest_batch_bytes < 1 or self.stale_after_days <= 0:
             raise ConfigError("diary_budget_bytes, digest_batch_bytes and stale_after_days must be positive")
+        if self.dream_daily_token_budget < 0:
+            raise ConfigError(f"dream_daily_token_budget must be >= 0 (0: no daily limit; got {self.dream_daily_token_budget})")
         if self.memory_max_lines < 10 or self.memory_max_bytes < 1000:
             raise ConfigError("memory_max_lines must be at least 10 and memory_max_bytes at least 1000")
         if not 0 < self.projection_flush_interval <= 3600:
