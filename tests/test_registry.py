@@ -154,3 +154,25 @@ def test_run_options_are_typed_and_frozen():
     opts = RunOptions(key="k")
     with pytest.raises(AttributeError):
         opts.key = "other"  # type: ignore[misc]
+
+
+def test_every_registered_job_runs_against_the_fake_context(tmp_path):
+    """Processors use only the Context protocol: each job runs on a log and projections, no Workspace."""
+    from eventlog.events import SessionCreated
+    from tests.fake_context import FakeContext
+
+    ctx = FakeContext(str(tmp_path / "fake"))
+    try:
+        ctx.append([SessionCreated(session_key="s", created_at="2026-11-01T09:00:00Z"),
+                    *messages("s", [f"I prefer tabs over spaces, note {i}." for i in range(14)])])
+        summaries = {}
+        for name in registry.names(["follower", "state"]):
+            report = processors.run(ctx, name, llm=OfflineExtractor())
+            assert not report.failed, name
+            summaries[name] = report.summary()
+        assert summaries["snapshot"].startswith("read 15, wrote 14")
+        assert summaries["consolidate"] == "1 consolidation(s): s consolidated"
+        assert summaries["dream"].startswith("1 run(s)")
+        assert summaries["recall"] == f"index at seq {ctx.log.last_seq}"
+    finally:
+        ctx.close()
