@@ -176,3 +176,18 @@ def test_every_registered_job_runs_against_the_fake_context(tmp_path):
         assert summaries["recall"] == f"index at seq {ctx.log.last_seq}"
     finally:
         ctx.close()
+
+
+def test_a_plugin_that_fails_to_load_is_named_in_a_clear_error(workspace, tmp_path):
+    site = tmp_path / "site"
+    (site / "broken_plugin-0.1.dist-info").mkdir(parents=True)
+    (site / "broken_plugin-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
+    (site / "broken_plugin-0.1.dist-info" / "entry_points.txt").write_text("[evlog.processors]\nbroken = broken_plugin\n")
+    (site / "broken_plugin.py").write_text("raise ImportError('needs a library that is not installed')\n")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, str(site)])}
+    run = subprocess.run([sys.executable, "-c", "from eventlog.cli import main; main()", "run", "snapshot"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0
+    assert "broken_plugin" in run.stderr and "needs a library that is not installed" in run.stderr
+    assert "Traceback" not in run.stderr

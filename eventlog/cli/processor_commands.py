@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+import eventlog
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, register_named_project
 from eventlog.cli.render import json_line, preview, render_explanation, render_report, render_run
@@ -11,13 +12,11 @@ from eventlog.errors import NotFound
 
 
 def _llm(kind: str | None, model: str | None, ws):  # noqa: ANN001, ANN202
-    from processors.llm import make_llm
-
     if kind == "replay":
         from processors.dream import replay_llm
 
         return replay_llm(ws)
-    return make_llm(kind, model=model)
+    return eventlog.make_llm(kind, model=model)
 
 
 class JobChoice(click.Choice):
@@ -65,7 +64,6 @@ def run_cmd(ctx: click.Context, processor: str, key: str | None, retry_failed: b
     failed calls); exits 1 when a call failed;
     recall: catch the search index up with the log.
     """
-    import processors
     from processors import registry
 
     if key is not None and processor != "consolidate":
@@ -74,7 +72,7 @@ def run_cmd(ctx: click.Context, processor: str, key: str | None, retry_failed: b
         raise click.UsageError("--retry-failed is only for 'run dream'")
     with open_workspace(ctx, writable=True) as ws:
         llm = _llm(llm_kind, model, ws) if registry.get(processor).needs_model else None
-        report = processors.run(ws, processor, llm=llm, key=key, retry_failed=retry_failed)
+        report = eventlog.run(ws, processor, llm=llm, key=key, retry_failed=retry_failed)
     if as_json:
         click.echo(json_line(report))
     else:
