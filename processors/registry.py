@@ -8,9 +8,11 @@ lives above the processors), whether it ``needs_model``, its default daemon ``in
 (seconds; 0 = off unless the schedule turns it on), the event types it ``consumes`` (a
 follower's lag in ``evlog offsets``), its ``run`` function and the class of its report.
 
-Everything that used to spell the names again is derived from here: ``evlog run``'s and
-the daemon's choices, the daemon's jobs and their order, the default schedule, which jobs
-get a model, ``processors.LOG_INPUTS``.
+Everything that used to spell the names again is derived from here: ``evlog run``'s
+choices (``eventlog.cli.processor_commands.JobChoice``), the daemon's jobs and their order
+(``daemon_jobs``), the default schedule (``default_schedule``; a workspace's evlog.json
+starts from the built-ins'), which jobs get a model (``model_jobs``) and the input types
+``evlog offsets`` counts (``log_inputs``, formerly ``processors.LOG_INPUTS``).
 
 **Registering a processor** (built-ins do exactly this, in ``processors/builtins.py``)::
 
