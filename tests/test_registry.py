@@ -191,3 +191,17 @@ def test_a_plugin_that_fails_to_load_is_named_in_a_clear_error(workspace, tmp_pa
     assert run.returncode != 0
     assert "broken_plugin" in run.stderr and "needs a library that is not installed" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_no_processor_module_imports_the_workspace_not_even_for_types():
+    """Processors depend on ``processors.context.Context``; the workspace is the composition root above them."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    offenders = []
+    for dirpath, _dirs, files in os.walk(os.path.join(repo, "processors")):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as f:
+                    if "eventlog.app.workspace" in f.read():
+                        offenders.append(os.path.relpath(path, repo))
+    assert offenders == []
