@@ -7,6 +7,7 @@ a package's ``evlog.processors`` entry point.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -202,6 +203,10 @@ def test_no_processor_module_imports_the_workspace_not_even_for_types():
             if name.endswith(".py"):
                 path = os.path.join(dirpath, name)
                 with open(path, encoding="utf-8") as f:
-                    if "eventlog.app.workspace" in f.read():
-                        offenders.append(os.path.relpath(path, repo))
+                    tree = ast.parse(f.read())
+                for node in ast.walk(tree):
+                    imported = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                                else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                    if any(m == "eventlog.app.workspace" or m.startswith("eventlog.app.workspace.") for m in imported):
+                        offenders.append(f"{os.path.relpath(path, repo)}:{node.lineno}")
     assert offenders == []
