@@ -6,115 +6,53 @@ memory and Dream's history), ``archive.py`` (short-term -> long-term memory),
 ``consolidator.py`` (old messages -> summaries in history), ``autocompact.py`` (which
 sessions to consolidate, with backoff), ``dream.py`` (history -> facts in MEMORY.md,
 the LLM interface beside it in ``llm/``), ``audit.py`` (explaining Dream) and
-``daemon.py`` (all of them on schedules). ``run`` is the one entry point the command
+``daemon.py`` (all of them on schedules). Each job is declared once in ``registry.py``
+(built-ins in ``builtins.py``, registered as a plugin would be); processors receive the
+narrow ``context.Context``, not the workspace. ``run`` is the one entry point the command
 line and the daemon use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventlog.errors import ConfigError
+from processors import registry
+from processors.registry import Report, RunOptions
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from eventlog.events import Event
+    from processors.context import Context
+    from processors.llm import LLM
 
-#: The event types each log processor consumes (for the pending count of ``evlog offsets``).
-LOG_INPUTS: dict[str, frozenset[str]] = {"snapshot": frozenset({"message.appended"}),
-                                         "digest": frozenset({"diary.appended"})}
 #: Dream's inputs: every message, and the notes of ``evlog remember`` (``history.appended`` with this source).
 #: Said here so ``evlog offsets`` and ``evlog status`` count them without importing Dream and its extractor
 #: (~0.3 s); tests/test_status.py checks it agrees with ``processors.dream._is_input``.
 DREAM_NOTE_SOURCE = "remember"
 
 
-def is_dream_input(ev: Any) -> bool:
+def is_dream_input(ev: Event) -> bool:
     """Whether Dream learns from this event (a message, or a note given with ``evlog remember``)."""
     return ev.type == "message.appended" or (ev.type == "history.appended" and
                                              getattr(ev, "source", None) == DREAM_NOTE_SOURCE)
 
 
-def _snapshot(ws: Workspace, **_: Any) -> Any:
-    from processors.runner import run_log_processor
-    from processors.snapshot import Snapshot
+def run(ctx: Context, name: str, *, llm: LLM | None = None, key: str | None = None,
+        retry_failed: bool = False) -> Report:
+    """Run the registered job ``name`` once over a writable workspace (``llm`` for one that needs a model).
 
-    return run_log_processor(ws, Snapshot())
-
-
-def _digest(ws: Workspace, **_: Any) -> Any:
-    from processors.digest import run_digest
-
-    return run_digest(ws)
-
-
-def _archive(ws: Workspace, **_: Any) -> Any:
-    from processors.archive import run_archive
-
-    return run_archive(ws)
-
-
-def _consolidate(ws: Workspace, *, llm: Any, key: str | None = None, **_: Any) -> Any:
-    from processors.consolidator import run_consolidate
-
-    return run_consolidate(ws, llm, key)
-
-
-def _autocompact(ws: Workspace, *, llm: Any, **_: Any) -> Any:
-    from processors.autocompact import run_autocompact
-
-    return run_autocompact(ws, llm, idle_minutes=ws.config.idle_minutes)
-
-
-def _dream(ws: Workspace, *, llm: Any, retry_failed: bool = False, **_: Any) -> Any:
-    from processors.dream import run_dream
-
-    return run_dream(ws, llm, retry_failed=retry_failed)
-
-
-def _recall(ws: Workspace, **_: Any) -> Any:
-    from projections.recall.workspace import update
-
-    report = RecallReport()
-    ix = update(ws.home, ws=ws)
-    try:
-        report.seq = ix.seq
-    finally:
-        ix.close()
-    return report
-
-
-@dataclass
-class RecallReport:
-    """What catching the recall index up did."""
-
-    processor: str = "recall"
-    seq: int = 0
-
-
-PROCESSORS: dict[str, Callable[..., Any]] = {
-    "snapshot": _snapshot,
-    "digest": _digest,
-    "archive": _archive,
-    "consolidate": _consolidate,
-    "autocompact": _autocompact,
-    "dream": _dream,
-    "recall": _recall,
-}
-
-
-def run(ws: Workspace, name: str, *, llm: Any = None, **options: Any) -> Any:
-    """Run one processor by name over a writable workspace (``llm`` for those that need one)."""
-    try:
-        fn = PROCESSORS[name]
-    except KeyError:
-        raise ConfigError(f"unknown processor {name!r}; choose one of {', '.join(PROCESSORS)}") from None
-    if llm is None and name in ("consolidate", "autocompact", "dream"):
+    A job that needs a model and gets none runs with ``processors.llm.make_llm()`` (the
+    best one available). Its report has ``failed`` and ``summary()`` (``registry.Report``).
+    """
+    job = registry.get(name)
+    if job.run is None:
+        raise ConfigError(f"{name!r} is supplied by the daemon's caller ('evlog daemon'); it cannot run on its own")
+    if llm is None and job.needs_model:
         from processors.llm import make_llm
 
         llm = make_llm()
-    return fn(ws, llm=llm, **options)
+    return job.run(ctx, RunOptions(llm=llm, key=key, retry_failed=retry_failed))
 
 
 @dataclass
@@ -137,12 +75,13 @@ class OffsetRow:
     behind: int = 0
 
 
-def offsets(ws: Workspace) -> list[OffsetRow]:
+def offsets(ws: Context) -> list[OffsetRow]:
     """Every processor's position, lag behind the log end and recorded losses (one row each)."""
     state = ws.offsets.s
     last = ws.log.last_seq
+    inputs = registry.log_inputs()
     rows = []
-    for name in sorted(set(state.processors) | set(LOG_INPUTS) | {"dream"}):
+    for name in sorted(set(state.processors) | set(inputs) | {"dream"}):
         p = state.processors.get(name)
         if name.startswith("sync.") and p is not None and not p.seq:  # refused sync rows (offset.reset, policy "rejected")
             rows.append(OffsetRow(name, 0, 0, "", p.resets, p.lost_bytes, p.lost_records,
@@ -151,8 +90,8 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
         seq = p.seq if p else 0
         if name == "dream":
             lag, detail = _dream_pending(ws)
-        elif name in LOG_INPUTS:
-            lag = sum(1 for e in ws.log.read(seq + 1) if e.type in LOG_INPUTS[name])
+        elif name in inputs:
+            lag = sum(1 for e in ws.log.read(seq + 1) if e.type in inputs[name])
             detail = f"{lag} input event(s) pending"
         else:
             lag, detail = last - seq, ""
@@ -165,7 +104,7 @@ def offsets(ws: Workspace) -> list[OffsetRow]:
 DREAM_SCAN_RECORDS = 100_000
 
 
-def _dream_pending(ws: Workspace) -> tuple[int, str]:
+def _dream_pending(ws: Context) -> tuple[int, str]:
     """Dream's inputs after its offset not yet claimed by a call (a bounded look), and its failed runs, in words."""
     with ws.lock:
         pos = ws.offsets.position("dream").seq

@@ -19,10 +19,10 @@ from eventlog.timeutil import epoch_of
 from processors.runner import RunReport
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 
-def run_archive(ws: Workspace, *, clock: Callable[[], float] = time.time) -> RunReport:
+def run_archive(ws: Context, *, clock: Callable[[], float] = time.time) -> RunReport:
     """Promote used short-term entries and drop stale ones (see the module docstring)."""
     report = RunReport("archive")
     with ws.lock:

@@ -22,7 +22,7 @@ from projections.dream_runs import Run
 from projections.history import HistoryEntry
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 EXCERPT = 160
 
@@ -113,7 +113,7 @@ def outcome_of(run: Run) -> str:
     return "interrupted" if run.status in ("claimed", "started") else run.status
 
 
-def dream_runs(ws: Workspace, n: int = 10) -> list[RunRow]:
+def dream_runs(ws: Context, n: int = 10) -> list[RunRow]:
     """The newest ``n`` Dream runs (all if 0), oldest first."""
     runs = ws.dream_runs.runs()
     runs = runs[-n:] if n else runs
@@ -130,7 +130,7 @@ def _excerpt(text: str) -> str:
     return flat if len(flat) <= EXCERPT else flat[: EXCERPT - 1] + "…"
 
 
-def why(ws: Workspace, query: str | None = None, *, fact_id: str | None = None,
+def why(ws: Context, query: str | None = None, *, fact_id: str | None = None,
         states: tuple[str, ...] = ("active",)) -> list[Explanation]:
     """Explain every fact matching ``query`` (case-insensitive substring) or ``fact_id`` (in any state)."""
     mem = ws.memory
@@ -183,7 +183,7 @@ def _entry(h: HistoryEntry) -> SourceEntry:
     return SourceEntry(cursor=h.cursor, source=h.source, session_key=h.session_key, excerpt=_excerpt(h.text))
 
 
-def _resolve_messages(ws: Workspace, entries: list[SourceEntry]) -> None:
+def _resolve_messages(ws: Context, entries: list[SourceEntry]) -> None:
     """Fill in each entry's source messages (one pass over the log for id-based ones)."""
     history = {e.cursor: e for e in ws.history.entries}
     wanted: dict[tuple[str, str], list[SourceEntry]] = {}

@@ -20,7 +20,7 @@ from processors.consolidator import ConsolidationResult, consolidate_session, is
 from processors.llm import LLM
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 MAX_PER_CYCLE = 3
 BASE_BACKOFF_MINUTES = 5.0
@@ -47,8 +47,17 @@ class AutoCompactReport:
     candidates: list[Candidate] = field(default_factory=list)
     ran: list[ConsolidationResult] = field(default_factory=list)
 
+    @property
+    def failed(self) -> bool:
+        """False: a failed consolidation is recorded and backed off, never a failure of the cycle."""
+        return False
 
-def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTES) -> list[Candidate]:
+    def summary(self) -> str:
+        """One line for the daemon's log."""
+        return f"{len(self.ran)} consolidation(s): " + ", ".join(f"{r.session_key} {r.status}" for r in self.ran)
+
+
+def rank(ws: Context, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTES) -> list[Candidate]:
     """Every session with something to consolidate, best first, with why it may not run."""
     streaks = ws.compaction.streaks
     out = []
@@ -72,7 +81,7 @@ def rank(ws: Workspace, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTE
     return out
 
 
-def run_autocompact(ws: Workspace, llm: LLM, *, clock: Callable[[], float] = time.time,
+def run_autocompact(ws: Context, llm: LLM, *, clock: Callable[[], float] = time.time,
                     idle_minutes: float = DEFAULT_IDLE_MINUTES) -> AutoCompactReport:
     """One AutoCompact cycle (see the module docstring)."""
     report = AutoCompactReport(candidates=rank(ws, now=clock(), idle_minutes=idle_minutes))

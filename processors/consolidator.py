@@ -8,15 +8,15 @@ are cut out (``processors.extract.text.without_injected``); the summary is
 recorded as a ``history.appended`` entry (with the session key and message ids) and the
 session's ``session.consolidated`` mark (up to which message), in one atomic batch. A
 failure is recorded as ``consolidation.failed`` (AutoCompact backs off on it). Only one
-consolidation per session runs at a time in a process (a per-session lock; a second caller
-skips); across processes, the check that nobody recorded the range meanwhile and the append
+consolidation per session runs at a time, across threads and processes: it holds the
+session's processor lock (``consolidate.<hash of the key>``; a second caller does not wait,
+it reports ``busy``), and the check that nobody recorded the range meanwhile and the append
 are one write turn of the log, so a range is recorded once. Rerunning with no new old
 messages does nothing.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,7 @@ from processors.llm import LLM, Prompt
 from projections.sessions import Message, parse_message_line
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 KEEP_RECENT = 8
 MESSAGE_CHARS = 300
@@ -36,8 +36,6 @@ MAX_OUTPUT_TOKENS = 600
 SYSTEM = """Summarise this part of a conversation between a user and an AI assistant in a few sentences.
 Keep what matters later: what the user wanted, decided or prefers, and what was done. No preamble."""
 
-_locks_guard = threading.Lock()
-_running: set[tuple[str, str]] = set()  # (workspace home, session key) being consolidated
 
 
 @dataclass
@@ -58,14 +56,30 @@ class ConsolidateReport:
     processor: str = "consolidate"
     results: list[ConsolidationResult] = field(default_factory=list)
 
+    @property
+    def failed(self) -> bool:
+        """False: a failed summary is recorded (``consolidation.failed``) and AutoCompact backs off on it."""
+        return False
 
-def is_consolidating(ws: Workspace, key: str) -> bool:
-    """True while another caller consolidates this session."""
-    with _locks_guard:
-        return (ws.home, key) in _running
+    def summary(self) -> str:
+        """One line for the daemon's log."""
+        return f"{len(self.results)} consolidation(s): " + ", ".join(f"{r.session_key} {r.status}" for r in self.results)
 
 
-def pending_messages(ws: Workspace, key: str) -> tuple[int, int]:
+def lock_name(key: str) -> str:
+    """The processor lock of one session's consolidation (a hash: a key may hold any character)."""
+    import xxhash
+
+    return f"consolidate.{xxhash.xxh3_64_hexdigest(key.encode())}"
+
+
+def is_consolidating(ws: Context, key: str) -> bool:
+    """True while a caller (this process or another) consolidates this session."""
+    with ws.try_processor_lock(lock_name(key)) as free:
+        return not free
+
+
+def pending_messages(ws: Context, key: str) -> tuple[int, int]:
     """(first, end): indexes of the messages that are old enough and not yet consolidated."""
     s = ws.sessions.index.get(key)
     if s is None:
@@ -73,20 +87,15 @@ def pending_messages(ws: Workspace, key: str) -> tuple[int, int]:
     return s.last_consolidated, max(s.count - KEEP_RECENT, s.last_consolidated)
 
 
-def consolidate_session(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
+def consolidate_session(ws: Context, llm: LLM, key: str) -> ConsolidationResult:
     """Consolidate one session (see the module docstring)."""
-    with _locks_guard:
-        if (ws.home, key) in _running:
+    with ws.try_processor_lock(lock_name(key)) as held:
+        if not held:
             return ConsolidationResult(key, "busy", reason="another consolidation of this session is running")
-        _running.add((ws.home, key))
-    try:
         return _consolidate(ws, llm, key)
-    finally:
-        with _locks_guard:
-            _running.discard((ws.home, key))
 
 
-def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
+def _consolidate(ws: Context, llm: LLM, key: str) -> ConsolidationResult:
     from processors.digest import cut_at_word
     from processors.extract.text import fact_key, without_injected
 
@@ -129,7 +138,7 @@ def _consolidate(ws: Workspace, llm: LLM, key: str) -> ConsolidationResult:
     return ConsolidationResult(key, "consolidated", len(msgs), end)
 
 
-def _from_log(ws: Workspace, key: str, created_seq: int, first: int, end: int) -> list[Message]:
+def _from_log(ws: Context, key: str, created_seq: int, first: int, end: int) -> list[Message]:
     """Messages ``first``..``end`` (by position in the session) read from the log itself."""
     out: list[Message] = []
     n = 0
@@ -144,7 +153,7 @@ def _from_log(ws: Workspace, key: str, created_seq: int, first: int, end: int) -
     return out
 
 
-def run_consolidate(ws: Workspace, llm: LLM, key: str | None = None) -> ConsolidateReport:
+def run_consolidate(ws: Context, llm: LLM, key: str | None = None) -> ConsolidateReport:
     """Consolidate one session, or every session with old unconsolidated messages."""
     report = ConsolidateReport()
     keys = [key] if key is not None else sorted(ws.sessions.index)

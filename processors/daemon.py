@@ -1,9 +1,11 @@
 """The daemon: run the processors on their schedules until told to stop.
 
-Jobs and their default intervals (``schedule`` in evlog.json, seconds): snapshot 300,
-digest 900, autocompact 300, dream 86400, archive 86400, recall 60 (keeps the search
-index caught up), watch 0 (off; ingests grown transcripts, ``eventlog.app.agents.watch``,
-passed in by the caller through ``jobs`` since it lives above the processors). A job
+The jobs, their order within a round and their default intervals come from the registry
+(``processors.registry``; ``schedule`` in evlog.json overrides, seconds): snapshot 300,
+digest 900, autocompact 300, dream 120 (memory within minutes), archive 86400, recall 60
+(keeps the search index caught up), watch 0 (off; ingests grown transcripts,
+``eventlog.app.agents.watch``, an ``external`` job passed in by the caller through
+``jobs`` since it lives above the processors), and any registered plugin job. A job
 missing from evlog.json runs at its default; 0 turns a job off. Every job is due at
 start, then again ``interval`` seconds after it last ran. Jobs run one at a time in the daemon's
 thread; each processor step is one atomic append, so stopping between jobs (SIGINT or
@@ -31,14 +33,16 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from eventlog.errors import ConfigError, LockedError
+from processors import registry
 from processors.llm import LLM
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 DAEMON_STATE = os.path.join("state", "daemon.json")
 LOG_FILE = os.path.join("logs", "daemon.log")
@@ -48,25 +52,21 @@ HEARTBEAT_SECONDS = 10.0
 #: A heartbeat older than this means the daemon is gone (it beats every HEARTBEAT_SECONDS, waits at most 5 s).
 STALE_AFTER_SECONDS = 6 * HEARTBEAT_SECONDS
 
-JOBS = ("snapshot", "digest", "autocompact", "dream", "archive", "recall", "watch")
-#: Jobs that live above the processors (the caller passes them to ``run_daemon``).
-EXTERNAL_JOBS = ("watch",)
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``JOBS`` (the daemon's jobs, in order) and ``EXTERNAL_JOBS`` (those the caller supplies), from the registry."""
+    if name == "JOBS":
+        return tuple(registry.daemon_jobs())
+    if name == "EXTERNAL_JOBS":
+        return tuple(registry.names(["external"]))
+    raise AttributeError(f"module 'processors.daemon' has no attribute {name!r}")
 
 
 def job_summary(name: str, result: object) -> str:
-    """One log line for a job's result."""
-    from processors.runner import RunReport
-
-    if isinstance(result, RunReport):
-        return (f"{name}: read {result.events_read}, wrote {result.entries_written}, "
-                f"duplicates {result.duplicates_skipped}, trimmed {result.bytes_trimmed} B"
-                + (f", resets {len(result.resets)}" if result.resets else ""))
-    runs = getattr(result, "runs", None)
-    if runs is not None:
-        return f"{name}: {len(runs)} run(s): " + ", ".join(f"{r.run_id} {r.outcome} +{len(r.facts)}" for r in runs)
-    ran = getattr(result, "ran", None)
-    if ran is not None:
-        return f"{name}: {len(ran)} consolidation(s): " + ", ".join(f"{r.session_key} {r.status}" for r in ran)
+    """One log line for a job's result (a registered job's report says it; the watch job returns a list)."""
+    if isinstance(result, registry.Report):
+        return f"{name}: {result.summary()}"
     if isinstance(result, list):  # the watch job: one result per transcript that changed
         events = sum(getattr(getattr(r, "file", None), "events", 0) for r in result)
         return f"{name}: {len(result)} file(s) read, {events} event(s) appended"
@@ -74,7 +74,7 @@ def job_summary(name: str, result: object) -> str:
 
 
 def run_daemon(
-    ws: Workspace,
+    ws: Context,
     llm: LLM,
     *,
     stop: threading.Event,
@@ -82,25 +82,28 @@ def run_daemon(
     schedule: dict[str, float] | None = None,
     clock: Callable[[], float] = time.monotonic,
     once: bool = False,
-    jobs: dict[str, Callable[[Workspace], object]] | None = None,
+    jobs: dict[str, Callable[[Context], object]] | None = None,
     heartbeat: Heartbeat | None = None,
+    wait: Callable[[float], object] | None = None,
 ) -> dict[str, int]:
     """Run due jobs until ``stop`` is set (or one round if ``once``); returns runs per job.
 
     ``jobs`` supplies the ``EXTERNAL_JOBS`` (name -> function of the workspace); a
     scheduled external job that was not supplied is left out, with a log line.
     ``heartbeat`` (optional) records the daemon and each job's runs in ``state/daemon.json``.
+    ``wait`` sleeps between rounds (default ``stop.wait``; a test passes one that moves its ``clock``).
     """
-    sched = dict(schedule or ws.config.schedule)
-    unknown = set(sched) - set(JOBS)
+    order = registry.daemon_jobs()
+    sched = dict(schedule) if schedule else {**registry.default_schedule(), **ws.config.schedule}
+    unknown = set(sched) - set(order)
     if unknown:
-        raise ConfigError(f"unknown job(s) in schedule: {', '.join(sorted(unknown))}; known: {', '.join(JOBS)}")
+        raise ConfigError(f"unknown job(s) in schedule: {', '.join(sorted(unknown))}; known: {', '.join(order)}")
     external = dict(jobs or {})
-    for job in EXTERNAL_JOBS:
+    for job in registry.names(["external"]):
         if sched.get(job, 0) > 0 and job not in external:
             log(f"{job}: scheduled but not available here; skipped")
             sched[job] = 0
-    next_at = {job: clock() for job in JOBS if sched.get(job, 0) > 0}
+    next_at = {job: clock() for job in order if sched.get(job, 0) > 0}
     counts = {job: 0 for job in next_at}
 
     def wall_of(t: float) -> float:  # a time of ``clock`` as wall-clock seconds
@@ -113,7 +116,8 @@ def run_daemon(
     log(f"daemon started on {ws.home} with {llm.name} ({llm.model}); jobs: "
         + ", ".join(f"{j} every {sched[j]:g}s" for j in next_at))
     try:
-        _loop(ws, llm, stop, log, sched, next_at, counts, clock, once, external, heartbeat, wall_of)
+        _loop(ws, llm, stop, log, _Round(sched, next_at, counts, order, wait or stop.wait), clock, once, external,
+              heartbeat, wall_of)
     finally:
         if heartbeat is not None:
             heartbeat.stopped()
@@ -121,7 +125,7 @@ def run_daemon(
     return counts
 
 
-def _run_job(ws: Workspace, job: str, external: dict[str, Callable[[Workspace], object]], llm: LLM,
+def _run_job(ws: Context, job: str, external: dict[str, Callable[[Context], object]], llm: LLM,
              log: Callable[[str], None]) -> str:
     """Run one job; returns '' or the error it failed with (logged; it never stops the daemon)."""
     import processors
@@ -137,12 +141,23 @@ def _run_job(ws: Workspace, job: str, external: dict[str, Callable[[Workspace], 
     return ""
 
 
-def _loop(ws: Workspace, llm: LLM, stop: threading.Event, log: Callable[[str], None], sched: dict[str, float],
-          next_at: dict[str, float], counts: dict[str, int], clock: Callable[[], float], once: bool,
-          external: dict[str, Callable[[Workspace], object]], heartbeat: Heartbeat | None,
-          wall_of: Callable[[float], float]) -> None:
+@dataclass
+class _Round:
+    """The daemon's schedule: intervals, when each job is due next, runs so far, the jobs' order."""
+
+    sched: dict[str, float]
+    next_at: dict[str, float]
+    counts: dict[str, int]
+    order: list[str]
+    wait: Callable[[float], object]
+
+
+def _loop(ws: Context, llm: LLM, stop: threading.Event, log: Callable[[str], None], plan: _Round,
+          clock: Callable[[], float], once: bool, external: dict[str, Callable[[Context], object]],
+          heartbeat: Heartbeat | None, wall_of: Callable[[float], float]) -> None:
+    sched, next_at, counts = plan.sched, plan.next_at, plan.counts
     while not stop.is_set():
-        for job in sorted(next_at, key=lambda j: (next_at[j], JOBS.index(j))):
+        for job in sorted(next_at, key=lambda j: (next_at[j], plan.order.index(j))):
             if stop.is_set() or next_at[job] > clock():
                 continue
             if heartbeat is not None:
@@ -156,7 +171,7 @@ def _loop(ws: Workspace, llm: LLM, stop: threading.Event, log: Callable[[str], N
             break
         ws.flush()
         wake = min(next_at.values(), default=clock() + 60) - clock()
-        stop.wait(max(0.05, min(wake, 5.0)))
+        plan.wait(max(0.05, min(wake, 5.0)))
 
 
 # --- what the daemon leaves for `evlog status`: state/daemon.json and logs/daemon.log ---------------

@@ -25,7 +25,7 @@ from eventlog.events import DiaryAppended, Event, StmAdded
 from processors.runner import Processor, RunReport
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 STM_CHARS = 4000
 
@@ -73,7 +73,7 @@ class Digest(Processor):
     consumes = frozenset({"diary.appended"})
     reset_policy = "earliest"  # safe: every entry carries a dedup key
 
-    def begin(self, ws: Workspace, report: RunReport) -> None:
+    def begin(self, ws: Context, report: RunReport) -> None:
         self.limit = ws.config.digest_batch_bytes
         self.open: dict[str, _Batch] = {}
 
@@ -96,7 +96,7 @@ class Digest(Processor):
             batch.message_seqs.append(ev.source_seq)
         return out
 
-    def first_seq(self, ws: Workspace) -> int:
+    def first_seq(self, ws: Context) -> int:
         # a log from before the digest followed events: it had read every diary line appended before its last run
         return max(ws.log.log_start, ws.offsets.s.last_digested_seq + 1)
 
@@ -113,7 +113,7 @@ class Digest(Processor):
                         dedup=f"digest:{entry_id}")
 
 
-def run_digest(ws: Workspace) -> RunReport:
+def run_digest(ws: Context) -> RunReport:
     """Digest every diary line appended since the last run."""
     from processors.runner import run_log_processor
 

@@ -19,9 +19,11 @@ JSON (``processors.extract.llm.SYSTEM``); the offline extractor answers the same
 exist and are not pinned, text non-empty and whole, scope legal, sources among the
 batch's messages, at most 3 deletes) and recorded alike.
 
-**The guard.** Before a call, Dream appends in one atomic batch: ``cursor.advanced``
-(the entries it claims), ``dream.started`` (model, prompt hash) and ``offset.committed``
-(as far as every earlier entry is claimed). So no entry is fed twice by accident, and a
+**The guard.** Dream runs on the shared model-follower loop (``DreamFollower`` on
+``processors.runner.run_model_follower``: plan -> claim -> call -> record). Before a call,
+Dream appends in one atomic batch: ``cursor.advanced``
+(the entries it claims), ``offset.committed`` (as far as every earlier entry is claimed)
+and ``dream.started`` (model, prompt hash). So no entry is fed twice by accident, and a
 crash during the call leaves a started run that ``evlog audit`` lists as interrupted and
 ``run dream --retry-failed`` re-runs. An answer with no valid operation and reasons to
 refuse some is retried once with the reasons attached (a model only; the rules would
@@ -37,7 +39,9 @@ when a MEMORY.md would exceed its budget (``memory_max_lines``, ``memory_max_byt
 Because every answer and every fact is an event, replay rebuilds MEMORY.md without a
 model, and ``evlog audit why`` shows each fact's messages and supersede chain.
 
-One ``run_dream`` drains everything pending in as many calls as it takes.
+One ``run_dream`` drains everything pending in as many calls as it takes, except that a
+model which costs tokens stops for the UTC day once Dream spent ``dream_daily_token_budget``
+(evlog.json; 0: no daily limit): the entries stay unclaimed and the report says why.
 """
 
 from __future__ import annotations
@@ -64,17 +68,18 @@ from eventlog.events import (
     OffsetCommitted,
 )
 from eventlog.segments import segment_name
-from eventlog.timeutil import source_time
-from processors.extract.budget import apply_budget
+from eventlog.timeutil import now_iso, source_time
+from processors import memory_budget
 from processors.extract.llm import SYSTEM, parse_ops, relevant_facts, render_batches, render_entries
 from processors.extract.model import Entry, ExistingFact, FactOp
 from processors.extract.text import fact_key
 from processors.llm import LLM, Completion, Prompt, estimate_tokens
-from processors.runner import IDLE_COMMIT_RECORDS, validate_offset
-from projections.memory import HEADER, Fact, fact_line
+from processors.memory_budget import existing_of
+from processors.runner import IDLE_COMMIT_RECORDS, Claim, ModelFollower, run_model_follower, validate_offset
+from projections.memory import Fact
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 NAME = "dream"
 MAX_OUTPUT_TOKENS = 2048
@@ -119,11 +124,17 @@ class DreamReport:
     model: str = ""
     runs: list[DreamRun] = field(default_factory=list)
     pending_after: int = 0
+    stopped: str = ""  # why it stopped with inputs pending (the daily token budget), else ""
 
     @property
     def failed(self) -> bool:
         """True when a call of this run failed (the command exits 1)."""
         return any(r.outcome == "failed" for r in self.runs)
+
+    def summary(self) -> str:
+        """One line for the daemon's log."""
+        return (f"{len(self.runs)} run(s): " + ", ".join(f"{r.run_id} {r.outcome} +{len(r.facts)}" for r in self.runs)
+                + (f"; stopped: {self.stopped}" if self.stopped else ""))
 
 
 # --- entries ----------------------------------------------------------------------------------
@@ -154,55 +165,140 @@ def _is_input(ev: Event) -> bool:
     return isinstance(ev, MessageAppended) or (isinstance(ev, HistoryAppended) and ev.source in NOTE_SOURCES)
 
 
-def existing_facts(ws: Workspace, project: str) -> list[ExistingFact]:
+def existing_facts(ws: Context, project: str) -> list[ExistingFact]:
     """The facts an extractor may see and change for ``project``: the global file's and the project's, active."""
     mem = ws.memory
     facts = mem.facts("") + (mem.facts(project) if project else [])
     return [existing_of(f) for f in facts]
 
 
-def existing_of(f: Fact) -> ExistingFact:
-    """A projection fact as the extractor's ``ExistingFact``."""
-    return ExistingFact(fact_id=f.fact_id, text=f.text, subject=f.subject or ("project" if f.project else "user"),
-                        scope="project" if f.scope == "project" else "global", project=f.project, section=f.section,
-                        when=f.when, sources=list(f.source_refs), state=f.state, pinned=f.pinned)
-
-
 # --- the follower ----------------------------------------------------------------------------
 
 
-def run_dream(ws: Workspace, llm: LLM, *, retry_failed: bool = False, max_calls: int | None = None) -> DreamReport:
+def run_dream(ws: Context, llm: LLM, *, retry_failed: bool = False, max_calls: int | None = None) -> DreamReport:
     """Learn from everything pending (or re-run failed calls); see the module docstring."""
     report = DreamReport(llm=llm.name, model=llm.model)
-    with ws.processor_lock(NAME):
-        if ws.writable:
-            ws.flush()  # a hand edit of MEMORY.md becomes events before Dream reads the facts
-        if retry_failed:
-            for old in [r for r in ws.dream_runs.runs() if r.failed]:
-                entries = _entries_at(ws, old.input_cursors)
-                if entries:
-                    report.runs.append(_call(ws, llm, entries, old.project, claim=None, retry_of=old.run_id))
-            return report
-        calls = 0
-        while max_calls is None or calls < max_calls:
-            planned = _plan(ws, llm)
-            if planned is None:
-                break
-            entries, project, claim = planned
-            if not entries:
-                with ws.lock:
-                    ws.append(claim)  # only the offset moves: nothing here is Dream's input
-                break
-            report.runs.append(_call(ws, llm, entries, project, claim=claim))
-            calls += 1
+    follower = DreamFollower(llm, retry_failed=retry_failed)
+    report.runs = run_model_follower(ws, follower, max_calls=max_calls)
+    report.stopped = follower.stopped
+    if not retry_failed:
         report.pending_after = _pending(ws)
     return report
 
 
-def _plan(ws: Workspace, llm: LLM) -> tuple[list[Entry], str, list[Event]] | None:
+#: Extractors that spend no tokens (the daily budget does not apply to them).
+FREE_MODELS = ("offline", "replay")
+
+
+def tokens_spent(runs: list[Any], day: str) -> int:
+    """Tokens (prompt + answer) of the runs started on ``day`` (``YYYY-MM-DD``, UTC)."""
+    return sum(r.input_tokens + r.output_tokens for r in runs if r.started_at[:10] == day)
+
+
+@dataclass
+class _Unit:
+    """One planned call: its entries (one project), the prompt, the facts it shows, the run it records."""
+
+    entries: list[Entry]
+    project: str
+    prompt: Prompt
+    shown: list[ExistingFact]
+    run: DreamRun
+
+
+@dataclass
+class _Outcome:
+    """What the call(s) brought back: the last answer, its valid operations, the reasons to refuse, or an error."""
+
+    last: Completion | None
+    ops: list[FactOp]
+    reasons: list[str]
+    error: LLMError | None = None
+
+
+class DreamFollower(ModelFollower[_Unit, _Outcome, DreamRun]):
+    """Dream on the shared model-follower loop (``processors.runner.run_model_follower``).
+
+    ``plan`` claims the next batch (``cursor.advanced``, ``offset.committed``) and starts its
+    run (``dream.started``) in one append; ``call`` asks the model (a second time with the
+    reasons, see the module docstring); ``record`` appends ``dream.completed`` with the fact
+    events, or ``dream.failed``. With ``retry_failed`` it plans the failed runs again instead.
+    """
+
+    name = NAME
+
+    def __init__(self, llm: LLM, *, retry_failed: bool = False, today: str | None = None) -> None:
+        self.llm = llm
+        self.retry_failed = retry_failed
+        self.retries: list[Any] = []
+        self.today = today or now_iso()[:10]
+        self.stopped = ""
+
+    def begin(self, ctx: Context) -> None:
+        if ctx.writable:
+            ctx.flush()  # a hand edit of MEMORY.md becomes events before Dream reads the facts
+        if self.retry_failed:
+            self.retries = [r for r in ctx.dream_runs.runs() if r.failed]
+
+    def plan(self, ctx: Context) -> Claim[_Unit] | None:
+        if self.retry_failed:
+            while self.retries and not self._over_daily_budget(ctx):
+                old = self.retries.pop(0)
+                entries = _entries_at(ctx, old.input_cursors)
+                if entries:
+                    return self._start(ctx, entries, old.project, [], retry_of=old.run_id)
+            return None
+        planned = _plan(ctx, self.llm)
+        if planned is None:
+            return None
+        entries, project, claim = planned
+        if not entries:
+            return Claim(claim, None)  # only the offset moves: nothing here is Dream's input
+        if self._over_daily_budget(ctx):
+            return None  # nothing claimed: the entries wait for tomorrow
+        return self._start(ctx, entries, project, claim, retry_of="")
+
+    def _over_daily_budget(self, ctx: Context) -> bool:
+        """A model that costs tokens stops for the day once Dream spent ``dream_daily_token_budget`` of them."""
+        limit = ctx.config.dream_daily_token_budget
+        if not limit or self.llm.name in FREE_MODELS:
+            return False
+        spent = tokens_spent(ctx.dream_runs.runs(), self.today)
+        if spent < limit:
+            return False
+        self.stopped = (f"the daily token budget is spent ({spent} of {limit} tokens on {self.today}); "
+                        "the rest waits for tomorrow (dream_daily_token_budget in evlog.json)")
+        return True
+
+    def _start(self, ctx: Context, entries: list[Entry], project: str, claim: list[Event], *,
+               retry_of: str) -> Claim[_Unit]:
+        llm = self.llm
+        prompt, shown = build_prompt(ctx, llm, entries, project)
+        run_id = next((e.run_id for e in claim if isinstance(e, CursorAdvanced)), f"dream-{ctx.log.last_seq + 1}")
+        started = DreamStarted(run_id=run_id, llm=llm.name, model=llm.model, prompt_hash=prompt.hash(),
+                               input_cursors=[e.seq for e in entries], project=project,
+                               token_budget=ctx.config.dream_token_budget, retry_of=retry_of)
+        run = DreamRun(run_id, "failed", [e.seq for e in entries], project, retry_of=retry_of)
+        return Claim([*claim, started], _Unit(entries, project, prompt, shown, run))
+
+    def call(self, ctx: Context, work: _Unit) -> _Outcome:
+        return _ask(ctx, self.llm, work)
+
+    def record(self, ctx: Context, work: _Unit, outcome: _Outcome) -> tuple[list[Event], DreamRun]:
+        run, last, prompt_hash = work.run, outcome.last, work.prompt.hash()
+        if outcome.error is not None:
+            why = f"model call failed: {outcome.error}"
+            return _failure_events(run, prompt_hash, last, outcome.reasons, why, getattr(outcome.error, "kind", "other"))
+        if last is None or (not outcome.ops and outcome.reasons and not _empty_answer(last.text)):
+            why = "no usable operation in the answer" if last is not None else "no answer"
+            return _failure_events(run, prompt_hash, last, outcome.reasons, why, "invalid_output")
+        return _record_events(ctx, run, work.entries, prompt_hash, last, outcome.ops, outcome.reasons)
+
+
+def _plan(ws: Context, llm: LLM) -> tuple[list[Entry], str, list[Event]] | None:
     """The next call: its entries (one project, oldest first), project, and the claim to append; None when done."""
     with ws.lock:
-        ws.projections  # noqa: B018 - catch up with every writer
+        ws.catch_up()  # what every writer appended
         runs = ws.dream_runs
         first = max(ws.log.log_start, runs.s.cursor + 1 if not ws.offsets.position(NAME).seq else 0)
         next_seq, reset = validate_offset(ws, NAME, "earliest", first)
@@ -251,7 +347,7 @@ def _offset(rec: Any) -> OffsetCommitted:
                            fingerprint=rec.fingerprint)
 
 
-def _pending(ws: Workspace) -> int:
+def _pending(ws: Context) -> int:
     """Inputs after Dream's offset that no call claimed yet (bounded look: ``SCAN_RECORDS``)."""
     with ws.lock:
         pos = ws.offsets.position(NAME).seq
@@ -260,7 +356,7 @@ def _pending(ws: Workspace) -> int:
                    if _is_input(rec.event) and rec.seq not in claimed)
 
 
-def _entries_at(ws: Workspace, seqs: list[int]) -> list[Entry]:
+def _entries_at(ws: Context, seqs: list[int]) -> list[Entry]:
     """The entries of a failed run, read again from the log (history cursors of old runs included)."""
     project_of = {k: s.project for k, s in ws.sessions.index.items()}
     out = []
@@ -281,7 +377,7 @@ def _entries_at(ws: Workspace, seqs: list[int]) -> list[Entry]:
 # --- one call ----------------------------------------------------------------------------------
 
 
-def build_prompt(ws: Workspace, llm: LLM, entries: list[Entry], project: str,
+def build_prompt(ws: Context, llm: LLM, entries: list[Entry], project: str,
                  previous: tuple[str, list[str]] | None = None) -> tuple[Prompt, list[ExistingFact]]:
     """The prompt of one call and the facts it shows (all of them to the offline extractor)."""
     every = existing_facts(ws, project)
@@ -294,45 +390,33 @@ def build_prompt(ws: Workspace, llm: LLM, entries: list[Entry], project: str,
     return Prompt(purpose="facts", system=SYSTEM, user=user, max_tokens=MAX_OUTPUT_TOKENS, inputs=inputs), shown
 
 
-def _call(ws: Workspace, llm: LLM, entries: list[Entry], project: str, *, claim: list[Event] | None,
-          retry_of: str = "") -> DreamRun:
-    with ws.lock:
-        prompt, shown = build_prompt(ws, llm, entries, project)
-        run_id = next((e.run_id for e in claim or [] if isinstance(e, CursorAdvanced)), f"dream-{ws.log.last_seq + 1}")
-        started = DreamStarted(run_id=run_id, llm=llm.name, model=llm.model, prompt_hash=prompt.hash(),
-                               input_cursors=[e.seq for e in entries], project=project,
-                               token_budget=ws.config.dream_token_budget, retry_of=retry_of)
-        ws.append([*(claim or []), started])
-    run = DreamRun(run_id, "failed", [e.seq for e in entries], project, retry_of=retry_of)
+def _ask(ws: Context, llm: LLM, unit: _Unit) -> _Outcome:
+    """The call (and the one retry with the reasons a model's answer was refused)."""
+    run, entries, project = unit.run, unit.entries, unit.project
     ids = {f.fact_id for f in existing_facts(ws, project)}
-    pinned = {f.fact_id for f in shown if f.pinned}
-    reasons: list[str] = []
-    last: Completion | None = None
-    ops: list[FactOp] = []
-    current = prompt
+    pinned = {f.fact_id for f in unit.shown if f.pinned}
+    outcome = _Outcome(None, [], [])
+    current = unit.prompt
     try:
         for attempt in (1, 2):
             if estimate_tokens(current.system) + estimate_tokens(current.user) + current.max_tokens > ws.config.dream_token_budget \
                     and attempt == 2:
-                reasons.append("retry skipped: it would exceed the token budget")
+                outcome.reasons.append("retry skipped: it would exceed the token budget")
                 break
-            last = llm.complete(current)
+            last = outcome.last = llm.complete(current)
             run.attempts = attempt
             run.input_tokens += last.input_tokens
             run.output_tokens += last.output_tokens
             ops, refused = parse_ops(last.text, ids, entries=entries, pinned=pinned)
-            ops, refused = _guard_deletes(ops, refused, len(ids))
+            outcome.ops, refused = _guard_deletes(ops, refused, len(ids))
             if refused:
-                reasons.extend(f"attempt {attempt}: {r}" for r in refused)
-            if ops or not refused or llm.name == "offline":
+                outcome.reasons.extend(f"attempt {attempt}: {r}" for r in refused)
+            if outcome.ops or not refused or llm.name == "offline":
                 break  # usable (or empty on purpose); the rules would answer a retry the same way
             current, _shown = build_prompt(ws, llm, entries, project, previous=(last.text, refused))
     except LLMError as e:
-        return _record_failure(ws, run, prompt.hash(), last, reasons, f"model call failed: {e}", getattr(e, "kind", "other"))
-    if last is None or (not ops and reasons and not _empty_answer(last.text)):
-        why = "no usable operation in the answer" if last is not None else "no answer"
-        return _record_failure(ws, run, prompt.hash(), last, reasons, why, "invalid_output")
-    return _record(ws, run, entries, prompt.hash(), last, ops, reasons)
+        outcome.error = e
+    return outcome
 
 
 def _guard_deletes(ops: list[FactOp], refused: list[str], known: int) -> tuple[list[FactOp], list[str]]:
@@ -349,37 +433,34 @@ def _empty_answer(text: str) -> bool:
     return not ops and not refused
 
 
-def _record(ws: Workspace, run: DreamRun, entries: list[Entry], prompt_hash: str, out: Completion,
-            ops: list[FactOp], reasons: list[str]) -> DreamRun:
-    with ws.lock:
-        events = fact_events(ws, run.run_id, ops, entries)
-        for ev in events:
-            if isinstance(ev, MemoryAppended):
-                run.facts.append(ev.fact_id)
-            elif isinstance(ev, MemorySuperseded):
-                run.superseded.append(ev.fact_id)
-            elif isinstance(ev, MemoryForgotten):
-                run.forgotten.append(ev.fact_id)
-        events += budget_events(ws, events)
-        run.archived = [e.fact_id for e in events if isinstance(e, MemoryArchived)]
-        changed = [e for e in events if not isinstance(e, MemoryArchived)]
-        run.outcome = "noop" if not changed else "partial" if reasons else "valid"
-        done = DreamCompleted(run_id=run.run_id, outcome=run.outcome, attempts=run.attempts, model=out.model,
-                              prompt_hash=prompt_hash, raw_output=out.text, validation=reasons,
-                              fallback_used=bool(reasons) and bool(changed), input_tokens=run.input_tokens,
-                              output_tokens=run.output_tokens, fact_ids=run.facts)
-        ws.append([done, *events])
-    return run
+def _record_events(ws: Context, run: DreamRun, entries: list[Entry], prompt_hash: str, out: Completion,
+                   ops: list[FactOp], reasons: list[str]) -> tuple[list[Event], DreamRun]:
+    """``dream.completed`` and the fact events of a usable answer (the caller holds the lock and appends them)."""
+    events = fact_events(ws, run.run_id, ops, entries)
+    for ev in events:
+        if isinstance(ev, MemoryAppended):
+            run.facts.append(ev.fact_id)
+        elif isinstance(ev, MemorySuperseded):
+            run.superseded.append(ev.fact_id)
+        elif isinstance(ev, MemoryForgotten):
+            run.forgotten.append(ev.fact_id)
+    events += budget_events(ws, events)
+    run.archived = [e.fact_id for e in events if isinstance(e, MemoryArchived)]
+    changed = [e for e in events if not isinstance(e, MemoryArchived)]
+    run.outcome = "noop" if not changed else "partial" if reasons else "valid"
+    done = DreamCompleted(run_id=run.run_id, outcome=run.outcome, attempts=run.attempts, model=out.model,
+                          prompt_hash=prompt_hash, raw_output=out.text, validation=reasons,
+                          fallback_used=bool(reasons) and bool(changed), input_tokens=run.input_tokens,
+                          output_tokens=run.output_tokens, fact_ids=run.facts)
+    return [done, *events], run
 
 
-def _record_failure(ws: Workspace, run: DreamRun, prompt_hash: str, out: Completion | None, reasons: list[str],
-                    why: str, kind: str) -> DreamRun:
+def _failure_events(run: DreamRun, prompt_hash: str, out: Completion | None, reasons: list[str],
+                    why: str, kind: str) -> tuple[list[Event], DreamRun]:
     run.outcome, run.reason = "failed", why
-    with ws.lock:
-        ws.append([DreamFailed(run_id=run.run_id, reason=why, attempts=run.attempts, model=out.model if out else "",
-                               prompt_hash=prompt_hash, raw_output=out.text if out else "", validation=reasons,
-                               error_kind=kind, input_tokens=run.input_tokens, output_tokens=run.output_tokens)])
-    return run
+    return [DreamFailed(run_id=run.run_id, reason=why, attempts=run.attempts, model=out.model if out else "",
+                        prompt_hash=prompt_hash, raw_output=out.text if out else "", validation=reasons,
+                        error_kind=kind, input_tokens=run.input_tokens, output_tokens=run.output_tokens)], run
 
 
 # --- operations -> events ----------------------------------------------------------------------
@@ -392,7 +473,7 @@ def new_fact_id(op: FactOp, project: str) -> str:
     return "fact-" + xxhash.xxh3_64_hexdigest(f"{op.scope}\0{project}\0{key}\0{first}".encode())[:12]
 
 
-def fact_events(ws: Workspace, run_id: str, ops: list[FactOp], entries: list[Entry]) -> list[Event]:
+def fact_events(ws: Context, run_id: str, ops: list[FactOp], entries: list[Entry]) -> list[Event]:
     """The fact events of validated operations (see the module docstring)."""
     mem = ws.memory
     by_ref = {e.ref: e for e in entries}
@@ -442,35 +523,15 @@ def _blocked(op: FactOp, forgotten: list[Fact]) -> bool:
     return bool(srcs) and any(srcs & set(f.source_refs) for f in forgotten)
 
 
-def budget_events(ws: Workspace, pending: list[Event]) -> list[Event]:
-    """``memory.archived`` for the facts that must leave a MEMORY.md to keep it within its budget.
-
-    ``pending`` are fact events about to be appended with them (their effect is counted).
-    """
-    mem = ws.memory
-    cfg = ws.config
-    added = [e for e in pending if isinstance(e, MemoryAppended)]
-    leaving = {e.fact_id for e in pending if isinstance(e, MemorySuperseded | MemoryForgotten)}
-    targets = {f.target for f in mem.all_facts("active")} | {(e.project if e.scope == "project" else "") for e in added}
-    out: list[Event] = []
-    for target in sorted(targets):
-        facts = [existing_of(f) for f in mem.facts(target) if f.fact_id not in leaving]
-        facts += [ExistingFact(fact_id=e.fact_id, text=e.text, subject=e.subject, scope=e.scope, project=e.project,
-                               section=e.section, when=e.when or e.ts, sources=list(e.source_refs), pinned=e.pinned)
-                  for e in added if (e.project if e.scope == "project" else "") == target]
-        cited = {f.fact_id: len(f.sources) for f in facts}
-        recalled = {f.fact_id: mem.get(f.fact_id).recalled if mem.get(f.fact_id) else 0 for f in facts}  # type: ignore[union-attr]
-        _kept, archived = apply_budget(facts, max_lines=cfg.memory_max_lines, max_bytes=cfg.memory_max_bytes,
-                                       cited=cited, recalled=recalled, header=HEADER, line=lambda f: fact_line(f.text))
-        out += [MemoryArchived(fact_id=f.fact_id, reason=f"over the budget of {cfg.memory_max_lines} lines / "
-                               f"{cfg.memory_max_bytes} bytes") for f in archived]
-    return out
+def budget_events(ctx: Context, pending: list[Event]) -> list[Event]:
+    """``memory.archived`` for the facts that must leave a MEMORY.md (``processors.memory_budget``)."""
+    return memory_budget.budget_events(ctx.memory, ctx.config, pending)
 
 
 # --- notes -------------------------------------------------------------------------------------
 
 
-def remember(ws: Workspace, text: str, *, project: str = "", by: str = "user") -> int:
+def remember(ws: Context, text: str, *, project: str = "", by: str = "user") -> int:
     """Add a note for Dream to learn from (``evlog remember``; ``by="agent"`` for MCP); returns its seq.
 
     Idempotent: remembering the same text for the same project again returns the first
@@ -499,7 +560,7 @@ def remember(ws: Workspace, text: str, *, project: str = "", by: str = "user") -
                                       dedup=f"note:{key}")])[0]
 
 
-def replay_llm(ws: Workspace) -> LLM:
+def replay_llm(ws: Context) -> LLM:
     """A model that answers with the outputs recorded in this log, found by prompt hash."""
     from processors.llm import ReplayLLM
 

@@ -25,14 +25,14 @@ import os
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from eventlog.errors import OffsetInvalidError
 from eventlog.events import Event, OffsetCommitted, OffsetReset
 from eventlog.segments import segment_name
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 STEP_RECORDS = 5_000  # records read per atomic step
 IDLE_COMMIT_RECORDS = 50_000  # commit even without outputs when this many records were skipped
@@ -54,6 +54,16 @@ class RunReport:
     resets: list[str] = field(default_factory=list)
     outputs: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def failed(self) -> bool:
+        """Never: a step that cannot be done raises, and nothing of it is written."""
+        return False
+
+    def summary(self) -> str:
+        """One line for the daemon's log."""
+        return (f"read {self.events_read}, wrote {self.entries_written}, duplicates {self.duplicates_skipped}, "
+                f"trimmed {self.bytes_trimmed} B" + (f", resets {len(self.resets)}" if self.resets else ""))
+
     def count(self, events: list[Event]) -> None:
         """Add a step's outputs to the per-type counts."""
         c = Counter(e.type for e in events)
@@ -68,10 +78,10 @@ class Processor(ABC):
     consumes: ClassVar[frozenset[str]]
     reset_policy: ClassVar[str] = "earliest"
 
-    def begin(self, ws: Workspace, report: RunReport) -> None:  # noqa: B027 - optional hook
+    def begin(self, ws: Context, report: RunReport) -> None:  # noqa: B027 - optional hook
         """Called once per run before the first step."""
 
-    def first_seq(self, ws: Workspace) -> int:
+    def first_seq(self, ws: Context) -> int:
         """Where a processor that never committed an offset starts (the log's start; older logs may know better)."""
         return ws.log.log_start
 
@@ -84,7 +94,7 @@ class Processor(ABC):
         return []
 
 
-def validate_offset(ws: Workspace, processor: str, policy: str, first: int | None = None) -> tuple[int, OffsetReset | None]:
+def validate_offset(ws: Context, processor: str, policy: str, first: int | None = None) -> tuple[int, OffsetReset | None]:
     """The seq to read from next, and the reset to record if the committed offset did not hold."""
     pos = ws.offsets.position(processor)
     log = ws.log
@@ -137,17 +147,17 @@ def _offset_problem(log_dir: str, segment: str, position: int, seq: int, fingerp
     return None
 
 
-def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STEP_RECORDS) -> RunReport:
+def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_RECORDS) -> RunReport:
     """Run ``proc`` over the records after its offset, up to the log's end at start.
 
-    One instance of a processor runs at a time across processes (``Workspace.processor_lock``);
+    One instance of a processor runs at a time across processes (``Context.processor_lock``);
     the workspace's own lock is held for one step at a time, so the projection files keep
     being flushed and other threads keep appending while a long run goes on.
     """
     report = RunReport(proc.name)
     with ws.processor_lock(proc.name):
         with ws.lock:
-            ws.projections  # noqa: B018 - catch up with what every writer appended
+            ws.catch_up()  # catch up with what every writer appended
             before = ws.offsets.position(proc.name).seq
             report.offset_before = before
             next_seq, reset = validate_offset(ws, proc.name, proc.reset_policy, proc.first_seq(ws))
@@ -189,3 +199,72 @@ def run_log_processor(ws: Workspace, proc: Processor, *, step_records: int = STE
                 ws.append(pending)
             report.offset_after = ws.offsets.position(proc.name).seq
     return report
+
+
+# --- followers that call a model: plan -> claim (with the offset) -> call -> record ------------------
+
+W = TypeVar("W")  # one planned unit of work
+Out = TypeVar("Out")  # what the call brought back
+R = TypeVar("R")  # what one unit reports
+
+
+@dataclass
+class Claim(Generic[W]):
+    """One planned unit: the events that claim it (appended, with the offset, before the call) and the work.
+
+    ``work`` None: nothing here is input, only the offset moves (the run ends after appending it).
+    """
+
+    events: list[Event]
+    work: W | None
+
+
+class ModelFollower(ABC, Generic[W, Out, R]):
+    """A follower whose step calls a model, run by ``run_model_follower`` in four phases.
+
+    ``plan`` (under the context's lock, from the validated offset) picks the next unit and
+    the events that claim it; the runner appends them in one batch *before* the call, so a
+    crash during the call leaves a claimed, started unit (never one fed twice by accident);
+    ``call`` runs outside the lock (a model call may take minutes); ``record`` (under the
+    lock again) turns the outcome into the events the runner appends in one batch.
+    """
+
+    name: ClassVar[str]
+
+    def begin(self, ctx: Context) -> None:  # noqa: B027 - optional hook
+        """Called once per run, holding the processor lock, before the first plan."""
+
+    @abstractmethod
+    def plan(self, ctx: Context) -> Claim[W] | None:
+        """The next unit to work on, or None when nothing is pending."""
+
+    @abstractmethod
+    def call(self, ctx: Context, work: W) -> Out:
+        """Do the unit's model call(s)."""
+
+    @abstractmethod
+    def record(self, ctx: Context, work: W, outcome: Out) -> tuple[list[Event], R]:
+        """The events recording the outcome (one atomic append) and what the unit reports."""
+
+
+def run_model_follower(ctx: Context, follower: ModelFollower[W, Out, R], *, max_calls: int | None = None) -> list[R]:
+    """Run ``follower`` until nothing is pending (or ``max_calls`` units); one report per unit."""
+    done: list[R] = []
+    with ctx.processor_lock(follower.name):
+        follower.begin(ctx)
+        while max_calls is None or len(done) < max_calls:
+            with ctx.lock:
+                claim = follower.plan(ctx)
+                if claim is None:
+                    break
+                if claim.events:
+                    ctx.append(claim.events)
+            if claim.work is None:
+                break
+            outcome = follower.call(ctx, claim.work)
+            with ctx.lock:
+                events, result = follower.record(ctx, claim.work, outcome)
+                if events:
+                    ctx.append(events)
+            done.append(result)
+    return done

@@ -35,7 +35,7 @@ from eventlog.timeutil import source_time
 from processors.runner import Processor, RunReport
 
 if TYPE_CHECKING:
-    from eventlog.app.workspace import Workspace
+    from processors.context import Context
 
 LINE_CHARS = 2000
 
@@ -94,7 +94,7 @@ class Snapshot(Processor):
     consumes = frozenset({"message.appended"})
     reset_policy = "earliest"  # safe: every line is deduplicated
 
-    def begin(self, ws: Workspace, report: RunReport) -> None:
+    def begin(self, ws: Context, report: RunReport) -> None:
         self.ws = ws
         self.report = report
         self.budget = ws.config.diary_budget_bytes

@@ -7,6 +7,7 @@ event); the subprocess tests start the real ``evlog daemon`` and SIGKILL / SIGTE
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
@@ -31,6 +32,7 @@ from eventlog.events import (
     SessionCreated,
 )
 from eventlog.log import Log
+from processors import registry
 from processors.daemon import EXTERNAL_JOBS, JOBS, run_daemon
 from processors.extract.text import fact_key
 from processors.llm import OfflineExtractor
@@ -143,11 +145,17 @@ def test_external_jobs_run_when_supplied_and_are_skipped_with_a_note_when_not(wo
         ws.close()
 
 
+def _replace_job(monkeypatch, name, run):  # noqa: ANN001, ANN202
+    """Swap a registered job's run function for this test (undone after it)."""
+    registry.jobs()  # the built-ins are registered
+    monkeypatch.setitem(registry._JOBS, name, dataclasses.replace(registry.get(name), run=run))  # noqa: SLF001
+
+
 def test_a_job_that_raises_is_logged_and_does_not_stop_the_others(workspace, monkeypatch):
-    def broken(ws, **_):  # noqa: ANN001, ANN003, ANN202
+    def broken(ws, options):  # noqa: ANN001, ANN202
         raise RuntimeError("digest exploded")
 
-    monkeypatch.setitem(processors.PROCESSORS, "digest", broken)
+    _replace_job(monkeypatch, "digest", broken)
     ws = Workspace.open(workspace, writable=True)
     try:
         ws.append(messages("s1", 14))
@@ -167,11 +175,11 @@ def test_a_job_that_raises_is_logged_and_does_not_stop_the_others(workspace, mon
 def test_a_job_failing_every_time_is_retried_at_its_next_turn(workspace, monkeypatch):
     calls = []
 
-    def broken(ws, **_):  # noqa: ANN001, ANN003, ANN202
+    def broken(ws, options):  # noqa: ANN001, ANN202
         calls.append(time.monotonic())
         raise ValueError("always")
 
-    monkeypatch.setitem(processors.PROCESSORS, "archive", broken)
+    _replace_job(monkeypatch, "archive", broken)
     ws = Workspace.open(workspace, writable=True)
     stop = threading.Event()
     lines: list[str] = []

@@ -46,7 +46,7 @@ def append_ndjson(ws: Workspace, lines: Iterable[bytes], source: str, *, atomic:
     batch: list[Event] = []
     size = 0
     first_line = 1
-    ws.projections  # noqa: B018 - built once: each batch is folded in memory, never read back
+    ws.catch_up()  # built once: each batch is folded in memory, never read back
 
     def commit() -> None:
         nonlocal batch, size

@@ -174,13 +174,14 @@ def daemon_status(home: str, *, now: float) -> DaemonStatus:
 def job_status(ws: Any, home: str, running: bool) -> list[JobStatus]:
     """Each job of the schedule: the daemon's last and next run, and the lag of its processor."""
     import processors
-    from processors.daemon import JOBS, read_daemon_state
+    from processors import registry
+    from processors.daemon import read_daemon_state
 
     seen = (read_daemon_state(home) or {}).get("jobs") or {}
     lags = {r.processor: r.lag for r in processors.offsets(ws)}
     lags["recall"] = index_status(home, ws.log.last_seq).behind
     rows = []
-    for job in JOBS:
+    for job in registry.daemon_jobs():
         found = seen.get(job)
         d: dict[str, Any] = found if isinstance(found, dict) else {}
         interval = float(d.get("interval") or ws.config.schedule.get(job, 0) or 0)  # the daemon's, else evlog.json's

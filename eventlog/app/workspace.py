@@ -44,11 +44,14 @@ from eventlog.log import (
     DEFAULT_LOCK_TIMEOUT,
     DEFAULT_SEGMENT_BYTES,
     DURABILITY_POLICIES,
+    Durability,
     Log,
 )
 from eventlog.redact import redact_events
+from processors.registry import default_schedule
 
 if TYPE_CHECKING:
+    from processors.context import Views
     from projections.compaction import CompactionProjection
     from projections.diary import DiaryProjection
     from projections.dream_runs import DreamRunsProjection
@@ -62,8 +65,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 CONFIG_FILE = "evlog.json"
-DEFAULT_SCHEDULE = {"snapshot": 300.0, "digest": 900.0, "autocompact": 300.0, "dream": 86400.0, "archive": 86400.0,
-                    "recall": 60.0, "watch": 0.0}
+#: Each built-in daemon job's default interval, from the registry (``processors.builtins``).
+DEFAULT_SCHEDULE = default_schedule(plugins=False)
 LOG_DIR = "log"
 STATE_DIR = "state"
 PROJECTIONS_LOCK = os.path.join(STATE_DIR, "projections.lock")
@@ -89,6 +92,7 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     digest_batch_bytes: int = 50_000  # the digest reads at most this much diary per entry
     stale_after_days: float = 7.0  # the archive drops short-term entries unused this long
     dream_token_budget: int = 20_000  # tokens one Dream run may spend (prompt + answer, retry included)
+    dream_daily_token_budget: int = 400_000  # tokens a model-backed Dream may spend per UTC day (0: no daily limit)
     idle_minutes: float = 30.0  # AutoCompact leaves sessions active more recently alone
     schedule: dict[str, float] = msgspec.field(default_factory=lambda: dict(DEFAULT_SCHEDULE))  # seconds between daemon runs
     projects: list[str] = msgspec.field(default_factory=list)  # project directories MEMORY.md may be mirrored into
@@ -106,6 +110,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
             raise ConfigError(f"group_commit_interval must be in (0, 10] seconds (got {self.group_commit_interval})")
         if self.diary_budget_bytes < 1 or self.digest_batch_bytes < 1 or self.stale_after_days <= 0:
             raise ConfigError("diary_budget_bytes, digest_batch_bytes and stale_after_days must be positive")
+        if self.dream_daily_token_budget < 0:
+            raise ConfigError(f"dream_daily_token_budget must be >= 0 (0: no daily limit; got {self.dream_daily_token_budget})")
         if self.memory_max_lines < 10 or self.memory_max_bytes < 1000:
             raise ConfigError("memory_max_lines must be at least 10 and memory_max_bytes at least 1000")
         if not 0 < self.projection_flush_interval <= 3600:
@@ -205,6 +211,7 @@ class Workspace:
         self.fs = fs
         self.lock = threading.RLock()  # guards this process's projections (appends, catch-up, flush)
         self._projector: Projector | None = None
+        self._views: Views | None = None
         self._flushed_seq = -1
         self._ckpt_seen: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) of the checkpoint we hold
         self._flush_lock = FileLock(os.path.join(home, PROJECTIONS_LOCK), what=f"the projection files of {home}")
@@ -228,7 +235,7 @@ class Workspace:
         log = Log.open(
             os.path.join(home, LOG_DIR),
             writable=writable,
-            durability=config.durability,  # type: ignore[arg-type]
+            durability=cast(Durability, config.durability),  # Config.validate checked it
             segment_bytes=config.segment_bytes,
             group_commit_interval=config.group_commit_interval,
             lock_timeout=lock_timeout,
@@ -253,12 +260,24 @@ class Workspace:
     @contextmanager
     def processor_lock(self, name: str) -> Iterator[None]:
         """Hold ``state/locks/<name>.lock``: one run of a processor at a time, across processes."""
-        lock = FileLock(self.path(STATE_DIR, "locks", f"{name}.lock"), what=f"processor {name!r} of {self.home}")
+        lock = self._processor_file_lock(name)
         lock.acquire(self.log.writer.lock_timeout if self.log.writer is not None else 0.0)
         try:
             yield
         finally:
             lock.close()
+
+    @contextmanager
+    def try_processor_lock(self, name: str) -> Iterator[bool]:
+        """Hold ``name``'s processor lock if it is free right now: yields True, else False (someone runs it)."""
+        lock = self._processor_file_lock(name)
+        try:
+            yield lock.try_acquire()
+        finally:
+            lock.close()
+
+    def _processor_file_lock(self, name: str) -> FileLock:
+        return FileLock(self.path(STATE_DIR, "locks", f"{name}.lock"), what=f"processor {name!r} of {self.home}")
 
     # -- registered projects ---------------------------------------------------------
 
@@ -294,9 +313,9 @@ class Workspace:
         finally:
             lock.close()
         with self.lock:
-            if self._projector is not None:
-                mem = self._projector.get("memory")
-                mem.mirror_projects = frozenset(config.projects)  # type: ignore[attr-defined]
+            if self._views is not None:
+                mem = self._views.memory
+                mem.mirror_projects = frozenset(config.projects)
                 if add and self.writable:
                     mem.after_rebuild()  # copy what the project already knows
         return True
@@ -305,15 +324,33 @@ class Workspace:
 
     @property
     def projections(self) -> Projector:
-        """The workspace's projections, caught up with the log."""
+        """The workspace's projector, caught up with the log."""
+        with self.lock:
+            self.catch_up()
+            return self._proj()
+
+    def catch_up(self) -> Views:
+        """Read what other writers appended into the projections (built on first use); returns their views."""
         with self.lock:
             if self._projector is None:
                 self._build_projector()
             else:
                 self._catch_up()  # what others appended, if anything (a writer folds its own appends in append())
-            return self._projector  # type: ignore[return-value]
+            assert self._views is not None  # _build_projector set them
+            return self._views
+
+    @property
+    def views(self) -> Views:
+        """The typed projections as of the last ``catch_up`` (built and caught up on first use)."""
+        return self._views if self._views is not None else self.catch_up()
+
+    def _proj(self) -> Projector:
+        """The projector (the caller made sure it is built)."""
+        assert self._projector is not None, "the projections are built by catch_up()"
+        return self._projector
 
     def _build_projector(self) -> None:
+        from processors.context import Views
         from projections import default_projections
         from projections.projector import Projector
 
@@ -322,6 +359,7 @@ class Workspace:
                                                                    mirror_projects=self.config.projects),
                          self.fs, checkpoint=True)
         self._projector = proj
+        self._views = Views.of(proj.projections)
         self._ckpt_seen = proj.checkpoint_identity()
         if live:
             with self._flushing():
@@ -336,53 +374,54 @@ class Workspace:
     @property
     def sessions(self) -> SessionsProjection:
         """Sessions and their files."""
-        return self.projections.get("sessions")  # type: ignore[return-value]
+        return self.catch_up().sessions
 
     @property
     def history(self) -> HistoryProjection:
         """Dream's input, ``memory/history.jsonl``."""
-        return self.projections.get("history")  # type: ignore[return-value]
+        return self.catch_up().history
 
     @property
     def memory(self) -> MemoryProjection:
         """The MEMORY.md files."""
-        return self.projections.get("memory")  # type: ignore[return-value]
+        return self.catch_up().memory
 
     @property
     def diary(self) -> DiaryProjection:
         """Daily diaries."""
-        return self.projections.get("diary")  # type: ignore[return-value]
+        return self.catch_up().diary
 
     @property
     def offsets(self) -> OffsetsProjection:
         """Processor positions and recorded losses."""
-        return self.projections.get("offsets")  # type: ignore[return-value]
+        return self.catch_up().offsets
 
     @property
     def memory_entries(self) -> MemoryEntriesProjection:
         """Short- and long-term memory entries."""
-        return self.projections.get("memory_entries")  # type: ignore[return-value]
+        return self.catch_up().memory_entries
 
     @property
     def dream_runs(self) -> DreamRunsProjection:
         """Dream's runs and cursor."""
-        return self.projections.get("dream_runs")  # type: ignore[return-value]
+        return self.catch_up().dream_runs
 
     @property
     def compaction(self) -> CompactionProjection:
         """AutoCompact's backoff."""
-        return self.projections.get("compaction")  # type: ignore[return-value]
+        return self.catch_up().compaction
 
     def _catch_up(self) -> None:
         from projections.base import ProjectionDrift
 
+        proj = self._proj()
         last = self.log.last_seq  # for a writer one fstat; asked once per catch-up
-        if self._projector.seq == last:  # type: ignore[union-attr]
+        if proj.seq == last:
             return  # nothing new: no read that has to find the end first
         try:
             if self.writable:
                 self._catch_up_in_steps(last)
-            self._projector.catch_up()  # type: ignore[union-attr]
+            proj.catch_up()
         except ProjectionDrift:
             self._recover_drift()
 
@@ -392,11 +431,11 @@ class Workspace:
         waiting to be written stay bounded instead of growing with the log."""
         from projections.projector import REBUILD_FLUSH_EVENTS as step
 
-        proj = self._projector
-        assert proj is not None
+        proj = self._proj()
+        memory = self.views.memory
         while last - proj.seq > step:  # (what others append meanwhile, the final catch_up reads)
             proj.catch_up(until_seq=proj.seq + step)
-            if cast("MemoryProjection", proj.get("memory")).hand_edits():
+            if memory.hand_edits():
                 return  # a MEMORY.md edited by hand: the next flush turns that into events first
             try:
                 if self._flush_lock.held:
@@ -418,10 +457,10 @@ class Workspace:
             return proj
 
     def _rebuild(self) -> None:
-        proj = self._projector
-        proj.rebuild()  # type: ignore[union-attr]
-        self._flushed_seq = proj.seq  # type: ignore[union-attr]
-        self._ckpt_seen = proj.checkpoint_identity()  # type: ignore[union-attr]
+        proj = self._proj()
+        proj.rebuild()
+        self._flushed_seq = proj.seq
+        self._ckpt_seen = proj.checkpoint_identity()
 
     def _recover_drift(self) -> None:
         if self.writable:
@@ -432,10 +471,10 @@ class Workspace:
 
     def _reload(self) -> None:
         """Start again from the newest checkpoint on disk and catch up (what a reader does when files moved)."""
-        proj = self._projector
-        proj.reload()  # type: ignore[union-attr]
-        self._ckpt_seen = proj.checkpoint_identity()  # type: ignore[union-attr]
-        proj.catch_up()  # type: ignore[union-attr]
+        proj = self._proj()
+        proj.reload()
+        self._ckpt_seen = proj.checkpoint_identity()
+        proj.catch_up()
 
     def read_projection(self, fn: Callable[[], T]) -> T:
         """Run a read that may touch projection files; if they moved under it, catch up and retry."""
@@ -477,25 +516,17 @@ class Workspace:
 
     # -- writing projection files ----------------------------------------------------
 
-    def _flushing(self):  # noqa: ANN202 - a context manager
+    @contextmanager
+    def _flushing(self) -> Iterator[None]:
         """Hold the projection-files lock; adopt a newer checkpoint another process wrote meanwhile."""
-        ws = self
-
-        class _Turn:
-            def __enter__(self) -> None:
-                ws._flush_lock.acquire(ws.log.writer.lock_timeout if ws.log.writer else 0.0)  # noqa: SLF001
-                try:
-                    proj = ws._projector  # noqa: SLF001
-                    if proj is not None and proj.checkpoint_identity() != ws._ckpt_seen:  # noqa: SLF001
-                        ws._reload()  # noqa: SLF001 - another process flushed: its files are on disk
-                except BaseException:
-                    ws._flush_lock.release()  # noqa: SLF001
-                    raise
-
-            def __exit__(self, *exc: object) -> None:
-                ws._flush_lock.release()  # noqa: SLF001
-
-        return _Turn()
+        self._flush_lock.acquire(self.log.writer.lock_timeout if self.log.writer else 0.0)
+        try:
+            proj = self._projector
+            if proj is not None and proj.checkpoint_identity() != self._ckpt_seen:
+                self._reload()  # another process flushed: its files are on disk
+            yield
+        finally:
+            self._flush_lock.release()
 
     def flush(self) -> None:
         """Write every projection file that changed (and their checkpoint) now.
@@ -521,16 +552,16 @@ class Workspace:
         with self.lock:
             if self._projector is None:
                 self._build_projector()
-            proj = self._projector
-            assert proj is not None  # _build_projector set it
+            proj = self._proj()
             with self._flushing():
                 self._catch_up()
-                edits = cast("MemoryProjection", proj.get("memory")).hand_edits()
+                memory = self.views.memory
+                edits = memory.hand_edits()
                 if edits:  # a MEMORY.md changed by hand: the log says so before the file is written again
-                    from processors.dream import budget_events
+                    from processors.memory_budget import budget_events
 
                     self.append(edits)
-                    over = budget_events(self, [])
+                    over = budget_events(memory, self.config, [])
                     if over:
                         self.append(over)
                 if proj.seq != self._flushed_seq or proj.checkpoint_identity() != self._ckpt_seen:
@@ -566,3 +597,10 @@ class Workspace:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+if TYPE_CHECKING:
+    from processors.context import Context
+
+    def _a_workspace_is_a_context(ws: Workspace) -> Context:
+        return ws  # mypy checks here that Workspace satisfies the processors' Context protocol

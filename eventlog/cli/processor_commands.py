@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+import eventlog
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, register_named_project
 from eventlog.cli.render import json_line, preview, render_explanation, render_report, render_run
@@ -11,13 +12,28 @@ from eventlog.errors import NotFound
 
 
 def _llm(kind: str | None, model: str | None, ws):  # noqa: ANN001, ANN202
-    from processors.llm import make_llm
-
     if kind == "replay":
         from processors.dream import replay_llm
 
         return replay_llm(ws)
-    return make_llm(kind, model=model)
+    return eventlog.make_llm(kind, model=model)
+
+
+class JobChoice(click.Choice):
+    """The registered jobs that ``evlog run`` can run, read from the registry when asked (plugins included)."""
+
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=True)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from processors import registry
+
+        return tuple(registry.names(["follower", "state"]))
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass  # the registry is the list
 
 
 def llm_options(f):  # noqa: ANN001, ANN201
@@ -29,8 +45,7 @@ def llm_options(f):  # noqa: ANN001, ANN201
 
 
 @cli.command("run")
-@click.argument("processor", type=click.Choice(["snapshot", "digest", "archive", "consolidate", "autocompact", "dream",
-                                                "recall"]))
+@click.argument("processor", type=JobChoice())
 @click.argument("key", required=False)
 @click.option("--retry-failed", is_flag=True, help="dream: re-run the input ranges of failed or interrupted runs.")
 @llm_options
@@ -49,20 +64,20 @@ def run_cmd(ctx: click.Context, processor: str, key: str | None, retry_failed: b
     failed calls); exits 1 when a call failed;
     recall: catch the search index up with the log.
     """
-    import processors
+    from processors import registry
 
     if key is not None and processor != "consolidate":
         raise click.UsageError(f"KEY is only for 'run consolidate', not 'run {processor}'")
     if retry_failed and processor != "dream":
         raise click.UsageError("--retry-failed is only for 'run dream'")
     with open_workspace(ctx, writable=True) as ws:
-        llm = _llm(llm_kind, model, ws) if processor in ("consolidate", "autocompact", "dream") else None
-        report = processors.run(ws, processor, llm=llm, key=key, retry_failed=retry_failed)
+        llm = _llm(llm_kind, model, ws) if registry.get(processor).needs_model else None
+        report = eventlog.run(ws, processor, llm=llm, key=key, retry_failed=retry_failed)
     if as_json:
         click.echo(json_line(report))
     else:
         click.echo(render_report(report))
-    if getattr(report, "failed", False):
+    if report.failed:
         note("a Dream call failed; 'evlog audit' shows why and 'evlog run dream --retry-failed' runs it again")
         ctx.exit(ExitStatus.CHECK_FAILED)
 

@@ -408,7 +408,7 @@ class _Pusher:
 
     def run(self) -> SyncReport:
         ws, gw, report = self.ws, self.gw, self.report
-        ws.projections  # noqa: B018 - catch up before reading the log end
+        ws.catch_up()  # catch up before reading the log end
         stop = ws.log.last_seq
         pos = scan_positions(ws.log, gw.target, gw.email, stop, refusals=_refusal_names(gw.target, gw.email))
         _check_account(gw, pos.accounts, self.allow_other_user)
@@ -706,7 +706,7 @@ def status(ws: Workspace, dsn: str | DSN | None = None, user: str | int | None =
     """Pending changes each way, both positions, and how many rows each direction refused."""
     with _gateway(dsn, user, remote, timeouts) as gw:
         with ws.lock:
-            ws.projections  # noqa: B018
+            ws.catch_up()
             stop = ws.log.last_seq
             state = SyncState(device_origin(ws.log), gw.target, gw.user.email)
             pos = scan_positions(ws.log, gw.target, gw.user.email, stop,

@@ -83,7 +83,7 @@ class LocalSource(Source):
     def _all(self) -> list[SessionInfo]:
         """Every session newest first, cached until the log moves."""
         with self.lock:
-            self.ws.projections  # noqa: B018 - catch up with other processes' appends
+            self.ws.catch_up()  # catch up with other processes' appends
             seq = self.ws.log.last_seq
             if self._listed[0] != seq:
                 self._listed = (seq, self.store.list())
@@ -106,7 +106,7 @@ class LocalSource(Source):
     def transcript(self, user: Any, key: str, *, page: int | None,
                    per: int) -> tuple[SessionInfo, list[Message], int, int]:
         with self.lock:
-            self.ws.projections  # noqa: B018
+            self.ws.catch_up()
             info = self.store.get(key)
             if info is None:
                 raise NotFound(f"no session {key!r}")
@@ -118,7 +118,7 @@ class LocalSource(Source):
     def _history(self, key: str) -> list[Message]:
         """The session's messages (all its file keeps), cached until the log moves."""
         with self.lock:
-            self.ws.projections  # noqa: B018
+            self.ws.catch_up()
             seq = self.ws.log.last_seq
             cached = self._read
             if cached is not None and cached[0] == key and cached[1] == seq:
