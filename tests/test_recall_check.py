@@ -129,12 +129,17 @@ def test_the_rows_only_fold_writes_no_full_text_index(tmp_path, home):
 def test_verify_leaves_nothing_behind_and_works_inside_a_transaction(home):
     ix = RecallIndex(rw.index_path(home))
     try:
+        assert ix.stems(["painting"]) == ["paint"]  # the stemmer's temporary tables exist now
         assert ix.verify() == [] and ix.verify() == []
+        assert ix.stems(["camping"]) == ["camp"], "verify dropped the stemmer's tables and stems() did not notice"
+        assert ix.db.execute("PRAGMA temp_store").fetchone()[0] == 2  # back in memory
         ix.db.execute("BEGIN")
         assert ix.verify() == []
         ix.db.execute("ROLLBACK")
         assert not ix.db.in_transaction
-        assert ix.db.execute("SELECT count(*) FROM temp.expect_row").fetchone()[0] == 0
+        names = {name for (name,) in ix.db.execute("SELECT name FROM sqlite_temp_schema")}
+        assert "expect_row" not in names or ix.db.execute("SELECT count(*) FROM temp.expect_row").fetchone()[0] == 0
+        assert ix.verify() == [] and ix.stems(["painted"]) == ["paint"]
     finally:
         ix.close()
     assert os.path.exists(rw.index_path(home))

@@ -623,13 +623,17 @@ class RecallIndex:
 
         The rows are tokenised into a temporary FTS table inside one transaction, rolled back
         at the end: in autocommit every row would be its own FTS5 segment, merged again and
-        again (what made this check superlinear).
+        again (what made this check superlinear). Outside a caller's transaction that table
+        lives in a temporary file, so memory stays bounded at any size.
         """
         db = self.db
+        began = not db.in_transaction
+        if began:  # the scratch index of every row goes to a temporary file (bounded by the page cache), not RAM
+            db.execute("PRAGMA temp_store = FILE")  # (this drops the temporary tables: the stemmer's too)
+            self._stemmer = False
         db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.expect USING fts5(t, content='', detail=none, "
                    f"columnsize=0, tokenize='{TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.expect_row USING fts5vocab(temp, expect, 'row')")
-        began = not db.in_transaction
         if began:
             db.execute("BEGIN")
         try:
@@ -639,10 +643,16 @@ class RecallIndex:
                            self._expected_fts_rows(read))
             want = db.execute("SELECT term, doc FROM temp.expect_row ORDER BY term")
             have = db.cursor().execute("SELECT term, doc FROM fts_row ORDER BY term")
-            return list(itertools.islice(((w, h) for w, h in itertools.zip_longest(want, have) if w != h), limit))
+            try:
+                return list(itertools.islice(((w, h) for w, h in itertools.zip_longest(want, have) if w != h), limit))
+            finally:  # a difference stops the scan: end both statements before the transaction ends
+                want.close()
+                have.close()
         finally:
             if began:
                 db.execute("ROLLBACK")
+                db.execute("PRAGMA temp_store = MEMORY")
+                self._stemmer = False
             else:
                 db.execute("INSERT INTO temp.expect(expect) VALUES ('delete-all')")
 
