@@ -220,6 +220,23 @@ The benchmarks
     once as a subprocess on the same workspace: its peak RSS (``peak_rss_mib``, from GNU
     time's ``%M``, see ``run_measured``) must stay <= 128 MiB (the check streams), and its
     wall time is ``cli_seconds``.
+``replay_check_index_1m`` (target: ratio <= 3; peak RSS <= 128 MiB)
+    ``replay.check(ws)`` on the workspace of ``replay_check_1m`` once it has its recall
+    index (any workspace after ``evlog recall``, ``replay`` or a daemon pass): the index is
+    built first (``recall.rebuild``, outside the clock; its time and messages/s are
+    ``index_build_*``) and removed at the end, so the other rows see the workspace as it
+    was. The check proves the index with one tokenising of its rows and a row-by-row
+    comparison with a rows-only fold of the log (issue 25, lever 0). The same rounds time
+    ``check(ws, full_index=True)`` (the whole second index built and compared, the older
+    proof: ``full_index_seconds``, ``full_over_ours``), and each round's CPU seconds
+    (``cpu_seconds_*``: on a shared machine the steadier figure). Baseline: as
+    ``replay_check_1m``. Then ``evlog replay --check`` as a subprocess: its peak RSS.
+``replay_1m`` (target: ratio <= 5)
+    ``replay.rebuild(ws, recall_index="refresh")`` (what ``evlog replay`` does: every
+    projection rebuilt and swapped in; the recall index kept, caught up, when it looks
+    sound) on the same workspace with its recall index, against the raw decode baseline.
+    The same rounds time ``recall_index="rebuild"`` (the index rebuilt from seq 1, what
+    replay always did before: ``rebuild_index_seconds``, ``rebuild_over_ours``).
 ``snapshot_1m`` (target: >= 100,000 messages/s, absolute; peak RSS <= 128 MiB)
     Messages per second of ``processors.run(ws, "snapshot")`` over a workspace like
     ``replay_check_1m``'s (1M messages over 30 days in 2000 sessions; 200k with
@@ -346,6 +363,7 @@ from __future__ import annotations
 
 import argparse
 import calendar
+import contextlib
 import gc
 import json
 import math
@@ -1480,6 +1498,108 @@ def bench_replay_check(ctx: Context) -> Result:
                   checks=[Check("peak_rss_mib", "<=", 128, " MiB", "rss")], details=details)
 
 
+def cpu_trial(fn: Callable[[], object], cpu: dict[str, list[float]], name: str) -> Trial:
+    """Wall seconds of ``fn()``; its CPU seconds (this process) go to ``cpu[name]``."""
+
+    def trial(_scratch: str) -> float:
+        c0 = time.process_time()
+        seconds = timed(fn)
+        cpu.setdefault(name, []).append(time.process_time() - c0)
+        return seconds
+
+    return trial
+
+
+def with_recall_index(ctx: Context) -> tuple[dict[str, Any], dict[str, float]]:
+    """The 1M workspace with its recall index built now (removed by ``drop_recall_index``); build figures."""
+    from eventlog.app import recall
+
+    big = ctx.shared("workspace_1m", lambda: big_workspace(ctx))
+    progress(f"recall index: building over {big['messages']} messages")
+    with Workspace.open(big["home"], writable=True) as ws:
+        ws.flush()
+        c0, t0 = time.process_time(), time.perf_counter()
+        recall.rebuild(ws)
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return big, {"index_build_seconds": round(seconds, 2), "index_build_cpu_seconds": round(cpu, 2),
+                 "index_build_msg_per_s": round(big["messages"] / seconds)}
+
+
+def drop_recall_index(home: str) -> None:
+    from projections.recall.workspace import index_path
+
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(index_path(home) + suffix)
+
+
+def cpu_details(cpu: dict[str, list[float]]) -> dict[str, float]:
+    return {f"cpu_seconds_{k}": round(min(v), 2) for k, v in cpu.items()}
+
+
+@benchmark("replay_check_index_1m", "replay.check(ws) over 1M events with the recall index (proved in one pass) vs read + decode")
+def bench_replay_check_index(ctx: Context) -> Result:
+    big, build = with_recall_index(ctx)
+    home, n = big["home"], big["events"]
+    cpu: dict[str, list[float]] = {}
+    try:
+        ws = Workspace.open(home, writable=True)
+        try:
+            def check(full: bool) -> None:
+                result = replay.check(ws, full_index=True) if full else replay.check(ws)
+                if not result.clean:
+                    raise RuntimeError(f"replay.check found drift: {result.drifts[:3]} {result.index_problems[:3]}")
+
+            progress(f"replay_check_index_1m: {n} events, best of {ctx.repeats}")
+            best = best_of(ctx, {
+                "baseline": read_trial(lambda: raw_decode_lines(os.path.join(home, "log")), n),
+                "ours": cpu_trial(lambda: check(False), cpu, "ours"),
+                "full_index": cpu_trial(lambda: check(True), cpu, "full_index"),
+            })
+        finally:
+            ws.close()
+        cli = run_measured([evlog_script(), "--home", home, "replay", "--check"])
+    finally:
+        drop_recall_index(home)
+    details = {**build, **cpu_details(cpu), "peak_rss_mib": round(cli.peak_mib, 1), "cli_seconds": round(cli.seconds, 2),
+               "full_index_seconds": round(best["full_index"], 2),
+               "full_over_ours": round(best["full_index"] / best["ours"], 2), "events": n, "messages": big["messages"],
+               "quick_mode_smaller_than_1m": ctx.quick, "us_per_event_ours": round(best["ours"] / n * 1e6, 2)}
+    return Result("replay_check_index_1m", best["ours"], best["baseline"], "s", n,
+                  "read segments, DECODER.decode per line (no checks, no files)", target=3.0, target_op="<=",
+                  checks=[Check("peak_rss_mib", "<=", 128, " MiB", "rss")], details=details)
+
+
+@benchmark("replay_1m", "replay.rebuild(ws) (evlog replay: recall index kept when sound) over 1M events vs read + decode")
+def bench_replay(ctx: Context) -> Result:
+    big, build = with_recall_index(ctx)
+    home, n = big["home"], big["events"]
+    cpu: dict[str, list[float]] = {}
+    try:
+        ws = Workspace.open(home, writable=True)
+        try:
+            done: list[str] = []
+            progress(f"replay_1m: {n} events, best of {ctx.repeats}")
+            best = best_of(ctx, {
+                "baseline": read_trial(lambda: raw_decode_lines(os.path.join(home, "log")), n),
+                "ours": cpu_trial(lambda: done.append(replay.rebuild(ws, recall_index="refresh").recall_index), cpu,
+                                  "ours"),
+                "rebuild_index": cpu_trial(lambda: replay.rebuild(ws, recall_index="rebuild"), cpu, "rebuild_index"),
+            })
+            if set(done) != {"kept"}:
+                raise RuntimeError(f"evlog replay did not keep the sound recall index: {sorted(set(done))}")
+        finally:
+            ws.close()
+    finally:
+        drop_recall_index(home)
+    details = {**build, **cpu_details(cpu), "rebuild_index_seconds": round(best["rebuild_index"], 2),
+               "rebuild_over_ours": round(best["rebuild_index"] / best["ours"], 2), "events": n,
+               "messages": big["messages"], "quick_mode_smaller_than_1m": ctx.quick}
+    return Result("replay_1m", best["ours"], best["baseline"], "s", n,
+                  "read segments, DECODER.decode per line (no checks, no files)", target=5.0, target_op="<=",
+                  details=details)
+
+
 def bare_snapshot_loop(log_dir: str) -> int:
     """What any snapshot must do at least: read, decode, hash the canonical message, format its diary line."""
     count = 0
@@ -1696,6 +1816,7 @@ def bench_help_time(ctx: Context) -> Result:
                   f"{os.path.basename(sys.executable)} -c 'import click, msgspec'", target=150, target_of="ours",
                   target_op="<=", checks=[Check("ratio", "<=", 2.0)],
                   details={"command": f"{evlog} --help", "python_pass_ms": round(best["python_pass"] * 1000, 1),
+                           "over_python_pass": round(best["ours"] / best["python_pass"], 2),
                            "ours_minus_baseline_ms": round((best["ours"] - best["baseline"]) * 1000, 1)})
 
 

@@ -2,7 +2,8 @@
 
 The index (``projections.recall``, SQLite FTS5 at ``state/recall.sqlite``) is a projection:
 ``search`` catches it up with the log first (cheap when nothing is new), ``evlog replay``
-rebuilds it, ``replay --check`` compares it with a rebuild. Searching records nothing:
+keeps it when it looks sound and rebuilds it otherwise (``refresh``), ``replay --check``
+proves it against the log. Searching records nothing:
 a caller that chooses to use hits says so with ``use`` (the archive and the MEMORY.md
 budget keep what is used).
 
@@ -28,7 +29,7 @@ from projections.recall.pack import pack
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
-__all__ = ["Hit", "SessionHit", "index", "rebuild", "search", "search_sessions", "use"]
+__all__ = ["Hit", "SessionHit", "index", "rebuild", "refresh", "search", "search_sessions", "use"]
 
 
 def index(ws: Workspace, *, notes: list[str] | None = None) -> RecallIndex:
@@ -95,9 +96,16 @@ def rebuild(ws: Workspace) -> int:
         ix.close()
 
 
-def check(ws: Workspace) -> list[str]:
-    """Problems of the index against a rebuild from the log ([] when none)."""
-    return rw.check(ws.home, ws=ws)
+def refresh(ws: Workspace) -> str:
+    """Keep the index if it looks sound (caught up with the log), else rebuild it; says which
+    (``projections.recall.workspace.refresh``)."""
+    return rw.refresh(ws.home, ws)
+
+
+def check(ws: Workspace, *, full: bool = False) -> list[str]:
+    """Problems of the index against the log ([] when none): one tokenising of its rows and a
+    row-by-row comparison with a fold of the log; ``full`` compares with a whole rebuild instead."""
+    return rw.check(ws.home, ws=ws, full=full)
 
 
 def use(ws: Workspace, hits: list[Hit], *, query: str = "") -> None:

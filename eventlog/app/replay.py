@@ -2,7 +2,8 @@
 
 * ``rebuild(ws)`` replays the whole log into fresh projection files and swaps them in
   (``Projector.rebuild``: crash-safe, a killed replay leaves old or new files, never
-  none; what ``evlog replay`` does).
+  none; what ``evlog replay`` does, with ``recall_index="refresh"``: the recall index is
+  kept when it looks sound and rebuilt otherwise).
 * ``rebuild_into(log, out_dir, until_seq)`` replays into another directory, optionally
   stopping at a seq: the state "as of" that point (``--to`` and ``--until``). It refuses
   a directory that holds anything but an earlier rebuild, so it never removes a user's
@@ -46,6 +47,7 @@ class ReplayResult:
     root: str
     seq: int
     files: int
+    recall_index: str = ""  # what happened to the recall index: "rebuilt", "kept", "rebuilt (<why>)"; "" for --to
 
 
 @dataclass
@@ -80,15 +82,27 @@ def resolve_until(log: Log, until: str) -> int:
     return seq
 
 
-def rebuild(ws: Workspace) -> ReplayResult:
-    """Rebuild the workspace's own projections from seq 1, the recall index too (needs a writable workspace)."""
+def rebuild(ws: Workspace, *, recall_index: str = "rebuild") -> ReplayResult:
+    """Rebuild the workspace's own projections from seq 1 (needs a writable workspace), and the recall index.
+
+    ``recall_index``: "rebuild" (from seq 1, always: what an erase needs), or "refresh" (what
+    ``evlog replay`` does: keep an index that looks sound without reading its texts, caught up
+    with the log, and rebuild any other; ``projections.recall.workspace.refresh``). Rebuilding
+    the index is most of a replay's time; ``check`` proves a kept one.
+    """
     from eventlog.app import recall
 
+    if recall_index not in ("rebuild", "refresh"):
+        raise ConfigError(f"recall_index must be 'rebuild' or 'refresh', not {recall_index!r}")
     if not ws.writable:
         raise ConfigError("replay rebuilds the workspace's files: open it writable")
     proj = ws.rebuild_projections()
-    recall.rebuild(ws)
-    return ReplayResult(ws.home, proj.seq, _count_outputs(proj) + 1)
+    if recall_index == "rebuild":
+        recall.rebuild(ws)
+        done = "rebuilt"
+    else:
+        done = recall.refresh(ws)
+    return ReplayResult(ws.home, proj.seq, _count_outputs(proj) + 1, done)
 
 
 def rebuild_into(log: Log, out_dir: str, until_seq: int | None = None) -> ReplayResult:
@@ -108,13 +122,14 @@ def _count_outputs(proj: Projector) -> int:
     return sum(len(p.outputs()) for p in proj.projections)
 
 
-def check(ws: Workspace) -> CheckResult:
+def check(ws: Workspace, *, full_index: bool = False) -> CheckResult:
     """Compare the live projection files with a fresh replay of the log up to the seq they were written for.
 
     Only reads the workspace (see the module docstring); a writable workspace's own
     pending changes are flushed first, so a library caller checks what it appended. Memory
     stays bounded: the fresh replay is written to a temporary directory in steps and
-    compared file by file.
+    compared file by file. The recall index is proved with one tokenising of its rows and a
+    row-by-row comparison with a fold of the log (``full_index``: against a whole rebuild).
     """
     if ws.writable:
         ws.flush()
@@ -149,7 +164,7 @@ def check(ws: Workspace) -> CheckResult:
             drifts.extend(_mirror_drift(ws, live))
         from eventlog.app import recall
 
-        return CheckResult(live.seq, ws.log.last_seq, compared, drifts, recall.check(ws))
+        return CheckResult(live.seq, ws.log.last_seq, compared, drifts, recall.check(ws, full=full_index))
     finally:
         if lock is not None:
             lock.close()

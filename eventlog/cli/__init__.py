@@ -1,5 +1,10 @@
 """The ``evlog`` command line: a thin layer of click over the library.
 
+The root group is lazy: ``COMMANDS`` names the module of every subcommand and its
+one-line help, so ``evlog --help`` imports no command module (nor the workspace, writer,
+ingest and agents code they import) and ``evlog hook ...`` imports only its own.
+tests/test_cli_lazy.py keeps the table equal to the commands the modules define.
+
 Every command parses its options, calls one library function and renders the result
 with ``eventlog.cli.render``. Data goes to stdout (``--json``: one object per line);
 messages, warnings and progress go to stderr. Library errors (``EvlogError``) become a
@@ -12,6 +17,7 @@ from __future__ import annotations
 import enum
 import os
 import sys
+from importlib import import_module
 
 import click
 
@@ -28,8 +34,100 @@ class ExitStatus(enum.IntEnum):
     ERROR = 3  # the command could not do its job (locked, corrupt, invalid input, ...)
 
 
+#: name -> (module in eventlog.cli, attribute, first paragraph of its help): what ``--help`` lists
+#: without importing the module, and where ``get_command`` finds the command.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "append": ("log_commands", "append",
+             "Append NDJSON events from SOURCE (a file, or - for stdin)."),
+    "audit": ("processor_commands", "audit",
+             "List Dream runs: time, model, input range, attempts, outcome, tokens, facts added."),
+    "daemon": ("daemon_command", "daemon",
+             "Run snapshot, digest, autocompact, dream, archive, recall and watch on their schedules."),
+    "erase": ("erase_command", "erase_cmd",
+             "Erase a fact, a session, a subject's facts or a text from every store, for good."),
+    "gateway": ("gateway_command", "gateway",
+             "Manage the gateway's accounts (the gateway runs as 'evlog web --gateway DSN')."),
+    "hook": ("agents_command", "hook",
+             "Hooks agent harnesses run (they never fail the harness: problems are notes on stderr, exit 0)."),
+    "ingest": ("ingest_command", "ingest",
+             "Ingest agent transcripts: files, or folders searched for *.jsonl."),
+    "init": ("log_commands", "init",
+             "Create a workspace (or change its settings). Safe to run again."),
+    "mcp": ("agents_command", "mcp",
+             "Serve evlog to agents over MCP (stdio): recall, remember, forget, why, sessions, session_messages."),
+    "memory": ("processor_commands", "memory",
+             "List facts (id, file, section, subject, text), or memory entries with --tier stm|ltm|dropped."),
+    "offsets": ("processor_commands", "offsets",
+             "Every processor's position, lag behind the log and any recorded loss."),
+    "project": ("project_command", "project",
+             "List the registered projects: directories whose memory/MEMORY.md evlog keeps up to date."),
+    "recall": ("recall_command", "recall",
+             "Search everything the log holds for QUERY, best first; every hit names its source."),
+    "remember": ("processor_commands", "remember",
+             "Give Dream a note to keep, e.g. 'I prefer tabs' (the same note twice is kept once)."),
+    "repair": ("log_commands", "repair",
+             "Cut the log at its first damaged record, keeping the cut bytes in log/quarantine/."),
+    "replay": ("projection_commands", "replay",
+             "Rebuild every projection (sessions, history, MEMORY.md, ...) from the log."),
+    "run": ("processor_commands", "run_cmd",
+             "Run one processor now and report what it did."),
+    "sessions": ("projection_commands", "sessions",
+             "List sessions, newest first (key, title, messages, updated_at)."),
+    "setup": ("agents_command", "setup",
+             "Connect agent harnesses to evlog (hooks and MCP server in their settings)."),
+    "stats": ("log_commands", "stats",
+             "Segments, events, bytes and events by type."),
+    "status": ("status_command", "status",
+             "Is evlog running and caught up here? The daemon, agents, jobs, recall index, sync, problems."),
+    "sync": ("sync_command", "sync",
+             "Sync sessions with a gateway (several devices, a web view, a team)."),
+    "tail": ("log_commands", "tail",
+             "Show the newest events of the log (readers take no lock)."),
+    "verify": ("log_commands", "verify",
+             "Check every line of every segment: checksum, JSON, seq order, names, torn tail."),
+    "watch": ("agents_command", "watch",
+             "Follow transcript folders and ingest what grows (only the new bytes), until Ctrl-C."),
+    "web": ("web_command", "web",
+             "Browse sessions, transcripts, MEMORY.md and why each line is there, Dream runs and plots."),
+}
+
+
+def _short_help(first_paragraph: str, limit: int) -> str:
+    """What click shows for a command with this help in a list of width ``limit`` (its own truncation)."""
+    return click.Command(None, help=first_paragraph).get_short_help_str(limit)
+
+
 class EvlogGroup(click.Group):
-    """The root group: turns library errors into clean messages (unless --traceback)."""
+    """The root group: loads a subcommand's module when it is used (``COMMANDS``) and turns
+    library errors into clean messages (unless --traceback)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = self.commands.get(cmd_name)
+        if cmd is None and cmd_name in COMMANDS:
+            module, attr, _help = COMMANDS[cmd_name]
+            cmd = getattr(import_module(f"eventlog.cli.{module}"), attr)
+            self.commands.setdefault(cmd_name, cmd)  # importing registered it; a caller may have removed it since
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help``, from ``COMMANDS`` for the modules not imported (click's own layout)."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            cmd = self.commands.get(name)
+            if cmd is not None and cmd.hidden:
+                continue
+            rows.append((name, cmd.get_short_help_str(limit) if cmd is not None
+                         else _short_help(COMMANDS[name][2], limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -76,20 +174,3 @@ def cli(ctx: click.Context, home: str | None, lock_timeout: float, traceback: bo
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="evlog")
-
-
-from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
-    agents_command,
-    daemon_command,
-    erase_command,
-    gateway_command,
-    ingest_command,
-    log_commands,
-    processor_commands,
-    project_command,
-    projection_commands,
-    recall_command,
-    status_command,
-    sync_command,
-    web_command,
-)

@@ -79,6 +79,8 @@ def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | Non
                 if result.log_end > result.seq else ""
             note(f"{len(result.drifts) + len(result.index_problems)} problem(s): the projections drifted from the log"
                  if not result.clean else f"every projection file matches a fresh replay of seq 1..{result.seq}{behind}")
+            if result.index_problems:
+                note("to rebuild the recall index: delete state/recall.sqlite, then 'evlog replay'")
         if not result.clean:
             ctx.exit(ExitStatus.CHECK_FAILED)
         return
@@ -87,8 +89,12 @@ def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | Non
         rebuilt = rp.rebuild_into(ws.log, to_dir, rp.resolve_until(ws.log, until) if until else None)
     else:
         with open_workspace(ctx, writable=True) as ws:
-            rebuilt = rp.rebuild(ws)
+            rebuilt = rp.rebuild(ws, recall_index="refresh")
     if as_json:
         click.echo(json_line(rebuilt))
     else:
         note(f"rebuilt {rebuilt.files} file(s) in {rebuilt.root} from seq 1..{rebuilt.seq}")
+        if rebuilt.recall_index == "kept":
+            note("the recall index looked sound and was kept, caught up ('evlog replay --check' proves it)")
+        elif rebuilt.recall_index:
+            note(f"the recall index was {rebuilt.recall_index}")

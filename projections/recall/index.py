@@ -221,9 +221,11 @@ class RecallIndex:
     process writes at a time (SQLite's lock); readers may search while it writes (WAL).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, fts: bool = True) -> None:
         self.path = os.fspath(path)
         self.readonly = readonly
+        #: False: a scratch copy that folds the rows but writes no full-text index (see ``rows_only``).
+        self.fts = fts
         #: Why an existing file was discarded on open ("" if it was not).
         self.reset_reason = ""
         self._ops: list[Any] = []
@@ -322,6 +324,17 @@ class RecallIndex:
         ix._seq = ix._pending_seq = int(ix._meta("seq", 0))
         ix._load_sessions()
         return ix
+
+    @classmethod
+    def rows_only(cls, path: str) -> RecallIndex:
+        """A new scratch index at ``path`` that folds every row but writes no full-text index.
+
+        For checks (``row_differences``): a fold without tokenising costs a fraction of a build.
+        Its ``fts`` table stays empty, so it is never a workspace's index: give it a path of its own.
+        """
+        if os.path.exists(path):
+            raise ConfigError(f"{path} exists: a rows-only index is always a new scratch file")
+        return cls(path, fts=False)
 
     @staticmethod
     def _pragmas(db: sqlite3.Connection, *, write: bool) -> None:
@@ -539,6 +552,49 @@ class RecallIndex:
             h.update(enc(row))
         return "xxh3_128:" + h.hexdigest()
 
+    def _meta_values(self) -> dict[str, Any]:
+        return dict(self.db.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'seq', 'ndocs', 'nchars') "
+                                    "ORDER BY key").fetchall())
+
+    def row_differences(self, expected: RecallIndex, *, limit: int = 5) -> list[str]:
+        """How this index's rows differ from ``expected``'s ([] when equal), at most ``limit`` per table.
+
+        Compares the position and counters, then every session, item and speaker count in one
+        ordered pass over both files (a missing, extra or changed row is named by its key; texts
+        are compared unpacked). The full-text index is not compared: ``verify`` proves it holds
+        exactly the tokens of these rows, so the two together prove the whole index against
+        ``expected`` (a fold of the log, e.g. ``rows_only``) without tokenising anything twice.
+        """
+        problems: list[str] = []
+        mine, theirs = self._meta_values(), expected._meta_values()
+        if mine != theirs:
+            problems.append(f"position and counters are {mine}, a fold of the log gives {theirs}")
+        for table, key, columns in _ROW_TABLES:
+            problems.extend(self._table_differences(expected, table, key, columns, limit))
+        return problems
+
+    def _table_differences(self, expected: RecallIndex, table: str, key: str, columns: str, limit: int) -> list[str]:
+        """A merge join of ``table`` in both files on ``key`` (the first columns): what differs."""
+        nkey = key.count(",") + 1
+        query = f"SELECT {columns} FROM {table} ORDER BY {key}"
+        have, want = iter(self.db.execute(query)), iter(expected.db.execute(query))
+        h, w = next(have, None), next(want, None)
+        out: list[str] = []
+        while (h is not None or w is not None) and len(out) < limit:
+            hk = h[:nkey] if h is not None else None
+            wk = w[:nkey] if w is not None else None
+            if w is None or (hk is not None and wk is not None and hk < wk):
+                out.append(f"{table} row {_key_text(hk)} is in the index but not in a fold of the log")
+                h = next(have, None)
+            elif h is None or (hk is not None and wk is not None and wk < hk):
+                out.append(f"{table} row {_key_text(wk)} of a fold of the log is missing from the index")
+                w = next(want, None)
+            else:
+                if h != w and not (table == "docs" and _same_doc(h, w)):
+                    out.append(f"{table} row {_key_text(hk)} differs from a fold of the log")
+                h, w = next(have, None), next(want, None)
+        return out
+
     def verify(self) -> list[str]:
         """Internal consistency problems ([] when none): the FTS index holds exactly the tokens of
         the stored rows, and the counters match the rows. Reads everything: for checks, not hot paths."""
@@ -556,35 +612,65 @@ class RecallIndex:
                              ).fetchone()[0]
         if orphans:
             problems.append(f"{orphans} messages of sessions that are gone")
+        fts = self._fts_difference()
+        if fts:
+            problems.append(f"the full-text index does not match the rows (expected (term, docs) vs held: {fts})")
+        return problems
+
+    def _fts_difference(self, limit: int = 5) -> list[tuple]:
+        """The first (expected, held) (term, docs) pairs where the FTS index differs from a
+        tokenising of the stored rows ([] when it holds exactly their tokens).
+
+        The rows are tokenised into a temporary FTS table inside one transaction, rolled back
+        at the end: in autocommit every row would be its own FTS5 segment, merged again and
+        again (what made this check superlinear). Outside a caller's transaction that table
+        lives in a temporary file, so memory stays bounded at any size.
+        """
+        db = self.db
+        began = not db.in_transaction
+        if began:  # the scratch index of every row goes to a temporary file (bounded by the page cache), not RAM
+            db.execute("PRAGMA temp_store = FILE")  # (this drops the temporary tables: the stemmer's too)
+            self._stemmer = False
         db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.expect USING fts5(t, content='', detail=none, "
                    f"columnsize=0, tokenize='{TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.expect_row USING fts5vocab(temp, expect, 'row')")
-        db.execute("INSERT INTO temp.expect(expect) VALUES ('delete-all')")
-        sessions = {sid: _Session(sid, key, project, "", "", 0) for sid, key, project in
-                    db.execute("SELECT sid, skey, project FROM sessions")}
-        def expected_rows() -> Iterator[tuple[int, str, str, str]]:  # streamed: memory stays flat at any size
-            for (id_, kind, body, sid, role, speaker, caption, tools, skey, project, section, state) in read.execute(
-                    "SELECT id, kind, body, sid, role, speaker, caption, tools, skey, project, section, state FROM docs"):
-                text = index_text(unpack(body))
-                if kind == MESSAGE:
-                    s = sessions.get(sid)
-                    tags = s.message_tags(role) if s is not None else ""
-                    yield (id_, text, index_text(aux_text(speaker, caption, tools)), tags)
-                elif kind == HISTORY:
-                    yield (id_, text, "", _Writer.history_tags(project, skey))
-                else:
-                    yield (id_, text, index_text(section), _Writer.fact_tags(project, state))
+        if began:
+            db.execute("BEGIN")
+        try:
+            db.execute("INSERT INTO temp.expect(expect) VALUES ('delete-all')")
+            read = db.cursor()  # a cursor of its own: executemany below reads from it while inserting
+            db.executemany("INSERT INTO temp.expect(rowid, t) VALUES (?1, ?2 || char(10) || ?3 || char(10) || ?4)",
+                           self._expected_fts_rows(read))
+            want = db.execute("SELECT term, doc FROM temp.expect_row ORDER BY term")
+            have = db.cursor().execute("SELECT term, doc FROM fts_row ORDER BY term")
+            try:
+                return list(itertools.islice(((w, h) for w, h in itertools.zip_longest(want, have) if w != h), limit))
+            finally:  # a difference stops the scan: end both statements before the transaction ends
+                want.close()
+                have.close()
+        finally:
+            if began:
+                db.execute("ROLLBACK")
+                db.execute("PRAGMA temp_store = MEMORY")
+                self._stemmer = False
+            else:
+                db.execute("INSERT INTO temp.expect(expect) VALUES ('delete-all')")
 
-        read = db.cursor()  # a cursor of its own: executemany below reads from it while inserting
-        db.executemany("INSERT INTO temp.expect(rowid, t) VALUES (?1, ?2 || char(10) || ?3 || char(10) || ?4)",
-                       expected_rows())
-        want = db.execute("SELECT term, doc FROM temp.expect_row ORDER BY term")
-        have = db.cursor().execute("SELECT term, doc FROM fts_row ORDER BY term")
-        diff = list(itertools.islice(((w, h) for w, h in itertools.zip_longest(want, have) if w != h), 5))
-        if diff:
-            problems.append(f"the full-text index does not match the rows (expected (term, docs) vs held: {diff})")
-        db.execute("INSERT INTO temp.expect(expect) VALUES ('delete-all')")
-        return problems
+    def _expected_fts_rows(self, read: sqlite3.Cursor) -> Iterator[tuple[int, str, str, str]]:
+        """What each stored row hands the tokenizer (streamed: memory stays flat at any size)."""
+        sessions = {sid: _Session(sid, key, project, "", "", 0) for sid, key, project in
+                    self.db.execute("SELECT sid, skey, project FROM sessions")}
+        for (id_, kind, body, sid, role, speaker, caption, tools, skey, project, section, state) in read.execute(
+                "SELECT id, kind, body, sid, role, speaker, caption, tools, skey, project, section, state FROM docs"):
+            text = index_text(unpack(body))
+            if kind == MESSAGE:
+                s = sessions.get(sid)
+                tags = s.message_tags(role) if s is not None else ""
+                yield (id_, text, index_text(aux_text(speaker, caption, tools)), tags)
+            elif kind == HISTORY:
+                yield (id_, text, "", _Writer.history_tags(project, skey))
+            else:
+                yield (id_, text, index_text(section), _Writer.fact_tags(project, state))
 
     def close(self) -> None:
         """Close the file (uncommitted changes are dropped; call ``commit`` first)."""
@@ -602,6 +688,22 @@ class RecallIndex:
         return f"RecallIndex({self.path!r}, seq={self._seq})"
 
 
+_ROW_TABLES = (  # (table, key, columns): what ``row_differences`` compares, in key order
+    ("sessions", "sid", "sid, skey, project, title, created, nmsg"),
+    ("docs", "id", _DOC_COLUMNS),
+    ("speakers", "project, name", "project, name, n"),
+)
+
+
+def _key_text(key: tuple | None) -> str:
+    return ", ".join(map(str, key or ()))
+
+
+def _same_doc(a: tuple, b: tuple) -> bool:
+    """Two ``docs`` rows equal but for how their text is stored (packed or not)."""
+    return a[:3] == b[:3] and a[4:] == b[4:] and unpack(a[3]) == unpack(b[3])
+
+
 _FOLDED = (MessageAppended, MessageUpdated, SessionCreated, SessionDeleted, HistoryAppended, MemoryAppended, _SetFact)
 
 
@@ -611,6 +713,7 @@ class _Writer:
     def __init__(self, index: RecallIndex) -> None:
         self.ix = index
         self.db = index.db
+        self.fts_on = index.fts  # False: a rows-only scratch fold (no tokenising, no FTS writes)
         self.sessions = index._sessions
         self.docs: list[tuple] = []
         self.fts: list[tuple] = []
@@ -667,8 +770,9 @@ class _Writer:
         self.docs.append((ev.seq, MESSAGE, _time(ev.timestamp, ev.ts), pack(text), len(text), ev.seq, s.sid, pos,
                           clean(ev.message_id), role, speaker, caption, tools,
                           None, None, None, None, None, None, None))
-        self.fts.append((ev.seq, index_text(text), index_text(aux_text(speaker, caption, tools)) if
-                         (speaker or caption or tools) else "", s.message_tags(role)))
+        if self.fts_on:
+            self.fts.append((ev.seq, index_text(text), index_text(aux_text(speaker, caption, tools)) if
+                             (speaker or caption or tools) else "", s.message_tags(role)))
         if len(self.docs) >= _BATCH:
             self.flush(wait=False)
         self.ndocs += 1
@@ -691,14 +795,14 @@ class _Writer:
         for id_, body, role, speaker, caption, tools in rows:
             old_text = unpack(body)
             tags = s.message_tags(role)
-            self.db.execute(_DELETE_FTS, (id_, index_text(old_text), index_text(aux_text(speaker, caption, tools)),
+            self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(aux_text(speaker, caption, tools)),
                                           tags))
             sp = _str(ev.extra, "speaker") if "speaker" in ev.extra else speaker
             cap = _caption(ev.extra) if any(k in ev.extra for k in _CAPTION_KEYS) else caption
             tl = tools if ev.tool_calls is None else new_tools
             self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, speaker = ?, caption = ?, tools = ? "
                             "WHERE id = ?", (pack(text), len(text), ev.seq, sp, cap, tl, id_))
-            self.db.execute(_INSERT_FTS, (id_, index_text(text), index_text(aux_text(sp, cap, tl)), tags))
+            self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(aux_text(sp, cap, tl)), tags))
             self.nchars += len(text) - len(old_text)
             if sp != speaker:
                 if speaker:
@@ -714,7 +818,7 @@ class _Writer:
         for id_, body, role, speaker, caption, tools in self.db.execute(
                 "SELECT id, body, role, speaker, caption, tools FROM docs WHERE sid = ? AND kind = 0", (s.sid,)):
             text = unpack(body)
-            self.db.execute(_DELETE_FTS, (id_, index_text(text), index_text(aux_text(speaker, caption, tools)),
+            self.fts_write(_DELETE_FTS, (id_, index_text(text), index_text(aux_text(speaker, caption, tools)),
                                           s.message_tags(role)))
             self.ndocs -= 1
             self.nchars -= len(text)
@@ -729,7 +833,7 @@ class _Writer:
         text, project, skey = clean(ev.text), clean(ev.project), clean(ev.session_key)
         self.docs.append((ev.seq, HISTORY, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
                           None, None, None, None, skey, project, clean(ev.source), None, None, None, None))
-        self.fts.append((ev.seq, index_text(text), "", self.history_tags(project, skey)))
+        self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), "", self.history_tags(project, skey)), batched=True)
         self.ndocs += 1
         self.nchars += len(text)
 
@@ -755,18 +859,19 @@ class _Writer:
             self.docs.append((ev.seq, FACT, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
                               None, None, None, None, None, project, None, fact_id, scope, section,
                               STATE_CODES["active"]))
-            self.fts.append((ev.seq, index_text(text), index_text(section), self.fact_tags(project, 0)))
+            self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), index_text(section), self.fact_tags(project, 0)),
+                           batched=True)
             self.ndocs += 1
             self.nchars += len(text)
             return
         id_, body, old_project, old_section, state = row
         old_text = unpack(body)
-        self.db.execute(_DELETE_FTS, (id_, index_text(old_text), index_text(old_section),
+        self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(old_section),
                                       self.fact_tags(old_project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, project = ?, scope = ?, section = ?, "
                         "time = ? WHERE id = ?", (pack(text), len(text), ev.seq, project, scope, section,
                                                   _time(ev.ts, ev.ts), id_))
-        self.db.execute(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, state)))
+        self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, state)))
         self.nchars += len(text) - len(old_text)
 
     def set_fact(self, op: _SetFact) -> None:
@@ -779,10 +884,10 @@ class _Writer:
         new_state = state if op.state is None or (op.only_if is not None and state != op.only_if) else op.state
         if text == old_text and new_state == state:
             return
-        self.db.execute(_DELETE_FTS, (id_, index_text(old_text), index_text(section), self.fact_tags(project, state)))
+        self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(section), self.fact_tags(project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, state = ?, tseq = CASE WHEN ? > 0 THEN ? ELSE tseq END "
                         "WHERE id = ?", (pack(text), len(text), new_state, op.seq, op.seq, id_))
-        self.db.execute(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, new_state)))
+        self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, new_state)))
         self.nchars += len(text) - len(old_text)
 
     # -- writing ----------------------------------------------------------------------------
@@ -804,6 +909,15 @@ class _Writer:
                 if self.pool is None:
                     self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-index")
                 self.pending = self.pool.submit(self._insert, docs, fts)
+
+    def fts_write(self, sql: str, row: tuple, *, batched: bool = False) -> None:
+        """One full-text insert or delete (``batched``: an insert queued with the rows); none in a rows-only fold."""
+        if not self.fts_on:
+            return
+        if batched:
+            self.fts.append(row)
+        else:
+            self.db.execute(sql, row)
 
     def _insert(self, docs: list[tuple], fts: list[tuple]) -> None:
         self.db.executemany(_INSERT_DOC, docs)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import sqlite3
 import tempfile
 from typing import Any
 
@@ -111,9 +112,54 @@ def rebuild(home: str, *, ws: Any = None) -> RecallIndex:
     return update(home, ws=ws)
 
 
-def check(home: str, *, ws: Any = None) -> list[str]:
-    """Problems of the live index ([] when none): its own consistency, and its content against
-    an index rebuilt from the log in a temporary file, up to the live index's seq."""
+def glance(home: str, ws: Any) -> str:
+    """Why the workspace's index must be rebuilt, judged without reading its texts ("" if it need not):
+    missing, unreadable, of another schema, ahead of the log, or its item counter not its row count.
+    (``check`` is the proof; this is what ``evlog replay`` looks at before it keeps an index.)"""
+    path = index_path(home)
+    if not os.path.exists(path):
+        return "missing"
+    try:
+        ix = RecallIndex(path, readonly=True)
+    except EvlogError as e:
+        return str(e)
+    try:
+        if ix.seq > ws.log.last_seq:
+            return f"at seq {ix.seq}, past the log's end {ws.log.last_seq}"
+        (rows,) = ix.db.execute("SELECT count(*) FROM docs").fetchone()
+        if rows != int(ix._meta("ndocs", 0)):
+            return f"{rows} items but its counter says {ix._meta('ndocs')}"
+        return ""
+    except sqlite3.DatabaseError as e:
+        return f"unreadable ({e})"
+    finally:
+        ix.close()
+
+
+def refresh(home: str, ws: Any) -> str:
+    """Keep the index when ``glance`` finds nothing wrong (caught up with the log), else rebuild it.
+
+    Returns what was done: "kept", or "rebuilt (<why>)". ``replay --check`` proves a kept index;
+    ``rebuild`` is the unconditional way (what an erase needs).
+    """
+    why = glance(home, ws)
+    if why:
+        rebuild(home, ws=ws).close()
+        return f"rebuilt ({why})"
+    update(home, ws=ws).close()
+    return "kept"
+
+
+def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
+    """Problems of the live index ([] when none), up to the live index's seq.
+
+    Proved in one pass each: ``verify`` tokenises the index's own rows once and compares the
+    full-text index with them (and the counters with the rows); then the log is folded into a
+    rows-only scratch index (no tokenising: ``RecallIndex.rows_only``) and every row of the
+    two is compared (``row_differences``). Together: the index is what the log gives. ``full``
+    instead builds a whole second index from the log and compares ``content_digest`` (the
+    older, slower proof: about twice the tokenising).
+    """
     live_path = index_path(home)
     if not os.path.exists(live_path):
         return []
@@ -121,14 +167,18 @@ def check(home: str, *, ws: Any = None) -> list[str]:
     try:
         problems = [f"recall index: {p}" for p in live.verify()]
         with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
-            fresh = RecallIndex(os.path.join(tmp, "recall.sqlite"))
+            scratch = os.path.join(tmp, "recall.sqlite")
+            fresh = RecallIndex(scratch) if full else RecallIndex.rows_only(scratch)
             try:
                 with _read_log(home, 1, ws) as events:
                     fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= live.seq, events))
                 if fresh.seq != live.seq:
                     problems.append(f"recall index is at seq {live.seq} but the log ends at {fresh.seq}")
-                elif fresh.content_digest() != live.content_digest():
-                    problems.append("recall index content differs from a rebuild from the log")
+                elif full:
+                    if fresh.content_digest() != live.content_digest():
+                        problems.append("recall index content differs from a rebuild from the log")
+                else:
+                    problems.extend(f"recall index: {p}" for p in live.row_differences(fresh))
             finally:
                 fresh.close()
         return problems
