@@ -87,9 +87,23 @@ def render_report(report: Any) -> str:
 
 
 def _one_line(item: Any) -> str:
+    """An item of a report's list: ``key value`` pairs, each value readable (never a Python repr)."""
     if isinstance(item, dict):
-        return " ".join(f"{k}={preview(str(v), 60)}" for k, v in item.items() if v not in ("", [], {}, None))
-    return str(item)
+        return "  ".join(f"{k.replace('_', ' ')} {readable(v)}" for k, v in item.items() if v not in ("", [], {}, None))
+    return readable(item)
+
+
+def readable(value: Any, width: int = 60) -> str:
+    """A value as a person reads it: numbers as a range and a count (``2..18 (17)``), strings joined
+    (the first three and ``+N more``), mappings as ``k=v``; text cut to ``width``."""
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return f"{min(value)}..{max(value)} ({len(value)})" if len(value) > 1 else str(value[0])
+        shown = ", ".join(readable(v, 24) for v in value[:3])
+        return shown + (f" +{len(value) - 3} more" if len(value) > 3 else "")
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={readable(v, 24)}" for k, v in value.items())
+    return preview(str(value), width)
 
 
 def render_run(row: Any) -> str:
