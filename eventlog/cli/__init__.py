@@ -82,6 +82,7 @@ from eventlog.cli import (  # noqa: E402,F401  (registers the commands)
     agents_command,
     daemon_command,
     erase_command,
+    export_command,
     gateway_command,
     ingest_command,
     log_commands,
