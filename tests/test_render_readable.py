@@ -41,3 +41,12 @@ def test_evlog_run_dream_prints_no_python_repr(workspace, cli_runner):
     runs = [ln for ln in res.stdout.splitlines() if ln.startswith("runs:")]
     assert runs and "facts fact-" in runs[0]
     assert "[" not in res.stdout and "'" not in res.stdout
+
+
+def test_the_offline_model_has_one_name_in_the_report_and_the_audit(workspace, cli_runner):
+    import json
+
+    assert cli_runner.invoke(cli, ["remember", "I prefer tabs over spaces"]).exit_code == 0
+    report = json.loads(cli_runner.invoke(cli, ["run", "dream", "--json"]).stdout)
+    (run,) = [json.loads(ln) for ln in cli_runner.invoke(cli, ["audit", "--json"]).stdout.splitlines()]
+    assert report["model"] == run["model"] == "offline-rules-v1"
