@@ -120,8 +120,19 @@ def test_the_why_page_shows_the_history(changed):
             c.get(f"/?token={token}")
             page = c.get(f"/memory/why/{key_token('fact-a')}").text
             old = c.get(f"/memory/why/{key_token('fact-old')}").text
+            assert "unforget" not in page.split("History")[0]  # fact-a is active again
+            with Workspace.open(changed, writable=True) as ws:
+                mem.forget(ws, ["fact-a"])
+    finally:
+        app.state.web.source.close()
+    app = local_app(changed, port, token=token)
+    try:
+        with TestClient(app, base_url=f"http://127.0.0.1:{port}", follow_redirects=False) as c:
+            c.get(f"/?token={token}")
+            forgotten = c.get(f"/memory/why/{key_token('fact-a')}").text
     finally:
         app.state.web.source.close()
     assert "History" in page and "<del>The user likes tea.</del>" in page and "<ins>The user likes green tea.</ins>" in page
     assert "unforgotten" in page and "not true any more" in page and "by <b>agent</b>" in page
     assert f'href="/memory/why/{key_token("fact-new")}"' in old and "changed editor" in old
+    assert "evlog memory unforget fact-a</code> brings it back" in forgotten

@@ -158,6 +158,9 @@ def test_short_keys_are_unique_and_a_session_differs_from_its_sidechains():
     for key, s in short.items():
         assert resolve_key(s, keys) == key
         assert resolve_key(key, keys) == key
+    nested = ["cc:aaaaaaaaaaaa/agent-abc", "cc:aaaaaaaaaaaa/agent-abcd"]  # one child's id starts the other's
+    for key, s in short_keys(nested).items():
+        assert resolve_key(s, nested) == key
     with pytest.raises(NotFound, match="names 2 sessions"):
         resolve_key("claude-code:4d5611e", keys)
     with pytest.raises(NotFound, match="no session"):

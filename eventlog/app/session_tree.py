@@ -99,14 +99,29 @@ def _floor(segment: str) -> int:
     return min(len(segment), cut + 1 + MIN_ID_CHARS)
 
 
-def _shortest(value: str, siblings: set[str]) -> str:
-    """The shortest prefix of ``value`` (at least its floor) that starts no other sibling."""
-    others = [v for v in siblings if v != value]
-    for n in range(_floor(value), len(value)):
-        head = value[:n]
-        if not any(o.startswith(head) for o in others):
-            return head
-    return value
+def _common(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _shortest_of(siblings: set[str]) -> dict[str, str]:
+    """Each sibling's shortest prefix (at least its floor) that starts no other sibling.
+
+    In sorted order the sibling sharing the longest prefix with a value is a neighbour,
+    so one pass over the sorted values does it (n log n, not n squared).
+    """
+    ordered = sorted(siblings)
+    out = {}
+    for i, value in enumerate(ordered):
+        shared = max(_common(value, ordered[i - 1]) if i else 0,
+                     _common(value, ordered[i + 1]) if i + 1 < len(ordered) else 0)
+        out[value] = value[:max(_floor(value), shared + 1)]
+    return out
 
 
 def short_keys(keys: Iterable[str]) -> dict[str, str]:
@@ -116,7 +131,8 @@ def short_keys(keys: Iterable[str]) -> dict[str, str]:
     for parts in split.values():
         for i, part in enumerate(parts):
             groups.setdefault(tuple(parts[:i]), set()).add(part)
-    return {k: "/".join(_shortest(p, groups[tuple(parts[:i])]) for i, p in enumerate(parts)) for k, parts in split.items()}
+    shortest = {parent: _shortest_of(values) for parent, values in groups.items()}
+    return {k: "/".join(shortest[tuple(parts[:i])][p] for i, p in enumerate(parts)) for k, parts in split.items()}
 
 
 def resolve_key(wanted: str, keys: Iterable[str]) -> str:
@@ -127,6 +143,9 @@ def resolve_key(wanted: str, keys: Iterable[str]) -> str:
     keys = list(keys)
     if wanted in keys:
         return wanted
+    by_short = {short: key for key, short in short_keys(keys).items()}
+    if wanted in by_short:  # the form 'evlog sessions' shows (also when one sibling's id starts another's)
+        return by_short[wanted]
     parts = wanted.split("/")
     found = [k for k in keys if len(k.split("/")) == len(parts)
              and all(seg.startswith(p) for seg, p in zip(k.split("/"), parts, strict=True))]
