@@ -8,7 +8,6 @@ from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
 from eventlog.cli.render import json_line, preview, session_table, to_jsonable
 from eventlog.errors import NotFound
-from projections.sessions import display_title
 
 
 def _store(ctx: click.Context):  # noqa: ANN202
@@ -69,7 +68,7 @@ def sessions_show(ctx: click.Context, key: str, count: int, as_json: bool) -> No
     if as_json:
         emit(messages, True, json_line)
         return
-    click.echo(f"{info.key}  title={display_title(info)!r}  messages={info.message_count}  updated_at={info.updated_at}")
+    click.echo(f"{info.key}  title={info.display or info.title!r}  messages={info.message_count}  updated_at={info.updated_at}")
     emit(messages, False, lambda m: f"[{m.timestamp[:19]}] {m.role}: {preview(m.content, 200)}")
 
 

@@ -14,7 +14,6 @@ import msgspec
 
 from eventlog.codec import ENCODER
 from eventlog.events import Event, MessageAppended
-from projections.sessions import display_title
 
 _PREVIEW = 100
 
@@ -168,7 +167,7 @@ def session_table(rows: list[tuple[int, Any]]) -> list[str]:
         info = node.info
         project = info.project.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] if info.project else "-"
         key = ("  " * (depth - 1) + "└ " if depth else "") + node.short_key
-        title = display_title(info) or (f"({preview(info.preview, 58)})" if info.preview else "-")
+        title = info.display or info.title or (f"({preview(info.preview, 58)})" if info.preview else "-")
         folded = f"  [+{node.probes} probe{'s' if node.probes != 1 else ''}]" if node.probes else ""
         cells.append((info.updated_at[:19].replace("T", " "), str(info.message_count), preview(project, 20), key,
                       preview(title, 70) + folded))
