@@ -4,8 +4,9 @@
 added) from the ``dream_runs`` projection. ``why`` explains facts: for every fact whose
 text contains the query (or whose id is given) it returns who added it and when, the run
 that produced it (model, prompt hash, tokens), the exact messages it came from (session
-key, message id, speaker, time, text), and its supersede chain (the facts it replaced and
-the one that replaced it). Facts learned before facts named their messages cite history
+key, message id, speaker, time, text), its supersede chain (the facts it replaced and
+the one that replaced it) and its history (``fact_history``: learned, edited by whom with the
+text before, pinned, archived, superseded, forgotten, unforgotten, each with its time). Facts learned before facts named their messages cite history
 entries instead; those are resolved down to messages as before (digest entries through
 the message seqs they carry, consolidator entries through their message ids, notes as
 themselves).
@@ -17,7 +18,18 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from eventlog.events import HistoryAppended, MessageAppended
+from eventlog.events import (
+    Event,
+    HistoryAppended,
+    MemoryAppended,
+    MemoryArchived,
+    MemoryEdited,
+    MemoryForgotten,
+    MemoryPinned,
+    MemoryRestored,
+    MemorySuperseded,
+    MessageAppended,
+)
 from projections.dream_runs import Run
 from projections.history import HistoryEntry
 
@@ -63,6 +75,20 @@ class ChainLink:
 
 
 @dataclass
+class HistoryStep:
+    """One change of a fact, from the log: what happened, when, by whom, and the text before and after."""
+
+    seq: int
+    time: str
+    action: str  # learned, edited, pinned, unpinned, archived, superseded, replaced, forgotten, unforgotten
+    by: str = ""  # dream, user, agent, hand-edit, budget...
+    text: str = ""  # learned: its text; edited: the new text; superseded / replaced: the other fact's text
+    old_text: str = ""  # edited: the text before
+    detail: str = ""  # learned: its run; otherwise the reason given
+    other: str = ""  # superseded: the fact that replaced it; replaced: the fact it replaced
+
+
+@dataclass
 class Explanation:
     """Why one line is in a MEMORY.md."""
 
@@ -84,6 +110,7 @@ class Explanation:
     messages: list[SourceMessage] = field(default_factory=list)  # the exact messages it came from
     sources: list[SourceEntry] = field(default_factory=list)  # history entries (facts learned before messages were named)
     chain: list[ChainLink] = field(default_factory=list)
+    history: list[HistoryStep] = field(default_factory=list)  # every change, oldest first
 
 
 @dataclass
@@ -132,7 +159,8 @@ def _excerpt(text: str) -> str:
 
 def why(ws: Context, query: str | None = None, *, fact_id: str | None = None,
         states: tuple[str, ...] = ("active",)) -> list[Explanation]:
-    """Explain every fact matching ``query`` (case-insensitive substring) or ``fact_id`` (in any state)."""
+    """Explain every fact matching ``query`` (case-insensitive substring) in one of ``states``, or ``fact_id``
+    (in any state); each explanation has the fact's history (``fact_history``)."""
     mem = ws.memory
     runs = ws.dream_runs.s.runs
     history = {e.cursor: e for e in ws.history.entries}
@@ -161,10 +189,63 @@ def why(ws: Context, query: str | None = None, *, fact_id: str | None = None,
                                                  role="note", excerpt=_excerpt(rec.event.text), seq=seq))
         out.append(ex)
     _resolve_messages(ws, [s for e in out for s in e.sources])
+    histories = fact_history(ws, [e.fact_id for e in out])
+    for ex in out:
+        ex.history = histories.get(ex.fact_id, [])
     for ex in out:
         for src in ex.sources:
             src.messages = _closest(ex.text, src.messages)
     return out
+
+
+def fact_history(ws: Workspace, fact_ids: list[str]) -> dict[str, list[HistoryStep]]:
+    """Every change of these facts, oldest first, read from the log (from the oldest fact's ``memory.appended`` on).
+
+    An edit gives the text before and after and who made it; ``superseded`` names the fact
+    that replaced this one and ``replaced`` the one this fact replaced.
+    """
+    wanted = {fid: f for fid in fact_ids if (f := ws.memory.get(fid)) is not None}
+    if not wanted:
+        return {}
+    out: dict[str, list[HistoryStep]] = {fid: [] for fid in wanted}
+    texts: dict[str, str] = {}  # the text of every fact seen so far (this one's, and those that supersede it)
+    for f in ws.memory.all_facts():  # a superseding fact can be appended after the event that names it
+        texts[f.fact_id] = f.text
+    for rec in ws.log.records(min(f.seq for f in wanted.values())):
+        ev = rec.event
+        if isinstance(ev, MemoryAppended):
+            texts[ev.fact_id] = ev.text
+        if isinstance(ev, MemorySuperseded) and ev.by_fact_id in wanted:
+            out[ev.by_fact_id].append(HistoryStep(ev.seq, ev.ts, "replaced", ev.by or "dream", texts.get(ev.fact_id, ""),
+                                                  detail=ev.reason, other=ev.fact_id))
+        fid = getattr(ev, "fact_id", None)
+        if isinstance(fid, str) and fid in wanted and (step := _step(ev, texts)) is not None:
+            out[fid].append(step)
+        if isinstance(ev, MemoryEdited):
+            texts[ev.fact_id] = ev.text
+    return out
+
+
+def _step(ev: Event, texts: dict[str, str]) -> HistoryStep | None:
+    """The step ``ev`` is in the history of the fact it names (None: not a change of a fact)."""
+    match ev:
+        case MemoryAppended():
+            where = f"run {ev.run_id}" if ev.run_id else ""
+            return HistoryStep(ev.seq, ev.ts, "learned", ev.by or "dream", ev.text, detail=where)
+        case MemoryEdited():
+            return HistoryStep(ev.seq, ev.ts, "edited", ev.by, ev.text, old_text=texts.get(ev.fact_id, ""))
+        case MemoryPinned():
+            return HistoryStep(ev.seq, ev.ts, "pinned" if ev.pinned else "unpinned")
+        case MemoryArchived():
+            return HistoryStep(ev.seq, ev.ts, "archived", "budget", detail=ev.reason)
+        case MemorySuperseded():
+            return HistoryStep(ev.seq, ev.ts, "superseded", ev.by or "dream", texts.get(ev.by_fact_id, ""),
+                               detail=ev.reason, other=ev.by_fact_id)
+        case MemoryForgotten():
+            return HistoryStep(ev.seq, ev.ts, "forgotten", ev.by, detail=ev.reason)
+        case MemoryRestored():
+            return HistoryStep(ev.seq, ev.ts, "unforgotten", ev.by)
+    return None
 
 
 def _closest(fact: str, messages: list[SourceMessage]) -> list[SourceMessage]:

@@ -39,7 +39,7 @@ from projections.base import Projection, ProjectionDrift
 CHECKPOINT = os.path.join("state", "projections.ckpt")
 STAGING = os.path.join("state", "rebuild")
 JOURNAL = os.path.join("state", "rebuild.journal")
-_VERSION = 3  # 2: the diary's state records its legacy dedup horizon; 3: sessions record their preview's message
+_VERSION = 4  # 2: diary legacy dedup horizon; 3: sessions record their preview's message; 4: their title's parts
 #: A rebuild writes files every this many events, so its memory stays bounded on any log.
 REBUILD_FLUSH_EVENTS = 200_000
 
@@ -62,6 +62,9 @@ class Projector:
         self.by_name = {p.name: p for p in projections}
         self.use_checkpoint = checkpoint
         self.seq = 0  # last seq applied
+        #: The seq the checkpoint on disk was saved at (0: none), also when its version is not this code's
+        #: (the states are then rebuilt from the log): what ``replay --check`` compares the files against.
+        self.written_seq = 0
         self.fingerprint = ""
         self._route: dict[str, list[Callable]] = {}
         for p in projections:
@@ -91,6 +94,7 @@ class Projector:
         try:
             with open(self._ckpt_path(), "rb") as f:
                 ck = msgspec.json.decode(f.read(), type=_Checkpoint)
+            self.written_seq = ck.seq  # what the files were written for, even by an older version
             if ck.version != _VERSION or set(ck.states) != set(self.by_name):
                 return
             if ck.seq:

@@ -21,8 +21,14 @@ dirty session's file once, checks it against the index (a mismatch raises
 ``ProjectionDrift``: the projector then rebuilds from the log), appends the new lines,
 trims to the cap and writes it back.
 
-``updated_at`` is the newest of the session's event times and message timestamps,
-normalised to UTC ``YYYY-MM-DDTHH:MM:SS.fffZ`` (naive timestamps are taken as UTC);
+``updated_at`` is the newest of the session's creation time, its messages' timestamps
+and the times of changes a person made (a ``session.updated`` with ``updated_at``, as the
+store's ``update`` writes); a title or metadata an ingest takes from the source and a
+``message.updated`` do not move it. It is normalised to UTC ``YYYY-MM-DDTHH:MM:SS.fffZ``
+(naive timestamps are taken as UTC). ``title`` is the title as given; what listings show
+(``SessionInfo.display``, ``shown_title``) is the given title, else the session's first real
+user request (``eventlog.harness.request_title``: harness text skipped), else the source's
+summary line, else its first bare slash command;
 ``preview`` is the start of the newest user or assistant message (as last updated) unless set explicitly.
 """
 
@@ -43,6 +49,7 @@ from eventlog.events import (
     SessionDeleted,
     SessionUpdated,
 )
+from eventlog.harness import request_title
 from eventlog.source_values import evlog_id, evlog_timestamp, parts_text
 from eventlog.timeutil import source_time
 from projections.base import Projection, ProjectionDrift
@@ -51,6 +58,8 @@ from projections.naming import safe_name
 MAX_FILE_MESSAGES = 2000
 PREVIEW_CHARS = 120
 SESSIONS_DIR = "sessions"
+#: How the dedup key of a title an ingest took from a source's summary line starts (``eventlog.ingest``).
+SUMMARY_DEDUP = "ingest:"
 _nested_encoder = msgspec.json.Encoder(order="deterministic")  # sorts the keys of nested objects
 
 
@@ -68,6 +77,13 @@ class SessionState(msgspec.Struct, kw_only=True):
     preview: str = ""
     preview_set: bool = False  # set explicitly: not overwritten by new messages
     preview_id: str = ""  # the message the preview was taken from (a message.updated of it refreshes it)
+    # ``title`` is the title as given (session.created, the latest session.updated with one); what
+    # listings show (``shown_title``) is built from these parts:
+    explicit_title: str = ""  # given by session.created or a session.updated that is not a source's summary
+    request_title: str = ""  # the first real user request (eventlog.harness.request_title)
+    request_id: str = ""  # the message it was taken from
+    command_title: str = ""  # the first bare slash command
+    summary_title: str = ""  # the newest summary line's title (Claude Code)
     created_at: str = ""
     updated_at: str = ""
     last_consolidated: int = 0
@@ -206,35 +222,14 @@ class SessionsProjection(Projection):
         s: SessionState | None
         match ev:
             case MessageAppended():
-                s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, ev.timestamp, "")
-                s.count += 1
-                self.pending.setdefault(s.key, []).append(message_line(ev))
-                self._touch(s, ev.ts, ev.timestamp)
-                if not s.preview_set and ev.role in ("user", "assistant"):
-                    head = _preview(ev.content)
-                    if head:
-                        s.preview, s.preview_id = head, ev.message_id
+                self._appended(ev)
             case MessageUpdated():
-                s = self.index.get(ev.session_key)
-                if s is not None:
-                    self.updates.setdefault(s.key, {}).setdefault(ev.message_id, []).append(ev)
-                    self._touch(s, ev.ts, "")
-                    if not s.preview_set and ev.message_id == s.preview_id:
-                        s.preview = _preview(ev.content) or s.preview
+                self._message_updated(ev)
             case SessionCreated():
                 if ev.session_key not in self.index:
                     self._create(ev.session_key, ev, ev.title, ev.metadata, ev.created_at, ev.project)
             case SessionUpdated():
-                s = self.index.get(ev.session_key)
-                if s is None:
-                    return
-                if ev.title is not None:
-                    s.title = ev.title
-                if ev.preview is not None:
-                    s.preview, s.preview_set = ev.preview, True
-                if ev.metadata is not None:
-                    s.metadata = {**s.metadata, **ev.metadata}
-                self._touch(s, ev.ts, ev.updated_at)
+                self._session_updated(ev)
             case SessionConsolidated():
                 s = self.index.get(ev.session_key)
                 if s is not None and ev.up_to_count > s.last_consolidated:
@@ -248,12 +243,54 @@ class SessionsProjection(Projection):
                     self.dirty.discard(s.key)
                     self.removed.add(s.file)
 
+    def _appended(self, ev: MessageAppended) -> None:
+        s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, ev.timestamp, "")
+        s.count += 1
+        self.pending.setdefault(s.key, []).append(message_line(ev))
+        self._touch(s, ev.ts, ev.timestamp)
+        if not s.preview_set and ev.role in ("user", "assistant"):
+            head = _preview(ev.content)
+            if head:
+                s.preview, s.preview_id = head, ev.message_id
+        if not s.request_title and ev.role == "user":
+            self._take_title(s, ev.message_id, ev.content, ev.extra)
+
+    def _message_updated(self, ev: MessageUpdated) -> None:
+        s = self.index.get(ev.session_key)
+        if s is None:
+            return
+        self.updates.setdefault(s.key, {}).setdefault(ev.message_id, []).append(ev)
+        self.dirty.add(s.key)  # not touched: updated_at is the last message's time, not the edit's
+        if not s.preview_set and ev.message_id == s.preview_id:
+            s.preview = _preview(ev.content) or s.preview
+        if ev.message_id == s.request_id:
+            self._take_title(s, ev.message_id, ev.content, ev.extra)
+
+    def _session_updated(self, ev: SessionUpdated) -> None:
+        s = self.index.get(ev.session_key)
+        if s is None:
+            return
+        if ev.title is not None:
+            s.title = ev.title
+            if ev.dedup.startswith(SUMMARY_DEDUP) and ":title:" in ev.dedup:
+                s.summary_title = ev.title
+            else:
+                s.explicit_title = ev.title
+        if ev.preview is not None:
+            s.preview, s.preview_set = ev.preview, True
+        if ev.metadata is not None:
+            s.metadata = {**s.metadata, **ev.metadata}
+        self.dirty.add(s.key)
+        if ev.updated_at:  # a change a person made (the store's update); a source's title or metadata is not
+            self._touch(s, ev.ts, ev.updated_at)
+
     def _create(self, key: str, ev: Event, title: str, metadata: dict, created_at: str, project: str) -> SessionState:
         created = source_time(created_at, ev.ts)
         s = SessionState(
             key=key,
             file=safe_name(key, ".jsonl"),
             title=title,
+            explicit_title=title,
             metadata=dict(metadata),
             created_at=created,
             updated_at=created,
@@ -264,6 +301,13 @@ class SessionsProjection(Projection):
         self.removed.discard(s.file)
         self.dirty.add(key)
         return s
+
+    def _take_title(self, s: SessionState, message_id: str, content: str, extra: dict[str, Any]) -> None:
+        kind, text = request_title("user", content, extra)
+        if kind == "request":
+            s.request_title, s.request_id = _preview(text), message_id
+        elif kind == "command" and not s.command_title:
+            s.command_title = text
 
     def _touch(self, s: SessionState, ts: str, written: str) -> None:
         t = source_time(written, ts)
@@ -332,6 +376,9 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     metadata: dict[str, Any] = {}
     message_count: int = 0
     project: str = ""
+    #: What a listing shows as the title (``shown_title``: given > first real request > summary > bare
+    #: command). Stores that do not derive it leave it "" and ``title`` is shown (``display_title``).
+    display: str = ""
 
 
 class Message(msgspec.Struct, kw_only=True):
@@ -346,11 +393,22 @@ class Message(msgspec.Struct, kw_only=True):
     extra: dict[str, Any] = {}
 
 
+def shown_title(s: SessionState) -> str:
+    """The title a listing shows: the one given explicitly, else the session's first real
+    request, else the source's summary, else its first bare slash command, else ""."""
+    return s.explicit_title or s.request_title or s.summary_title or s.command_title
+
+
 def info_of(s: SessionState) -> SessionInfo:
     """The public view of an index entry."""
     return SessionInfo(key=s.key, title=s.title, preview=s.preview, created_at=s.created_at, updated_at=s.updated_at,
                        last_consolidated=s.last_consolidated, metadata=dict(s.metadata),
-                       message_count=s.count, project=s.project)
+                       message_count=s.count, project=s.project, display=shown_title(s))
+
+
+def display_title(info: SessionInfo) -> str:
+    """The title to show for a session of any store: ``display`` where the store derives it, else ``title``."""
+    return info.display or info.title
 
 
 def parse_message_line(line: bytes) -> Message:

@@ -430,7 +430,7 @@ def test_the_memory_command_lists_forgets_edits_and_pins(workspace, cli_runner):
     assert res.exit_code == 0 and [json.loads(ln)["fact_id"] for ln in res.stdout.splitlines()] == ids
     assert cli_runner.invoke(cli, ["memory", "pin", ids[0]]).exit_code == 0
     assert cli_runner.invoke(cli, ["memory", "edit", ids[0], "The user prefers tabs."]).exit_code == 0
-    res = cli_runner.invoke(cli, ["memory", "forget", "--match", "tests first"])
+    res = cli_runner.invoke(cli, ["memory", "forget", "--match", "tests first", "--yes"])
     assert res.exit_code == 0 and ids[1] in res.stderr
     res = cli_runner.invoke(cli, ["memory", "--tier", "forgotten", "--json"])
     assert [json.loads(ln)["fact_id"] for ln in res.stdout.splitlines()] == [ids[1]]

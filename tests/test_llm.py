@@ -494,7 +494,7 @@ def test_offline_facts_answers_the_extractors_operations_as_the_json_a_model_wou
     assert done.text == format_ops(extract(entries, []), entries)
     ops, refused = parse_ops(done.text, set(), entries=entries)
     assert refused == [] and [o.text for o in ops] == ["The user prefers pytest over unittest."]
-    assert done.model == "offline-facts-v1" and OfflineExtractor().complete(prompt) == done
+    assert done.model == "offline-rules-v1" == OfflineExtractor().model and OfflineExtractor().complete(prompt) == done
 
 
 def test_offline_facts_with_malformed_inputs_is_a_bad_request():

@@ -144,8 +144,9 @@ def check(ws: Workspace, *, full_index: bool = False) -> CheckResult:
         with tempfile.TemporaryDirectory(prefix="evlog-check-") as tmp:
             scratch = ScratchFS()  # a throwaway tree: nothing to make durable
             fresh = Projector(ws.log, tmp, default_projections(tmp, scratch, live=False), scratch, checkpoint=False)
-            if live.seq:
-                fresh.catch_up(live.seq, flush_every=REBUILD_FLUSH_EVENTS)
+            written = live.seq or live.written_seq  # an older version's checkpoint: the seq its files are for
+            if written:
+                fresh.catch_up(written, flush_every=REBUILD_FLUSH_EVENTS)
             for p in fresh.projections:
                 p.flush()
             rebuilt = _files(fresh)
@@ -164,7 +165,7 @@ def check(ws: Workspace, *, full_index: bool = False) -> CheckResult:
             drifts.extend(_mirror_drift(ws, live))
         from eventlog.app import recall
 
-        return CheckResult(live.seq, ws.log.last_seq, compared, drifts, recall.check(ws, full=full_index))
+        return CheckResult(written, ws.log.last_seq, compared, drifts, recall.check(ws, full=full_index))
     finally:
         if lock is not None:
             lock.close()

@@ -13,11 +13,13 @@ brought up to date on open after a crash.
 
 from __future__ import annotations
 
+import builtins
 import threading
 import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
+from eventlog.app.session_tree import SessionNode, resolve_key, session_tree
 from eventlog.app.workspace import Workspace
 from eventlog.errors import InvalidEventError, NotFound
 from eventlog.events import MessageAppended, SessionCreated, SessionDeleted, SessionUpdated
@@ -74,6 +76,17 @@ class SessionStore(ABC):
     @abstractmethod
     def delete(self, key: str) -> bool:
         """Remove the session and its messages; True if it existed."""
+
+    def tree(self, *, probes: bool = False) -> builtins.list[SessionNode]:
+        """``list()`` with subagent sessions nested under their parent and probes folded
+        (``probes=True`` keeps them); each node has the key's unique short form (``eventlog.app.session_tree``)."""
+        return session_tree(self.list(), probes=probes)
+
+    def resolve(self, key: str) -> str:
+        """The session key ``key`` names: a whole key or a unique short form of one; ``NotFound`` otherwise."""
+        if self.get(key) is not None:
+            return key
+        return resolve_key(key, (s.key for s in self.list()))
 
     def close(self) -> None:  # noqa: B027 - optional hook: a store with nothing to release keeps it
         """Release resources (flush files, connections); idempotent."""

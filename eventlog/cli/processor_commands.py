@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 import eventlog
@@ -151,21 +153,51 @@ def memory_recall(ctx: click.Context, query: str, as_json: bool, mark_used: bool
 
 @memory.command("forget")
 @click.argument("fact_ids", nargs=-1)
-@click.option("--match", "match", default=None, help="Forget every active fact whose text contains this.")
+@click.option("--match", "match", default=None, help="Forget every active fact whose text contains this (shown first).")
 @click.option("--reason", default="", help="Why (kept in the log).")
+@click.option("-y", "--yes", is_flag=True, help="With --match: forget the matches without asking.")
 @click.pass_context
-def memory_forget(ctx: click.Context, fact_ids: tuple[str, ...], match: str | None, reason: str) -> None:
-    """Forget facts by id (or --match TEXT): they leave MEMORY.md and are never learned again from the same messages."""
+def memory_forget(ctx: click.Context, fact_ids: tuple[str, ...], match: str | None, reason: str, yes: bool) -> None:
+    """Forget facts by id (or --match TEXT): they leave MEMORY.md and are never learned again from the same messages.
+
+    --match first lists the facts it would forget and asks; without a terminal it
+    refuses unless --yes is given (nothing is forgotten). 'evlog memory unforget ID'
+    brings a fact back; 'evlog memory --tier forgotten' lists them.
+    """
     from eventlog.app import memory as mem
 
     if bool(fact_ids) == bool(match):
         raise click.UsageError("give fact ids or --match TEXT (one of them)")
-    with open_workspace(ctx, writable=True) as ws:
-        ids = list(fact_ids) or [f.fact_id for f in mem.matching(ws, match or "")]
-        if not ids:
+    ids = list(fact_ids)
+    if match is not None:
+        found = mem.matching(open_workspace(ctx), match)  # read-only: no lock held while the user decides
+        if not found:
             raise NotFound(f"no active fact contains {match!r}")
+        ids = [f.fact_id for f in found]
+        if not yes and not _confirm_forget(found, match):
+            return
+    with open_workspace(ctx, writable=True) as ws:
         done = mem.forget(ws, ids, reason=reason)
     note(f"forgot {len(done)} fact(s): {', '.join(done)}" if done else "nothing to forget: already forgotten")
+
+
+def _interactive() -> bool:
+    """Whether a person can answer a question on stdin."""
+    return sys.stdin.isatty()
+
+
+def _confirm_forget(found: list, match: str) -> bool:
+    """Show what --match would forget and ask; refuse (UsageError) without a terminal."""
+    note(f"--match {match!r} would forget {len(found)} fact(s):")
+    for f in found:
+        note("  " + _fact_line(f))
+    if not _interactive():
+        raise click.UsageError(f"--match would forget {len(found)} fact(s) (listed above); nothing was forgotten: "
+                               "pass --yes to forget them without a terminal")
+    if not click.confirm(f"Forget these {len(found)} fact(s)?", default=False, err=True):
+        note("nothing forgotten")
+        return False
+    return True
 
 
 @memory.command("unforget")
@@ -251,16 +283,26 @@ def audit(ctx: click.Context, count: int, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def audit_why(ctx: click.Context, text: str | None, fact_id: str | None, as_json: bool) -> None:
-    """Explain a line of MEMORY.md: who added it, the run, the exact source messages, the supersede chain."""
+    """Explain a fact: who added it, the run, the exact source messages, the supersede chain and its history.
+
+    TEXT finds facts in every state (active first, then archived, forgotten, superseded).
+    The history lists every change with its time: learned, edited (by whom, the text
+    before and after), pinned, archived, superseded, forgotten, unforgotten.
+    """
     from processors.audit import why
 
     if (text is None) == (fact_id is None):
         raise click.UsageError("give either TEXT or --fact ID")
-    found = why(open_workspace(ctx), text, fact_id=fact_id)
+    found = why(open_workspace(ctx), text, fact_id=fact_id, states=WHY_STATES)
+    found.sort(key=lambda ex: WHY_STATES.index(ex.state) if ex.state in WHY_STATES else len(WHY_STATES))
     if as_json:
         emit(found, True, json_line)
     else:
         for ex in found:
             click.echo(render_explanation(ex))
     if not found:
-        raise NotFound(f"no fact in MEMORY.md matches {text or fact_id!r}")
+        raise NotFound(f"no fact in MEMORY.md matches {text or fact_id!r}, in any state ({', '.join(WHY_STATES)})")
+
+
+#: The states 'audit why TEXT' looks in, in the order it shows them.
+WHY_STATES = ("active", "archived", "forgotten", "superseded")

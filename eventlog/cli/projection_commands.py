@@ -6,7 +6,7 @@ import click
 
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
-from eventlog.cli.render import json_line, preview
+from eventlog.cli.render import json_line, preview, session_table, to_jsonable
 from eventlog.errors import NotFound
 
 
@@ -17,16 +17,39 @@ def _store(ctx: click.Context):  # noqa: ANN202
 
 
 @cli.group(invoke_without_command=True)
+@click.option("--probes", is_flag=True, help="Also list probe sessions (a subagent's prompt and at most one reply).")
+@click.option("--flat", is_flag=True, help="Every session on its own line, newest first, nothing nested or folded.")
 @json_option
 @click.pass_context
-def sessions(ctx: click.Context, as_json: bool) -> None:
-    """List sessions, newest first (key, title, messages, updated_at)."""
+def sessions(ctx: click.Context, probes: bool, flat: bool, as_json: bool) -> None:
+    """List sessions, newest first: updated, messages, project, key, title.
+
+    A session's title is its first real request (harness text skipped). Subagent
+    sessions are listed under their parent; probes (a subagent with at most two
+    messages, such as Claude Code's warm-up agents) are folded into their parent's
+    row unless --probes is given. Keys are shown whole or in a unique short form
+    that 'evlog sessions show' accepts. --json: one object per session with
+    ``short_key``, ``parent``, ``depth`` and ``probes`` added.
+    """
     if ctx.invoked_subcommand is not None:
         return
-    rows = _store(ctx).list()
-    emit(rows, as_json, lambda s: f"{s.updated_at[:19]:<19}  {s.message_count:>6}  {preview(s.key, 40):<40}  {preview(s.title, 60)}")
-    if not as_json and not rows:
+    from eventlog.app.session_tree import parent_key, session_tree, walk
+
+    listed = _store(ctx).list()
+    rows = list(walk(session_tree(listed, probes=probes or flat)))
+    if flat:
+        rows = sorted(((0, n) for _, n in rows), key=lambda r: (r[1].info.updated_at, r[1].info.key), reverse=True)
+    if as_json:
+        emit(({**to_jsonable(n.info), "short_key": n.short_key, "parent": parent_key(n.info), "depth": d,
+               "probes": n.probes} for d, n in rows), True, json_line)
+        return
+    if not rows:
         note("no sessions yet (evlog ingest PATH imports transcripts)")
+        return
+    emit(session_table(rows), False, str)
+    folded = len(listed) - len(rows)
+    if folded:
+        note(f"{folded} probe session(s) folded away (--probes lists them)")
 
 
 @sessions.command("show")
@@ -36,16 +59,16 @@ def sessions(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def sessions_show(ctx: click.Context, key: str, count: int, as_json: bool) -> None:
-    """Show a session's metadata and its newest messages."""
+    """Show a session's metadata and its newest messages (KEY: whole or the short form 'evlog sessions' shows)."""
     store = _store(ctx)
-    info = store.get(key)
+    info = store.get(store.resolve(key))
     if info is None:
         raise NotFound(f"no session {key!r} (see 'evlog sessions')")
-    messages = store.history(key, count or None)
+    messages = store.history(info.key, count or None)
     if as_json:
         emit(messages, True, json_line)
         return
-    click.echo(f"{info.key}  title={info.title!r}  messages={info.message_count}  updated_at={info.updated_at}")
+    click.echo(f"{info.key}  title={info.display or info.title!r}  messages={info.message_count}  updated_at={info.updated_at}")
     emit(messages, False, lambda m: f"[{m.timestamp[:19]}] {m.role}: {preview(m.content, 200)}")
 
 

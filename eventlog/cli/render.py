@@ -86,9 +86,23 @@ def render_report(report: Any) -> str:
 
 
 def _one_line(item: Any) -> str:
+    """An item of a report's list: ``key value`` pairs, each value readable (never a Python repr)."""
     if isinstance(item, dict):
-        return " ".join(f"{k}={preview(str(v), 60)}" for k, v in item.items() if v not in ("", [], {}, None))
-    return str(item)
+        return "  ".join(f"{k.replace('_', ' ')} {readable(v)}" for k, v in item.items() if v not in ("", [], {}, None))
+    return readable(item)
+
+
+def readable(value: Any, width: int = 60) -> str:
+    """A value as a person reads it: numbers as a range and a count (``2..18 (17)``), strings joined
+    (the first three and ``+N more``), mappings as ``k=v``; text cut to ``width``."""
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return f"{min(value)}..{max(value)} ({len(value)})" if len(value) > 1 else str(value[0])
+        shown = ", ".join(readable(v, 24) for v in value[:3])
+        return shown + (f" +{len(value) - 3} more" if len(value) > 3 else "")
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={readable(v, 24)}" for k, v in value.items())
+    return preview(str(value), width)
 
 
 def render_run(row: Any) -> str:
@@ -119,4 +133,49 @@ def render_explanation(ex: Any) -> str:
             out.append(f"    message {m.message_id} ({m.role}, {m.timestamp[:19]}, {m.session_key}): {m.excerpt}")
     if len(ex.chain) > 1:
         out.append("  chain: " + " -> ".join(f"{c.fact_id} ({c.state})" for c in ex.chain))
+    if len(ex.history) > 1:  # learned alone is what the first line says
+        out.append("  history:")
+        out.extend("    " + history_step(h) for h in ex.history)
     return "\n".join(out)
+
+
+def history_step(h: Any) -> str:
+    """One change of a fact (an audit HistoryStep): ``time  action by who: what``."""
+    who = f" by {h.by}" if h.by else ""
+    match h.action:
+        case "edited":
+            what = f": {preview(h.old_text, 80)!r} -> {preview(h.text, 80)!r}"
+        case "learned":
+            what = (f" ({h.detail})" if h.detail else "") + f": {preview(h.text, 80)!r}"
+        case "superseded" | "replaced":
+            who = (" by fact " if h.action == "superseded" else " fact ") + h.other + (f" ({h.by})" if h.by else "")
+            what = (f": {preview(h.text, 80)!r}" if h.text else "") + (f" ({preview(h.detail, 80)})" if h.detail else "")
+        case _:
+            what = f" ({preview(h.detail, 80)})" if h.detail else ""
+    return f"{h.time[:19]}  {h.action}{who}{what}"
+
+
+def session_table(rows: list[tuple[int, Any]]) -> list[str]:
+    """``evlog sessions``: a header, then one line per (depth, SessionNode): updated, messages, project, key, title.
+
+    Keys are the nodes' unique short forms, never cut; a child is indented under its parent
+    with ``└``; a session without a title shows its preview in parentheses; ``+N probes``
+    counts the probe sessions folded into a row.
+    """
+    cells = []
+    for depth, node in rows:
+        info = node.info
+        project = info.project.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] if info.project else "-"
+        key = ("  " * (depth - 1) + "└ " if depth else "") + node.short_key
+        title = info.display or info.title or (f"({preview(info.preview, 58)})" if info.preview else "-")
+        folded = f"  [+{node.probes} probe{'s' if node.probes != 1 else ''}]" if node.probes else ""
+        cells.append((info.updated_at[:19].replace("T", " "), str(info.message_count), preview(project, 20), key,
+                      preview(title, 70) + folded))
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(_SESSION_HEADER[:4])]
+    lines = []
+    for c in [_SESSION_HEADER, *cells]:
+        lines.append(f"{c[0]:<{widths[0]}}  {c[1]:>{widths[1]}}  {c[2]:<{widths[2]}}  {c[3]:<{widths[3]}}  {c[4]}".rstrip())
+    return lines
+
+
+_SESSION_HEADER = ("UPDATED", "MSGS", "PROJECT", "KEY", "TITLE")

@@ -50,6 +50,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from eventlog.codec import canonical_json
+from eventlog.harness import CODEX_TURNS
 from eventlog.ingest.model import (
     ParsedFile,
     ParsedMessage,
@@ -70,8 +71,7 @@ _META_KEYS = ("cwd", "originator", "cli_version", "source", "model_provider", "g
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 #: User turns Codex writes itself: how their text starts -> the name stored in ``extra["harness"]``.
-HARNESS_TURNS = (("<environment_context>", "environment_context"), ("<user_instructions>", "user_instructions"),
-                 ("# AGENTS.md instructions for ", "agents_md"), ("<turn_aborted>", "turn_aborted"))
+HARNESS_TURNS = CODEX_TURNS
 
 
 def harness_name(role: str, text: str) -> str | None:

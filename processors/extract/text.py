@@ -11,22 +11,17 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from eventlog.harness import COMMAND_ARGS as _COMMAND_ARGS
+from eventlog.harness import HARNESS_PREFIXES as _HARNESS_PREFIXES
+from eventlog.harness import META_FLAGS
+from eventlog.harness import drop_blocks as _drop_blocks
 from processors.extract.model import Entry
 
 # --- who wrote a message ------------------------------------------------------------
 
-#: Harness text that arrives as a user message but was not typed by the user.
-_HARNESS_PREFIXES = (
-    "[request interrupted",
-    "caveat: the messages below were generated",
-    "[scheduled task]",
-    "this session is being continued from a previous conversation",
-    "your task is to create a detailed summary of the conversation",
-    "read the output file to retrieve the result",
-)
 #: Session keys of subagent transcripts (their "user" prompts are written by the main agent).
 _SUBAGENT_KEY = re.compile(r"/(?:agent|sidechain)-[^/]*$")
-_META_FLAGS = ("isMeta", "isCompactSummary", "isApiErrorMessage", "isSidechain", "warmup")
+_META_FLAGS = (*META_FLAGS, "isSidechain", "warmup")
 
 
 def is_person(entry: Entry) -> bool:
@@ -68,30 +63,6 @@ def skip_reason(entry: Entry) -> str | None:
 # --- injected text inside a message ---------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-#: Blocks a harness injects (tags whose name holds "-" or "_", and known memory tags);
-#: ``command-args`` is the user's own text and is handled first.
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL | re.IGNORECASE)
-_INJECTED_OPEN = re.compile(r"<([a-z][a-z0-9]*[-_][a-z0-9_-]*|memory|memories|context|system|instructions?)\b[^<>]*>",
-                            re.IGNORECASE)
-
-
-def _drop_blocks(text: str) -> str:
-    """``text`` without injected blocks (an opening tag, its content and the closing tag; an
-    unclosed one takes the rest of the text). Linear: each closing tag is searched once."""
-    out: list[str] = []
-    pos = 0
-    while True:
-        m = _INJECTED_OPEN.search(text, pos)
-        if not m:
-            out.append(text[pos:])
-            break
-        out.append(text[pos:m.start()])
-        c = re.compile(rf"</{re.escape(m.group(1))}\s*>", re.IGNORECASE).search(text, m.end())
-        if not c:
-            break  # unclosed: the rest is injected
-        out.append("\n")
-        pos = c.end()
-    return "".join(out)
 _TAG = re.compile(r"</?[a-z][a-z0-9_-]*\b[^>]*>", re.IGNORECASE)
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _MEMORY_HEADING = re.compile(

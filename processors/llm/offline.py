@@ -7,12 +7,12 @@ any model's. Same inputs, same output, byte for byte. Token counts are estimates
 other character) over ``system + user`` for input and over the answer for output.
 
 **facts** (Dream; ``inputs = {"entries": [Entry...], "existing": [ExistingFact...]}``)
-answers with the operations of ``processors.extract.offline.extract`` (model name
-``offline-facts-v1``), written as the JSON a model would answer
+answers with the operations of ``processors.extract.offline.extract``, written as the JSON a model would answer
 (``processors.extract.llm.format_ops``), so Dream validates and records both alike.
 
-**consolidate** summarises messages (model name ``offline-rules-v1``); the facts it lists
-follow these rules.
+**consolidate** summarises messages; the facts it lists follow these rules. Every answer,
+whatever the purpose, names one model: ``MODEL`` (``offline-rules-v1``), the name the
+run's report, ``dream.started`` and ``dream.completed`` all show.
 
 Rules, in order:
 
@@ -102,7 +102,6 @@ import msgspec
 from processors.llm import LLM, Completion, LLMCallError, Prompt, estimate_tokens
 
 MODEL = "offline-rules-v1"
-FACTS_MODEL = "offline-facts-v1"  # the extractor of processors.extract.offline
 FACT_LIMIT = 200
 USER_LINE_LIMIT = 600
 ASSISTANT_LINE_LIMIT = 300
@@ -350,7 +349,7 @@ class OfflineExtractor(LLM):
             text, stop = self._consolidate(prompt)
         return Completion(
             text=text,
-            model=self.model if prompt.purpose != "facts" else FACTS_MODEL,
+            model=self.model,
             input_tokens=estimate_tokens(prompt.system) + estimate_tokens(prompt.user),
             output_tokens=estimate_tokens(text),
             stop_reason=stop,

@@ -107,6 +107,7 @@ class WhyView:
     subject: str = ""
     when: str = ""
     by: str = ""
+    history: list[Any] = field(default_factory=list)  # processors.audit.HistoryStep: every change, oldest first
 
 
 @dataclass
@@ -271,7 +272,8 @@ def why(ws: Workspace, fact_id: str) -> WhyView | None:
                    model=ex.model, llm=run.llm if run is not None else "", prompt_hash=ex.prompt_hash,
                    input_tokens=ex.input_tokens, output_tokens=ex.output_tokens, sources=sources,
                    chain=[ChainLink(c.fact_id, c.text, c.state, c.run_id) for c in ex.chain],
-                   messages=[message(m) for m in ex.messages], subject=ex.subject, when=ex.when, by=ex.by)
+                   messages=[message(m) for m in ex.messages], subject=ex.subject, when=ex.when, by=ex.by,
+                   history=ex.history)
 
 
 def dream_runs(ws: Workspace) -> list[RunView]:
