@@ -335,7 +335,7 @@ def test_dream_runs_show_outcomes_tokens_and_how_to_retry_a_failed_one(client):
 
 def test_processors_show_positions_and_lag(client, home):
     body = client.get("/processors").text
-    rows = dict(re.findall(r"<td><b>([a-z_]+)</b></td>\s*<td class=\"num\">([\d,]+)</td>", body))
+    rows = dict(re.findall(r"<td[^>]*><b>([a-z_]+)</b></td>\s*<td class=\"num\"[^>]*>([\d,]+)</td>", body))
     assert {"snapshot", "digest", "dream"} <= set(rows)
     ws = Workspace.open(home)
     try:

@@ -159,6 +159,9 @@ def test_dates_have_one_format(client):
     body = client.get(f"/s/{key_token(MD_KEY)}").text
     shown = re.findall(r"<time [^>]*data-local>([^<]+)</time>", body)
     assert shown and all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", html.unescape(t)) for t in shown)
-    listing = client.get("/processors").text
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d|—", t.strip())
-               for t in re.findall(r'<td class="time">([^<]*)</td>', listing))
+    for path in ("/sessions", "/processors", "/dream"):  # lists too: no "3 d ago" next to a date
+        listing = client.get(path).text
+        cells = re.findall(r'<td class="time"[^>]*>(.*?)</td>', listing, re.DOTALL)
+        assert cells, path
+        for cell in cells:
+            assert re.fullmatch(r"<time [^>]*data-local>\d{4}-\d\d-\d\d \d\d:\d\d</time>|—", cell.strip()), (path, cell)

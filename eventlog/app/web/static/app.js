@@ -32,7 +32,11 @@
   function localTimes() {
     document.querySelectorAll("time[data-local]").forEach(function (el) {
       var t = Date.parse(el.getAttribute("datetime"));
-      if (!isNaN(t)) el.textContent = stamp(t);
+      if (!isNaN(t)) {
+        el.textContent = stamp(t);
+        var age = ago(el.getAttribute("datetime"));
+        if (age) el.setAttribute("title", age);
+      }
     });
   }
 
@@ -100,6 +104,7 @@
         if (fresh && fresh.innerHTML !== el.innerHTML) el.innerHTML = fresh.innerHTML;
       });
       refreshTimes();
+      localTimes();
       document.documentElement.setAttribute("data-live-at", String(Date.now()));
     }
     function poll() {
@@ -133,6 +138,6 @@
     slashToSearch();
     live();
     window.addEventListener("hashchange", openTarget);
-    setInterval(refreshTimes, 60000);
+    setInterval(function () { refreshTimes(); localTimes(); }, 60000);
   });
 })();
