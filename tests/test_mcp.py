@@ -100,6 +100,7 @@ def test_tools_are_listed_with_input_and_output_schemas(filled) -> None:
     for t in tools:
         assert t.description and t.input_schema["type"] == "object" and t.output_schema["type"] == "object"
         assert "Call it " in t.description, t.name  # every description says when to call the tool
+        assert "\n    " not in t.description, t.name  # no docstring indentation for the model to read
         jsonschema.Draft202012Validator.check_schema(t.output_schema)
     recall = next(t for t in tools if t.name == "recall")
     assert recall.input_schema["required"] == ["query"]

@@ -719,6 +719,18 @@ def build_server(home: str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     backend = Backend(home, lock_timeout=lock_timeout, result_tokens=result_tokens)
 
     class EvlogServer(MCPServer):
+        def tool(self, *args: Any, **kwargs: Any) -> Any:
+            """``MCPServer.tool``, with the docstring dedented: the description a model reads has no indentation."""
+            register = super().tool(*args, **kwargs)
+
+            def decorate(fn: Any) -> Any:
+                import inspect
+
+                fn.__doc__ = inspect.cleandoc(fn.__doc__ or "")
+                return register(fn)
+
+            return decorate
+
         async def list_resources(self) -> list[Any]:
             import anyio
 
