@@ -165,3 +165,38 @@ def test_dates_have_one_format(client):
         assert cells, path
         for cell in cells:
             assert re.fullmatch(r"<time [^>]*data-local>\d{4}-\d\d-\d\d \d\d:\d\d</time>|—", cell.strip()), (path, cell)
+
+
+def test_real_claude_code_transcripts_show_no_raw_harness_tags(tmp_path):
+    """Real sessions (slash commands, system reminders): every wrapper is folded or shown as the command typed."""
+    from eventlog.app.workspace import init_workspace
+    from eventlog.ingest import ingest_paths
+    from tests.conftest import real_data
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    with Workspace.open(home, writable=True) as ws:
+        assert ingest_paths(ws.log, [real_data("claude-code-viewer")]).ok
+        keys = list(ws.sessions.index)
+    app = local_app(home, PORT, token=TOKEN)
+    slash = folded = 0
+    with TestClient(app, base_url=BASE) as c:
+        c.get(f"/?token={TOKEN}")
+        for key in keys:
+            for page in range(1, 51):
+                body = c.get(f"/s/{key_token(key)}", params={"page": page}).text
+                assert active_markup(body) == [], key
+                for m in re.finditer(r'<li class="msg role-(\w+)"(.*?)\n  </li>', body, re.DOTALL):
+                    if m.group(1) == "tool":
+                        continue  # tool output is shown as it was (folded when long)
+                    outside = re.sub(r'<details class="fold[^"]*">.*?</details>', "", m.group(2), flags=re.DOTALL)
+                    for tag in ("command-name", "command-message", "command-args", "system-reminder",
+                                "local-command-stdout"):
+                        assert f"&lt;{tag}&gt;" not in outside, (key, tag)
+                slash += body.count('<p class="slash">')
+                folded += body.count('<details class="fold harness">')
+                where = re.search(r'<span class="where">Page ([\d,]+) of ([\d,]+)</span>', body)
+                if not where or where.group(1) == where.group(2):
+                    break
+    app.state.web.source.close()
+    assert slash >= 1 and folded >= 1  # the real data has both, and both were recognised
