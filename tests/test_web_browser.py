@@ -300,6 +300,17 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
         assert HOSTILE_TEXT in browser.find_element(By.CSS_SELECTOR, ".msg .text").text
         shot("gateway-hostile-content-as-text")
 
+        set_viewport(browser, PHONE)  # the signed-in bar (e-mail, sign out) on a phone
+        try:
+            for name, path in (("sessions", "/sessions"), ("transcript", f"/s/{key_token('cli:planning')}")):
+                browser.get(base + path)
+                wait_for(browser, "main h1")
+                widths = browser.execute_script("return [document.scrollingElement.scrollWidth, window.innerWidth]")
+                assert widths == [PHONE[0], PHONE[0]], (name, widths)
+                shot(f"gateway-{name}-390x844")
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
         navigate(browser, browser.find_element(By.CSS_SELECTOR, ".who button").click, "form input[name=email]")
         browser.get(base + "/sessions")
         assert "/login" in browser.current_url
