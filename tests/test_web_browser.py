@@ -4,7 +4,9 @@ Local mode: the token, the sessions, a search, a transcript with folded tool cal
 MEMORY.md line clicked through its why to the source message. Gateway mode: signing in
 (wrongly, then rightly), a transcript, adding a message, and the device receiving it with
 ``evlog sync pull``. Hostile content must not run in either. Screenshots of every step go
-to the test's tmp dir (and to ``$EVLOG_SCREENSHOTS`` when set, to look at them).
+to the test's tmp dir (and to ``$EVLOG_SCREENSHOTS`` when set, to look at them); every page is shot at
+1280x800 and 390x844, and at 390 the page must not be wider than the screen. The sessions list and
+the processors page refresh themselves when another process appends.
 
 ``.ci/run`` installs chromium; without it these tests fail in CI (``CI=true``) and skip
 elsewhere, saying why.
@@ -205,7 +207,7 @@ def test_local_mode_in_a_real_browser(browser, tmp_path):
         wait_for(browser, "ol.transcript")
         time.sleep(0.3)
         no_alert(browser)
-        assert HOSTILE_TEXT in browser.find_element(By.CSS_SELECTOR, ".msg pre.text").text
+        assert HOSTILE_TEXT in browser.find_element(By.CSS_SELECTOR, ".msg .text").text
         assert browser.execute_script("return document.querySelectorAll('main script, main img').length") == 0
         shot("local-hostile-content-as-text")
         browser.get(f"{base}/sessions")
@@ -278,7 +280,7 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
         browser.find_element(By.ID, "content").send_keys("Typed in the browser: ship it <b>friday</b>")
         navigate(browser, browser.find_element(By.CSS_SELECTOR, "form.compose button[type=submit]").click,
                  "ol.transcript")
-        last = browser.find_elements(By.CSS_SELECTOR, ".msg pre.text")[-1]
+        last = browser.find_elements(By.CSS_SELECTOR, ".msg .text")[-1]
         assert last.text == "Typed in the browser: ship it <b>friday</b>"
         shot("gateway-message-added")
 
@@ -295,10 +297,125 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
         wait_for(browser, "ol.transcript")
         time.sleep(0.3)
         no_alert(browser)
-        assert HOSTILE_TEXT in browser.find_element(By.CSS_SELECTOR, ".msg pre.text").text
+        assert HOSTILE_TEXT in browser.find_element(By.CSS_SELECTOR, ".msg .text").text
         shot("gateway-hostile-content-as-text")
+
+        set_viewport(browser, PHONE)  # the signed-in bar (e-mail, sign out) on a phone
+        try:
+            for name, path in (("sessions", "/sessions"), ("transcript", f"/s/{key_token('cli:planning')}")):
+                browser.get(base + path)
+                wait_for(browser, "main h1")
+                widths = browser.execute_script("return [document.scrollingElement.scrollWidth, window.innerWidth]")
+                assert widths == [PHONE[0], PHONE[0]], (name, widths)
+                shot(f"gateway-{name}-390x844")
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
         navigate(browser, browser.find_element(By.CSS_SELECTOR, ".who button").click, "form input[name=email]")
         browser.get(base + "/sessions")
         assert "/login" in browser.current_url
         shot("gateway-signed-out")
+
+
+# --------------------------------------------------------------------------- sizes, phone layout, live refresh
+
+DESKTOP, PHONE = (1280, 800), (390, 844)
+
+
+def set_viewport(driver, size: tuple[int, int]) -> None:
+    """The page's viewport at exactly ``size`` (a phone: mobile, so the viewport meta tag applies)."""
+    w, h = size
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600})
+
+
+def test_every_page_at_desktop_and_phone_size_with_no_sideways_scroll(browser, tmp_path):
+    from tests.test_web_render import MD_KEY, add_rich_session
+
+    home = str(tmp_path / "ws")
+    build_workspace(home)
+    add_rich_session(home)
+    shot = Shots(browser, str(tmp_path))
+    app, sock, url = local(home)
+    pages = {"sessions": "/sessions", "search": "/sessions?q=checkout", "markdown": f"/s/{key_token(MD_KEY)}",
+             "transcript": f"/s/{key_token('cli:long-transcript')}", "hostile": f"/s/{key_token(HOSTILE_KEY)}",
+             "memory": "/memory", "past": "/memory/past", "why": f"/memory/why/{key_token('fact-tabs')}",
+             "dream": "/dream", "processors": "/processors", "plots": "/plots"}
+    try:
+        with Running(app, sock, url):
+            base = url.split("/?")[0]
+            browser.get(url)
+            wait_for(browser, "table.sessions")
+            for size in (DESKTOP, PHONE):
+                set_viewport(browser, size)
+                for name, path in pages.items():
+                    browser.get(base + path)
+                    wait_for(browser, "main h1")
+                    no_alert(browser)
+                    widths = browser.execute_script(
+                        "return [document.scrollingElement.scrollWidth, window.innerWidth]")
+                    assert widths[1] == size[0], widths
+                    assert widths[0] <= widths[1], (name, size, widths)  # nothing wider than the screen
+                    shot(f"{name}-{size[0]}x{size[1]}")
+                browser.get(base + "/memory")
+                why = wait_for(browser, ".facts-list a .why")
+                assert why.is_displayed() and float(why.value_of_css_property("opacity")) == 1  # no hover needed
+                assert why.size["height"] >= 18  # big enough to tap
+                browser.get(base + pages["markdown"])
+                wait_for(browser, ".prose h2")
+                assert browser.find_element(By_css(), ".prose h2").text == "Process"
+                assert "## Process" not in browser.find_element(By_css(), "main").text
+                folded = browser.find_elements(By_css(), "details.harness")
+                assert len(folded) == 2 and not any(d.get_attribute("open") for d in folded)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def By_css():  # noqa: N802 - reads as selenium's By.CSS_SELECTOR
+    from selenium.webdriver.common.by import By
+
+    return By.CSS_SELECTOR
+
+
+def test_the_sessions_list_and_processors_refresh_themselves(browser, tmp_path):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from eventlog.app.workspace import Workspace
+    from eventlog.events import MessageAppended, SessionCreated
+
+    home = str(tmp_path / "ws")
+    build_workspace(home)
+    shot = Shots(browser, str(tmp_path))
+    app, sock, url = local(home)
+    with Running(app, sock, url):
+        base = url.split("/?")[0]
+        browser.get(url)
+        wait_for(browser, "table.sessions")
+        browser.execute_script("window.__same_page = true")  # gone if the page were reloaded
+        time.sleep(1)  # the first poll has seen the log's position
+        ws = Workspace.open(home, writable=True)
+        try:
+            ws.append([SessionCreated(session_key="cli:arrived", title="A session that just arrived",
+                                      created_at="2026-11-30T10:00:00Z"),
+                       MessageAppended(session_key="cli:arrived", message_id="a-1", role="user", content="hello",
+                                       timestamp="2026-11-30T10:00:01Z")])
+        finally:
+            ws.close()
+        WebDriverWait(browser, 15).until(
+            lambda d: "A session that just arrived" in d.find_element(By_css(), "#live-sessions").text)
+        assert browser.execute_script("return window.__same_page === true")  # refreshed in place
+        assert browser.find_element(By_css(), "#live-count").text == "16"  # the count follows
+        shot("live-sessions")
+
+        browser.get(base + "/processors")
+        cell = wait_for(browser, "#live-processors")
+        before = cell.text
+        import processors
+
+        ws = Workspace.open(home, writable=True)
+        try:
+            processors.run(ws, "snapshot")
+        finally:
+            ws.close()
+        WebDriverWait(browser, 15).until(lambda d: d.find_element(By_css(), "#live-processors").text != before)
+        shot("live-processors")

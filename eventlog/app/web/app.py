@@ -5,17 +5,23 @@
 API beside it. Pages (both modes unless noted):
 
 ================================  ==============================================================
-``/sessions``                     sessions, newest first: filter by project, search box
-``/s/<key>``                      a transcript, paginated (newest page first), tool calls folded;
+``/sessions``                     sessions, newest first: filter by project, search box (messages
+                                  and, in local mode, facts of every state)
+``/s/<key>``                      a transcript, paginated (newest page first), tool calls and harness
+                                  wrappers folded, prose as Markdown (``render``: never raw HTML);
                                   gateway mode: a form to add a message
 ``/s/<key>/m/<id>``               redirects to the page and anchor of one message
 ``/memory``  (local)              every MEMORY.md; each line links to its "why"
+``/memory/past`` (local)          forgotten, archived and superseded facts, each with its why and
+                                  how to bring it back
 ``/memory/why/<fact id>`` (local) run, model, prompt hash, tokens, source entries and messages,
                                   supersede chain
 ``/dream``  (local)               Dream runs: outcome, attempts, tokens, failures and how to retry
 ``/processors``  (local)          processor positions, lag and recorded losses
 ``/plots``                        messages per day per project; Dream tokens per day and memory
                                   size over time (local)
+``/live``                         ``{"v": ...}``: changes when the pages may have (the sessions
+                                  list and the processors page poll it and refresh themselves)
 ``/login``, ``/logout`` (gateway) signing in and out
 ================================  ==============================================================
 
@@ -35,18 +41,18 @@ import math
 import os
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eventlog.app.web import data, plots
+from eventlog.app.web import data, plots, render
 from eventlog.app.web import security as S
 from eventlog.app.web.sources import GatewaySource, LocalSource, Source
 from eventlog.errors import BackendError, ConfigError, EvlogError, NotFound
@@ -178,6 +184,19 @@ class MessageView:
     summary: str
     thinking: str
     number: int
+    parts: list[render.Part] = field(default_factory=list)  # prose: the author's text (Markdown) and folded wrappers
+
+
+def _prose_parts(m: Any, content: str) -> list[render.Part]:
+    """How a person's or a model's message shows: harness text folded, the rest as Markdown ([] for tool output)."""
+    if m.role == "tool" or not isinstance(m.content, str) or not content.strip():
+        return []
+    extra = m.extra if isinstance(m.extra, dict) else {}
+    harness = extra.get("harness")
+    if harness or extra.get("isMeta") is True:  # a turn the harness wrote itself (Codex's environment, a meta line)
+        label = str(harness).replace("_", " ") if harness else "harness text"
+        return [render.Part("harness", content, label)]
+    return render.parts(content)
 
 
 def message_view(m: Any, index: int) -> MessageView:
@@ -189,7 +208,13 @@ def message_view(m: Any, index: int) -> MessageView:
                        iso=iso_time(m.timestamp), calls=tool_calls(m.tool_calls), fold=fold,
                        summary=flat[:140] + ("…" if len(flat) > 140 else ""),
                        thinking=thinking if isinstance(thinking, str) else ("" if thinking is None else _pretty(thinking)),
-                       number=index + 1)
+                       number=index + 1, parts=[] if fold else _prose_parts(m, content))
+
+
+def summary_of(text: str, limit: int = 100) -> str:
+    """The first ``limit`` characters of ``text`` on one line (what a folded block's summary shows)."""
+    flat = " ".join(text.split())
+    return flat[:limit] + ("…" if len(flat) > limit else "")
 
 
 def pages(total: int, per: int) -> int:
@@ -214,7 +239,8 @@ def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, auto_reload=False,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.globals.update(key_token=key_token, anchor=anchor, show_time=show_time, iso_time=iso_time, ago=ago,
-                       number=number, size=size, retry_command=data.RETRY_COMMAND)
+                       number=number, size=size, retry_command=data.RETRY_COMMAND,
+                       markdown=render.markdown, summary_of=summary_of)
     env.filters["urlq"] = lambda v: urllib.parse.quote(str(v), safe="")
     return env
 
@@ -324,6 +350,10 @@ class WebApp:
                                                                    unit="KB", name="kilobytes")))
         return self.render(request, "plots.html", nav="plots", charts=charts)
 
+    def live(self, request: Request) -> Response:
+        """``{"v": ...}``: what the page script polls to refresh a live page only when something changed."""
+        return JSONResponse({"v": self.source.version(self.user(request))}, headers={"Cache-Control": "no-store"})
+
     def home(self, request: Request) -> Response:
         stop = self.guard(request)
         if stop is not None:
@@ -333,7 +363,7 @@ class WebApp:
     def routes(self) -> list[Any]:
         return [Route("/", self.home), Route("/sessions", self.page(self.sessions)),
                 Route("/s/{k}", self.page(self.transcript)), Route("/s/{k}/m/{m}", self.page(self.goto_message)),
-                Route("/plots", self.page(self.plots_page)),
+                Route("/plots", self.page(self.plots_page)), Route("/live", self.page(self.live)),
                 Route("/healthz", lambda r: PlainTextResponse("ok\n")),
                 Mount("/static", StaticFiles(directory=STATIC), name="static")]
 
@@ -374,6 +404,9 @@ class LocalWeb(WebApp):
     def memory(self, request: Request) -> Response:
         return self.render(request, "memory.html", nav="memory", files=self.local.memory_files())
 
+    def past_memory(self, request: Request) -> Response:
+        return self.render(request, "memory_past.html", nav="memory", groups=self.local.past_facts())
+
     def why(self, request: Request) -> Response:
         fact_id = key_from_token(request.path_params["f"])
         view = self.local.why(fact_id)
@@ -391,6 +424,7 @@ class LocalWeb(WebApp):
 
     def routes(self) -> list[Any]:
         return super().routes() + [Route("/memory", self.page(self.memory)),
+                                   Route("/memory/past", self.page(self.past_memory)),
                                    Route("/memory/why/{f}", self.page(self.why)),
                                    Route("/dream", self.page(self.dream)),
                                    Route("/processors", self.page(self.processors))]

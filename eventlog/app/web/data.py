@@ -44,6 +44,9 @@ class FactView:
     state: str = "active"  # active, superseded, forgotten, archived (new fact model); today always active
     subject: str = ""
     date: str = ""
+    project: str = ""  # "" for the global file
+    reason: str = ""  # why it left MEMORY.md (forgotten, archived)
+    changed_by: str = ""
 
 
 @dataclass
@@ -203,11 +206,61 @@ def query_parts(text: str, query: str) -> list[tuple[str, bool]]:
 
 
 @dataclass
+class FactHit:
+    """A MEMORY.md fact (any state) a search found."""
+
+    fact_id: str
+    text: str
+    project: str  # "" for the global file
+    section: str
+    state: str
+    parts: list[tuple[str, bool]]
+
+
+@dataclass
 class SearchView:
     engine: str  # "recall" (the ranked index) or "substring"
     hits: list[SearchHit]
     note: str = ""
     searched_messages: bool = True  # False: no message was searched (only the session list is filtered)
+    facts: list[FactHit] = field(default_factory=list)  # facts holding every word of the query (local mode)
+
+
+def words_parts(text: str, words: list[str]) -> list[tuple[str, bool]]:
+    """``text`` in pieces, True where it holds one of ``words`` (case-insensitive)."""
+    if not words:
+        return [(text, False)]
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    parts: list[tuple[str, bool]] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        if m.start() > pos:
+            parts.append((text[pos:m.start()], False))
+        parts.append((m.group(), True))
+        pos = m.end()
+    if pos < len(text):
+        parts.append((text[pos:], False))
+    return parts
+
+
+def fact_hits(ws: Workspace, query: str, *, project: str | None = None, limit: int = 20) -> list[FactHit]:
+    """Facts of every state whose text holds every word of ``query``: active ones first, newest first."""
+    words = [w for w in query.casefold().split() if w]
+    if not words:
+        return []
+    found = [f for f in ws.memory.all_facts(None)
+             if all(w in f.text.casefold() for w in words) and (project is None or f.target == project)]
+    found.sort(key=lambda f: (f.state != "active", -f.seq))
+    return [FactHit(f.fact_id, f.text, f.target, f.section, f.state, words_parts(f.text, words)) for f in found[:limit]]
+
+
+def past_facts(ws: Workspace) -> list[tuple[str, list[FactView]]]:
+    """Facts out of MEMORY.md: (state, facts newest first) for forgotten, archived and superseded ones."""
+    out = []
+    for state in ("forgotten", "archived", "superseded"):
+        facts = sorted(ws.memory.all_facts(state), key=lambda f: -f.seq)
+        out.append((state, [_fact(f) for f in facts]))
+    return out
 
 
 @dataclass
@@ -247,7 +300,8 @@ def memory_files(ws: Workspace) -> list[MemoryFileView]:
 def _fact(f: Any) -> FactView:
     return FactView(fact_id=f.fact_id, text=f.text, section=f.section, run_id=f.run_id, seq=f.seq,
                     state=getattr(f, "state", "active") or "active", subject=getattr(f, "subject", "") or "",
-                    date=getattr(f, "date", "") or "")
+                    date=getattr(f, "date", "") or "", project=getattr(f, "target", "") or "",
+                    reason=getattr(f, "reason", "") or "", changed_by=getattr(f, "changed_by", "") or "")
 
 
 def why(ws: Workspace, fact_id: str) -> WhyView | None:
@@ -327,9 +381,11 @@ def search(ws: Workspace, query: str, *, project: str | None = None) -> SearchVi
             return SearchView("recall", [], note=str(e))
         note = f"the search index is {behind} events behind the log" if behind > 0 else ""
         return SearchView("recall", [SearchHit(h.session_key, h.message_id, h.role, h.time, h.snippet, h.project,
-                                               h.score, marked_parts(h.snippet)) for h in hits], note)
+                                               h.score, marked_parts(h.snippet)) for h in hits], note,
+                          facts=fact_hits(ws, query, project=project))
     return SearchView("substring", [], "no search index in this workspace yet: the list below matches session titles, "
-                                        "previews and keys", searched_messages=False)
+                                        "previews and keys", searched_messages=False,
+                      facts=fact_hits(ws, query, project=project))
 
 
 # --------------------------------------------------------------------------- plots

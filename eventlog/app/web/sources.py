@@ -58,6 +58,10 @@ class Source(ABC):
         """Add a user message (gateway mode); (the message, how many the session has now)."""
         raise ConfigError("this view is read-only")
 
+    def version(self, user: Any) -> str:
+        """A value that changes when what the pages show may have changed ("" when there is no cheap one)."""
+        return ""
+
     def close(self) -> None:  # noqa: B027 - optional hook: a source with nothing to release keeps it
         """Release the workspace or the pool."""
 
@@ -176,6 +180,17 @@ class LocalSource(Source):
     def log_end(self) -> int:
         with self.lock:
             return self.ws.log.last_seq
+
+    def version(self, user: Any) -> str:
+        """The log's last seq, caught up with other processes' appends (every page is a view of the log)."""
+        with self.lock:
+            self.ws.projections  # noqa: B018 - catch up with other processes' appends
+            return str(self.ws.log.last_seq)
+
+    def past_facts(self) -> list[tuple[str, list[data.FactView]]]:
+        with self.lock:
+            self.ws.projections  # noqa: B018
+            return data.past_facts(self.ws)
 
     def close(self) -> None:
         self.ws.close()

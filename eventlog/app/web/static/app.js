@@ -11,7 +11,15 @@
     if (s < 3600) return Math.floor(s / 60) + " min ago";
     if (s < 86400) return Math.floor(s / 3600) + " h ago";
     if (s < 86400 * 60) return Math.floor(s / 86400) + " d ago";
-    return new Date(t).toLocaleDateString();
+    return stamp(t);
+  }
+
+  // One date format everywhere: YYYY-MM-DD HH:MM (the server writes it in UTC; here in the reader's zone).
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+  function stamp(t) {
+    var d = new Date(t);
+    return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + pad(d.getHours()) + ":" +
+      pad(d.getMinutes());
   }
 
   function refreshTimes() {
@@ -25,9 +33,9 @@
     document.querySelectorAll("time[data-local]").forEach(function (el) {
       var t = Date.parse(el.getAttribute("datetime"));
       if (!isNaN(t)) {
-        el.textContent = new Date(t).toLocaleString(undefined, {
-          year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit"
-        });
+        el.textContent = stamp(t);
+        var age = ago(el.getAttribute("datetime"));
+        if (age) el.setAttribute("title", age);
       }
     });
   }
@@ -82,6 +90,44 @@
     });
   }
 
+  // Live pages: a region marked data-live is fetched again when /live says the log moved (polled every
+  // LIVE_MS while the tab is visible; one small JSON answer per poll, the page only when something changed).
+  var LIVE_MS = 4000;
+  function live() {
+    var regions = document.querySelectorAll("[data-live][id]");
+    if (!regions.length || !window.fetch || !window.DOMParser) return;
+    var seen = null, busy = false, polls = 0;
+    function swap(html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      regions.forEach(function (el) {
+        var fresh = doc.getElementById(el.id);
+        if (fresh && fresh.innerHTML !== el.innerHTML) el.innerHTML = fresh.innerHTML;
+      });
+      refreshTimes();
+      localTimes();
+      document.documentElement.setAttribute("data-live-at", String(Date.now()));
+    }
+    function poll() {
+      if (busy || document.visibilityState === "hidden") return;
+      busy = true;
+      fetch("/live", { credentials: "same-origin", cache: "no-store" }).then(function (r) {
+        return r.ok ? r.json() : null;
+      }).then(function (j) {
+        var v = j && typeof j.v === "string" ? j.v : null;
+        if (v === null) return null;
+        polls += 1;  // no cheap version (gateway mode): the page itself, every 8th poll
+        var changed = seen !== null && (v === "" ? polls % 8 === 0 : v !== seen);
+        seen = v;
+        if (!changed) return null;
+        return fetch(location.href, { credentials: "same-origin", cache: "no-store" }).then(function (r) {
+          return r.ok ? r.text() : null;
+        }).then(function (html) { if (html) swap(html); });
+      }).catch(function () {}).then(function () { busy = false; });
+    }
+    poll();
+    setInterval(poll, LIVE_MS);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     refreshTimes();
     localTimes();
@@ -90,7 +136,8 @@
     toggleDetails();
     openTarget();
     slashToSearch();
+    live();
     window.addEventListener("hashchange", openTarget);
-    setInterval(refreshTimes, 60000);
+    setInterval(function () { refreshTimes(); localTimes(); }, 60000);
   });
 })();
