@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from eventlog.events import HistoryAppended, MessageAppended
+from processors.dream import AGENT_NOTE_SOURCE
+from processors.extract.notes import is_agent_proposed
 from projections.dream_runs import Run
 from projections.history import HistoryEntry
 
@@ -84,6 +86,7 @@ class Explanation:
     messages: list[SourceMessage] = field(default_factory=list)  # the exact messages it came from
     sources: list[SourceEntry] = field(default_factory=list)  # history entries (facts learned before messages were named)
     chain: list[ChainLink] = field(default_factory=list)
+    proposed: str = ""  # "agent, not confirmed" / "agent, confirmed by the user" for a fact from an agent's note
 
 
 @dataclass
@@ -157,8 +160,12 @@ def why(ws: Workspace, query: str | None = None, *, fact_id: str | None = None,
             if rec is not None and isinstance(rec.event, MessageAppended):
                 ex.messages.append(_message(rec.event))
             elif rec is not None and isinstance(rec.event, HistoryAppended):
+                if rec.event.source == AGENT_NOTE_SOURCE:
+                    ex.proposed = "agent, confirmed by the user"
                 ex.messages.append(SourceMessage(session_key="", message_id=f"note {seq}", timestamp=rec.event.ts,
                                                  role="note", excerpt=_excerpt(rec.event.text), seq=seq))
+        if is_agent_proposed(f.text):
+            ex.proposed = "agent, not confirmed by the user ('evlog memory confirm')"
         out.append(ex)
     _resolve_messages(ws, [s for e in out for s in e.sources])
     for ex in out:

@@ -65,9 +65,10 @@ from eventlog.events import (
 )
 from eventlog.segments import segment_name
 from eventlog.timeutil import source_time
-from processors.extract.budget import apply_budget
+from processors.extract.budget import apply_split_budget
 from processors.extract.llm import SYSTEM, parse_ops, relevant_facts, render_batches, render_entries
 from processors.extract.model import Entry, ExistingFact, FactOp
+from processors.extract.notes import is_agent_proposed
 from processors.extract.text import fact_key
 from processors.llm import LLM, Completion, Prompt, estimate_tokens
 from processors.runner import IDLE_COMMIT_RECORDS, validate_offset
@@ -460,8 +461,10 @@ def budget_events(ws: Workspace, pending: list[Event]) -> list[Event]:
                   for e in added if (e.project if e.scope == "project" else "") == target]
         cited = {f.fact_id: len(f.sources) for f in facts}
         recalled = {f.fact_id: mem.get(f.fact_id).recalled if mem.get(f.fact_id) else 0 for f in facts}  # type: ignore[union-attr]
-        _kept, archived = apply_budget(facts, max_lines=cfg.memory_max_lines, max_bytes=cfg.memory_max_bytes,
-                                       cited=cited, recalled=recalled, header=HEADER, line=lambda f: fact_line(f.text))
+        _kept, archived = apply_split_budget(facts, is_agent=lambda f: is_agent_proposed(f.text),
+                                             max_lines=cfg.memory_max_lines, max_bytes=cfg.memory_max_bytes,
+                                             cited=cited, recalled=recalled, header=HEADER,
+                                             line=lambda f: fact_line(f.text))
         out += [MemoryArchived(fact_id=f.fact_id, reason=f"over the budget of {cfg.memory_max_lines} lines / "
                                f"{cfg.memory_max_bytes} bytes") for f in archived]
     return out

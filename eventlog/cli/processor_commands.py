@@ -178,6 +178,19 @@ def memory_edit(ctx: click.Context, fact_id: str, text: str) -> None:
     note(f"edited {fact_id}" if changed else f"{fact_id} already reads so")
 
 
+@memory.command("confirm")
+@click.argument("fact_id")
+@click.pass_context
+def memory_confirm(ctx: click.Context, fact_id: str) -> None:
+    """Confirm agent-proposed fact FACT_ID ("An agent noted: ..."): it reads as your own from now on."""
+    from eventlog.app import memory as mem
+
+    with open_workspace(ctx, writable=True) as ws:
+        changed = mem.confirm(ws, fact_id)
+        text = mem.find(ws, fact_id).text
+    note(f"confirmed {fact_id}: {text}" if changed else f"{fact_id} is already confirmed")
+
+
 @memory.command("pin")
 @click.argument("fact_id")
 @click.option("--off", is_flag=True, help="Unpin instead.")
