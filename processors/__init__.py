@@ -111,9 +111,9 @@ def run(ws: Workspace, name: str, *, llm: Any = None, **options: Any) -> Any:
     except KeyError:
         raise ConfigError(f"unknown processor {name!r}; choose one of {', '.join(PROCESSORS)}") from None
     if llm is None and name in ("consolidate", "autocompact", "dream"):
-        from processors.llm import make_llm
+        from processors.llm.providers import llm_for
 
-        llm = make_llm()
+        llm = llm_for(ws)
     return fn(ws, llm=llm, **options)
 
 

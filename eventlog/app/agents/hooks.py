@@ -22,7 +22,8 @@ for stderr:
   recall index, read-only; ``context.prompt_context``): only ``cwd``'s project's (one
   project across its worktrees and clones: ``eventlog.app.repo_identity``) and the user's,
   each with its id and day, when there are any.
-* Any other event: nothing.
+* Any other event: nothing. Nothing at all either in a session evlog itself runs
+  (``$EVLOG_HEADLESS`` set: Dream's ``claude -p`` call), so an extraction is never learned.
 
 **A hook never breaks or stalls Claude Code.** Every failure (bad JSON, missing or odd
 fields, a missing transcript, a workspace that is locked past the short timeout, damaged,
@@ -56,6 +57,7 @@ SESSION_END_MAX_BYTES = 1024 * 1024  # ... so they read little: Stop hooks alrea
 PROMPT_CONTEXT_BYTES = 2000
 PROMPT_HITS = 5
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+HEADLESS_ENV = "EVLOG_HEADLESS"  # set by processors.llm.claude_code for the sessions it runs
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 
@@ -141,6 +143,8 @@ def handle_claude_code(
     data, result = read_hook_input(payload)
     if data is None:
         return result
+    if os.environ.get(HEADLESS_ENV):
+        return result  # evlog's own headless Claude Code call (processors.llm.claude_code): never captured
     event = result.event
     try:
         if event in CAPTURE_EVENTS:
