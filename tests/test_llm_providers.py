@@ -313,3 +313,19 @@ def test_llm_for_uses_the_workspace_choice_and_an_unusable_one_falls_back(tmp_pa
     with Workspace.open(home) as ws:
         llm = llm_for(ws)
     assert isinstance(llm, FallbackLLM) and llm.name == "claude-code"
+
+
+def test_evlog_setup_claude_code_says_which_model_dream_will_use(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EVLOG_CLAUDE", fake_claude(tmp_path, result("x")))
+    for name in ("EVLOG_LLM", "ANTHROPIC_API_KEY", "EVLOG_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    home = str(tmp_path / "ws")
+    r = CliRunner().invoke(cli, ["--home", home, "setup", "claude-code", "--command", "evlog"])
+    assert r.exit_code == 0, r.output
+    assert "Dream's model: claude-code (Claude Code is installed" in r.output
+    assert load_config(home).llm == "claude-code"
+    CliRunner().invoke(cli, ["--home", home, "init", "--llm", "offline"])
+    r = CliRunner().invoke(cli, ["--home", home, "setup", "claude-code", "--command", "evlog"])
+    assert "Dream's model: offline (chosen in evlog.json" in r.output

@@ -63,6 +63,14 @@ def best_available(env: dict[str, str] | None = None) -> Choice:
     return Choice("offline", "no model is set up (no API key, endpoint or Claude Code): the offline rules")
 
 
+def current_choice(config: object) -> Choice:
+    """The provider a workspace uses: its ``llm`` setting when set (``evlog init --llm``), else ``best_available()``."""
+    kind = getattr(config, "llm", "")
+    if kind:
+        return Choice(kind, "chosen in evlog.json ('evlog init --llm')")
+    return best_available()
+
+
 class FallbackLLM(LLM):
     """A provider, answered by the offline extractor when it fails (see the module docstring)."""
 
