@@ -186,3 +186,20 @@ def test_prompt_context_outside_git_keeps_the_closest_parent_project(tmp_path, w
     add(workspace, "The plain project builds with make all", plain)
     ctx = prompt_context(workspace, os.path.join(plain, "sub"), "how does the plain project build?")
     assert "make all" in ctx.text and ctx.project == plain
+
+
+def test_one_hook_call_runs_git_a_bounded_number_of_times(tmp_path, workspace, monkeypatch) -> None:
+    import eventlog.app.repo_identity as ri
+
+    repos = [new_repo(str(tmp_path / f"r{i}"), str(i)) for i in range(ri.MAX_GIT_CALLS + 3)]
+    for r in repos:
+        add(workspace, f"Fact of {os.path.basename(r)} about builds", r)
+    calls = []
+    real = ri.root_commit
+    monkeypatch.setattr(ri, "root_commit", lambda d: calls.append(d) or real(d))
+    ctx = start(workspace, repos[0])
+    assert len(calls) <= ri.MAX_GIT_CALLS and "Fact of r0 " in ctx and "Fact of r1 " not in ctx
+    calls.clear()
+    for _ in range(3):
+        start(workspace, repos[0])
+    assert len(calls) <= ri.MAX_GIT_CALLS  # the cache fills up over calls, each still bounded

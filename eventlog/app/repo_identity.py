@@ -17,8 +17,9 @@ to its path. The git directory is found by reading files (``.git``, ``gitdir:``,
 ``commondir``, ``config``); only the root commit needs ``git`` itself, run once per
 repository and kept in a small cache file (``state/repo-identity.json`` of the workspace)
 with each path's keys, so a worktree that was removed since is still recognised, and a
-hook pays one JSON read, not a process, on its next call. A missing ``git``, a timeout or
-an unreadable file just means fewer keys.
+hook pays one JSON read, not a process, on its next call; one call starts at most
+``MAX_GIT_CALLS`` of them. A missing ``git``, a timeout or an unreadable file just means
+fewer keys.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 
 CACHE_FILE = os.path.join("state", "repo-identity.json")
 GIT_TIMEOUT = 2.0  # seconds for `git rev-list` (a hook must never stall)
+MAX_GIT_CALLS = 4  # `git rev-list` runs one cache may start (a hook call); the other repositories wait for the next
 _URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
 _SHA = re.compile(r"^[0-9a-f]{40,64}$")
@@ -146,6 +148,7 @@ class IdentityCache:
         self.roots: dict[str, str] = {}
         self.paths: dict[str, list[str]] = {}
         self.changed = False
+        self.git_calls = 0
         if self.path:
             try:
                 data = json.loads(_read(self.path) or "{}")
@@ -157,6 +160,9 @@ class IdentityCache:
 
     def root(self, common_dir: str) -> str:
         if common_dir not in self.roots:
+            if self.git_calls >= MAX_GIT_CALLS:
+                return ""  # this call has run git enough: the cheaper keys still match
+            self.git_calls += 1
             sha = root_commit(common_dir)
             if not sha:
                 return ""  # no commit yet (or no git): ask again next time
