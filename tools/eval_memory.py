@@ -565,6 +565,17 @@ def run_coding(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str
 # --- output -------------------------------------------------------------------------------------
 
 
+def emit_coding(args: argparse.Namespace, emit: Any) -> None:
+    """Print ``run_coding``: a line per source, then the recall and precision of each split."""
+    rows, total = run_coding(args)
+    for r in rows:
+        emit(r, f"{r['source']} ({r['split']}): {len(r['found'])}/{r['labels']} labels found, "
+                f"{r['precise']}/{r['facts']} facts precise; missed {r['missed']}; imprecise {r['imprecise']}")
+    emit(total, "coding: " + "; ".join(f"{k}: recall {v['recall']} ({v['found']}/{v['labels']}), precision "
+                                       f"{v['precision']} ({v['precise']}/{v['facts']})"
+                                       for k, v in total.items() if k != "kind"))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -586,13 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(obj, ensure_ascii=False) if args.json else text, flush=True)
 
     if args.what == "coding":
-        rows, total = run_coding(args)
-        for r in rows:
-            emit(r, f"{r['source']} ({r['split']}): {len(r['found'])}/{r['labels']} labels found, "
-                    f"{r['precise']}/{r['facts']} facts precise; missed {r['missed']}; imprecise {r['imprecise']}")
-        emit(total, "coding: " + "; ".join(f"{k}: recall {v['recall']} ({v['found']}/{v['labels']}), precision "
-                                           f"{v['precision']} ({v['precise']}/{v['facts']})"
-                                           for k, v in total.items() if k != "kind"))
+        emit_coding(args, emit)
         return 0
     if args.what in ("all", "locomo"):
         wall = time.perf_counter()

@@ -45,7 +45,7 @@ every path can be recorded and validated the same way.
   item of the answer already changes it;
 * ``sources``: 1 to ``MAX_SOURCES`` labels (or refs) of messages shown as sources, all of
   them valid; required for every op but noop. An ``add`` of a project fact about the
-  project (scope and subject "project") may instead cite the refs of tool calls
+  project (scope and subject "project", in a shape ``workflow`` writes) may instead cite the refs of tool calls
   (``evidence``: the commands run and the project files read, see ``workflow``), never
   their output or the assistant's text. ``when`` is the time of the earliest
   source; ``project`` of a project fact is its first source's project;
@@ -441,8 +441,11 @@ def evidence(entries: Sequence[Entry]) -> dict[str, Entry]:
 
 
 def _about_the_project(op: str, item: dict[str, Any]) -> bool:
-    """Whether an item adds a fact about the project itself (the only kind tool-call evidence may support)."""
-    return op == "add" and _str(item.get("scope")) == "project" and _str(item.get("subject")) == "project"
+    """Whether an item adds a fact about the project in the shapes ``workflow`` writes (the only ones tool calls support)."""
+    from processors.extract.workflow import EVIDENCE_SHAPES
+
+    return (op == "add" and _str(item.get("scope")) == "project" and _str(item.get("subject")) == "project"
+            and _str(item.get("text")).startswith(EVIDENCE_SHAPES))
 
 
 def _str(value: Any) -> str:

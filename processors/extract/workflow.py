@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from processors.extract.model import Entry, FactOp
 
 MIN_RUNS = 2
+#: How the facts these rules write begin: the only added facts a tool call may be the source of (``llm.parse_ops``).
+EVIDENCE_SHAPES = ("The project is worked on with `", "The project's ")
 MAX_COMMAND_CHARS = 60
 #: The POSIX file/text utilities and git: shared by every project, so never one's own command.
 SHELL_UTILITIES = frozenset("""awk basename cat cd chmod chown cp curl cut date diff dirname du echo env export file
