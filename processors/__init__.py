@@ -49,9 +49,9 @@ def run(ctx: Context, name: str, *, llm: LLM | None = None, key: str | None = No
     if job.run is None:
         raise ConfigError(f"{name!r} is supplied by the daemon's caller ('evlog daemon'); it cannot run on its own")
     if llm is None and job.needs_model:
-        from processors.llm import make_llm
+        from processors.llm.providers import llm_for
 
-        llm = make_llm()
+        llm = llm_for(ctx)
     return job.run(ctx, RunOptions(llm=llm, key=key, retry_failed=retry_failed))
 
 

@@ -30,6 +30,8 @@ from eventlog.events import (
     MemorySuperseded,
     MessageAppended,
 )
+from processors.dream import AGENT_NOTE_SOURCE
+from processors.extract.notes import is_agent_proposed
 from projections.dream_runs import Run
 from projections.history import HistoryEntry
 
@@ -111,6 +113,7 @@ class Explanation:
     sources: list[SourceEntry] = field(default_factory=list)  # history entries (facts learned before messages were named)
     chain: list[ChainLink] = field(default_factory=list)
     history: list[HistoryStep] = field(default_factory=list)  # every change, oldest first
+    proposed: str = ""  # "agent, not confirmed" / "agent, confirmed by the user" for a fact from an agent's note
 
 
 @dataclass
@@ -185,8 +188,12 @@ def why(ws: Context, query: str | None = None, *, fact_id: str | None = None,
             if rec is not None and isinstance(rec.event, MessageAppended):
                 ex.messages.append(_message(rec.event))
             elif rec is not None and isinstance(rec.event, HistoryAppended):
+                if rec.event.source == AGENT_NOTE_SOURCE:
+                    ex.proposed = "agent, confirmed by the user"
                 ex.messages.append(SourceMessage(session_key="", message_id=f"note {seq}", timestamp=rec.event.ts,
                                                  role="note", excerpt=_excerpt(rec.event.text), seq=seq))
+        if is_agent_proposed(f.text):
+            ex.proposed = "agent, not confirmed by the user ('evlog memory confirm')"
         out.append(ex)
     _resolve_messages(ws, [s for e in out for s in e.sources])
     histories = fact_history(ws, [e.fact_id for e in out])
@@ -198,7 +205,7 @@ def why(ws: Context, query: str | None = None, *, fact_id: str | None = None,
     return out
 
 
-def fact_history(ws: Workspace, fact_ids: list[str]) -> dict[str, list[HistoryStep]]:
+def fact_history(ws: Context, fact_ids: list[str]) -> dict[str, list[HistoryStep]]:
     """Every change of these facts, oldest first, read from the log (from the oldest fact's ``memory.appended`` on).
 
     An edit gives the text before and after and who made it; ``superseded`` names the fact

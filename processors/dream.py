@@ -148,7 +148,8 @@ def entry_of(ev: Event, project_of: dict[str, str]) -> Entry | None:
         speaker = ev.extra.get("speaker") if isinstance(ev.extra.get("speaker"), str) else ""
         return Entry(ref=f"{ev.session_key}#{ev.message_id}", seq=ev.seq, session_key=ev.session_key,
                      message_id=ev.message_id, project=project_of[ev.session_key], speaker=speaker or ev.role,
-                     role=ev.role, time=source_time(ev.timestamp, ev.ts), text=ev.content, meta=dict(ev.extra))
+                     role=ev.role, time=source_time(ev.timestamp, ev.ts), text=ev.content,
+                     meta={**ev.extra, "tool_calls": ev.tool_calls} if ev.tool_calls else dict(ev.extra))
     if isinstance(ev, HistoryAppended) and ev.source in NOTE_SOURCES:
         return note_entry(ev)
     return None

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from eventlog.events import Event, MemoryAppended, MemoryArchived, MemoryForgotten, MemorySuperseded
-from processors.extract.budget import apply_budget
+from processors.extract.budget import apply_split_budget
 from processors.extract.model import ExistingFact
+from processors.extract.notes import is_agent_proposed
 from projections.memory import HEADER, Fact, fact_line
 
 if TYPE_CHECKING:
@@ -42,8 +43,11 @@ def budget_events(mem: MemoryProjection, cfg: ProcessorConfig, pending: list[Eve
                   for e in added if (e.project if e.scope == "project" else "") == target]
         cited = {f.fact_id: len(f.sources) for f in facts}
         recalled = {f.fact_id: _recalled(mem, f.fact_id) for f in facts}
-        _kept, archived = apply_budget(facts, max_lines=cfg.memory_max_lines, max_bytes=cfg.memory_max_bytes,
-                                       cited=cited, recalled=recalled, header=HEADER, line=lambda f: fact_line(f.text))
+        # agents' notes compete in their own budget: flooding remember cannot push the user's facts out
+        _kept, archived = apply_split_budget(facts, is_agent=lambda f: is_agent_proposed(f.text),
+                                             max_lines=cfg.memory_max_lines, max_bytes=cfg.memory_max_bytes,
+                                             cited=cited, recalled=recalled, header=HEADER,
+                                             line=lambda f: fact_line(f.text))
         out += [MemoryArchived(fact_id=f.fact_id, reason=f"over the budget of {cfg.memory_max_lines} lines / "
                                f"{cfg.memory_max_bytes} bytes") for f in archived]
     return out

@@ -124,6 +124,8 @@ def entries_from_events(events: list[Any]) -> list[Entry]:
             projects.setdefault(ev.session_key, ev.project)
         elif isinstance(ev, MessageAppended):
             extra = dict(ev.extra or {})
+            if ev.tool_calls:
+                extra["tool_calls"] = list(ev.tool_calls)  # as Dream's entries carry them (processors.extract.workflow)
             named = extra.get("speaker")
             speaker = named if isinstance(named, str) and named else ev.role
             key = (ev.session_key, ev.message_id)
@@ -523,13 +525,61 @@ def run_real(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
+# --- coding sessions (issue 21, item 5) --------------------------------------------------------------
+
+CODING_LABELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judged", "coding-labels.json")
+
+
+def score_coding(facts: list[str], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which labels the facts state (``match``, case-insensitive) and which facts state a label."""
+    pats = [(it["id"], re.compile(it["match"], re.IGNORECASE)) for it in items]
+    found = sorted({i for i, p in pats for f in facts if p.search(f)})
+    precise = [f for f in facts if any(p.search(f) for _i, p in pats)]
+    return {"labels": len(items), "found": found, "missed": [i for i, _p in pats if i not in found],
+            "facts": len(facts), "precise": len(precise), "imprecise": [f for f in facts if f not in precise]}
+
+
+def run_coding(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Recall and precision of the offline extractor against the careful reader's labels, per project and split."""
+    with open(CODING_LABELS, encoding="utf-8") as f:
+        labels = json.load(f)["projects"]
+    root = _real_root()
+    rows = []
+    for name, spec in labels.items():
+        entries = real_entries(os.path.join(root, name))
+        facts, _ops = extract_in_batches(entries)
+        texts = [x.text for x in facts if x.state == "active"]
+        rows.append({"kind": "coding_source", "source": name, "split": spec["split"],
+                     **score_coding(texts, spec["items"])})
+    total: dict[str, Any] = {"kind": "coding_summary"}
+    for split in ("tune", "held-out"):
+        mine = [r for r in rows if r["split"] == split]
+        n_labels, n_found = sum(r["labels"] for r in mine), sum(len(r["found"]) for r in mine)
+        n_facts, n_precise = sum(r["facts"] for r in mine), sum(r["precise"] for r in mine)
+        total[split] = {"recall": round(n_found / n_labels, 3) if n_labels else None, "labels": n_labels,
+                        "found": n_found, "precision": round(n_precise / n_facts, 3) if n_facts else None,
+                        "facts": n_facts, "precise": n_precise}
+    return rows, total
+
+
 # --- output -------------------------------------------------------------------------------------
+
+
+def emit_coding(args: argparse.Namespace, emit: Any) -> None:
+    """Print ``run_coding``: a line per source, then the recall and precision of each split."""
+    rows, total = run_coding(args)
+    for r in rows:
+        emit(r, f"{r['source']} ({r['split']}): {len(r['found'])}/{r['labels']} labels found, "
+                f"{r['precise']}/{r['facts']} facts precise; missed {r['missed']}; imprecise {r['imprecise']}")
+    emit(total, "coding: " + "; ".join(f"{k}: recall {v['recall']} ({v['found']}/{v['labels']}), precision "
+                                       f"{v['precision']} ({v['precise']}/{v['facts']})"
+                                       for k, v in total.items() if k != "kind"))
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", choices=("all", "locomo", "real"), default="all")
+    p.add_argument("what", nargs="?", choices=("all", "locomo", "real", "coding"), default="all")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--sample", type=int, default=0, help="print N random in-budget LoCoMo facts with their sources")
     p.add_argument("--seed", type=int, default=0)
@@ -546,6 +596,9 @@ def main(argv: list[str] | None = None) -> int:
     def emit(obj: dict[str, Any], text: str) -> None:
         print(json.dumps(obj, ensure_ascii=False) if args.json else text, flush=True)
 
+    if args.what == "coding":
+        emit_coding(args, emit)
+        return 0
     if args.what in ("all", "locomo"):
         wall = time.perf_counter()
         check: dict[str, Any] = {}

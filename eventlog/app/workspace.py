@@ -99,6 +99,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
     memory_max_lines: int = 200  # a MEMORY.md keeps at most this many lines (what Claude Code loads at start-up)
     memory_max_bytes: int = 25_000  # ... and at most this many bytes
     watch: WatchConfig = msgspec.field(default_factory=WatchConfig)  # evlog watch and the daemon's watch job
+    llm: str = ""  # the model provider Dream uses ("" = $EVLOG_LLM / an API key / offline); evlog init picks one
+    llm_model: str = ""  # its model ("" = the provider's default, or $EVLOG_MODEL)
 
     def validate(self) -> Config:
         """Raise ConfigError for values the log cannot work with; return self."""
@@ -121,6 +123,8 @@ class Config(msgspec.Struct, kw_only=True, omit_defaults=False):
                 raise ConfigError(f"projects must be absolute directories (got {p!r})")
         if not (0 <= self.watch.debounce <= 3600 and 0 < self.watch.interval <= 3600):
             raise ConfigError("watch.debounce must be in [0, 3600] and watch.interval in (0, 3600] seconds")
+        if self.llm not in ("", "claude-code", "openai", "anthropic", "offline"):
+            raise ConfigError(f"llm must be claude-code, openai, anthropic or offline (got {self.llm!r})")
         for job, interval in self.schedule.items():
             if not 0 <= interval < 1e9:
                 raise ConfigError(f"schedule.{job} must be seconds >= 0 (0 turns the job off; got {interval})")

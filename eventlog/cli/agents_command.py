@@ -195,10 +195,15 @@ def _run_setup(ctx: click.Context, plan, dry_run: bool, agent: str, restart: str
         return
     if not plan.uninstall:
         from eventlog.app.workspace import init_workspace
+        from processors.llm.providers import current_choice
 
         _config, created = init_workspace(ctx.obj["home"])
         if created:
             note(f"created the workspace {ctx.obj['home']}")
+        choice = current_choice(_config)
+        if created and not _config.llm:
+            init_workspace(ctx.obj["home"], llm=choice.kind)
+        note(f"Dream's model: {choice.kind} ({choice.reason}); change it with 'evlog init --llm KIND'")
     written = st.apply(plan)
     for c in plan.changes:
         if c in written:

@@ -44,7 +44,7 @@ def daemon(ctx: click.Context, llm_kind: str | None, model: str | None, once: bo
     with open_workspace(ctx, writable=True) as ws:
         logger = daemon_logger(ws.home, stream=sys.stderr)
         try:
-            run_daemon(ws, _llm(llm_kind, model, ws), stop=stop, log=logger.info, once=once,
+            run_daemon(ws, _llm(llm_kind, model, ws, on_fallback=logger.warning), stop=stop, log=logger.info, once=once,
                        jobs={"watch": watch_once}, heartbeat=Heartbeat(ws.home))
         finally:
             close_logger(logger)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import IO
 
 import click
 
-from eventlog.app.workspace import init_workspace
+from eventlog.app.workspace import CONFIG_FILE, init_workspace
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
 from eventlog.cli.render import event_line, json_line, kv_block
@@ -29,12 +30,31 @@ from eventlog.query import (
               help="Roll to a new segment file past this size (default 16 MiB).")
 @click.option("--durability", type=click.Choice(DURABILITY_POLICIES), default=None,
               help="fsync (default): every acknowledged append survives power loss; group: fsync every 10 ms; none: never fsync.")
+@click.option("--llm", "llm", type=click.Choice(["claude-code", "openai", "anthropic", "offline"]), default=None,
+              help="The model Dream uses (default: the best one set up here, said on the first init).")
+@click.option("--model", "llm_model", default=None, help="Its model id (default: the provider's).")
 @click.pass_context
-def init(ctx: click.Context, segment_bytes: int | None, durability: str | None) -> None:
-    """Create a workspace (or change its settings). Safe to run again."""
-    config, changes = init_workspace(ctx.obj["home"], segment_bytes=segment_bytes, durability=durability)
+def init(ctx: click.Context, segment_bytes: int | None, durability: str | None, llm: str | None,
+         llm_model: str | None) -> None:
+    """Create a workspace (or change its settings). Safe to run again.
+
+    The first init picks the model Dream uses: claude-code (Claude Code's headless mode,
+    your own sign-in), openai (any OpenAI-compatible endpoint: $EVLOG_OPENAI_BASE_URL,
+    $EVLOG_MODEL, $OPENAI_API_KEY), anthropic ($ANTHROPIC_API_KEY) or offline, and says which.
+    """
+    from processors.llm.providers import best_available
+
+    home = ctx.obj["home"]
+    choice = None
+    if llm is None and not os.path.exists(os.path.join(home, CONFIG_FILE)):
+        choice = best_available()
+        llm = choice.kind
+    config, changes = init_workspace(home, segment_bytes=segment_bytes, durability=durability, llm=llm,
+                                     llm_model=llm_model)
     for change in changes:
         note(change)
+    if choice is not None:
+        note(f"model: {choice.kind} ({choice.reason}); change it with 'evlog init --llm KIND'")
     if not changes:
         note(f"workspace {ctx.obj['home']} is already initialised; nothing changed")
 

@@ -13,12 +13,14 @@ from eventlog.cli.render import json_line, preview, render_explanation, render_r
 from eventlog.errors import NotFound
 
 
-def _llm(kind: str | None, model: str | None, ws):  # noqa: ANN001, ANN202
+def _llm(kind: str | None, model: str | None, ws, on_fallback=note):  # noqa: ANN001, ANN202
+    from processors.llm.providers import llm_for
+
     if kind == "replay":
         from processors.dream import replay_llm
 
         return replay_llm(ws)
-    return eventlog.make_llm(kind, model=model)
+    return llm_for(ws, kind, model, on_fallback=on_fallback)
 
 
 class JobChoice(click.Choice):
@@ -40,10 +42,13 @@ class JobChoice(click.Choice):
 
 def llm_options(f):  # noqa: ANN001, ANN201
     """--llm and --model, for commands that call a language model."""
-    f = click.option("--model", default=None, help="Claude model id (default: $EVLOG_MODEL, else a current Sonnet).")(f)
-    return click.option("--llm", "llm_kind", type=click.Choice(["offline", "anthropic", "replay"]), default=None,
-                        help="Which model: anthropic if ANTHROPIC_API_KEY is set, else the offline extractor; "
-                             "replay reuses outputs recorded in the log.")(f)
+    f = click.option("--model", default=None, help="Model id (default: the workspace's, else $EVLOG_MODEL, else the "
+                                                   "provider's default).")(f)
+    return click.option("--llm", "llm_kind", type=click.Choice(["claude-code", "openai", "anthropic", "offline",
+                                                                 "replay"]), default=None,
+                        help="Which model: the workspace's choice (evlog init), else anthropic if ANTHROPIC_API_KEY "
+                             "is set, else the offline extractor; a failing one falls back to offline. replay "
+                             "reuses outputs recorded in the log.")(f)
 
 
 @cli.command("run")
@@ -223,6 +228,19 @@ def memory_edit(ctx: click.Context, fact_id: str, text: str) -> None:
     with open_workspace(ctx, writable=True) as ws:
         changed = mem.edit(ws, fact_id, text)
     note(f"edited {fact_id}" if changed else f"{fact_id} already reads so")
+
+
+@memory.command("confirm")
+@click.argument("fact_id")
+@click.pass_context
+def memory_confirm(ctx: click.Context, fact_id: str) -> None:
+    """Confirm agent-proposed fact FACT_ID ("An agent noted: ..."): it reads as your own from now on."""
+    from eventlog.app import memory as mem
+
+    with open_workspace(ctx, writable=True) as ws:
+        changed = mem.confirm(ws, fact_id)
+        text = mem.find(ws, fact_id).text
+    note(f"confirmed {fact_id}: {text}" if changed else f"{fact_id} is already confirmed")
 
 
 @memory.command("pin")

@@ -29,6 +29,11 @@ total and the result deterministic). Facts leave one at a time in that order unt
 file fits. Pinned facts never leave, even when they alone are over the budget (then
 ``kept`` is over it; ``fits`` says so). A fact with an empty section counts under
 "Notes".
+
+**Agent notes compete in their own budget** (``apply_split_budget``): facts an agent
+proposed (MCP ``remember``) may use at most ``AGENT_SHARE`` of the file, and only what the
+other facts leave: the others are fitted first as if the agent's were not there, so an
+agent flooding ``remember`` archives its own notes, never the user's facts.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from processors.extract.model import SECTIONS, ExistingFact
 
+AGENT_SHARE = 0.2  # of a file's lines and bytes agent-proposed facts may take at most
 MAX_LINES = 200
 MAX_BYTES = 25_000
 DEFAULT_SECTION = "Notes"
@@ -141,6 +147,33 @@ def apply_budget(facts: Iterable[ExistingFact], *, max_lines: int = MAX_LINES, m
     kept = [f for i, f in enumerate(active) if i not in leaving]
     archived = [f for i, f in enumerate(active) if i in leaving]
     return kept, archived
+
+
+def apply_split_budget(facts: Iterable[ExistingFact], *, is_agent: Callable[[ExistingFact], bool],
+                       max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES, agent_share: float = AGENT_SHARE,
+                       cited: Mapping[str, int] | None = None, recalled: Mapping[str, int] | None = None,
+                       header: str = "", line: Callable[[ExistingFact], str] = line,
+                       ) -> tuple[list[ExistingFact], list[ExistingFact]]:
+    """``apply_budget`` with agent-proposed facts in their own share, after the others (see the module docstring)."""
+    cited = cited or {}
+    recalled = recalled or {}
+    active = [f for f in facts if f.state == "active"]
+    own = [f for f in active if not is_agent(f)]
+    agents = [f for f in active if is_agent(f)]
+    kept_own, gone = apply_budget(own, max_lines=max_lines, max_bytes=max_bytes, cited=cited, recalled=recalled,
+                                  header=header, line=line)
+    kept_agents, gone_agents = apply_budget(agents, max_lines=int(max_lines * agent_share),
+                                            max_bytes=int(max_bytes * agent_share), cited=cited, recalled=recalled,
+                                            header=header, line=line)
+    meter = _Meter(kept_own + kept_agents, header, line)
+    leaving = {f.fact_id for f in gone + gone_agents}
+    for f in sorted((f for f in kept_agents if not f.pinned), key=lambda f: leave_order(f, cited, recalled)):
+        lines, size_bytes = meter.total()
+        if lines <= max_lines and size_bytes <= max_bytes:
+            break
+        meter.add(f, -1)  # the whole file is still over: the agent's notes give way, never the others
+        leaving.add(f.fact_id)
+    return [f for f in active if f.fact_id not in leaving], [f for f in active if f.fact_id in leaving]
 
 
 def fits(facts: Iterable[ExistingFact], *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES, header: str = "",

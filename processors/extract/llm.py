@@ -44,7 +44,10 @@ every path can be recorded and validated the same way.
 * ``update``/``delete``: ``fact_id`` is one of ``existing_ids``, not pinned, and no other
   item of the answer already changes it;
 * ``sources``: 1 to ``MAX_SOURCES`` labels (or refs) of messages shown as sources, all of
-  them valid; required for every op but noop. ``when`` is the time of the earliest
+  them valid; required for every op but noop. An ``add`` of a project fact about the
+  project (scope and subject "project", in a shape ``workflow`` writes) may instead cite the refs of tool calls
+  (``evidence``: the commands run and the project files read, see ``workflow``), never
+  their output or the assistant's text. ``when`` is the time of the earliest
   source; ``project`` of a project fact is its first source's project;
 * at most ``max_deletes`` deletes per answer: an answer with more (a DELETE of
   everything) has ALL its deletes refused.
@@ -360,6 +363,7 @@ def parse_ops(text: str, existing_ids: set[str], *, entries: Sequence[Entry] | N
         reasons.append(note)
     lab = labels(entries) if entries is not None else {}
     by_ref = {e.ref: e for k, e in lab.items() if k.startswith("m")}
+    with_evidence = {**by_ref, **evidence(entries or [])}
     pinned_ids = set(pinned)
     ops: list[FactOp] = []
     touched: set[str] = set()
@@ -378,7 +382,8 @@ def parse_ops(text: str, existing_ids: set[str], *, entries: Sequence[Entry] | N
         if op == "noop":
             ops.append(FactOp(op="noop", reason=_str(item.get("reason"))[:200]))
             continue
-        why, srcs = _sources(item.get("sources", item.get("source")), lab, by_ref, entries is not None)
+        refs = with_evidence if _about_the_project(op, item) else by_ref
+        why, srcs = _sources(item.get("sources", item.get("source")), lab, refs, entries is not None)
         if why:
             reasons.append(f"{where} ({op}): {why}")
             continue
@@ -393,8 +398,8 @@ def parse_ops(text: str, existing_ids: set[str], *, entries: Sequence[Entry] | N
             if fact_id in touched:
                 reasons.append(f"{where} ({op}): fact {fact_id} is changed by an earlier item")
                 continue
-        when = _when(srcs, by_ref, _str(item.get("when")))
-        project = _project(srcs, by_ref, _str(item.get("project")))
+        when = _when(srcs, refs, _str(item.get("when")))
+        project = _project(srcs, refs, _str(item.get("project")))
         if op == "delete":
             touched.add(fact_id)
             deletes.append((len(ops), FactOp(op="delete", fact_id=fact_id, sources=srcs, when=when,
@@ -428,6 +433,19 @@ def parse_ops(text: str, existing_ids: set[str], *, entries: Sequence[Entry] | N
         ops = [o for o in ops if id(o) not in gone]
         reasons.append(f"{len(deletes)} deletes in one answer (at most {max_deletes}): all deletes refused")
     return ops, reasons
+
+
+def evidence(entries: Sequence[Entry]) -> dict[str, Entry]:
+    """Ref -> entry of the tool calls an added project fact may cite (``processors.extract.workflow``): never text."""
+    return {e.ref: e for e in entries if e.role == "assistant" and e.meta.get("tool_calls")}
+
+
+def _about_the_project(op: str, item: dict[str, Any]) -> bool:
+    """Whether an item adds a fact about the project in the shapes ``workflow`` writes (the only ones tool calls support)."""
+    from processors.extract.workflow import EVIDENCE_SHAPES
+
+    return (op == "add" and _str(item.get("scope")) == "project" and _str(item.get("subject")) == "project"
+            and _str(item.get("text")).startswith(EVIDENCE_SHAPES))
 
 
 def _str(value: Any) -> str:

@@ -37,6 +37,17 @@ from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, 
 AGENT_PREFIX = "An agent noted: "
 MAX_NOTE_CHARS = 240
 
+
+def is_agent_proposed(fact_text: str) -> bool:
+    """Whether a fact is an agent's proposal not (yet) confirmed by the user: it opens with ``AGENT_PREFIX``."""
+    return fact_text.startswith(AGENT_PREFIX)
+
+
+def without_agent_prefix(fact_text: str) -> str:
+    """An agent-proposed fact's text as the user's own (what ``evlog memory confirm`` keeps)."""
+    rest = fact_text[len(AGENT_PREFIX):].strip() if is_agent_proposed(fact_text) else fact_text
+    return rest[:1].upper() + rest[1:]
+
 _SECRET_WORDS = re.compile(r"\[REDACTED:[\w-]+\]|\b(?:password|passcode|passphrase|pin|pin\s+code|api[\s_-]*key|"
                            r"secret(?:\s+key)?|access\s+token|token|private\s+key)\s*(?:is|was|:|=)\s*\S",
                            re.IGNORECASE)

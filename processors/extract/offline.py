@@ -133,6 +133,7 @@ from processors.extract.text import (
 )
 from processors.extract.timeref import TIME_HINT, as_of, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
+from processors.extract.workflow import command_facts, manifest_facts
 
 NAME = "offline-facts-v1"
 #: The score a sentence needs to become a fact.
@@ -929,6 +930,9 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
     ops.extend(_select(cands, active))
     ops.extend(_signal_ops(user_entries, user_texts, active, ops))
     ops.extend(_ended(entries, active, ops))
+    known = {f.text.casefold() for f in active} | {o.text.casefold() for o in ops if o.op == "add"}
+    ops.extend(command_facts(entries, known))  # coding sessions: the commands of the verification loop
+    ops.extend(manifest_facts(entries, known))  # ... and what the project's own manifests declare
     return ops
 
 

@@ -9,7 +9,9 @@ what went wrong (``timeout``, ``rate_limit``, ``server``, ``overloaded``, ``conn
 holds a credential. ``Prompt.hash()`` identifies a prompt across runs; Dream records it
 with the raw output, model and usage, so a replay finds the same output again by hash.
 
-Four implementations sit behind the interface: ``AnthropicLLM`` (the official SDK, key
+Six implementations sit behind the interface: ``ClaudeCodeLLM`` (Claude Code's headless
+mode, the user's own sign-in), ``OpenAICompatibleLLM`` (OpenAI, Ollama, vLLM, llama.cpp,
+LM Studio), ``AnthropicLLM`` (the official SDK, key
 from ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` honoured, imported lazily because the
 SDK is slow to import), ``OfflineExtractor`` (deterministic rules that read
 ``Prompt.inputs`` instead of parsing the prompt text, so the tool works without a key
@@ -35,8 +37,10 @@ from eventlog.secrets import redact_value
 
 if TYPE_CHECKING:
     from processors.llm.anthropic_llm import AnthropicLLM
+    from processors.llm.claude_code import ClaudeCodeLLM
     from processors.llm.fake import FakeLLM
     from processors.llm.offline import OfflineExtractor
+    from processors.llm.openai_compat import OpenAICompatibleLLM
     from processors.llm.replay import ReplayLLM
 
 __all__ = [
@@ -45,11 +49,13 @@ __all__ = [
     "MODEL_ENV",
     "PURPOSES",
     "AnthropicLLM",
+    "ClaudeCodeLLM",
     "Completion",
     "FakeLLM",
     "LLMCallError",
     "LLMErrorKind",
     "OfflineExtractor",
+    "OpenAICompatibleLLM",
     "Prompt",
     "ReplayLLM",
     "as_completion",
@@ -230,17 +236,19 @@ def _env(name: str) -> str | None:
 def make_llm(kind: str | None = None, *, model: str | None = None, timeout: float = 60.0) -> LLM:
     """The LLM the processors use.
 
-    ``kind`` None: ``"anthropic"`` when ``$ANTHROPIC_API_KEY`` is set (and not blank),
-    else ``"offline"``. ``"anthropic"`` without a key raises ``LLMCallError`` (kind
-    ``config``) naming the variable. The Anthropic model is ``model``, else
-    ``$EVLOG_MODEL``, else ``DEFAULT_MODEL``; the offline extractor has one fixed
-    model name (``offline-rules-v1``) whatever is asked. ``timeout`` is seconds per HTTP
-    attempt (the SDK retries twice). Replay and fake LLMs need recordings or a script,
-    so they are built directly, not here.
+    ``kind`` None: ``$EVLOG_LLM`` when set, else ``"anthropic"`` when ``$ANTHROPIC_API_KEY``
+    is set (and not blank), else ``"offline"``. ``"anthropic"`` without a key raises
+    ``LLMCallError`` (kind ``config``) naming the variable. The Anthropic model is
+    ``model``, else ``$EVLOG_MODEL``, else ``DEFAULT_MODEL``; the offline extractor has one
+    fixed model name (``offline-rules-v1``) whatever is asked. ``"claude-code"`` runs
+    Claude Code's headless mode (``claude_code``), ``"openai"`` an OpenAI-compatible
+    endpoint (``openai_compat``). ``timeout`` is seconds per HTTP attempt (the SDK retries
+    twice). Replay and fake LLMs need recordings or a script, so they are built directly,
+    not here. ``providers.llm_for`` adds the workspace's setting and the offline fallback.
     """
     key = _env(API_KEY_ENV)
     if kind is None:
-        kind = "anthropic" if key else "offline"
+        kind = _env("EVLOG_LLM") or ("anthropic" if key else "offline")
     if kind == "offline":
         from processors.llm.offline import OfflineExtractor
 
@@ -255,15 +263,25 @@ def make_llm(kind: str | None = None, *, model: str | None = None, timeout: floa
         from processors.llm.anthropic_llm import AnthropicLLM
 
         return AnthropicLLM(api_key=key, model=model or _env(MODEL_ENV) or DEFAULT_MODEL, timeout=timeout)
+    if kind == "claude-code":
+        from processors.llm.claude_code import ClaudeCodeLLM
+
+        return ClaudeCodeLLM(model=model or _env(MODEL_ENV), timeout=max(timeout, 180.0))
+    if kind == "openai":
+        from processors.llm.openai_compat import OpenAICompatibleLLM
+
+        return OpenAICompatibleLLM(model=model or _env(MODEL_ENV), timeout=max(timeout, 120.0))
     if kind in ("replay", "fake"):
         msg = f"the {kind} LLM is built directly ({'ReplayLLM' if kind == 'replay' else 'FakeLLM'}), not by make_llm"
         raise LLMCallError(msg, kind="config")
-    msg = f"unknown LLM kind {kind!r}: use 'anthropic' or 'offline' (or leave it unset)"
+    msg = f"unknown LLM kind {kind!r}: use 'claude-code', 'openai', 'anthropic' or 'offline' (or leave it unset)"
     raise LLMCallError(msg, kind="config")
 
 
 _LAZY = {
     "AnthropicLLM": "processors.llm.anthropic_llm",
+    "ClaudeCodeLLM": "processors.llm.claude_code",
+    "OpenAICompatibleLLM": "processors.llm.openai_compat",
     "OfflineExtractor": "processors.llm.offline",
     "ReplayLLM": "processors.llm.replay",
     "FakeLLM": "processors.llm.fake",

@@ -18,9 +18,12 @@ for stderr:
   ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
   holding the memory for ``cwd`` (``eventlog.app.agents.context``: project facts, then
   facts about the user, within ``budget`` bytes). Nothing is printed when there is no
-  memory yet. ``UserPromptSubmit`` prints the facts that match the prompt (through the
-  recall index, read-only), when there are any.
-* Any other event: nothing.
+  memory yet. ``UserPromptSubmit`` prints the facts relevant to the prompt (through the
+  recall index, read-only; ``context.prompt_context``): only ``cwd``'s project's (one
+  project across its worktrees and clones: ``eventlog.app.repo_identity``) and the user's,
+  each with its id and day, when there are any.
+* Any other event: nothing. Nothing at all either in a session evlog itself runs
+  (``$EVLOG_HEADLESS`` set: Dream's ``claude -p`` call), so an extraction is never learned.
 
 **A hook never breaks or stalls Claude Code.** Every failure (bad JSON, missing or odd
 fields, a missing transcript, a workspace that is locked past the short timeout, damaged,
@@ -54,6 +57,7 @@ SESSION_END_MAX_BYTES = 1024 * 1024  # ... so they read little: Stop hooks alrea
 PROMPT_CONTEXT_BYTES = 2000
 PROMPT_HITS = 5
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+HEADLESS_ENV = "EVLOG_HEADLESS"  # set by processors.llm.claude_code for the sessions it runs
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 
@@ -139,6 +143,8 @@ def handle_claude_code(
     data, result = read_hook_input(payload)
     if data is None:
         return result
+    if os.environ.get(HEADLESS_ENV):
+        return result  # evlog's own headless Claude Code call (processors.llm.claude_code): never captured
     event = result.event
     try:
         if event in CAPTURE_EVENTS:
@@ -244,37 +250,16 @@ def _session_start(data: dict[str, Any], home: str, budget: int | None, result: 
 
 
 def _prompt_context(data: dict[str, Any], home: str, budget: int, result: HookResult) -> None:
-    """Facts matching the prompt, from the recall index as it is (read-only: a hook never waits for it)."""
+    """Facts of ``cwd``'s project and the user's relevant to the prompt (``context.prompt_context``; read-only)."""
     prompt = _text_field(data, "prompt", result.notes)
     if not prompt.strip():
         return
-    from projections.recall.index import RecallIndex
-    from projections.recall.search import recall
-    from projections.recall.workspace import index_path
+    from eventlog.app.agents.context import prompt_context
 
-    path = index_path(home)
-    if not os.path.exists(path):
-        return
-    ix = RecallIndex(path, readonly=True)
-    try:
-        hits = recall(ix, prompt[:2000], scope="facts", limit=PROMPT_HITS, states=("active",))
-    finally:
-        ix.close()
-    from eventlog.app.agents.context import CLOSE_TAG, OPEN_TAG, neutralise
-
-    lines = [OPEN_TAG, "Facts evlog remembers that match this prompt:"]
-    size = sum(len(x.encode()) + 1 for x in lines) + 16
-    shown = 0
-    for h in hits:
-        line = neutralise(f"- {h.text or h.snippet}" + (f" ({h.project})" if h.project else ""))
-        if size + len(line.encode()) + 1 > budget:
-            break
-        lines.append(line)
-        size += len(line.encode()) + 1
-        shown += 1
-    if shown:
-        lines.append(CLOSE_TAG)
-        result.stdout = hook_output("UserPromptSubmit", "\n".join(lines))
+    cwd = _text_field(data, "cwd", result.notes) or os.getcwd()
+    ctx = prompt_context(home, cwd, prompt, budget=budget, limit=PROMPT_HITS)
+    if ctx.text:
+        result.stdout = hook_output("UserPromptSubmit", ctx.text)
 
 
 def hook_output(event: str, context: str) -> str:

@@ -1,0 +1,278 @@
+"""Coding sessions: the commands a project is worked with, learned from what was run and approved.
+
+A teammate's CONTRIBUTING.md names the commands that test, lint, type-check, build and
+run the project. In an agent session they show as shell commands (a ``Bash`` tool call,
+or any tool whose arguments carry a ``command``) that the user let run and that
+succeeded, again and again, after files were changed: the verification loop. Nothing here
+knows a tool's name; a command counts by how it was used:
+
+* **approved and succeeded**: its tool result is not an error (a refused or failed call is
+  no evidence);
+* **part of the loop**: run at least ``MIN_RUNS`` times in the batch, at least once after
+  a file was edited or written by a tool call (``Edit``, ``Write``, ``MultiEdit``,
+  ``NotebookEdit``, or an ``apply_patch``-like call whose arguments hold a path and new text);
+* **a project command**: what is left of it after the shape is normalised (``cd DIR &&``
+  prefixes, pipes into a pager or filter, redirections, file and path arguments, numbers
+  and quoted text dropped) has a program and a subcommand word, and the program is not one
+  of the POSIX file and text utilities or the version control system, which every project
+  shares (``SHELL_UTILITIES``): those say nothing about this project;
+* a command the **user typed** (``<bash-input>...</bash-input>``, Claude Code's ``!``
+  prefix) is kept after one run: the user's own choice.
+
+Each becomes one project fact, "The project is worked on with `CMD` (run N times after
+edits)." (or "The user runs `CMD` in this project."), sourced from the tool-call messages
+(at most three) and dated by the first. The offline extractor adds them to its
+operations; Dream checks them like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from processors.extract.model import Entry, FactOp
+
+MIN_RUNS = 2
+#: How the facts these rules write begin: the only added facts a tool call may be the source of (``llm.parse_ops``).
+EVIDENCE_SHAPES = ("The project is worked on with `", "The project's ")
+MAX_COMMAND_CHARS = 60
+#: The POSIX file/text utilities and git: shared by every project, so never one's own command.
+SHELL_UTILITIES = frozenset("""awk basename cat cd chmod chown cp curl cut date diff dirname du echo env export file
+find git grep head kill less ln ls mkdir mv nl open printf ps pwd readlink rm rmdir sed sleep sort stat tail tee
+test touch tr tree true type uniq wc wget which whoami xargs yes""".split())
+_EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "edit_file", "write_file"})
+_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
+_SPLIT = re.compile(r"\s*(?:&&|\|\||;)\s*")
+_REDIRECT = re.compile(r"^\d?>>?|^&>|^<")
+_PATHISH = re.compile(r"/|\.\w{1,5}$|^\.{1,2}$|^~")
+
+
+@dataclass
+class _Seen:
+    command: str
+    refs: list[str] = field(default_factory=list)
+    runs: int = 0
+    after_edit: bool = False
+    typed: bool = False
+    first_time: str = ""
+
+
+def normalise(command: str) -> str:
+    """The project command a shell line runs ("" when it is none; see the module docstring)."""
+    if "\n" in command.strip() or "<<" in command or len(command) > 400:
+        return ""  # a script or a here-document: not a command someone reruns
+    parts = [p for p in _SPLIT.split(command.strip()) if p]
+    parts = [p for p in parts if not p.startswith("cd ")]
+    if not parts:
+        return ""
+    first = parts[0].split("|")[0].strip()
+    try:
+        tokens = shlex.split(first)
+    except ValueError:
+        return ""
+    kept: list[str] = []
+    for t in tokens:
+        if _REDIRECT.match(t) or t in ("2>&1", "&", "--"):
+            break  # a redirection, or the arguments passed through to the tool
+        if _PATHISH.search(t) or t.isdigit() or " " in t or (t.startswith("-") and "=" in t):
+            continue
+        kept.append(t)
+    while kept and "=" in kept[0] and not kept[0].startswith("-"):  # FOO=1 cmd ...
+        kept.pop(0)
+    if len(kept) < 2 or kept[0] in SHELL_UTILITIES or not re.match(r"^[A-Za-z][\w.+-]*$", kept[1]):
+        return ""
+    out = " ".join(kept[:4])
+    return out if len(out) <= MAX_COMMAND_CHARS else ""
+
+
+def _calls(e: Entry) -> list[tuple[str, str, dict]]:
+    """(call id, tool name, arguments) of an assistant entry's tool calls."""
+    out = []
+    for c in e.meta.get("tool_calls") or []:
+        if not isinstance(c, dict):
+            continue
+        raw = c.get("function")
+        fn: dict = raw if isinstance(raw, dict) else {}
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            args = {}
+        out.append((str(c.get("id") or ""), str(fn.get("name") or ""), args if isinstance(args, dict) else {}))
+    return out
+
+
+def _failed(entries: list[Entry]) -> set[str]:
+    """The ids of tool calls whose result is an error or a refusal."""
+    return {str(e.meta.get("tool_call_id")) for e in entries
+            if e.role == "tool" and e.meta.get("is_error") and e.meta.get("tool_call_id")}
+
+
+def _scan(entries: list[Entry]) -> dict[str, _Seen]:
+    failed = _failed(entries)
+    seen: dict[str, _Seen] = {}
+    edited = False
+    for e in entries:
+        if e.role == "user":
+            for typed in _BASH_INPUT.findall(e.text or ""):
+                cmd = normalise(typed.strip())
+                if cmd:
+                    s = seen.setdefault(cmd, _Seen(cmd, first_time=e.time))
+                    s.typed, s.runs = True, s.runs + 1
+                    s.refs.append(e.ref)
+            continue
+        if e.role != "assistant":
+            continue  # a subagent's calls count too: they ran in the same project, with the same approval
+        for call_id, name, args in _calls(e):
+            if name in _EDIT_TOOLS and call_id not in failed:
+                edited = True
+                continue
+            command = args.get("command")
+            if not isinstance(command, str) or call_id in failed:
+                continue
+            cmd = normalise(command)
+            if cmd:
+                s = seen.setdefault(cmd, _Seen(cmd, first_time=e.time))
+                s.runs += 1
+                s.after_edit = s.after_edit or edited
+                if e.ref not in s.refs:
+                    s.refs.append(e.ref)
+    return seen
+
+
+def _merged(seen: dict[str, _Seen]) -> dict[str, _Seen]:
+    """Variants folded into the shortest form they extend (``bd show X`` into ``bd show``, ``mix compile --force`` into ``mix compile``)."""
+    out: dict[str, _Seen] = {}
+    for cmd in sorted(seen, key=lambda c: (len(c.split()), c)):
+        s = seen[cmd]
+        base = next((b for b in out if cmd.startswith(b + " ")), None)
+        if base is None:
+            out[cmd] = _Seen(cmd, list(s.refs), s.runs, s.after_edit, s.typed, s.first_time)
+            continue
+        b = out[base]
+        b.runs += s.runs
+        b.after_edit = b.after_edit or s.after_edit
+        b.typed = b.typed or s.typed
+        b.refs += [r for r in s.refs if r not in b.refs]
+    return out
+
+
+def command_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
+    """Project facts for the commands a batch shows the project is worked with (see the module docstring).
+
+    ``known`` holds fact texts already in memory (casefolded); a command already stated is not added again.
+    """
+    ops: list[FactOp] = []
+    project = next((e.project for e in entries if e.project), "")
+    for s in _merged(_scan(entries)).values():
+        if s.typed:
+            text = f"The user runs `{s.command}` in this project."
+        elif s.runs >= MIN_RUNS and s.after_edit:
+            text = f"The project is worked on with `{s.command}` (run {s.runs} times after edits)."
+        else:
+            continue
+        if any(f"`{s.command}`" in k for k in known):
+            continue
+        ops.append(FactOp(op="add", text=text, subject="project", scope="project", section="Project Context",
+                          when=s.first_time, sources=s.refs[:3], project=project,
+                          reason="a command run and approved in the session's verification loop"))
+    return ops
+
+
+# --- the project's own files ---------------------------------------------------------------------
+
+_LINE_NO = re.compile(r"^\s*\d+(?:→|\t)", re.MULTILINE)
+_READ_TOOLS = frozenset({"Read", "read_file", "view"})
+MAX_DEPS = 10
+
+
+def _package_json(text: str) -> list[str]:
+    data, _end = json.JSONDecoder().raw_decode(text.lstrip())  # a harness may append a note after the file
+    if not isinstance(data, dict):
+        return []
+    out = []
+    deps = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
+    if deps:
+        named = [f"{k} {v}" for k, v in deps.items() if isinstance(v, str) and not k.startswith("@types/")][:MAX_DEPS]
+        out.append("depends on " + ", ".join(named))
+    scripts = data.get("scripts") or {}
+    if isinstance(scripts, dict) and scripts:
+        out.append("has the scripts " + ", ".join(f"{k} ({v})" for k, v in list(scripts.items())[:8]
+                                                  if isinstance(v, str)))
+    if isinstance(data.get("packageManager"), str):
+        out.append(f"uses the package manager {data['packageManager']}")
+    return out
+
+
+def _mix_exs(text: str) -> list[str]:
+    out = []
+    elixir = re.search(r'elixir:\s*"([^"]+)"', text)
+    deps = re.findall(r'\{:(\w+),\s*"([^"]+)"', text)
+    if elixir:
+        out.append(f"needs Elixir {elixir.group(1)}")
+    if deps:
+        out.append("depends on " + ", ".join(f"{n} {v}" for n, v in deps[:MAX_DEPS]))
+    return out
+
+
+def _toml(text: str) -> list[str]:
+    import tomllib
+
+    data = tomllib.loads(text)
+    raw = data.get("project")
+    project: dict = raw if isinstance(raw, dict) else {}
+    out = []
+    if isinstance(project.get("requires-python"), str):
+        out.append(f"needs Python {project['requires-python']}")
+    deps = project.get("dependencies") or list((data.get("dependencies") or {}).items())
+    named = [d if isinstance(d, str) else f"{d[0]} {d[1] if isinstance(d[1], str) else d[1].get('version', '')}".strip()
+             for d in deps[:MAX_DEPS] if isinstance(d, str | tuple)]
+    if named:
+        out.append("depends on " + ", ".join(named))
+    return out
+
+
+def _go_mod(text: str) -> list[str]:
+    go = re.search(r"^go\s+(\S+)", text, re.MULTILINE)
+    reqs = re.findall(r"^\s*([\w.\-/]+)\s+(v[\w.\-+]+)", text, re.MULTILINE)
+    return ([f"needs Go {go.group(1)}"] if go else []) + (
+        ["depends on " + ", ".join(f"{n} {v}" for n, v in reqs[:MAX_DEPS])] if reqs else [])
+
+
+#: Manifest file names and how to read them: what a project declares about its stack.
+MANIFESTS = {"package.json": _package_json, "mix.exs": _mix_exs, "pyproject.toml": _toml, "Cargo.toml": _toml,
+             "go.mod": _go_mod}
+
+
+def manifest_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
+    """Project facts from the manifests (``MANIFESTS``) a tool call read successfully, marked as from that file."""
+    reads: dict[str, tuple[str, Entry]] = {}
+    for e in entries:
+        if e.role == "assistant":
+            for call_id, name, args in _calls(e):
+                path = args.get("file_path") or args.get("path")
+                if name in _READ_TOOLS and isinstance(path, str) and path.rsplit("/", 1)[-1] in MANIFESTS:
+                    reads[call_id] = (path.rsplit("/", 1)[-1], e)
+    ops: list[FactOp] = []
+    done: set[str] = set()
+    for e in entries:
+        call_id = str(e.meta.get("tool_call_id") or "")
+        if e.role != "tool" or call_id not in reads or e.meta.get("is_error"):
+            continue
+        name, call = reads[call_id]
+        if name in done:
+            continue
+        try:
+            said = MANIFESTS[name](_LINE_NO.sub("", e.text or ""))
+        except (ValueError, TypeError, AttributeError, IndexError):
+            continue  # a cut or odd file: nothing read from it
+        done.add(name)
+        for part in said:
+            text = f"The project's {name} {part} (read from the project's own file)."
+            if text.casefold() in known or len(text) > 400:
+                continue
+            ops.append(FactOp(op="add", text=text, subject="project", scope="project", section="Project Context",
+                              when=call.time, sources=[call.ref], project=call.project,
+                              reason=f"read from the project's {name}"))
+    return ops
