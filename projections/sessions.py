@@ -43,6 +43,7 @@ from eventlog.events import (
     SessionDeleted,
     SessionUpdated,
 )
+from eventlog.replication.clock import event_time  # a received event keeps its origin's time
 from eventlog.source_values import evlog_id, evlog_timestamp, parts_text
 from eventlog.timeutil import source_time
 from projections.base import Projection, ProjectionDrift
@@ -110,9 +111,9 @@ def message_line(ev: MessageAppended) -> bytes:
     x = ev.extra
     if x and ("id" in x or "content" in x or "timestamp" in x):
         line = _Line(x.get("id", ev.message_id), ev.session_key, ev.role, x.get("content", ev.content),
-                     x.get("timestamp", ev.timestamp or ev.ts), ev.tool_calls)
+                     x.get("timestamp", ev.timestamp or event_time(ev)), ev.tool_calls)
     else:
-        line = _Line(ev.message_id, ev.session_key, ev.role, ev.content, ev.timestamp or ev.ts, ev.tool_calls)
+        line = _Line(ev.message_id, ev.session_key, ev.role, ev.content, ev.timestamp or event_time(ev), ev.tool_calls)
     head = _nested_encoder.encode(line)
     if not x:
         return head + b"\n"
@@ -209,7 +210,7 @@ class SessionsProjection(Projection):
                 s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, ev.timestamp, "")
                 s.count += 1
                 self.pending.setdefault(s.key, []).append(message_line(ev))
-                self._touch(s, ev.ts, ev.timestamp)
+                self._touch(s, event_time(ev), ev.timestamp)
                 if not s.preview_set and ev.role in ("user", "assistant"):
                     head = _preview(ev.content)
                     if head:
@@ -218,7 +219,7 @@ class SessionsProjection(Projection):
                 s = self.index.get(ev.session_key)
                 if s is not None:
                     self.updates.setdefault(s.key, {}).setdefault(ev.message_id, []).append(ev)
-                    self._touch(s, ev.ts, "")
+                    self._touch(s, event_time(ev), "")
                     if not s.preview_set and ev.message_id == s.preview_id:
                         s.preview = _preview(ev.content) or s.preview
             case SessionCreated():
@@ -234,7 +235,7 @@ class SessionsProjection(Projection):
                     s.preview, s.preview_set = ev.preview, True
                 if ev.metadata is not None:
                     s.metadata = {**s.metadata, **ev.metadata}
-                self._touch(s, ev.ts, ev.updated_at)
+                self._touch(s, event_time(ev), ev.updated_at)
             case SessionConsolidated():
                 s = self.index.get(ev.session_key)
                 if s is not None and ev.up_to_count > s.last_consolidated:
@@ -249,7 +250,7 @@ class SessionsProjection(Projection):
                     self.removed.add(s.file)
 
     def _create(self, key: str, ev: Event, title: str, metadata: dict, created_at: str, project: str) -> SessionState:
-        created = source_time(created_at, ev.ts)
+        created = source_time(created_at, event_time(ev))
         s = SessionState(
             key=key,
             file=safe_name(key, ".jsonl"),
