@@ -17,22 +17,24 @@
   log's dedup index refuses it anyway.
 
 ``store_name`` names the store in the log's positions (e.g. the gateway's URL without
-credentials); ``account`` is the gateway account (its email).
+credentials); ``account`` is the gateway account (its email). ``share``/``unshare`` show one
+project's events to another account (the store decides who sees what).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from eventlog.errors import EvlogError
+from eventlog.errors import ConfigError, EvlogError
 from eventlog.events import AnyEvent, Event, Replica, ReplicationPulled, ReplicationPushed
 from eventlog.log import Log
 from eventlog.replication.envelope import Replicated
 from eventlog.replication.origin import REPLICATED_TYPES, SEQ_FIELDS, OriginFold, claim_event, envelopes
-from eventlog.replication.store import EventStore
+from eventlog.replication.store import EventStore, Share
 
 PUSH_BATCH = 1000
 PULL_LIMIT = 1000
@@ -175,3 +177,22 @@ def receive(env: Replicated, fold: OriginFold, batch_keys: dict[tuple[str, int],
     replica = Replica(device=env.origin, seq=env.origin_seq, hlc=env.hlc, ts=ev.ts, author=env.author, refs=refs)
     return msgspec.structs.replace(ev, seq=0, ts="", dedup=f"rep:{env.origin}:{env.origin_seq}", replica=replica,
                                    **mapped)
+
+
+def project_name(directory: str) -> str:
+    """How events name a project directory (``Workspace.register_project``'s form: the absolute path)."""
+    return os.path.abspath(directory)
+
+
+def share(store: EventStore, account: str, directory: str, member: str, *, read_only: bool = False) -> Share:
+    """Show the project's envelopes to ``member`` (who may not write there if ``read_only``)."""
+    project, member = project_name(directory), member.strip().lower()
+    if not member or member == account:
+        raise ConfigError(f"share {project} with another account, not {member or 'nobody'!r}")
+    store.share(account, project, member, read_only=read_only)
+    return Share(account, project, member, read_only)
+
+
+def unshare(store: EventStore, account: str, directory: str, member: str) -> bool:
+    """Stop showing the project's envelopes to ``member``; True if it was shared with them."""
+    return store.unshare(account, project_name(directory), member.strip().lower())
