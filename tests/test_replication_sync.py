@@ -198,3 +198,20 @@ def test_dream_skips_what_another_devices_dream_learned(tmp_path):
     assert started.input_cursors and all(
         b.log.find(s).event.replica is not None for s in started.input_cursors)  # its inputs mapped to b's seqs
     assert OriginFold.of(b.log).held
+
+
+def test_a_kept_fold_is_used_only_while_the_log_still_matches_it(tmp_path):
+    a, b = _ws(tmp_path, "a"), _ws(tmp_path, "b")
+    store = MemoryEventStore()
+    ckpt = str(tmp_path / "fold.msgpack")
+    a.append([MemoryAppended(fact_id="f1", scope="user", section="Preferences", text="likes tea", by="user")])
+    sync.push(a.log, store, ACCOUNT, store_name="mem", checkpoint=ckpt)
+    kept = OriginFold.load(ckpt, a.log)
+    full = OriginFold.of(a.log)
+    assert kept.seq == full.seq and kept.local == full.local and kept.claims == full.claims
+    b.append([MemoryAppended(fact_id="f2", scope="user", section="Preferences", text="other", by="user")] * 1)
+    sync.ensure_device(b.log)
+    assert OriginFold.load(ckpt, b.log).seq == 0  # another log at that seq: not trusted, folded again
+    sync.pull(b.log, store, ACCOUNT, store_name="mem", checkpoint=ckpt)
+    assert sync.pull(b.log, store, ACCOUNT, store_name="mem", checkpoint=ckpt).received == 0
+    assert OriginFold.load(ckpt, b.log).held == OriginFold.of(b.log).held != {}

@@ -8,6 +8,7 @@ this is for a single trusted user).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -78,6 +79,8 @@ def _run(ctx: click.Context, fn: Callable[..., Any], ws: Any, gateway: str | Non
         remote.close()
 
 
+FOLD_CHECKPOINT = "replication-fold.msgpack"  # the log's replication fold (disposable, like every state/ file)
+
 events_option = click.option(
     "--events", is_flag=True,
     help="Sync the log's events through the gateway's event store (issue 22: notes, facts and every change to "
@@ -96,7 +99,8 @@ def _sync_events(ctx: click.Context, direction: str, gateway: str | None, dsn: s
                             dsn=dsn if way == "dsn" else None, user=user)
         try:
             fn = replication.push if direction == "push" else replication.pull
-            report = fn(ws.log, opened.store, opened.account, store_name=opened.store_name)
+            report = fn(ws.log, opened.store, opened.account, store_name=opened.store_name,
+                        checkpoint=os.path.join(ws.home, "state", FOLD_CHECKPOINT))
         finally:
             opened.close()
     _render(report, as_json)

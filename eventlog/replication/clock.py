@@ -20,7 +20,6 @@ every event is local and their order is seq order anyway.
 from __future__ import annotations
 
 import calendar
-import time
 
 import msgspec
 
@@ -30,10 +29,19 @@ from eventlog.replication.envelope import HLC_COUNTER_BITS
 Key = tuple[int, str, int]  # (hlc, origin device or "" for a local event not resolved yet, origin seq)
 
 
+_second: list[tuple[str, int]] = [("", 0)]  # the last second parsed (a log's ts mostly repeat it)
+
+
 def ts_ms(ts: str) -> int:
     """Milliseconds since the epoch of a log ``ts`` (``YYYY-MM-DDTHH:MM:SS.fffZ``); 0 if unreadable."""
+    head = ts[:19]
+    last_head, last_s = _second[0]
     try:
-        return calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) * 1000 + int(ts[20:23] or 0)
+        if head != last_head:
+            last_s = calendar.timegm((int(ts[0:4]), int(ts[5:7]), int(ts[8:10]), int(ts[11:13]), int(ts[14:16]),
+                                      int(ts[17:19]), 0, 0, 0))
+            _second[0] = (head, last_s)
+        return last_s * 1000 + int(ts[20:23] or 0)
     except (ValueError, OverflowError):
         return 0
 

@@ -78,6 +78,23 @@ def new_device_id() -> str:
     return "dev-" + uuid.uuid4().hex[:20]
 
 
+class _Saved(msgspec.Struct):
+    """``OriginFold`` as ``save`` keeps it, with the fingerprint of its last record."""
+
+    seq: int
+    fingerprint: str
+    claims: list[tuple[int, str]]
+    homes: list[str]
+    floor: int
+    pushed_upto: int
+    cursors: list[tuple[str, str, int]]
+    held: list[tuple[str, int, int]]
+    local: list[tuple[int, int, str]]
+    sessions: dict[str, str]
+    facts: dict[str, str]
+    runs: dict[str, str]
+
+
 class OriginFold:
     """The replication view of one log, folded incrementally (``catch_up``): claims, positions,
     which origin keys it holds and the clock and project of every local event that travels."""
@@ -91,19 +108,56 @@ class OriginFold:
         self.cursors: dict[tuple[str, str], int] = {}  # (store, account) -> gateway position pulled up to
         self.held: dict[tuple[str, int], int] = {}  # origin key of a received event -> its local seq
         self.local: list[tuple[int, int, str]] = []  # (seq, hlc, project) of local events that travel
-        self.origin_ts: dict[int, str] = {}
         self._session_project: dict[str, str] = {}
         self._fact_project: dict[str, str] = {}
         self._run_project: dict[str, str] = {}
 
     @classmethod
-    def of(cls, log: Log) -> OriginFold:
-        fold = cls()
+    def of(cls, log: Log, checkpoint: str | None = None) -> OriginFold:
+        """The fold of ``log``, starting from ``checkpoint`` (a file ``save`` wrote) when it still matches."""
+        fold = cls.load(checkpoint, log) if checkpoint else cls()
         fold.catch_up(log)
+        return fold
+
+    def save(self, path: str, log: Log) -> None:
+        """Keep the fold in ``path`` (disposable: a missing, stale or damaged file only costs a full fold)."""
+        rec = log.find(self.seq) if self.seq else None
+        if rec is None:
+            return
+        saved = _Saved(seq=self.seq, fingerprint=rec.fingerprint, claims=self.claims, homes=self.homes,
+                       floor=self.floor, pushed_upto=self.pushed_upto,
+                       cursors=[(s, a, c) for (s, a), c in self.cursors.items()],
+                       held=[(d, s, local) for (d, s), local in self.held.items()], local=self.local,
+                       sessions=self._session_project, facts=self._fact_project, runs=self._run_project)
+        tmp = f"{path}.tmp"
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(msgspec.msgpack.encode(saved))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str, log: Log) -> OriginFold:
+        """The fold ``save`` kept in ``path`` if the log still has that record unchanged, else an empty fold."""
+        fold = cls()
+        try:
+            with open(path, "rb") as f:
+                saved = msgspec.msgpack.decode(f.read(), type=_Saved)
+        except (OSError, msgspec.MsgspecError):
+            return fold
+        rec = log.find(saved.seq) if saved.seq <= log.last_seq else None
+        if rec is None or rec.fingerprint != saved.fingerprint:
+            return fold
+        fold.seq, fold.claims, fold.homes, fold.floor = saved.seq, saved.claims, saved.homes, saved.floor
+        fold.pushed_upto, fold.local = saved.pushed_upto, saved.local
+        fold.cursors = {(s, a): c for s, a, c in saved.cursors}
+        fold.held = {(d, s): local for d, s, local in saved.held}
+        fold._session_project, fold._fact_project, fold._run_project = saved.sessions, saved.facts, saved.runs
         return fold
 
     def catch_up(self, log: Log) -> None:
         """Fold every event written since the last call."""
+        if log.last_seq <= self.seq:
+            return
         for ev in log.read(self.seq + 1):
             self.apply(ev)
 
@@ -176,8 +230,8 @@ def envelopes(log: Log, fold: OriginFold, device: str, after: int) -> Iterator[R
     info = {s: (h, p) for s, h, p in wanted}
     held_by_seq = {v: k for k, v in fold.held.items()}
     for ev in log.read(wanted[0][0], until_seq=wanted[-1][0]):
-        if ev.seq not in info:
-            continue
+        if ev.seq not in info or ev.type not in REPLICATED_TYPES:
+            continue  # not one of them, or erased since (``log.erased``)
         hlc, project = info[ev.seq]
         refs = _refs(ev, fold, held_by_seq)
         data = _encoder.encode(ev)

@@ -69,21 +69,29 @@ class PullReport(msgspec.Struct, kw_only=True):
     pages: int = 0
 
 
-def ensure_device(log: Log) -> str:
-    """This log's device id, claiming one first if it has none or was copied (``origin.claim_event``)."""
+def ensure_device(log: Log, fold: OriginFold | None = None) -> str:
+    """This log's device id, claiming one first if it has none or was copied (``origin.claim_event``).
+
+    ``fold``: a fold of this log to bring up to date (read outside the write turn; the turn only
+    reads what was written since)."""
+    fold = fold if fold is not None else OriginFold()
+    fold.catch_up(log)
+    if claim_event(log, fold) is None:
+        return fold.device
     with log.turn():
-        fold = OriginFold.of(log)
+        fold.catch_up(log)
         claim = claim_event(log, fold)
-        if claim is None:
-            return fold.device
-        log.append(claim)
-        return claim.device
+        if claim is not None:
+            log.append(claim)
+            fold.catch_up(log)
+        return fold.device
 
 
-def push(log: Log, store: EventStore, account: str, *, store_name: str, batch: int = PUSH_BATCH) -> PushReport:
-    """Send what the store lacks (see the module docstring)."""
-    device = ensure_device(log)
-    fold = OriginFold.of(log)
+def push(log: Log, store: EventStore, account: str, *, store_name: str, batch: int = PUSH_BATCH,
+         checkpoint: str | None = None) -> PushReport:
+    """Send what the store lacks (see the module docstring); ``checkpoint``: a file to keep the log's fold in."""
+    fold = OriginFold.of(log, checkpoint)
+    device = ensure_device(log, fold)
     report = PushReport(device=device)
     for dev in sorted(fold.devices):
         buf: list[Replicated] = []
@@ -95,6 +103,9 @@ def push(log: Log, store: EventStore, account: str, *, store_name: str, batch: i
     if report.stored:
         log.append(ReplicationPushed(store=store_name, account=account, device=device, upto_seq=fold.seq,
                                      stored=report.stored))
+    if checkpoint:
+        fold.catch_up(log)
+        fold.save(checkpoint, log)
     return report
 
 
@@ -110,10 +121,11 @@ def _send(store: EventStore, account: str, buf: list[Replicated], report: PushRe
 
 
 def pull(log: Log, store: EventStore, account: str, *, store_name: str, limit: int = PULL_LIMIT,
-         max_pages: int | None = None) -> PullReport:
-    """Fetch and append what the store holds above this log's position (see the module docstring)."""
-    ensure_device(log)
-    fold = OriginFold()
+         max_pages: int | None = None, checkpoint: str | None = None) -> PullReport:
+    """Fetch and append what the store holds above this log's position (see the module docstring);
+    ``checkpoint``: a file to keep the log's fold in."""
+    fold = OriginFold.of(log, checkpoint)
+    ensure_device(log, fold)
     report = PullReport()
     while max_pages is None or report.pages < max_pages:
         fold.catch_up(log)
@@ -128,11 +140,17 @@ def pull(log: Log, store: EventStore, account: str, *, store_name: str, limit: i
             if batch or page.cursor != after:
                 marker = ReplicationPulled(store=store_name, account=account, cursor=page.cursor, count=len(batch),
                                            max_hlc=max((e.replica.hlc for e in batch if e.replica), default=0))
-                log.append_batch([marker, *batch])
+                written = [marker, *batch]
+                seqs = log.append_batch(written)
+                if seqs == list(range(fold.seq + 1, fold.seq + 1 + len(written))):  # ours, just after the fold
+                    for ev, seq in zip(written, seqs, strict=True):
+                        fold.apply(msgspec.structs.replace(ev, seq=seq))
             report.received += len(batch)
             report.cursor = page.cursor
         if not page.more:
             break
+    if checkpoint:
+        fold.save(checkpoint, log)
     return report
 
 
