@@ -162,6 +162,20 @@ def _fold_op(f: Fact, op: FactOp) -> None:
         f.state, f.changed_by, f.reason = "archived", "budget", op.reason
 
 
+_STATE_OPS = {"superseded": "memory.superseded", "forgotten": "memory.forgotten", "archived": "memory.archived"}
+
+
+def _from_old_checkpoint(f: Fact) -> None:
+    """A fact a checkpoint of an older evlog kept (no order key, no changes): its folded state becomes
+    its base and one change, both first in the order (before anything written from now on)."""
+    f.key = (0, "", f.seq)
+    f.base_text, f.base_pinned = f.text, f.pinned
+    kind = _STATE_OPS.get(f.state)
+    f.ops = [FactOp(key=(1, "", f.seq), kind="memory.edited", text=f.text, by="user")] * f.edits
+    if kind is not None:
+        f.ops.append(FactOp(key=(1, "", f.seq), kind=kind, by=f.changed_by, reason=f.reason, other=f.superseded_by))
+
+
 class _MemoryState(msgspec.Struct, kw_only=True):
     facts: dict[str, Fact] = {}
     order: dict[str, list[str]] = {}  # target -> fact ids in the order they were added
@@ -281,6 +295,9 @@ class MemoryProjection(Projection):
 
     def load(self, state: Any) -> None:
         self.s = _MemoryState() if state is None else msgspec.convert(state, _MemoryState)
+        for f in self.s.facts.values():
+            if f.key == (0, "", 0):
+                _from_old_checkpoint(f)
         self.dirty: set[str] = set()
 
     def state(self) -> Any:

@@ -215,3 +215,22 @@ def test_a_kept_fold_is_used_only_while_the_log_still_matches_it(tmp_path):
     sync.pull(b.log, store, ACCOUNT, store_name="mem", checkpoint=ckpt)
     assert sync.pull(b.log, store, ACCOUNT, store_name="mem", checkpoint=ckpt).received == 0
     assert OriginFold.load(ckpt, b.log).held == OriginFold.of(b.log).held != {}
+
+
+def test_a_memory_checkpoint_of_an_older_evlog_keeps_its_facts_states(tmp_path):
+    from eventlog.fsio import OS_FS
+    from projections.memory import MemoryProjection
+
+    old_state = {"facts": {
+        "f1": {"fact_id": "f1", "seq": 3, "section": "Preferences", "text": "likes tea (edited)", "state": "forgotten",
+               "changed_by": "user", "edits": 1},
+        "f2": {"fact_id": "f2", "seq": 4, "section": "Preferences", "text": "likes coffee", "state": "active"},
+    }, "order": {"": ["f1", "f2"]}}
+    proj = MemoryProjection(str(tmp_path), OS_FS, live=False)
+    proj.load(old_state)
+    proj.apply(MemoryPinned(seq=9, ts="2026-12-01T10:00:00.000Z", fact_id="f1"))
+    proj.apply(MemoryEdited(seq=10, ts="2026-12-01T10:00:01.000Z", fact_id="f2", text="likes black coffee"))
+    f1, f2 = proj.get("f1"), proj.get("f2")
+    assert (f1.state, f1.text, f1.pinned, f1.edits) == ("forgotten", "likes tea (edited)", True, 1)
+    assert (f2.state, f2.text) == ("active", "likes black coffee")
+    assert proj.rendered("") == b"# Memory\n\n## Preferences\n- likes black coffee\n"

@@ -101,6 +101,7 @@ class OriginFold:
 
     def __init__(self) -> None:
         self.seq = 0
+        self.saved_seq = 0  # the seq its kept copy was folded up to (``save``/``load``)
         self.claims: list[tuple[int, str]] = []
         self.homes: list[str] = []
         self.floor = 0
@@ -121,9 +122,9 @@ class OriginFold:
 
     def save(self, path: str, log: Log) -> None:
         """Keep the fold in ``path`` (disposable: a missing, stale or damaged file only costs a full fold)."""
-        rec = log.find(self.seq) if self.seq else None
+        rec = log.find(self.seq) if self.seq and self.seq != self.saved_seq else None
         if rec is None:
-            return
+            return  # nothing new since it was kept (or nothing to keep)
         saved = _Saved(seq=self.seq, fingerprint=rec.fingerprint, claims=self.claims, homes=self.homes,
                        floor=self.floor, pushed_upto=self.pushed_upto,
                        cursors=[(s, a, c) for (s, a), c in self.cursors.items()],
@@ -134,6 +135,7 @@ class OriginFold:
         with open(tmp, "wb") as f:
             f.write(msgspec.msgpack.encode(saved))
         os.replace(tmp, path)
+        self.saved_seq = self.seq
 
     @classmethod
     def load(cls, path: str, log: Log) -> OriginFold:
@@ -148,6 +150,7 @@ class OriginFold:
         if rec is None or rec.fingerprint != saved.fingerprint:
             return fold
         fold.seq, fold.claims, fold.homes, fold.floor = saved.seq, saved.claims, saved.homes, saved.floor
+        fold.saved_seq = saved.seq
         fold.pushed_upto, fold.local = saved.pushed_upto, saved.local
         fold.cursors = {(s, a): c for s, a, c in saved.cursors}
         fold.held = {(d, s): local for d, s, local in saved.held}
