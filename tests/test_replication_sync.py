@@ -234,3 +234,24 @@ def test_a_memory_checkpoint_of_an_older_evlog_keeps_its_facts_states(tmp_path):
     assert (f1.state, f1.text, f1.pinned, f1.edits) == ("forgotten", "likes tea (edited)", True, 1)
     assert (f2.state, f2.text) == ("active", "likes black coffee")
     assert proj.rendered("") == b"# Memory\n\n## Preferences\n- likes black coffee\n"
+
+
+def test_a_fact_forgotten_on_one_device_never_returns_after_the_others_dream(tmp_path):
+    laptop, desk = _ws(tmp_path, "laptop"), _ws(tmp_path, "desk")
+    store = MemoryEventStore()
+    laptop.append([SessionCreated(session_key="s1"), MessageAppended(session_key="s1", message_id="m1", role="user",
+                                                                     content="I moved to Lisbon last year")])
+    _sync(store, laptop, desk)  # the desk has the message before any Dream ran
+    dream(laptop)
+    facts = [f.fact_id for f in laptop.memory.all_facts("active")]
+    assert facts
+    _sync(store, laptop, desk)
+    laptop.append([MemoryForgotten(fact_id=fid, by="user", reason="not true") for fid in facts])
+    _sync(store, laptop, desk)
+    dream(desk)
+    _sync(store, laptop, desk)
+    dream(laptop)
+    for ws in (laptop, desk):
+        assert not ws.memory.all_facts("active")
+        assert {f.fact_id for f in ws.memory.all_facts("forgotten")} == set(facts)
+    assert views(laptop.log, tmp_path / "vl") == views(desk.log, tmp_path / "vd")
