@@ -255,3 +255,22 @@ def test_a_fact_forgotten_on_one_device_never_returns_after_the_others_dream(tmp
         assert not ws.memory.all_facts("active")
         assert {f.fact_id for f in ws.memory.all_facts("forgotten")} == set(facts)
     assert views(laptop.log, tmp_path / "vl") == views(desk.log, tmp_path / "vd")
+
+
+def test_a_bad_envelope_is_refused_by_name_and_never_blocks_the_rest(tmp_path):
+    from eventlog.replication.envelope import Replicated
+
+    b = _ws(tmp_path, "b")
+    store = MemoryEventStore()
+    good = MemoryAppended(fact_id="f1", scope="user", section="Preferences", text="likes tea", by="user", seq=1,
+                          ts="2026-12-01T10:00:00.000Z")
+    store.push(ACCOUNT, [
+        Replicated(origin="dev-x", origin_seq=1, hlc=5, type="offset.committed", body=msgspec.Raw(b'{"type":"x"}')),
+        Replicated(origin="dev-x", origin_seq=2, hlc=6, type="memory.appended", body=msgspec.Raw(b'{"type":"memory.edited"}')),
+        Replicated(origin="dev-x", origin_seq=3, hlc=7, type="memory.appended", body=msgspec.Raw(msgspec.json.encode(good))),
+    ])
+    report = sync.pull(b.log, store, ACCOUNT, store_name="mem")
+    assert report.received == 1 and report.skipped == 2 and report.cursor == 3
+    assert "dev-x#1" in report.refused[0] and "does not travel" in report.refused[0]
+    assert "dev-x#2" in report.refused[1]
+    assert b.memory.get("f1").text == "likes tea"
