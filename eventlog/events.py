@@ -21,12 +21,32 @@ from typing import Any, Union
 import msgspec
 
 
+class Replica(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    """Where a replicated event came from (``eventlog.replication``): set only on events another device wrote.
+
+    ``device`` and ``seq`` are its origin (the writing device and the event's seq there), ``hlc`` its
+    hybrid logical clock, ``ts`` its time there, ``author`` the gateway account that pushed it, and
+    ``refs`` the origin keys (``[device, seq]``) of the events its seq fields named there (by field).
+    """
+
+    device: str
+    seq: int
+    hlc: int
+    ts: str = ""
+    author: str = ""
+    refs: dict[str, list[tuple[str, int]]] = {}
+
+
 class Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True, omit_defaults=True, gc=False):
-    """Base of every event: ``seq`` (dense, from 1) and ``ts`` (UTC, ISO 8601) are set by the log."""
+    """Base of every event: ``seq`` (dense, from 1) and ``ts`` (UTC, ISO 8601) are set by the log.
+
+    ``replica`` is set only on an event received from another device (``eventlog.replication``).
+    """
 
     seq: int = 0
     ts: str = ""
     dedup: str = ""
+    replica: Replica | None = None
 
     @property
     def type(self) -> str:
@@ -416,6 +436,44 @@ class SyncPulled(Event, tag="sync.pulled", kw_only=True, frozen=True):
     messages: list[list[Any]] = []  # final versions: [key, message id, ms, origin, rev]
 
 
+# --- replication of the log (eventlog.replication): device-local bookkeeping, never replicated ---------
+
+
+class DeviceClaimed(Event, tag="replication.device", kw_only=True, frozen=True):
+    """This workspace's events from ``from_seq`` on were written by device ``device``.
+
+    ``home`` is the identity of the log directory when it was claimed (``st_dev:st_ino``): a
+    workspace copied elsewhere finds another identity and claims a new device id.
+    """
+
+    device: str
+    from_seq: int = 1
+    home: str = ""
+
+
+class ReplicationPulled(Event, tag="replication.pulled", kw_only=True, frozen=True):
+    """The next ``count`` events came from the event store ``store`` for ``account``, up to its position ``cursor``.
+
+    ``max_hlc`` is the highest clock among them: every later local event's clock is above it.
+    """
+
+    store: str
+    account: str
+    cursor: int
+    count: int = 0
+    max_hlc: int = 0
+
+
+class ReplicationPushed(Event, tag="replication.pushed", kw_only=True, frozen=True):
+    """The store ``store`` holds this device's events up to ``upto_seq`` for ``account``."""
+
+    store: str
+    account: str
+    device: str
+    upto_seq: int
+    stored: int = 0
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     LogRecovered,
     SessionCreated,
@@ -450,6 +508,9 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DreamFailed,
     SyncPushed,
     SyncPulled,
+    DeviceClaimed,
+    ReplicationPulled,
+    ReplicationPushed,
 )
 
 AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007

@@ -55,6 +55,7 @@ from eventlog.events import (
     OffsetCommitted,
     OffsetReset,
     RecordErased,
+    Replica,
 )
 
 #: Event types ``evlog append`` accepts: what a harness or a user may say happened.
@@ -111,7 +112,7 @@ def plain_message(ev: Event) -> bool:
     a common role; the nested values of ``tool_calls`` and ``extra`` are declared ``Any``
     (whatever JSON encoded, JSON decodes), and ``extra``'s keys need no look: any key JSON
     can encode is a JSON string, which decodes as the declared ``str``."""
-    return (type(ev) is MessageAppended and type(ev.session_key) is str and len(ev.session_key) <= MAX_KEY_CHARS
+    return (type(ev) is MessageAppended and ev.replica is None and type(ev.session_key) is str and len(ev.session_key) <= MAX_KEY_CHARS
             and type(ev.message_id) is str and len(ev.message_id) <= MAX_KEY_CHARS
             and type(ev.role) is str and ev.role in _COMMON_ROLES and type(ev.content) is str
             and type(ev.timestamp) is str and type(ev.dedup) is str and len(ev.dedup) <= MAX_KEY_CHARS
@@ -145,8 +146,19 @@ def check_types(lines: list[bytes], events: list[Event]) -> None:
             raise InvalidEventError(f"{ev.type}: {text}; nothing was written", field=field) from None
 
 
+def _check_replica(ev: Event, where: str) -> None:
+    """A received event's origin (``eventlog.replication``): seq and clock are integers in ``[0, 2**63)``."""
+    rep = ev.replica
+    for name in ("seq", "hlc"):
+        value = getattr(rep, name)
+        if type(value) is int and not 0 <= value < MAX_INT:
+            raise _bad(ev, where, f"replica.{name}", f"{value} is not an integer in [0, 2**63)")
+
+
 def validate_event(ev: Event, *, where: str = "") -> None:
     """Raise ``InvalidEventError`` if ``ev`` may not enter the log (see the module docstring)."""
+    if isinstance(ev.replica, Replica):  # any other value is refused by the writer's type check
+        _check_replica(ev, where)
     if type(ev) is MessageAppended:  # the hot path: most events are messages
         _check_message(ev, where)
         return

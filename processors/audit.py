@@ -107,6 +107,7 @@ class Explanation:
     when: str = ""
     state: str = "active"
     by: str = ""
+    author: str = ""  # the gateway account that pushed it, for a fact a teammate's or another device's agent wrote
     input_tokens: int = 0
     output_tokens: int = 0
     messages: list[SourceMessage] = field(default_factory=list)  # the exact messages it came from
@@ -178,7 +179,7 @@ def why(ws: Context, query: str | None = None, *, fact_id: str | None = None,
         ex = Explanation(
             fact_id=f.fact_id, text=f.text, file=f.target or "global", section=f.section, run_id=f.run_id,
             model=run.model, prompt_hash=run.prompt_hash, outcome=outcome_of(run) if f.run_id else "",
-            run_time=run.started_at, subject=f.subject, when=f.when, state=f.state, by=f.by,
+            run_time=run.started_at, subject=f.subject, when=f.when, state=f.state, by=f.by, author=f.author,
             input_tokens=run.input_tokens, output_tokens=run.output_tokens,
             sources=[_entry(history[c]) for c in f.sources if c in history],
             chain=[ChainLink(c.fact_id, c.text, c.state, c.run_id, c.by) for c in mem.chain(f.fact_id)],

@@ -84,6 +84,8 @@ class DreamRunsProjection(StateProjection):
                 run.project, run.input_cursors, run.status, run.retry_of = ev.project, list(ev.input_cursors), "started", ev.retry_of
                 if ev.retry_of and ev.retry_of in self.s.runs:
                     self.s.runs[ev.retry_of].retried_by = ev.run_id
+                if ev.replica is not None:  # another device's Dream learned from these inputs: this one skips them
+                    self.s.claimed = sorted(set(self.s.claimed).union(ev.input_cursors))
             case DreamCompleted():
                 run = self._run(ev.run_id, ev.seq)
                 run.ended_at, run.status, run.attempts = ev.ts, ev.outcome, ev.attempts

@@ -5,7 +5,10 @@ One line per ``history.appended`` event, oldest first::
     {"cursor": <seq>, "ts", "source", "text", "session_key", "project", "message_ids", "refs"}
 
 The cursor is the event's seq in the log, so cursors strictly increase and every entry
-can be traced back to the event (and from there to its session and messages).
+can be traced back to the event (and from there to its session and messages). An entry
+received from another device (``eventlog.replication``) is a line like any other, at the
+position it arrived, with its origin's time; ``converged()`` is what every device holding the
+same entries shows byte for byte.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import msgspec
 
 from eventlog.events import Event, HistoryAppended
+from eventlog.replication.clock import event_time
 from projections.base import Projection
 
 HISTORY_FILE = os.path.join("memory", "history.jsonl")
@@ -35,6 +39,19 @@ class HistoryEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")  # refs' keys sorted, whatever built the dict
+
+
+def converged(entries: list[HistoryEntry]) -> bytes:
+    """The history every device that holds the same entries shows byte for byte: its lines without their
+    cursor (a position in one device's log, Dream's input), ordered by time, source, session and text."""
+    rows = sorted(((e.ts, e.source, e.session_key, e.text), _encoder.encode(msgspec.structs.replace(e, cursor=0)))
+                  for e in entries)
+    return b"".join(line + b"\n" for _k, line in rows)
+
+
+def read_entries(data: bytes) -> list[HistoryEntry]:
+    """The entries of a history.jsonl file's bytes."""
+    return [msgspec.json.decode(line, type=HistoryEntry) for line in data.splitlines() if line.strip()]
 
 
 class HistoryProjection(Projection):
@@ -60,7 +77,7 @@ class HistoryProjection(Projection):
     def apply(self, ev: Event) -> None:
         assert isinstance(ev, HistoryAppended)
         self.entries.append(HistoryEntry(
-            cursor=ev.seq, ts=ev.ts, source=ev.source, text=ev.text, session_key=ev.session_key,
+            cursor=ev.seq, ts=event_time(ev), source=ev.source, text=ev.text, session_key=ev.session_key,
             project=ev.project, message_ids=list(ev.message_ids), refs=dict(ev.refs),
         ))
         self.dirty = True
@@ -75,6 +92,10 @@ class HistoryProjection(Projection):
             else:
                 hi = mid
         return self.entries[lo:]
+
+    def converged(self) -> bytes:
+        """``converged(self.entries)``."""
+        return converged(self.entries)
 
     def flush(self) -> None:
         if self.dirty:

@@ -56,6 +56,7 @@ from eventlog.events import (
     MemoryRestored,
     MemorySuperseded,
 )
+from eventlog.replication.clock import OrderState
 from projections.base import Projection
 from projections.gitview import put_there_by_git
 from projections.naming import safe_name
@@ -95,6 +96,12 @@ class Fact(msgspec.Struct, kw_only=True):
     supersedes: str = ""
     edits: int = 0
     recalled: int = 0  # times a caller chose to use it (memory.recalled naming its id)
+    key: tuple[int, str, int] = (0, "", 0)  # its addition's place in the order (eventlog.replication.clock)
+    base_text: str = ""  # text and pin as added; the rest is its changes folded (``_settle``)
+    base_pinned: bool = False
+    inherited_pin: bool = False  # it replaced a pinned fact
+    ops: list[FactOp] = []
+    author: str = ""  # the gateway account that pushed it, for a fact another device wrote
 
     @property
     def target(self) -> str:
@@ -102,10 +109,80 @@ class Fact(msgspec.Struct, kw_only=True):
         return self.project if self.scope == "project" and self.project else ""
 
 
+class FactOp(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One change to a fact, with its place in the order."""
+
+    key: tuple[int, str, int]
+    kind: str  # the event type
+    text: str = ""
+    pinned: bool = False
+    by: str = ""
+    reason: str = ""
+    other: str = ""  # the fact that superseded it
+
+
+def _op_of(ev: Event, key: tuple[int, str, int]) -> FactOp:
+    match ev:
+        case MemorySuperseded():
+            return FactOp(key=key, kind=ev.type, by=ev.by, reason=ev.reason, other=ev.by_fact_id)
+        case MemoryForgotten():
+            return FactOp(key=key, kind=ev.type, by=ev.by, reason=ev.reason)
+        case MemoryRestored():
+            return FactOp(key=key, kind=ev.type, by=ev.by)
+        case MemoryEdited():
+            return FactOp(key=key, kind=ev.type, text=ev.text, by=ev.by)
+        case MemoryPinned():
+            return FactOp(key=key, kind=ev.type, pinned=ev.pinned)
+        case MemoryArchived():
+            return FactOp(key=key, kind=ev.type, reason=ev.reason)
+    raise TypeError(f"not a change to a fact: {ev.type}")
+
+
+def _fold_op(f: Fact, op: FactOp) -> None:
+    """One change, in order. Superseded is final; forgotten holds until a later restore; an edit
+    changes the text in any state and never brings a forgotten fact back (forget wins an
+    edit-vs-forget race, and a later restore shows the newest edit)."""
+    if op.kind == "memory.superseded":
+        if f.state != "superseded":
+            f.state, f.superseded_by, f.changed_by, f.reason = "superseded", op.other, op.by, op.reason
+    elif op.kind == "memory.forgotten":
+        if f.state in ("active", "archived"):
+            f.state, f.changed_by, f.reason = "forgotten", op.by, op.reason
+    elif op.kind == "memory.restored":
+        if f.state == "forgotten":
+            f.state, f.changed_by, f.reason = "active", op.by, ""
+    elif op.kind == "memory.edited":
+        f.text = op.text
+        f.edits += 1
+    elif op.kind == "memory.pinned":
+        f.pinned = op.pinned
+        if op.pinned and f.state == "archived":
+            f.state = "active"
+    elif op.kind == "memory.archived" and f.state == "active" and not f.pinned:
+        f.state, f.changed_by, f.reason = "archived", "budget", op.reason
+
+
+_STATE_OPS = {"superseded": "memory.superseded", "forgotten": "memory.forgotten", "archived": "memory.archived"}
+
+
+def _from_old_checkpoint(f: Fact) -> None:
+    """A fact a checkpoint of an older evlog kept (no order key, no changes): its folded state becomes
+    its base and one change, both first in the order (before anything written from now on)."""
+    f.key = (0, "", f.seq)
+    f.base_text, f.base_pinned = f.text, f.pinned
+    kind = _STATE_OPS.get(f.state)
+    f.ops = [FactOp(key=(1, "", f.seq), kind="memory.edited", text=f.text, by="user")] * f.edits
+    if kind is not None:
+        f.ops.append(FactOp(key=(1, "", f.seq), kind=kind, by=f.changed_by, reason=f.reason, other=f.superseded_by))
+
+
 class _MemoryState(msgspec.Struct, kw_only=True):
     facts: dict[str, Fact] = {}
     order: dict[str, list[str]] = {}  # target -> fact ids in the order they were added
     written: dict[str, str] = {}  # target -> the text last written to its file (for hand edits)
+    clock: OrderState = msgspec.field(default_factory=OrderState)  # the order of replicated events
+    pending: dict[str, list[FactOp]] = {}  # changes received before their fact
+    links: dict[str, str] = {}  # a superseding fact -> the fact it replaced
 
 
 def route_layered(text: str) -> list[tuple[str, str, str]]:
@@ -200,7 +277,8 @@ class MemoryProjection(Projection):
 
     name = "memory"
     consumes = frozenset({"memory.appended", "memory.superseded", "memory.forgotten", "memory.edited",
-                          "memory.pinned", "memory.archived", "memory.recalled", "memory.restored"})
+                          "memory.pinned", "memory.archived", "memory.recalled", "memory.restored",
+                          "replication.pulled", "replication.device"})
 
     def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
         super().__init__(root, fs, live=live)
@@ -217,6 +295,9 @@ class MemoryProjection(Projection):
 
     def load(self, state: Any) -> None:
         self.s = _MemoryState() if state is None else msgspec.convert(state, _MemoryState)
+        for f in self.s.facts.values():
+            if f.key == (0, "", 0):
+                _from_old_checkpoint(f)
         self.dirty: set[str] = set()
 
     def state(self) -> Any:
@@ -231,64 +312,79 @@ class MemoryProjection(Projection):
     # -- folding ---------------------------------------------------------------------
 
     def apply(self, ev: Event) -> None:
-        facts = self.s.facts
-        f: Fact | None
-        match ev:
-            case MemoryAppended():
-                scope = ev.scope if ev.scope in ("user", "project") else "user"
-                f = Fact(fact_id=ev.fact_id, seq=ev.seq, section=ev.section or USER_SECTION, text=ev.text,
-                         run_id=ev.run_id, scope=scope, project=ev.project if scope == "project" else "",
-                         subject=ev.subject, when=ev.when, source_refs=list(ev.source_refs),
-                         source_seqs=list(ev.source_seqs), sources=list(ev.sources), pinned=ev.pinned,
-                         by=ev.by or "dream")
-                old = facts.get(ev.fact_id)
-                if old is not None:  # the same id again (an old log): the newest wins, in the same place
-                    self._drop_from_order(old)
-                facts[ev.fact_id] = f
-                self.s.order.setdefault(f.target, []).append(f.fact_id)
-                self.dirty.add(f.target)
-            case MemorySuperseded():
-                f = facts.get(ev.fact_id)
+        if self.s.clock.observe(ev):
+            return
+        if isinstance(ev, MemoryRecalled):
+            for fid in ev.entry_ids:
+                f = self.s.facts.get(fid)
                 if f is not None:
-                    f.state, f.superseded_by, f.changed_by, f.reason = "superseded", ev.by_fact_id, ev.by, ev.reason
-                    new = facts.get(ev.by_fact_id)
-                    if new is not None:
-                        new.supersedes = ev.fact_id
-                        new.pinned = new.pinned or f.pinned
-                    self.dirty.add(f.target)
-            case MemoryForgotten():
-                f = facts.get(ev.fact_id)
-                if f is not None:
-                    f.state, f.changed_by, f.reason = "forgotten", ev.by, ev.reason
-                    self.dirty.add(f.target)
-            case MemoryRestored():
-                f = facts.get(ev.fact_id)
-                if f is not None and f.state == "forgotten":
-                    f.state, f.changed_by, f.reason = "active", ev.by, ""
-                    self.dirty.add(f.target)
-            case MemoryEdited():
-                f = facts.get(ev.fact_id)
-                if f is not None:
-                    f.text = ev.text
-                    f.edits += 1
-                    self.dirty.add(f.target)
-            case MemoryPinned():
-                f = facts.get(ev.fact_id)
-                if f is not None:
-                    f.pinned = ev.pinned
-                    if ev.pinned and f.state == "archived":
-                        f.state = "active"
-                    self.dirty.add(f.target)
-            case MemoryArchived():
-                f = facts.get(ev.fact_id)
-                if f is not None and f.state == "active" and not f.pinned:
-                    f.state, f.changed_by, f.reason = "archived", "budget", ev.reason
-                    self.dirty.add(f.target)
-            case MemoryRecalled():
-                for fid in ev.entry_ids:
-                    f = facts.get(fid)
-                    if f is not None:
-                        f.recalled += 1
+                    f.recalled += 1
+            return
+        if isinstance(ev, MemoryAppended):
+            self._append(ev)
+            return
+        fact_id = getattr(ev, "fact_id", "")
+        op = _op_of(ev, self.s.clock.key(ev))
+        f = self.s.facts.get(fact_id)
+        if f is None:  # a change that arrived before its fact (another device's): kept until the fact comes
+            self.s.pending.setdefault(fact_id, []).append(op)
+            return
+        f.ops.append(op)
+        self._settle(f)
+
+    def _append(self, ev: MemoryAppended) -> None:
+        key = self.s.clock.key(ev)
+        scope = ev.scope if ev.scope in ("user", "project") else "user"
+        old = self.s.facts.get(ev.fact_id)
+        if old is not None and self.s.clock.resolve(old.key) > self.s.clock.resolve(key):
+            return  # the same id again, older in the order: the newest wins
+        f = Fact(fact_id=ev.fact_id, seq=ev.seq, section=ev.section or USER_SECTION, text=ev.text,
+                 run_id=ev.run_id, scope=scope, project=ev.project if scope == "project" else "",
+                 subject=ev.subject, when=ev.when, source_refs=list(ev.source_refs),
+                 source_seqs=list(ev.source_seqs), sources=list(ev.sources), pinned=ev.pinned,
+                 by=ev.by or "dream", key=key, base_text=ev.text, base_pinned=ev.pinned,
+                 author=ev.replica.author if ev.replica is not None else "")
+        if old is not None:  # an old log wrote an id twice: the newer replaces it
+            self._drop_from_order(old)
+            self.dirty.add(old.target)
+            f.ops, f.inherited_pin = old.ops, old.inherited_pin
+        f.ops.extend(self.s.pending.pop(ev.fact_id, []))
+        self.s.facts[ev.fact_id] = f
+        self._place(f)
+        self._settle(f)
+        before = self.s.links.get(ev.fact_id)
+        if before is not None and before in self.s.facts:
+            self._settle(self.s.facts[before])  # the fact it replaced links to it now
+
+    def _place(self, f: Fact) -> None:
+        """Put the fact among its file's facts in the order (at the end, for a device's own new fact)."""
+        ids = self.s.order.setdefault(f.target, [])
+        mine = self.s.clock.resolve(f.key)
+        i = len(ids)
+        while i > 0:
+            other = self.s.facts.get(ids[i - 1])
+            if other is None or self.s.clock.resolve(other.key) < mine:
+                break
+            i -= 1
+        ids.insert(i, f.fact_id)
+
+    def _settle(self, f: Fact) -> None:
+        """The fact's state: its changes folded in the order (those before its own addition ignored)."""
+        f.text, f.pinned, f.state, f.edits = f.base_text, f.base_pinned or f.inherited_pin, "active", 0
+        f.changed_by, f.reason, f.superseded_by = "", "", ""
+        start = self.s.clock.resolve(f.key)
+        for op in sorted(f.ops, key=lambda o: self.s.clock.resolve(o.key)):
+            if self.s.clock.resolve(op.key) > start:
+                _fold_op(f, op)
+        self.dirty.add(f.target)
+        if f.superseded_by:
+            self.s.links[f.superseded_by] = f.fact_id
+            new = self.s.facts.get(f.superseded_by)
+            if new is not None:
+                new.supersedes = f.fact_id
+                if f.pinned and not new.inherited_pin:
+                    new.inherited_pin = True
+                    self._settle(new)
 
     def _drop_from_order(self, f: Fact) -> None:
         ids = self.s.order.get(f.target, [])

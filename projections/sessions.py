@@ -50,6 +50,7 @@ from eventlog.events import (
     SessionUpdated,
 )
 from eventlog.harness import request_title
+from eventlog.replication.clock import event_time  # a received event keeps its origin's time
 from eventlog.source_values import evlog_id, evlog_timestamp, parts_text
 from eventlog.timeutil import source_time
 from projections.base import Projection, ProjectionDrift
@@ -126,9 +127,9 @@ def message_line(ev: MessageAppended) -> bytes:
     x = ev.extra
     if x and ("id" in x or "content" in x or "timestamp" in x):
         line = _Line(x.get("id", ev.message_id), ev.session_key, ev.role, x.get("content", ev.content),
-                     x.get("timestamp", ev.timestamp or ev.ts), ev.tool_calls)
+                     x.get("timestamp", ev.timestamp or event_time(ev)), ev.tool_calls)
     else:
-        line = _Line(ev.message_id, ev.session_key, ev.role, ev.content, ev.timestamp or ev.ts, ev.tool_calls)
+        line = _Line(ev.message_id, ev.session_key, ev.role, ev.content, ev.timestamp or event_time(ev), ev.tool_calls)
     head = _nested_encoder.encode(line)
     if not x:
         return head + b"\n"
@@ -247,7 +248,7 @@ class SessionsProjection(Projection):
         s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, ev.timestamp, "")
         s.count += 1
         self.pending.setdefault(s.key, []).append(message_line(ev))
-        self._touch(s, ev.ts, ev.timestamp)
+        self._touch(s, event_time(ev), ev.timestamp)
         if not s.preview_set and ev.role in ("user", "assistant"):
             head = _preview(ev.content)
             if head:
@@ -282,10 +283,10 @@ class SessionsProjection(Projection):
             s.metadata = {**s.metadata, **ev.metadata}
         self.dirty.add(s.key)
         if ev.updated_at:  # a change a person made (the store's update); a source's title or metadata is not
-            self._touch(s, ev.ts, ev.updated_at)
+            self._touch(s, event_time(ev), ev.updated_at)
 
     def _create(self, key: str, ev: Event, title: str, metadata: dict, created_at: str, project: str) -> SessionState:
-        created = source_time(created_at, ev.ts)
+        created = source_time(created_at, event_time(ev))
         s = SessionState(
             key=key,
             file=safe_name(key, ".jsonl"),

@@ -66,6 +66,15 @@ SAMPLES = [
     E.SyncPushed(target="127.0.0.1:3306/evlog", user="golden@example.test", record_seq=1, epoch="1@1796000000000", change_seq=3, sessions=1, messages=0),
     E.SyncPulled(target="127.0.0.1:3306/evlog", user="golden@example.test", change_seq=4, count=0, epoch="1@1796000000000",
                  sessions=[["cli:golden", 1796000000500, "web", "xxh3_128:" + "2" * 32, False, 0, "", ""]]),
+    E.DeviceClaimed(device="dev-golden", from_seq=1, home="1:2"),
+    E.ReplicationPushed(store="https://gw.example.test", account="golden@example.test", device="dev-golden", upto_seq=3,
+                        stored=3),
+    E.ReplicationPulled(store="https://gw.example.test", account="golden@example.test", cursor=7, count=1,
+                        max_hlc=117_600_000_000_000_000),
+    E.MemoryAppended(fact_id="fact-remote", scope="user", section="Preferences", text="Prefers tea (from another device)",
+                     dedup="rep:dev-other:12",
+                     replica=E.Replica(device="dev-other", seq=12, hlc=117_600_000_000_000_000, ts="2026-11-01T09:00:00.000Z",
+                                       author="golden@example.test", refs={"source_seqs": [("dev-other", 3)]})),
 ]
 
 

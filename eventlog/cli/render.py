@@ -119,7 +119,8 @@ def render_explanation(ex: Any) -> str:
     """Why a MEMORY.md line is there: the fact, who added it, its run, its messages and its supersede chain."""
     about = ", ".join(x for x in (f"about {ex.subject}" if ex.subject else "", f"true since {ex.when[:10]}" if ex.when else "",
                                   ex.state if ex.state != "active" else "", f"added by {ex.by}" if ex.by else "",
-                                  f"proposed by an {ex.proposed}" if getattr(ex, "proposed", "") else "") if x)
+                                  f"proposed by an {ex.proposed}" if getattr(ex, "proposed", "") else "",
+                                  f"written by {ex.author}" if getattr(ex, "author", "") else "") if x)
     out = [f"{ex.fact_id}  [{ex.file} / {ex.section}]  {ex.text}" + (f"  ({about})" if about else "")]
     if ex.run_id:
         out.append(f"  run {ex.run_id} ({ex.outcome}) at {ex.run_time[:19]}, model {ex.model}, prompt {ex.prompt_hash}, "

@@ -8,6 +8,7 @@ this is for a single trusted user).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -76,6 +77,33 @@ def _run(ctx: click.Context, fn: Callable[..., Any], ws: Any, gateway: str | Non
         return fn(ws, remote=remote, **kw)
     finally:
         remote.close()
+
+
+FOLD_CHECKPOINT = "replication-fold.msgpack"  # the log's replication fold (disposable, like every state/ file)
+
+events_option = click.option(
+    "--events", is_flag=True,
+    help="Sync the log's events through the gateway's event store (issue 22: notes, facts and every change to "
+         "them, Dream runs; every device converges) instead of session and message rows.")
+
+
+def _sync_events(ctx: click.Context, direction: str, gateway: str | None, dsn: str | None, user: str | None,
+                 as_json: bool) -> None:
+    """``push --events`` / ``pull --events``: the library's ``replication.sync.push``/``pull``."""
+    from eventlog.replication import sync as replication
+    from eventlog.replication.stores import open_store
+
+    way = _target(ctx, gateway, dsn, user)
+    with open_workspace(ctx, writable=True) as ws:
+        opened = open_store(ws.home, gateway=gateway if way == "gateway" else None,
+                            dsn=dsn if way == "dsn" else None, user=user)
+        try:
+            fn = replication.push if direction == "push" else replication.pull
+            report = fn(ws.log, opened.store, opened.account, store_name=opened.store_name,
+                        checkpoint=os.path.join(ws.home, "state", FOLD_CHECKPOINT))
+        finally:
+            opened.close()
+    _render(report, as_json)
 
 
 def _render(report: Any, as_json: bool) -> None:
@@ -161,18 +189,24 @@ def sync_logout(ctx: click.Context, gateway: str) -> None:
                    "refused again are recorded again.")
 @click.option("--as-another-user", "allow_other_user", is_flag=True,
               help="Push even though this workspace synced with the gateway as another user (mixes accounts).")
+@events_option
 @json_option
 @click.pass_context
 def sync_push(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
               connect_timeout: float | None, timeout: float | None, everything: bool, retry_rejected: bool,
-              allow_other_user: bool, as_json: bool) -> None:
+              allow_other_user: bool, events: bool, as_json: bool) -> None:
     """Send sessions and messages changed here since the last push.
 
     A row the gateway refuses (too big, nested too deep, a column too long) is recorded and
-    skipped, never blocking the rest; 'evlog sync status' lists it.
+    skipped, never blocking the rest; 'evlog sync status' lists it. With --events: send the
+    log's events the gateway's event store lacks (notes, facts and their changes, Dream runs
+    too), resuming where the store stands after any crash.
     """
     from eventlog.app.gateway.sync import push
 
+    if events:
+        _sync_events(ctx, "push", gateway, dsn, user, as_json)
+        return
     with open_workspace(ctx, writable=True) as ws:
         _render(_run(ctx, push, ws, gateway, dsn, user, connect_timeout, timeout, everything=everything,
                      allow_other_user=allow_other_user, retry_rejected=retry_rejected), as_json)
@@ -182,13 +216,23 @@ def sync_push(ctx: click.Context, gateway: str | None, dsn: str | None, user: st
 @gateway_options
 @click.option("--as-another-user", "allow_other_user", is_flag=True,
               help="Pull even though this workspace synced with the gateway as another user (mixes accounts).")
+@events_option
 @json_option
 @click.pass_context
 def sync_pull(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
-              connect_timeout: float | None, timeout: float | None, allow_other_user: bool, as_json: bool) -> None:
-    """Apply sessions and messages changed on the gateway since the last pull."""
+              connect_timeout: float | None, timeout: float | None, allow_other_user: bool, events: bool,
+              as_json: bool) -> None:
+    """Apply sessions and messages changed on the gateway since the last pull.
+
+    With --events: append the events of the gateway's event store since this log's last
+    position (other devices' and teammates' sessions, notes, facts, changes, Dream runs),
+    with the new position, as one atomic batch.
+    """
     from eventlog.app.gateway.sync import pull
 
+    if events:
+        _sync_events(ctx, "pull", gateway, dsn, user, as_json)
+        return
     with open_workspace(ctx, writable=True) as ws:
         _render(_run(ctx, pull, ws, gateway, dsn, user, connect_timeout, timeout, allow_other_user=allow_other_user),
                 as_json)
@@ -205,3 +249,60 @@ def sync_status(ctx: click.Context, gateway: str | None, dsn: str | None, user: 
 
     with open_workspace(ctx) as ws:
         _render(_run(ctx, status, ws, gateway, dsn, user, connect_timeout, timeout), as_json)
+
+
+@sync.command("share")
+@click.argument("project_dir", type=click.Path(file_okay=False, resolve_path=True))
+@click.argument("email")
+@click.option("--read-only", is_flag=True, help="The teammate sees the project's events but what they write there "
+                                                "stays theirs.")
+@gateway_options
+@json_option
+@click.pass_context
+def sync_share(ctx: click.Context, project_dir: str, email: str, read_only: bool, gateway: str | None,
+               dsn: str | None, user: str | None, connect_timeout: float | None, timeout: float | None,
+               as_json: bool) -> None:
+    """Share PROJECT_DIR's sessions and memory with the gateway account EMAIL.
+
+    Their devices receive that project's events (and nothing else of your account) on
+    'evlog sync pull --events'; facts their agents learn or change there come back with
+    their author, shown by 'evlog audit why'.
+    """
+    from eventlog.replication import sync as replication
+
+    shared = _with_store(ctx, gateway, dsn, user,
+                         lambda o: replication.share(o.store, o.account, project_dir, email, read_only=read_only))
+    row = {"owner": shared.owner, "project": shared.project, "member": shared.member, "read_only": shared.read_only}
+    if as_json:
+        click.echo(json_line(row))
+    else:
+        note(f"shared {shared.project} with {shared.member}" + (" (read-only)" if read_only else ""))
+
+
+@sync.command("unshare")
+@click.argument("project_dir", type=click.Path(file_okay=False, resolve_path=True))
+@click.argument("email")
+@gateway_options
+@click.pass_context
+def sync_unshare(ctx: click.Context, project_dir: str, email: str, gateway: str | None, dsn: str | None,
+                 user: str | None, connect_timeout: float | None, timeout: float | None) -> None:
+    """Stop sharing PROJECT_DIR with EMAIL (what they already received stays with them)."""
+    from eventlog.replication import sync as replication
+
+    removed = _with_store(ctx, gateway, dsn, user, lambda o: replication.unshare(o.store, o.account, project_dir, email))
+    note(f"{project_dir} is no longer shared with {email}" if removed else f"{project_dir} was not shared with {email}")
+
+
+def _with_store(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
+                fn: Callable[[Any], Any]) -> Any:
+    from eventlog.replication.stores import open_store
+
+    way = _target(ctx, gateway, dsn, user)
+    with open_workspace(ctx) as ws:
+        home = ws.home
+    opened = open_store(home, gateway=gateway if way == "gateway" else None, dsn=dsn if way == "dsn" else None,
+                        user=user)
+    try:
+        return fn(opened)
+    finally:
+        opened.close()

@@ -1,0 +1,81 @@
+"""``evlog sync push/pull --events``, ``evlog sync share/unshare`` and a teammate's fact in ``audit why``.
+
+The gateway's store classes are syncgw's; here the CLI's store resolver is pointed at one
+``MemoryEventStore`` (the contract's definition) so the commands run end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.cli import cli
+from eventlog.errors import ConfigError
+from eventlog.events import MemoryAppended, SessionCreated
+from eventlog.replication import stores
+from eventlog.replication.store import MemoryEventStore
+
+DSN = "mysql://evlog@127.0.0.1:3306/evlog"
+
+
+@pytest.fixture
+def store(monkeypatch):
+    shared = MemoryEventStore()
+    monkeypatch.setattr(stores, "_store_class", lambda where: (lambda *a: shared))
+    return shared
+
+
+def _home(tmp_path, name: str) -> str:
+    home = str(tmp_path / name)
+    init_workspace(home)
+    return home
+
+
+def _evlog(runner, home: str, *args: str):
+    result = runner.invoke(cli, ["--home", home, *args])
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result
+
+
+def test_push_and_pull_events_carry_a_teammates_fact_with_its_author(tmp_path, store, cli_runner):
+    project = tmp_path / "shop"
+    project.mkdir()
+    mine, theirs = _home(tmp_path, "mine"), _home(tmp_path, "theirs")
+    with Workspace.open(mine, writable=True) as ws:
+        ws.append([SessionCreated(session_key="s1", project=str(project))])
+    _evlog(cli_runner, mine, "sync", "share", str(project), "Bob@Example.com", "--dsn", DSN, "--user", "me@example.com")
+    assert [(s.project, s.member) for s in store.shares("me@example.com")] == [(str(project), "bob@example.com")]
+    with Workspace.open(theirs, writable=True) as ws:
+        ws.append([MemoryAppended(fact_id="f-bob", scope="project", project=str(project), section="Project Context",
+                                  text="The shop deploys on Fridays", by="user")])
+    pushed = _evlog(cli_runner, theirs, "sync", "push", "--events", "--json", "--dsn", DSN, "--user", "bob@example.com")
+    assert json.loads(pushed.output)["stored"] == 1
+    pulled = _evlog(cli_runner, mine, "sync", "pull", "--events", "--json", "--dsn", DSN, "--user", "me@example.com")
+    assert json.loads(pulled.output)["received"] == 1
+    why = _evlog(cli_runner, mine, "audit", "why", "Fridays")
+    assert "written by bob@example.com" in why.output
+    why_json = _evlog(cli_runner, mine, "audit", "why", "Fridays", "--json")
+    assert json.loads(why_json.output)["author"] == "bob@example.com"
+    gone = _evlog(cli_runner, mine, "sync", "unshare", str(project), "bob@example.com", "--dsn", DSN,
+                  "--user", "me@example.com")
+    assert "no longer shared" in gone.output and store.shares("me@example.com") == []
+
+
+def test_an_unshared_project_does_not_reach_a_teammate(tmp_path, store, cli_runner):
+    mine, theirs = _home(tmp_path, "mine"), _home(tmp_path, "theirs")
+    with Workspace.open(mine, writable=True) as ws:
+        ws.append([MemoryAppended(fact_id="f-private", scope="user", section="Preferences", text="likes tea", by="user")])
+    _evlog(cli_runner, mine, "sync", "push", "--events", "--dsn", DSN, "--user", "me@example.com")
+    pulled = _evlog(cli_runner, theirs, "sync", "pull", "--events", "--json", "--dsn", DSN, "--user", "bob@example.com")
+    assert json.loads(pulled.output)["received"] == 0
+
+
+def test_a_missing_store_class_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="no event store eventlog.nowhere.Store"):
+        stores._store_class(("eventlog.nowhere", "Store"))
+    with pytest.raises(ConfigError, match="--dsn needs --user"):
+        stores.open_store(str(tmp_path), dsn=DSN)
+    assert not os.path.exists(tmp_path / "state")
