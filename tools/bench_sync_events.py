@@ -62,6 +62,7 @@ from eventlog.app.gateway import auth  # noqa: E402
 from eventlog.app.gateway.connection import DSN, Connection  # noqa: E402
 from eventlog.app.gateway.http_client import Client  # noqa: E402
 from eventlog.app.gateway.http_events import HttpEventStore  # noqa: E402
+from eventlog.app.gateway.pool import Pool  # noqa: E402
 from eventlog.errors import BackendError, EvlogError  # noqa: E402
 from eventlog.replication.envelope import Replicated  # noqa: E402
 
@@ -122,6 +123,7 @@ class Gateway:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
+        self._close()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -130,6 +132,11 @@ class Gateway:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._close()
+
+    def _close(self) -> None:
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 class CountingClient(Client):
@@ -260,7 +267,9 @@ class Device(threading.Thread):
                     self.stores[self.g] = HttpEventStore(self.urls[self.g], self.token)
                 return fn(self.stores[self.g])
             except (EvlogError, OSError):
-                self.stores.pop(self.g, None)
+                dead = self.stores.pop(self.g, None)
+                if dead is not None:
+                    dead.close()
                 self.failovers += 1
                 self.g = (self.g + 1) % len(self.urls)
                 time.sleep(0.05)
@@ -359,6 +368,11 @@ def chaos(directory: str, gws: list[Gateway], total: int, stored: Callable[[], i
 def galera_run(directory: str, *, accounts: int, devices: int, events: int, batch: int,
                timeout: float = 900.0) -> dict[str, Any]:
     dsns = ensure_cluster(directory)
+    pool = Pool(dsns[0])
+    try:
+        pool.migrate()
+    finally:
+        pool.close()
     emails = [fresh(f"g{i}") for i in range(accounts)]
     tokens = [token_for(dsns[0], e) for e in emails]
     total = accounts * devices * events
