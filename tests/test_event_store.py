@@ -160,12 +160,12 @@ def test_bodies_and_fields_come_back_byte_for_byte(store, acct):
     a = acct("a")
     _, start = drain(store, a)
     body = '{"text":"caf\u00e9 \u2603 \U0001f600",  "n" : [1, 2.50, null] ,"deep":{"x":{}}}'.encode()
-    sent = [env("dev1", 7, body=body, project="proj/é", type_="fact.edited", hlc=123), env("dev1", 8, body=b"[]")]
+    sent = [env("dev1", 7, body=body, project="proj/é 'q' \\b", type_="fact.edited", hlc=123), env("dev1", 8, body=b"[]")]
     store.push(a, sent)
     got, _ = drain(store, a, start)
     assert [bytes(e.body) for e in got] == [body, b"[]"]
     assert [(e.origin, e.origin_seq, e.hlc, e.type, e.project) for e in got] == [
-        ("dev1", 7, 123, "fact.edited", "proj/é"), ("dev1", 8, sent[1].hlc, "note.added", "")]
+        ("dev1", 7, 123, "fact.edited", "proj/é 'q' \\b"), ("dev1", 8, sent[1].hlc, "note.added", "")]
 
 
 def test_an_author_named_by_the_device_is_kept_else_the_pusher_is(store, acct):
@@ -297,6 +297,22 @@ def test_a_push_with_an_envelope_the_tables_cannot_hold_stores_nothing_and_names
         return  # the HTTP server refuses a body over its limit before reading it (413): also nothing stored
     assert "envelope 1" in message and field in message
     assert gateway_store.high_water(a, "good") == 0
+
+
+@gateway_only
+def test_the_biggest_body_the_store_takes_is_stored_byte_for_byte():
+    a = fresh_email("a")
+    with mysql_store() as s:
+        n = s.max_body()
+        core = b"\\'\x00\xe2\x98\x83" * ((n - 2) // 6)  # a backslash, a quote, NUL and UTF-8
+        big = b'"' + core + b" " * (n - 2 - len(core)) + b'"'
+        assert len(big) == n
+        _, start = drain(s, a)
+        s.push(a, [env("d", 1, body=big), env("d", 2, body=b'"it\'s"')])
+        with pytest.raises(ConfigError, match="body is"):
+            s.push(a, [env("d", 3, body=big + b" ")])
+        got, _ = drain(s, a, start)
+    assert [bytes(e.body) for e in got] == [big, b'"it\'s"']
 
 
 @gateway_only

@@ -271,7 +271,7 @@ class SyncAPI:
 
     def push_events(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> PushResult:
         b = decode(body, HE.PushEventsBody)
-        ES.screen_envelopes(b.events, self.limits()[0])
+        ES.screen_envelopes(b.events, ES.max_body_bytes(self.max_packet))
         return ES.retrying(conn, lambda cur: ES.push_events(cur, user, b.events), doing="pushing events")
 
     def pull_events(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> PullPage:
