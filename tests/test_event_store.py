@@ -409,3 +409,19 @@ def test_concurrent_pushes_and_a_pull_loop_lose_and_repeat_nothing():
     assert errors == []
     expected = {("setup", 1)} | {(f"w{w}", s) for w in range(writers) for s in range(1, batches * per + 1)}
     assert len(seen) == len(expected) and set(keys(seen)) == expected
+
+
+@gateway_only
+def test_an_older_gateway_server_without_event_routes_is_refused_with_what_to_do():
+    from eventlog.app.web.server import Running, gateway
+
+    app, sock, url = gateway(MYSQL_URL, port=0, policy=auth.LoginPolicy(per_email=1000, per_client=100_000))
+    app.router.routes[:] = [r for r in app.router.routes if "/events/" not in getattr(r, "path", "")]
+    a = fresh_email("a")
+    with Running(app, sock, url) as running:
+        s = HttpEventStore(running.url, sync_token(a))
+        try:
+            with pytest.raises(ConfigError, match="older server without the event log.*upgrade"):
+                s.pull(a, 0)
+        finally:
+            s.close()

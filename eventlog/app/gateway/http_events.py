@@ -16,19 +16,21 @@ request, a call naming another account (``ConfigError``), and the server could n
 otherwise. Envelopes travel as ``Replicated`` structs, bodies verbatim (``msgspec.Raw``); a
 pull is one request, so a device with nothing to fetch pays one round trip. Requests are
 retried once on a dropped connection (``http_client.Client``), which is safe: a push is
-idempotent by origin, everything else reads or sets.
+idempotent by origin, everything else reads or sets. A gateway server of an older version
+(no event routes: HTTP 404) is refused with a ``ConfigError`` saying to upgrade it; its
+database needs no command, the server applies migration m009 when it starts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.connection import Timeouts
-from eventlog.app.gateway.http_client import Client, GatewayURL
+from eventlog.app.gateway.http_client import Client, GatewayURL, NoRoute
 from eventlog.app.gateway.users import normalize_email
 from eventlog.errors import BackendError, ConfigError
 from eventlog.replication.envelope import Replicated
@@ -87,6 +89,14 @@ class HttpEventStore:
             raise BackendError(f"gateway {self.client.url.base} speaks sync API {me.api}, this evlog {W.API_VERSION}")
         self.account = me.email
 
+    def _request(self, method: str, path: str, body: bytes | None, type_: Any) -> Any:
+        try:
+            return self.client.request(method, path, body, type_)
+        except NoRoute:
+            raise ConfigError(f"the gateway {self.client.url.base} is an older server without the event log "
+                              "(no /events routes); upgrade evlog there and restart it (its database migrates "
+                              "itself on start)") from None
+
     def _check(self, account: str) -> None:
         if normalize_email(account) != self.account:
             raise ConfigError(f"this store's token is {self.account}'s at {self.client.url.base}, not {account}'s")
@@ -94,31 +104,31 @@ class HttpEventStore:
     def push(self, account: str, events: Sequence[Replicated]) -> PushResult:
         self._check(account)
         body = _enc.encode(PushEventsBody(list(events)))
-        got: PushResult = self.client.request("POST", "/events/push", body, PushResult)
+        got: PushResult = self._request("POST", "/events/push", body, PushResult)
         return got
 
     def pull(self, account: str, after: int, limit: int = 1000) -> PullPage:
         self._check(account)
-        page: PullPage = self.client.request("POST", "/events/pull", _enc.encode(PullEventsBody(after, limit)), PullPage)
+        page: PullPage = self._request("POST", "/events/pull", _enc.encode(PullEventsBody(after, limit)), PullPage)
         return page
 
     def high_water(self, account: str, origin: str) -> int:
         self._check(account)
-        got = self.client.request("POST", "/events/high-water", _enc.encode(HighWaterBody(origin)), HighWaterResult)
+        got = self._request("POST", "/events/high-water", _enc.encode(HighWaterBody(origin)), HighWaterResult)
         return int(got.high_water)
 
     def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None:
         self._check(owner)
-        self.client.request("POST", "/events/share", _enc.encode(ShareBody(project, member, read_only)))
+        self._request("POST", "/events/share", _enc.encode(ShareBody(project, member, read_only)), None)
 
     def unshare(self, owner: str, project: str, member: str) -> bool:
         self._check(owner)
-        got = self.client.request("POST", "/events/unshare", _enc.encode(ShareBody(project, member)), UnshareResult)
+        got = self._request("POST", "/events/unshare", _enc.encode(ShareBody(project, member)), UnshareResult)
         return bool(got.removed)
 
     def shares(self, account: str) -> list[Share]:
         self._check(account)
-        return list(self.client.request("GET", "/events/shares", None, SharesResult).shares)
+        return list(self._request("GET", "/events/shares", None, SharesResult).shares)
 
     def close(self) -> None:
         self.client.close()
