@@ -285,6 +285,8 @@ def gateway_store(request: Any) -> Iterator[EventStore]:
     (env("d" * 192, 1), "origin is 192 characters"),
     (msgspec.structs.replace(env("d", 1), type=""), "type is empty"),
     (env("d", -1), "origin_seq -1"),
+    (env("d", 1, body=b'{"a": 1'), "body is not one JSON value"),
+    (env("d", 1, body=b'"a" "b"'), "body is not one JSON value"),
     (None, "body is"),  # a body over max_allowed_packet (built in the test: 70 MB)
 ])
 def test_a_push_with_an_envelope_the_tables_cannot_hold_stores_nothing_and_names_it(gateway_store, acct, bad, field):
@@ -304,7 +306,7 @@ def test_the_biggest_body_the_store_takes_is_stored_byte_for_byte():
     a = fresh_email("a")
     with mysql_store() as s:
         n = s.max_body()
-        core = b"\\'\x00\xe2\x98\x83" * ((n - 2) // 6)  # a backslash, a quote, NUL and UTF-8
+        core = b"\\\\'\\u0000\xe2\x98\x83" * ((n - 2) // 12)  # an escaped backslash, a quote, NUL and UTF-8
         big = b'"' + core + b" " * (n - 2 - len(core)) + b'"'
         assert len(big) == n
         _, start = drain(s, a)

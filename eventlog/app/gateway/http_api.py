@@ -56,7 +56,7 @@ from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User, normalize_email
 from eventlog.errors import BackendError, ConfigError, EvlogError
-from eventlog.replication.store import PullPage, PushResult
+from eventlog.replication.store import PushResult
 
 log = logging.getLogger("evlog.gateway")
 
@@ -274,10 +274,11 @@ class SyncAPI:
         ES.screen_envelopes(b.events, ES.max_body_bytes(self.max_packet))
         return ES.retrying(conn, lambda cur: ES.push_events(cur, user, b.events), doing="pushing events")
 
-    def pull_events(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> PullPage:
+    def pull_events(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> msgspec.Raw:
         b = decode(body, HE.PullEventsBody)
         ES.check_pull(b.after, b.limit)
-        return ES.retrying(conn, lambda cur: ES.pull_events(cur, user.id, b.after, b.limit), doing="pulling events")
+        page = ES.retrying(conn, lambda cur: ES.pull_json(cur, user.id, b.after, b.limit), doing="pulling events")
+        return msgspec.Raw(ES.page_json(*page))  # a ``PullPage``, its envelopes as the database put them together
 
     def high_water(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> HE.HighWaterResult:
         b = decode(body, HE.HighWaterBody)

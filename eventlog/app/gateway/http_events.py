@@ -13,7 +13,8 @@ The routes (``http_api.SyncAPI``, under ``/api/sync/v1``; JSON, the messages bel
 
 The account is always the token's (``Authorization: Bearer``): a store refuses, before any
 request, a call naming another account (``ConfigError``), and the server could not be told
-otherwise. Envelopes travel as ``Replicated`` structs, bodies verbatim (``msgspec.Raw``); a
+otherwise. Envelopes travel as ``Replicated`` structs, bodies verbatim (``msgspec.Raw``; screened
+before sending, ``event_store.screen_envelopes``, so the server's refusals name the envelope); a
 pull is one request, so a device with nothing to fetch pays one round trip. Requests are
 retried once on a dropped connection (``http_client.Client``), which is safe: a push is
 idempotent by origin, everything else reads or sets. A gateway server of an older version
@@ -30,6 +31,7 @@ import msgspec
 
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.connection import Timeouts
+from eventlog.app.gateway.event_store import screen_envelopes
 from eventlog.app.gateway.http_client import Client, GatewayURL, NoRoute
 from eventlog.app.gateway.users import normalize_email
 from eventlog.errors import BackendError, ConfigError
@@ -88,6 +90,7 @@ class HttpEventStore:
             self.client.close()
             raise BackendError(f"gateway {self.client.url.base} speaks sync API {me.api}, this evlog {W.API_VERSION}")
         self.account = me.email
+        self.max_body_bytes = me.max_body_bytes
 
     def _request(self, method: str, path: str, body: bytes | None, type_: Any) -> Any:
         try:
@@ -103,6 +106,7 @@ class HttpEventStore:
 
     def push(self, account: str, events: Sequence[Replicated]) -> PushResult:
         self._check(account)
+        screen_envelopes(events, self.max_body_bytes)  # here too: a body that is not JSON would spoil the request's
         body = _enc.encode(PushEventsBody(list(events)))
         got: PushResult = self._request("POST", "/events/push", body, PushResult)
         return got
