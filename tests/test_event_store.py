@@ -301,6 +301,22 @@ def test_a_push_with_an_envelope_the_tables_cannot_hold_stores_nothing_and_names
     assert gateway_store.high_water(a, "good") == 0
 
 
+def test_a_page_stops_at_its_byte_budget_but_always_brings_one(gateway_store, acct, monkeypatch):
+    from eventlog.app.gateway import event_store
+
+    monkeypatch.setattr(event_store, "PAGE_BYTES", 250)
+    a = acct("a")
+    _, start = drain(gateway_store, a)
+    small = b'"' + b"x" * 98 + b'"'  # 100 bytes
+    gateway_store.push(a, [env("d", 1, body=b'"' + b"y" * 998 + b'"'), *[env("d", i, body=small) for i in range(2, 7)]])
+    first = gateway_store.pull(a, start)
+    assert keys(first.events) == [("d", 1)] and first.more  # over the budget alone: still one
+    second = gateway_store.pull(a, first.cursor)
+    assert keys(second.events) == [("d", 2), ("d", 3)] and second.more
+    rest, _ = drain(gateway_store, a, second.cursor)
+    assert keys(rest) == [("d", 4), ("d", 5), ("d", 6)]
+
+
 @gateway_only
 def test_the_biggest_body_the_store_takes_is_stored_byte_for_byte():
     a = fresh_email("a")

@@ -26,7 +26,9 @@ this module keeps it on the tables of migration m009 (``schema``):
   envelopes, and those of a shared project (non-empty ``project``) whose writer is the owner or
   a member that may write, when the account is the owner or a member. The page and the cursor
   come from one snapshot: with no more to read, the cursor is the highest position of the
-  snapshot, so the next pull that brings nothing is one indexed read.
+  snapshot, so the next pull that brings nothing is one indexed read. A page stops at
+  ``PAGE_BYTES`` of bodies (or at its first envelope, whatever its size), so a run of big bodies
+  never makes an answer the gateway cannot hold.
 * **Screened before the transaction** (``screen_envelopes``): a field the tables cannot hold,
   a body that is not one JSON value, or one bigger than a statement takes, refuses the whole push with ``ConfigError`` naming the
   envelope and the field; nothing is written.
@@ -56,6 +58,7 @@ T = TypeVar("T")
 
 MAX_PULL = 10_000  # envelopes one pull may ask for
 MAX_PUSH = 20_000  # envelopes one push may carry
+PAGE_BYTES = 16 * 1024 * 1024  # bodies one pull page carries at most (past its first envelope)
 MAX_INT = 2**63 - 1
 TEXT_LIMITS = {"origin": 191, "type": 191, "author": 255}  # characters (VARCHAR) of the m009 columns
 MAX_PROJECT_BYTES = 65_535  # TEXT
@@ -232,20 +235,42 @@ def _shared_writers(cur: Any, user_id: int) -> list[tuple[bytes, int]]:
     return sorted(p for p in pairs if p[1] != user_id)
 
 
-def pull_json(cur: Any, user_id: int, after: int, limit: int) -> tuple[list[bytes], int, bool]:
-    """``pull_events`` as the envelopes' JSON (one ``Replicated`` object each), the cursor and whether more wait."""
+def _visible_where(cur: Any, user_id: int) -> tuple[str, list[Any]]:
+    """The SQL condition (and its parameters) of the envelopes ``user_id`` sees."""
     pairs = _shared_writers(cur, user_id)
     where = "user_id = %s"
     params: list[Any] = [user_id]
     if pairs:
         where += f" OR (project_hash, user_id) IN ({', '.join(['(%s, %s)'] * len(pairs))})"
         params += [v for p in pairs for v in p]
-    cur.execute(f"{_SELECT} WHERE position > %s AND ({where}) ORDER BY position LIMIT %s", (after, *params, limit + 1))
-    rows = cur.fetchall()
-    if len(rows) > limit:
-        return [bytes(r[1]) for r in rows[:limit]], int(rows[limit - 1][0]), True
+    return where, params
+
+
+def pull_json(cur: Any, user_id: int, after: int, limit: int,
+              max_bytes: int | None = None) -> tuple[list[bytes], int, bool]:
+    """``pull_events`` as the envelopes' JSON (one ``Replicated`` object each), the cursor and whether more wait.
+
+    A page holds at most ``limit`` envelopes and, past its first, at most ``max_bytes`` of bodies: the
+    positions and body sizes are read first, then the JSON of the envelopes that fit (one snapshot).
+    """
+    budget = PAGE_BYTES if max_bytes is None else max_bytes
+    where, params = _visible_where(cur, user_id)
+    cur.execute(f"SELECT position, LENGTH(body) FROM gateway_events WHERE position > %s AND ({where}) "
+                "ORDER BY position LIMIT %s", (after, *params, limit + 1))
+    sizes = cur.fetchall()
+    take, total = 0, 0
+    while take < min(limit, len(sizes)) and (take == 0 or total + int(sizes[take][1]) <= budget):
+        total += int(sizes[take][1])
+        take += 1
+    events: list[bytes] = []
+    if take:
+        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}) ORDER BY position",
+                    (after, int(sizes[take - 1][0]), *params))
+        events = [bytes(r[1]) for r in cur.fetchall()]
+    if take < len(sizes):
+        return events, int(sizes[take - 1][0]), True
     cur.execute("SELECT COALESCE(MAX(position), 0) FROM gateway_events")
-    return [bytes(r[1]) for r in rows], max(after, int(cur.fetchone()[0])), False
+    return events, max(after, int(cur.fetchone()[0])), False
 
 
 def pull_events(cur: Any, user_id: int, after: int, limit: int) -> PullPage:
