@@ -20,6 +20,10 @@ server holds the database credentials; a device holds a per-user token from ``lo
                            (``erasure.purge_rows``; the same request twice records it once)
 ``POST /erasures``         ``{after}`` -> ``{erasures}``: the user's erasures with an id above
                            ``after`` (``erasure.rows_after``; hashed names only, never text)
+``/events/...``            the replicated event log of the token's account: push, pull,
+                           high-water, share, unshare, shares (``http_events`` lists them; the
+                           store is ``event_store``; envelopes are screened by
+                           ``event_store.screen_envelopes`` before the transaction)
 =========================  =======================================================================
 
 Every route but ``login`` needs ``Authorization: Bearer <token>``; the user is the token's,
@@ -46,10 +50,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from eventlog.app.gateway import auth, erasure, ops
+from eventlog.app.gateway import event_store as ES
+from eventlog.app.gateway import http_events as HE
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.pool import Pool
-from eventlog.app.gateway.users import User
+from eventlog.app.gateway.users import User, normalize_email
 from eventlog.errors import BackendError, ConfigError, EvlogError
+from eventlog.replication.store import PushResult
 
 log = logging.getLogger("evlog.gateway")
 
@@ -155,7 +162,13 @@ class SyncAPI:
                 Route(f"{p}/changes", self._endpoint(self.changes), methods=["POST"]),
                 Route(f"{p}/pending", self._endpoint(self.pending), methods=["POST"]),
                 Route(f"{p}/erase", self._endpoint(self.erase), methods=["POST"]),
-                Route(f"{p}/erasures", self._endpoint(self.erasures), methods=["POST"])]
+                Route(f"{p}/erasures", self._endpoint(self.erasures), methods=["POST"]),
+                Route(f"{p}/events/push", self._endpoint(self.push_events), methods=["POST"]),
+                Route(f"{p}/events/pull", self._endpoint(self.pull_events), methods=["POST"]),
+                Route(f"{p}/events/high-water", self._endpoint(self.high_water), methods=["POST"]),
+                Route(f"{p}/events/share", self._endpoint(self.share), methods=["POST"]),
+                Route(f"{p}/events/unshare", self._endpoint(self.unshare), methods=["POST"]),
+                Route(f"{p}/events/shares", self._endpoint(self.shares), methods=["GET"])]
 
     def _endpoint(self, fn: Callable[..., Any], *, auth_needed: bool = True) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
@@ -253,3 +266,37 @@ class SyncAPI:
         if b.after < 0:
             raise HTTPError(400, "after must be >= 0")
         return W.ErasuresResult([W.erasure_to_wire(e) for e in erasure.rows_after(conn, user.id, b.after)])
+
+    # -- the replicated event log (``event_store``; messages in ``http_events``) ------------------
+
+    def push_events(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> PushResult:
+        b = decode(body, HE.PushEventsBody)
+        ES.screen_envelopes(b.events, ES.max_body_bytes(self.max_packet))
+        return ES.retrying(conn, lambda cur: ES.push_events(cur, user, b.events), doing="pushing events")
+
+    def pull_events(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> msgspec.Raw:
+        b = decode(body, HE.PullEventsBody)
+        ES.check_pull(b.after, b.limit)
+        page = ES.retrying(conn, lambda cur: ES.pull_json(cur, user.id, b.after, b.limit), doing="pulling events")
+        return msgspec.Raw(ES.page_json(*page))  # a ``PullPage``, its envelopes as the database put them together
+
+    def high_water(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> HE.HighWaterResult:
+        b = decode(body, HE.HighWaterBody)
+        return HE.HighWaterResult(ES.retrying(conn, lambda cur: ES.high_water_of(cur, user.id, b.origin),
+                                              doing="reading a high water mark"))
+
+    def share(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> dict[str, Any]:
+        b = decode(body, HE.ShareBody)
+        member = normalize_email(b.member)
+        ES.retrying(conn, lambda cur: ES.share_project(cur, user, b.project, member, b.read_only),
+                    doing="sharing a project")
+        return {}
+
+    def unshare(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> HE.UnshareResult:
+        b = decode(body, HE.ShareBody)
+        member = normalize_email(b.member)
+        return HE.UnshareResult(ES.retrying(conn, lambda cur: ES.unshare_project(cur, user, b.project, member),
+                                            doing="unsharing a project"))
+
+    def shares(self, conn: Any, user: User, _token: str, _body: bytes, _request: Request) -> HE.SharesResult:
+        return HE.SharesResult(ES.retrying(conn, lambda cur: ES.shares_of(cur, user.id), doing="listing shares"))

@@ -44,6 +44,12 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   of its window: the shared, atomic login limit of every gateway process (``login_limit``).
 * ``gateway_erasures`` (m008): each ``evlog erase`` a device made at the gateway, as hashed
   names of what it removed, for every other device to apply (``eventlog.app.gateway.erasure``).
+* ``gateway_events``, ``gateway_event_position``, ``gateway_event_shares`` (m009): the
+  replicated event log (``eventlog.app.gateway.event_store``): one row per envelope, unique by
+  (``user_id``, ``origin``, ``origin_seq``), each with a ``position`` taken from the one
+  counter row inside the pushing transaction (so positions commit in order); the body is the
+  origin's bytes (LONGBLOB). Shares show one project's events (``project_hash``: SHA-256 of
+  ``project``) of an owner to a member.
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -292,6 +298,49 @@ def m008_create_gateway_erasures(cur: Any) -> None:
           PRIMARY KEY (id),
           KEY ix_gateway_erasures_user (user_id, id),
           CONSTRAINT fk_gateway_erasures_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m009_create_gateway_events(cur: Any) -> None:
+    """The replicated event log, its position counter and its project shares (``event_store``)."""
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_events (
+          position BIGINT UNSIGNED NOT NULL,
+          user_id BIGINT UNSIGNED NOT NULL,
+          origin VARCHAR(191) NOT NULL,
+          origin_seq BIGINT UNSIGNED NOT NULL,
+          hlc BIGINT UNSIGNED NOT NULL,
+          type VARCHAR(191) NOT NULL,
+          project_hash BINARY(32) NOT NULL,
+          project TEXT NOT NULL,
+          author VARCHAR(255) NOT NULL DEFAULT '',
+          body LONGBLOB NOT NULL,
+          PRIMARY KEY (position),
+          UNIQUE KEY uq_gateway_events_origin (user_id, origin, origin_seq),
+          KEY ix_gateway_events_user (user_id, position),
+          KEY ix_gateway_events_project (project_hash, user_id, position),
+          CONSTRAINT fk_gateway_events_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_event_position (
+          id TINYINT UNSIGNED NOT NULL,
+          position BIGINT UNSIGNED NOT NULL,
+          PRIMARY KEY (id)
+        ) {TABLE_OPTIONS}""")
+    cur.execute("INSERT IGNORE INTO gateway_event_position (id, position) VALUES (1, 0)")
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_event_shares (
+          owner_id BIGINT UNSIGNED NOT NULL,
+          project_hash BINARY(32) NOT NULL,
+          member_id BIGINT UNSIGNED NOT NULL,
+          project TEXT NOT NULL,
+          read_only TINYINT(1) NOT NULL DEFAULT 0,
+          PRIMARY KEY (owner_id, project_hash, member_id),
+          KEY ix_gateway_event_shares_member (member_id),
+          CONSTRAINT fk_gateway_event_shares_owner FOREIGN KEY (owner_id) REFERENCES gateway_users (id) ON DELETE CASCADE,
+          CONSTRAINT fk_gateway_event_shares_member FOREIGN KEY (member_id) REFERENCES gateway_users (id)
+            ON DELETE CASCADE
         ) {TABLE_OPTIONS}""")
 
 

@@ -1,0 +1,424 @@
+"""The gateway's event store on MySQL/MariaDB: ``MySQLEventStore``, the ``EventStore`` contract in SQL.
+
+The contract and its definition are ``eventlog.replication.store`` (``MemoryEventStore``);
+this module keeps it on the tables of migration m009 (``schema``):
+
+* **Accounts are gateway users, named by e-mail** (``users.normalize_email``): ``push`` and
+  ``share`` create a user row on first use (without a password, like ``resolve_user``); a read
+  for an e-mail no user has sees nothing. ``author`` is the pusher's e-mail unless the envelope
+  names one (as ``MemoryEventStore`` does).
+* **Positions commit in order.** A position is not an AUTO_INCREMENT: with one, two concurrent
+  pushes (or two Galera nodes, whose ``auto_increment_increment`` interleaves) can commit
+  position 6 before position 5, a pull in between returns 6 and moves its cursor past 5, and
+  5 is never pulled. Here every push first locks the one row of ``gateway_event_position``
+  (``SELECT ... FOR UPDATE``), takes the next positions from it and writes it back in the same
+  transaction, so a push that takes higher positions cannot commit before one that took lower
+  ones: every snapshot holds a prefix of the positions, and a pull's cursor (the highest
+  position of its snapshot) never passes one still in flight. On Galera the counter row is in
+  every push's write set, so two nodes that took the same positions conflict at certification
+  and one retries (``_retrying``): the cluster's commit order is the position order.
+* **Idempotent push, one transaction.** Under the counter lock the push looks up which
+  (origin, origin_seq) of the batch the account holds already (and drops repeats inside the
+  batch), inserts the rest with multi-row INSERTs (``insert_statements``) at consecutive
+  positions: no gaps, no duplicates, all or nothing. A push whose COMMIT reached the server
+  but whose answer was lost is retried and counts its envelopes as duplicates.
+* **Pull by position with ``MemoryEventStore``'s visibility rule**: the account's own
+  envelopes, and those of a shared project (non-empty ``project``) whose writer is the owner or
+  a member that may write, when the account is the owner or a member. The page and the cursor
+  come from one snapshot: with no more to read, the cursor is the highest position of the
+  snapshot, so the next pull that brings nothing is one indexed read. A page stops at
+  ``PAGE_BYTES`` of bodies (or at its first envelope, whatever its size), so a run of big bodies
+  never makes an answer the gateway cannot hold.
+* **Screened before the transaction** (``screen_envelopes``): a field the tables cannot hold,
+  a body that is not one JSON value, or one bigger than a statement takes, refuses the whole push with ``ConfigError`` naming the
+  envelope and the field; nothing is written.
+
+Transient failures (deadlock victims, Galera certification conflicts, lock wait timeouts) are
+retried with a short random back-off; a dropped connection a few times (``connection``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from eventlog.app.gateway.connection import DROPPED, DSN, TRANSIENT, Connection, Timeouts
+from eventlog.app.gateway.pool import Pool
+from eventlog.app.gateway.users import User, normalize_email, resolve_user
+from eventlog.errors import BackendError, ConfigError, NotFound
+from eventlog.replication.envelope import Replicated
+from eventlog.replication.store import PullPage, PushResult, Share
+
+T = TypeVar("T")
+
+MAX_PULL = 10_000  # envelopes one pull may ask for
+MAX_PUSH = 20_000  # envelopes one push may carry
+PAGE_BYTES = 16 * 1024 * 1024  # bodies one pull page carries at most (past its first envelope)
+MAX_INT = 2**63 - 1
+TEXT_LIMITS = {"origin": 191, "type": 191, "author": 255}  # characters (VARCHAR) of the m009 columns
+MAX_PROJECT_BYTES = 65_535  # TEXT
+ROW_FRAME = 4 * MAX_PROJECT_BYTES + 64 * 1024  # bytes of a row's statement besides its body, at most (escaped texts)
+TRANSIENT_RETRIES = 40
+DROPPED_RETRIES = 3
+
+_COLUMNS = "position, user_id, origin, origin_seq, hlc, type, project_hash, project, author, body"
+_ONE_VALUE = msgspec.json.Decoder(msgspec.Raw)
+_INSERT_HEAD = f"INSERT INTO gateway_events ({_COLUMNS}) VALUES "
+STATEMENT_BYTES = 4 * 1024 * 1024  # the size a multi-row INSERT aims at (a single bigger row goes alone)
+#: Each envelope as the JSON of ``Replicated``, put together by the server: one column to parse per row instead
+#: of eight (the driver's row parsing in Python was most of a pull), and a page the HTTP API sends as it is.
+_ENVELOPE_JSON = ("CONCAT('{\"origin\":', JSON_QUOTE(origin), ',\"origin_seq\":', origin_seq, ',\"hlc\":', hlc, "
+                  "',\"type\":', JSON_QUOTE(type), ',\"body\":', body, ',\"project\":', JSON_QUOTE(project), "
+                  "',\"author\":', JSON_QUOTE(author), '}')")
+_SELECT = f"SELECT position, {_ENVELOPE_JSON} FROM gateway_events"
+_PAGE = msgspec.json.Decoder(list[Replicated])
+
+
+def project_hash(project: str) -> bytes:
+    """What the tables index a project by (SHA-256 of its UTF-8)."""
+    return hashlib.sha256(project.encode()).digest()
+
+
+# --------------------------------------------------------------------------- the screen
+
+
+def _text_problem(name: str, value: str, *, empty_ok: bool) -> str | None:
+    if not value and not empty_ok:
+        return f"{name} is empty"
+    if len(value) > TEXT_LIMITS[name]:
+        return f"{name} is {len(value)} characters, over {TEXT_LIMITS[name]}"
+    return None
+
+
+def envelope_problem(ev: Replicated, max_body: int) -> str | None:
+    """Why the event tables cannot hold ``ev`` (field named), or None."""
+    try:
+        for name in ("origin", "type", "author", "project"):
+            getattr(ev, name).encode()
+    except UnicodeEncodeError:
+        return f"{name} is not valid Unicode text (a lone surrogate)"
+    problem = (_text_problem("origin", ev.origin, empty_ok=False) or _text_problem("type", ev.type, empty_ok=False)
+               or _text_problem("author", ev.author, empty_ok=True))
+    if problem:
+        return problem
+    for name in ("origin_seq", "hlc"):
+        value = getattr(ev, name)
+        if not 0 <= value <= MAX_INT:
+            return f"{name} {value} is outside 0..{MAX_INT}"
+    if len(ev.project.encode()) > MAX_PROJECT_BYTES:
+        return f"project is over {MAX_PROJECT_BYTES} bytes"
+    if len(ev.body) > max_body:
+        return f"body is {len(ev.body)} bytes, over the {max_body} one statement of this database takes"
+    try:
+        _ONE_VALUE.decode(ev.body)
+    except msgspec.DecodeError as e:
+        return f"body is not one JSON value ({e})"
+    return None
+
+
+def screen_envelopes(events: Sequence[Replicated], max_body: int) -> None:
+    """``ConfigError`` naming the first envelope (index, origin, seq) and field the tables cannot hold."""
+    if len(events) > MAX_PUSH:
+        raise ConfigError(f"at most {MAX_PUSH} envelopes per push (got {len(events)})")
+    for i, ev in enumerate(events):
+        problem = envelope_problem(ev, max_body)
+        if problem:
+            raise ConfigError(f"envelope {i} (origin {ev.origin[:80]!r}, origin_seq {ev.origin_seq}): {problem}; "
+                              "nothing of this push was stored")
+
+
+def max_body_bytes(max_packet: int) -> int:
+    """The biggest body an envelope may have on a server whose ``max_allowed_packet`` is ``max_packet``: it
+    travels as hex (twice its size) in one statement, next to at most ``ROW_FRAME`` bytes of the other fields."""
+    return max(0, (max_packet - ROW_FRAME) // 2)
+
+
+def check_pull(after: int, limit: int) -> None:
+    """``ConfigError`` unless ``after`` >= 0 and ``limit`` is in 1..MAX_PULL."""
+    if after < 0 or not 1 <= limit <= MAX_PULL:
+        raise ConfigError(f"a pull needs after >= 0 and limit in 1..{MAX_PULL} (got after={after}, limit={limit})")
+
+
+# --------------------------------------------------------------------------- the operations (inside a transaction)
+
+
+def _held(cur: Any, user_id: int, events: Sequence[Replicated]) -> set[tuple[str, int]]:
+    """The (origin, origin_seq) of ``events`` the account holds already."""
+    by_origin: dict[str, list[int]] = {}
+    for ev in events:
+        by_origin.setdefault(ev.origin, []).append(ev.origin_seq)
+    held: set[tuple[str, int]] = set()
+    for origin, seqs in by_origin.items():
+        for i in range(0, len(seqs), 1000):
+            chunk = seqs[i:i + 1000]
+            cur.execute(f"SELECT origin_seq FROM gateway_events WHERE user_id = %s AND origin = %s "
+                        f"AND origin_seq IN ({', '.join(['%s'] * len(chunk))})", (user_id, origin, *chunk))
+            held.update((origin, int(r[0])) for r in cur.fetchall())
+    return held
+
+
+def insert_statements(escape: Callable[[str], str], user: User, top: int, events: list[Replicated],
+                      max_bytes: int = STATEMENT_BYTES) -> Iterator[str]:
+    """Multi-row INSERTs of ``events`` at positions ``top + 1``... (each about ``max_bytes`` at most).
+
+    Rendered here rather than by the driver's ``executemany``, whose per-value escaping in
+    Python took half of a push: bodies and hashes go as hex literals, and the few distinct
+    texts (origin, type, project, author) are escaped once per batch.
+    """
+    quoted: dict[str, str] = {}
+
+    def q(text: str) -> str:
+        if text not in quoted:
+            quoted[text] = escape(text)
+        return quoted[text]
+
+    hashes: dict[str, str] = {}
+    parts: list[str] = []
+    size = 0
+    for i, ev in enumerate(events, top + 1):
+        if ev.project not in hashes:
+            hashes[ev.project] = project_hash(ev.project).hex()
+        row = (f"({i},{user.id},{q(ev.origin)},{ev.origin_seq},{ev.hlc},{q(ev.type)},X'{hashes[ev.project]}',"
+               f"{q(ev.project)},{q(ev.author or user.email)},X'{bytes(ev.body).hex()}')")
+        if parts and size + len(row) > max_bytes:
+            yield _INSERT_HEAD + ",".join(parts)
+            parts, size = [], 0
+        parts.append(row)
+        size += len(row) + 1
+    if parts:
+        yield _INSERT_HEAD + ",".join(parts)
+
+
+def push_events(cur: Any, account: User | str, events: Sequence[Replicated]) -> PushResult:
+    """Store the envelopes ``account`` does not hold yet, at the next positions (see the module docstring).
+
+    Takes the counter lock first, so that this transaction's snapshot is read after every push
+    that committed before it (``account`` as an e-mail is resolved, created if new, under it).
+    """
+    cur.execute("SELECT position FROM gateway_event_position WHERE id = 1 FOR UPDATE")
+    row = cur.fetchone()
+    if row is None:
+        raise BackendError("the gateway's event position counter is missing (migration m009 not applied?)")
+    top = int(row[0])
+    user = account if isinstance(account, User) else resolve_user(cur, account)
+    held = _held(cur, user.id, events)
+    fresh: list[Replicated] = []
+    for ev in events:
+        if ev.key not in held:
+            held.add(ev.key)
+            fresh.append(ev)
+    if fresh:
+        for stmt in insert_statements(cur.connection.escape, user, top, fresh):
+            cur.execute(stmt)
+        top += len(fresh)
+        cur.execute("UPDATE gateway_event_position SET position = %s WHERE id = 1", (top,))
+    return PushResult(len(fresh), len(events) - len(fresh), top)
+
+
+def _shared_writers(cur: Any, user_id: int) -> list[tuple[bytes, int]]:
+    """(project_hash, writer id) pairs whose envelopes ``user_id`` sees besides its own."""
+    cur.execute("SELECT DISTINCT owner_id, project_hash FROM gateway_event_shares "
+                "WHERE (member_id = %s OR owner_id = %s) AND project <> ''", (user_id, user_id))
+    groups = [(int(o), bytes(h)) for o, h in cur.fetchall()]
+    if not groups:
+        return []
+    cur.execute("SELECT project_hash, member_id, read_only FROM gateway_event_shares "
+                f"WHERE (owner_id, project_hash) IN ({', '.join(['(%s, %s)'] * len(groups))})",
+                tuple(v for g in groups for v in g))
+    pairs = {(h, owner) for owner, h in groups}
+    pairs.update((bytes(h), int(member)) for h, member, read_only in cur.fetchall() if not read_only)
+    return sorted(p for p in pairs if p[1] != user_id)
+
+
+def _visible_where(cur: Any, user_id: int) -> tuple[str, list[Any]]:
+    """The SQL condition (and its parameters) of the envelopes ``user_id`` sees."""
+    pairs = _shared_writers(cur, user_id)
+    where = "user_id = %s"
+    params: list[Any] = [user_id]
+    if pairs:
+        where += f" OR (project_hash, user_id) IN ({', '.join(['(%s, %s)'] * len(pairs))})"
+        params += [v for p in pairs for v in p]
+    return where, params
+
+
+def pull_json(cur: Any, user_id: int, after: int, limit: int,
+              max_bytes: int | None = None) -> tuple[list[bytes], int, bool]:
+    """``pull_events`` as the envelopes' JSON (one ``Replicated`` object each), the cursor and whether more wait.
+
+    A page holds at most ``limit`` envelopes and, past its first, at most ``max_bytes`` of bodies: the
+    positions and body sizes are read first, then the JSON of the envelopes that fit (one snapshot).
+    """
+    budget = PAGE_BYTES if max_bytes is None else max_bytes
+    where, params = _visible_where(cur, user_id)
+    cur.execute(f"SELECT position, LENGTH(body) FROM gateway_events WHERE position > %s AND ({where}) "
+                "ORDER BY position LIMIT %s", (after, *params, limit + 1))
+    sizes = cur.fetchall()
+    take, total = 0, 0
+    while take < min(limit, len(sizes)) and (take == 0 or total + int(sizes[take][1]) <= budget):
+        total += int(sizes[take][1])
+        take += 1
+    events: list[bytes] = []
+    if take:
+        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}) ORDER BY position",
+                    (after, int(sizes[take - 1][0]), *params))
+        events = [bytes(r[1]) for r in cur.fetchall()]
+    if take < len(sizes):
+        return events, int(sizes[take - 1][0]), True
+    cur.execute("SELECT COALESCE(MAX(position), 0) FROM gateway_events")
+    return events, max(after, int(cur.fetchone()[0])), False
+
+
+def pull_events(cur: Any, user_id: int, after: int, limit: int) -> PullPage:
+    """The envelopes visible to ``user_id`` above position ``after`` (one snapshot; see the module docstring)."""
+    events, cursor, more = pull_json(cur, user_id, after, limit)
+    return PullPage(_PAGE.decode(b"[" + b",".join(events) + b"]"), cursor, more)
+
+
+def page_json(events: list[bytes], cursor: int, more: bool) -> bytes:
+    """The JSON of a ``PullPage`` of these envelopes (what the HTTP API answers), without decoding them."""
+    return b'{"events":[' + b",".join(events) + b'],"cursor":%d,"more":%s}' % (cursor, b"true" if more else b"false")
+
+
+def high_water_of(cur: Any, user_id: int, origin: str) -> int:
+    """The highest origin_seq of ``origin`` the account holds (0 if none)."""
+    cur.execute("SELECT COALESCE(MAX(origin_seq), 0) FROM gateway_events WHERE user_id = %s AND origin = %s",
+                (user_id, origin))
+    return int(cur.fetchone()[0])
+
+
+def share_project(cur: Any, owner: User, project: str, member: str, read_only: bool) -> None:
+    """Show ``owner``'s ``project`` to ``member`` (an e-mail; the user is created if new)."""
+    if len(project.encode()) > MAX_PROJECT_BYTES:
+        raise ConfigError(f"project is over {MAX_PROJECT_BYTES} bytes")
+    m = resolve_user(cur, member)
+    cur.execute("INSERT INTO gateway_event_shares (owner_id, project_hash, member_id, project, read_only) "
+                "VALUES (%s, %s, %s, %s, %s) ON DUPLICATE KEY UPDATE read_only = VALUES(read_only)",
+                (owner.id, project_hash(project), m.id, project, int(read_only)))
+
+
+def unshare_project(cur: Any, owner: User, project: str, member: str) -> bool:
+    """Stop showing ``owner``'s ``project`` to ``member``; True if it was shown."""
+    m = _find_user(cur, member)
+    if m is None:
+        return False
+    return bool(cur.execute("DELETE FROM gateway_event_shares WHERE owner_id = %s AND project_hash = %s AND member_id = %s",
+                            (owner.id, project_hash(project), m.id)))
+
+
+def shares_of(cur: Any, user_id: int) -> list[Share]:
+    """Every share ``user_id`` owns or is a member of (by owner, project, member)."""
+    cur.execute("SELECT o.email, s.project, m.email, s.read_only FROM gateway_event_shares s "
+                "JOIN gateway_users o ON o.id = s.owner_id JOIN gateway_users m ON m.id = s.member_id "
+                "WHERE s.owner_id = %s OR s.member_id = %s ORDER BY o.email, s.project, m.email", (user_id, user_id))
+    return [Share(o, p, m, bool(ro)) for o, p, m, ro in cur.fetchall()]
+
+
+def _find_user(cur: Any, account: str) -> User | None:
+    try:
+        return resolve_user(cur, normalize_email(account), create=False)
+    except NotFound:
+        return None
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def _code(e: BaseException | None) -> int:
+    args: tuple[Any, ...] = getattr(e, "args", ())
+    return args[0] if args and isinstance(args[0], int) else 0
+
+
+def retrying(conn: Connection, fn: Callable[[Any], T], *, doing: str) -> T:
+    """``conn.transaction(fn)``, run again after a deadlock, certification conflict or lock timeout (many times,
+    with a random back-off) or a dropped connection (a few times)."""
+    transient = dropped = 0
+    while True:
+        try:
+            return conn.transaction(fn, doing=doing)
+        except BackendError as e:
+            code = _code(e.__cause__)
+            if code in TRANSIENT and transient < TRANSIENT_RETRIES:
+                transient += 1
+            elif code in DROPPED and dropped < DROPPED_RETRIES:
+                dropped += 1
+            else:
+                raise
+            time.sleep(random.uniform(0, min(0.2, 0.002 * 2 ** min(transient + dropped, 10))))
+
+
+class MySQLEventStore:
+    """``EventStore`` on a MySQL/MariaDB gateway database (see the module docstring). Thread-safe.
+
+    ``before_commit`` (fault injection for tests) runs inside each push's transaction, after
+    its envelopes are inserted and before it commits.
+    """
+
+    def __init__(self, dsn: str | DSN | Pool | None = None, *, pool_size: int = 8, timeouts: Timeouts | None = None,
+                 before_commit: Callable[[], None] | None = None) -> None:
+        self.pool = dsn if isinstance(dsn, Pool) else Pool(dsn, size=pool_size, timeouts=timeouts)
+        self.pool.migrate()
+        self.before_commit = before_commit
+        self._max_body: int | None = None
+
+    def max_body(self) -> int:
+        """The biggest envelope body one statement of this database takes (``max_body_bytes``)."""
+        if self._max_body is None:
+            self._max_body = max_body_bytes(self.pool.max_packet)
+        return self._max_body
+
+    def push(self, account: str, events: Sequence[Replicated]) -> PushResult:
+        screen_envelopes(events, self.max_body())
+        email = normalize_email(account)
+
+        def run(cur: Any) -> PushResult:
+            result = push_events(cur, email, events)
+            if self.before_commit is not None:
+                self.before_commit()
+            return result
+
+        with self.pool.connection() as conn:
+            return retrying(conn, run, doing="pushing events")
+
+    def _read(self, account: str, fn: Callable[[Any, int], T], doing: str) -> T:
+        email = normalize_email(account)
+
+        def run(cur: Any) -> T:
+            user = _find_user(cur, email)
+            return fn(cur, user.id if user else 0)  # no user has id 0: an unknown account sees nothing
+
+        with self.pool.connection() as conn:
+            return retrying(conn, run, doing=doing)
+
+    def pull(self, account: str, after: int, limit: int = 1000) -> PullPage:
+        check_pull(after, limit)
+        return self._read(account, lambda cur, uid: pull_events(cur, uid, after, limit), "pulling events")
+
+    def high_water(self, account: str, origin: str) -> int:
+        return self._read(account, lambda cur, uid: high_water_of(cur, uid, origin), "reading a high water mark")
+
+    def shares(self, account: str) -> list[Share]:
+        return self._read(account, shares_of, "listing shares")
+
+    def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None:
+        o, m = normalize_email(owner), normalize_email(member)
+        with self.pool.connection() as conn:
+            retrying(conn, lambda cur: share_project(cur, resolve_user(cur, o), project, m, read_only),
+                     doing="sharing a project")
+
+    def unshare(self, owner: str, project: str, member: str) -> bool:
+        o, m = normalize_email(owner), normalize_email(member)
+
+        def run(cur: Any) -> bool:
+            user = _find_user(cur, o)
+            return user is not None and unshare_project(cur, user, project, m)
+
+        with self.pool.connection() as conn:
+            return retrying(conn, run, doing="unsharing a project")
+
+    def close(self) -> None:
+        self.pool.close()
