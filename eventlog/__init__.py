@@ -2,10 +2,10 @@
 
     import eventlog
 
-    eventlog.init_workspace("/tmp/ws")
-    with eventlog.open_session_store("/tmp/ws") as store:            # what an agent loop embeds
+    eventlog.init_workspace("my-workspace")
+    with eventlog.open_session_store("my-workspace") as store:            # what an agent loop embeds
         store.add_message("cli:me", "user", "I prefer pytest over unittest.")
-    with eventlog.open_workspace("/tmp/ws", writable=True) as ws:
+    with eventlog.open_workspace("my-workspace", writable=True) as ws:
         eventlog.remember(ws, "We deploy on Fridays.")                # a note for Dream
         eventlog.run(ws, "dream", llm=eventlog.make_llm("offline"))   # any registered processor
         eventlog.memory.facts(ws)                                     # facts, forget, edit, pin...

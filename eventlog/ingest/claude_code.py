@@ -24,7 +24,9 @@ Session metadata: ``source_format``, ``sessionId``, and the first ``cwd``,
 ``sidechain_root``, ``warmup`` for subagents. ``project`` is the session's first
 ``cwd`` (an inline sidechain takes its parent's, as the agent may have changed
 directory), unless ``--project`` is given; ``created_at`` is the earliest message
-timestamp; the title is empty until a summary sets it.
+timestamp; the title is empty until a summary sets it (listings show the first real user
+request first: ``projections.sessions.shown_title``; a summary only fills in for a session
+without one).
 
 **Messages**, in file order. Branches (rewinds, resumes: several children of one
 parent) are flattened in file order; ``uuid`` and ``parentUuid`` stay in ``extra`` so
