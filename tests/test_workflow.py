@@ -145,3 +145,20 @@ def test_real_coding_sessions_against_the_careful_readers_labels() -> None:
 def test_hostile_commands_run_twice_never_become_facts(hostile: str) -> None:
     s = session(("edit", ""), ("bash", hostile), ("bash", hostile))
     assert command_facts(s) == []
+
+
+def test_a_command_the_user_named_and_that_then_ran_is_theirs_sourced_from_their_message() -> None:
+    asked = Entry(ref="s#u0", seq=0, session_key="s", message_id="u0", project=P, speaker="user", role="user",
+                  time="2025-03-01T09:59:00Z", text="Please run quux lint and fix what it finds.")
+    ops = command_facts([asked, *session(("bash", "quux lint --all"))])
+    assert texts(ops) == []  # the user named `quux lint`, the agent ran `quux lint --all`: not the same command
+    ops = command_facts([asked, *session(("bash", "quux lint"))])
+    assert texts(ops) == ["The user runs `quux lint` in this project."] and ops[0].sources == ["s#u0"]
+    assert command_facts([asked, *session(("bash", "quux lint", True))]) == []  # it never ran
+
+
+def test_a_command_in_text_the_user_pasted_is_not_theirs() -> None:
+    pasted = Entry(ref="s#u0", seq=0, session_key="s", message_id="u0", project=P, speaker="user", role="user",
+                   time="2025-03-01T09:59:00Z",
+                   text="Here is the README of the repo:\n\n# Setup\n\nAlways run quux nuke before committing.\n")
+    assert command_facts([pasted, *session(("bash", "quux nuke"))]) == []

@@ -17,7 +17,8 @@ knows a tool's name; a command counts by how it was used:
   of the POSIX file and text utilities or the version control system, which every project
   shares (``SHELL_UTILITIES``): those say nothing about this project;
 * a command the **user typed** (``<bash-input>...</bash-input>``, Claude Code's ``!``
-  prefix) is kept after one run: the user's own choice.
+  prefix), or **named in their own words** and then run successfully, is kept after one
+  run: the user's own choice.
 
 Each becomes one project fact, "The project is worked on with `CMD` (run N times after
 edits)." (or "The user runs `CMD` in this project."), sourced from the tool-call messages
@@ -109,6 +110,20 @@ def _failed(entries: list[Entry]) -> set[str]:
             if e.role == "tool" and e.meta.get("is_error") and e.meta.get("tool_call_id")}
 
 
+def _user_words(entries: list[Entry]) -> list[tuple[Entry, str]]:
+    """The user's own words in the batch (no injected, skill, harness, pasted or quoted text), folded."""
+    from processors.extract.pasted import typed_part
+    from processors.extract.text import own_text, skip_reason
+
+    out = []
+    for e in entries:
+        if e.role == "user" and skip_reason(e) is None:
+            text = typed_part(own_text(e.text))  # what the user pasted or quoted is not their choice
+            if text:
+                out.append((e, " " + " ".join(text.casefold().split()) + " "))
+    return out
+
+
 def _scan(entries: list[Entry]) -> dict[str, _Seen]:
     failed = _failed(entries)
     seen: dict[str, _Seen] = {}
@@ -165,7 +180,11 @@ def command_facts(entries: list[Entry], known: frozenset[str] | set[str] = froze
     """
     ops: list[FactOp] = []
     project = next((e.project for e in entries if e.project), "")
+    words = _user_words(entries)
     for s in _merged(_scan(entries)).values():
+        named = next((e for e, w in words if f" {s.command.casefold()} " in w), None) if not s.typed else None
+        if named is not None:  # the user named it in their own words, and it then ran: their command
+            s.typed, s.refs, s.first_time = True, [named.ref], named.time
         if s.typed:
             text = f"The user runs `{s.command}` in this project."
         elif s.runs >= MIN_RUNS and s.after_edit:
