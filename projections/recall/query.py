@@ -76,7 +76,10 @@ def split_question(text: str) -> Question:
     q.cjk = [m.group() for m in CJK_RUN.finditer(text)]
     rest = CJK_RUN.sub(" ", text) if q.cjk else text
     for w in WORD.findall(rest):
-        low = w.lower()  # the tokenizer folds the rest (it knows µ from μ and ß from ss better than casefold)
+        # ASCII is lower-cased here; the tokenizer folds the rest (it knows µ from μ and ß from ss better
+        # than casefold, and leaves alone what its Unicode 6.1 tables do not fold, such as Cherokee, which
+        # str.lower() would turn into letters the index never holds)
+        low = w.lower() if w.isascii() else w
         q.all_words.append(low)
         if fold(w) not in NOT_TERMS:
             q.words.append(low)

@@ -579,7 +579,7 @@ class _Search:
                         if not any(p in low for p in prefixes):
                             continue
                     else:
-                        found += [(at + m.start(), at + m.end(), m.group().lower())
+                        found += [(at + m.start(), at + m.end(), m.group())  # folded by the tokenizer's stem
                                   for m in _NON_ASCII_WORD.finditer(text) if not _CJK_ONLY(m.group())]
                     parts.append(text)
                     owners.append((d, in_aux))
