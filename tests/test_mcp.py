@@ -125,9 +125,9 @@ def test_every_tool_returns_schema_valid_results(filled, tmp_path) -> None:
         got["why"] = await c.ok("why", {"text": "pytest"})
         fid = got["why"]["explanations"][0]["fact_id"]
         got["why_id"] = await c.ok("why", {"fact_id": fid})
-        got["remember"] = await c.ok("remember", {"text": "The deploy script lives in bin/deploy", "project": PROJECT})
+        got["remember"] = await c.ok("remember", {"text": "The deploy script lives in bin/deploy"})
         got["remember_again"] = await c.ok("remember", {"text": "The deploy script lives in bin/deploy",
-                                                        "project": PROJECT})
+                                                        "project": REPO})  # the calling project, named
         got["forget"] = await c.ok("forget", {"match": "commit messages", "reason": "wrong"})
         got["forget_again"] = await c.ok("forget", {"fact_id": got["forget"]["forgotten"][0]["fact_id"]})
         return got
@@ -154,6 +154,41 @@ def test_every_tool_returns_schema_valid_results(filled, tmp_path) -> None:
     ws = Workspace.open(home)
     try:
         assert "commit messages" not in ws.memory.rendered("").decode()
+    finally:
+        ws.close()
+
+
+def test_an_agent_writes_only_to_the_project_it_works_in_and_forgets_within_a_budget(tmp_path) -> None:
+    """The server's calling project is the git repository of the directory it was started in (REPO here): a note
+    for another project is refused, another project's facts are not forgotten, edited or pinned, and one server
+    (one agent session) forgets at most 5 facts, at most 3 a call (eventlog.app.memory's agent rules)."""
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    with Workspace.open(home, writable=True) as ws:
+        other = memory.add(ws, "Spotter is a Phoenix LiveView app", section="Project Context", project=PROJECT)
+        mine = [memory.add(ws, f"The repository's tool number {i} is configured in tools/{i}.toml",
+                           section="Project Context", project=REPO) for i in range(7)]
+
+    async def body(client: Client) -> dict[str, Any]:
+        c = await checked(client)
+        out: dict[str, Any] = {}
+        out["elsewhere"] = await c.error("remember", {"text": "The deploy script lives in bin/deploy", "project": PROJECT})
+        out["forget_other"] = await c.error("forget", {"fact_id": other})
+        out["edit_other"] = await c.error("edit_fact", {"fact_id": other, "text": "Spotter is a Rails app"})
+        out["pin_other"] = await c.error("pin_fact", {"fact_id": other})
+        out["forgot"] = [await c.ok("forget", {"fact_id": fid}) for fid in mine[:5]]
+        out["over_budget"] = await c.error("forget", {"fact_id": mine[5]})
+        return out
+
+    got = with_server(home, body)
+    assert "project" in got["elsewhere"] and "project" in got["forget_other"]
+    assert PROJECT in got["edit_other"] and PROJECT in got["pin_other"]
+    assert [f["forgotten"][0]["fact_id"] for f in got["forgot"]] == mine[:5]
+    assert "may forget 0 more" in got["over_budget"]
+    ws = Workspace.open(home)
+    try:
+        assert memory.find(ws, other).state == "active" and memory.find(ws, mine[5]).state == "active"
+        assert "Phoenix LiveView" in ws.memory.rendered(PROJECT).decode()
     finally:
         ws.close()
 
@@ -443,7 +478,7 @@ def test_agents_edit_and_pin_facts_within_the_rules_of_their_notes(tmp_path) -> 
     home = str(tmp_path / "ws")
     init_workspace(home)
     with Workspace.open(home, writable=True) as ws:
-        proj = memory.add(ws, "Spotter runs on Postgres 15", section="Project Context", project=PROJECT)
+        proj = memory.add(ws, "Spotter runs on Postgres 15", section="Project Context", project=REPO)
         user = memory.add(ws, "The user prefers tabs", section="Preferences")
 
     async def body(client: Client) -> dict[str, Any]:
@@ -461,7 +496,7 @@ def test_agents_edit_and_pin_facts_within_the_rules_of_their_notes(tmp_path) -> 
                 "repin": await c.ok("pin_fact", {"fact_id": proj})}
 
     got = with_server(home, body)
-    assert got["edit"] == {"fact_id": proj, "text": "Spotter runs on Postgres 16", "changed": True, "file": PROJECT}
+    assert got["edit"] == {"fact_id": proj, "text": "Spotter runs on Postgres 16", "changed": True, "file": REPO}
     assert not got["again"]["changed"]
     assert "global MEMORY.md" in got["user"] and "evlog memory edit" in got["user"]
     assert "about the user" in got["claim"] and "standing instruction" in got["order"] and "secret" in got["secret"]
@@ -472,4 +507,4 @@ def test_agents_edit_and_pin_facts_within_the_rules_of_their_notes(tmp_path) -> 
         f, u = ws.memory.get(proj), ws.memory.get(user)
         assert f is not None and u is not None
         assert f.text == "Spotter runs on Postgres 16" and f.edits == 1 and f.pinned and u.text == "The user prefers tabs"
-        assert "Spotter runs on Postgres 16" in ws.memory.rendered(PROJECT).decode()
+        assert "Spotter runs on Postgres 16" in ws.memory.rendered(REPO).decode()

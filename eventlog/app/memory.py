@@ -175,7 +175,7 @@ def calling_project(cwd: str) -> str:
     return place.top if place is not None else cwd
 
 
-def _is_calling_project(session: AgentSession, project: str) -> bool:
+def is_calling_project(session: AgentSession, project: str) -> bool:
     """Whether ``project`` is the session's project: the same path, a directory in it, or the same repository."""
     from eventlog.app.repo_identity import IdentityCache, keys_of, same_project
 
@@ -200,7 +200,7 @@ def agent_remember(ws: Workspace, text: str, *, session: AgentSession, project: 
     target = session.project
     if project is not None and project.strip():
         wanted = os.path.normpath(os.path.abspath(os.path.expanduser(project.strip())))
-        if not _is_calling_project(session, wanted):
+        if not is_calling_project(session, wanted):
             raise InvalidEventError(f"an agent can only remember for the project it works in ({session.project}), "
                                     f"not {wanted}; the user can add it there with 'evlog remember --project'")
         target = wanted
@@ -221,7 +221,7 @@ def agent_forget(ws: Workspace, fact_ids: list[str], *, session: AgentSession, r
     with ws.lock:
         found = [find(ws, fid) for fid in ids]
         for f in found:
-            if f.target and not _is_calling_project(session, f.target):
+            if f.target and not is_calling_project(session, f.target):
                 raise InvalidEventError(f"fact {f.fact_id} belongs to the project {f.target}, not to the one this "
                                         f"agent works in ({session.project}); nothing forgotten")
         todo = [f.fact_id for f in found if f.state == "active"]

@@ -281,6 +281,28 @@ class Backend:
         self._ws: Any = None
         self._lock = threading.RLock()
         self._ranked: dict[str, list[Any]] = {}  # recall request -> its hits so far: pages never repeat a hit
+        self._agent: Any = None  # eventlog.app.memory.AgentSession: one server process is one agent session
+
+    def agent(self) -> Any:
+        """The agent session of this server: its calling project (the git repository of the directory the client
+        started the server in) and what it may still forget (``eventlog.app.memory.AgentSession``)."""
+        from eventlog.app import memory
+
+        if self._agent is None:
+            self._agent = memory.AgentSession(memory.calling_project(os.getcwd()))
+        return self._agent
+
+    def _own_project_fact(self, fact: Any, doing: str, command: str) -> None:
+        """Refuse ``doing`` on a fact of another project than the agent's (or of the global file)."""
+        from eventlog.app import memory
+        from eventlog.errors import InvalidEventError
+
+        if not fact.target:
+            raise InvalidEventError(f"fact {fact.fact_id!r} is in the global MEMORY.md (facts about the user): an agent "
+                                    f"{doing} project facts only; the user does, with '{command}'")
+        if not memory.is_calling_project(self.agent(), fact.target):
+            raise InvalidEventError(f"fact {fact.fact_id!r} belongs to the project {fact.target}, not to the one this "
+                                    f"agent works in ({self.agent().project}): nothing changed")
 
     # the workspace is opened on first use and again after a writer failure (or a reader's call)
     def ws(self, *, write: bool = True) -> Any:
@@ -370,15 +392,15 @@ class Backend:
         return pack(hits, max(tokens, 100), query)
 
     def remember(self, text: str, project: str | None = None) -> RememberResult:
+        from eventlog.app import memory
         from eventlog.errors import InvalidEventError
-        from processors.dream import remember
 
         if len(text) > MAX_REMEMBER_CHARS:
             raise InvalidEventError(f"the note is {len(text)} characters; at most {MAX_REMEMBER_CHARS}: remember "
                                     "one thing at a time")
         ws = self.ws()
         end = ws.log.last_seq
-        seq = remember(ws, text, project=_norm_project(project) or "", by="agent")
+        seq = memory.agent_remember(ws, text, session=self.agent(), project=_norm_project(project))
         new = seq > end
         return {"seq": seq, "new": new,
                 "note": ("noted; Dream learns from it at its next run (the daemon, or 'evlog run dream')" if new
@@ -401,7 +423,8 @@ class Backend:
                 listed = "; ".join(f"{f.fact_id}: {clip(f.text, 80)[0]}" for f in facts[:10])
                 raise InvalidEventError(f"{len(facts)} active facts contain {match!r}, more than {MAX_FORGET_MATCHES}: "
                                         f"forget them by fact_id ({listed}{'; ...' if len(facts) > 10 else ''})")
-        done = set(memory.forget(ws, [f.fact_id for f in facts], reason=reason or "forgotten through MCP", by="agent"))
+        done = set(memory.agent_forget(ws, [f.fact_id for f in facts], session=self.agent(),
+                                       reason=reason or "forgotten through MCP"))
         return {"forgotten": [{"fact_id": f.fact_id, "text": f.text, "file": f.target or "global"}
                               for f in facts if f.fact_id in done],
                 "already_forgotten": [f.fact_id for f in facts if f.fact_id not in done]}
@@ -502,9 +525,7 @@ class Backend:
         if f.state != "active":
             raise InvalidEventError(f"fact {fact_id!r} is {f.state}: only active facts are edited (why shows its "
                                     "history)")
-        if not f.target:
-            raise InvalidEventError(f"fact {fact_id!r} is in the global MEMORY.md (facts about the user): an agent "
-                                    "edits project facts only; the user edits it with 'evlog memory edit'")
+        self._own_project_fact(f, "edits", "evlog memory edit")
         verdict = agent_note_verdict(text, f.target)  # the rules of an agent's notes hold for its edits too
         if not verdict.kept:
             raise InvalidEventError(f"edit {verdict.reason}")
@@ -516,6 +537,9 @@ class Backend:
         from eventlog.app import memory
 
         ws = self.ws()
+        fact = memory.find(ws, fact_id)
+        if fact.target:  # the user's global facts may be pinned; another project's may not
+            self._own_project_fact(fact, "pins", "evlog memory pin")
         changed = memory.pin(ws, fact_id, pinned)
         f = memory.find(ws, fact_id)
         return {"fact_id": fact_id, "pinned": f.pinned, "state": f.state, "changed": changed}
