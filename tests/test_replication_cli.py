@@ -11,11 +11,11 @@ import os
 
 import pytest
 
+from eventlog.app import event_stores as stores
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.cli import cli
 from eventlog.errors import ConfigError
 from eventlog.events import MemoryAppended, SessionCreated
-from eventlog.replication import stores
 from eventlog.replication.store import MemoryEventStore
 
 DSN = "mysql://evlog@127.0.0.1:3306/evlog"

@@ -90,8 +90,8 @@ events_option = click.option(
 def _sync_events(ctx: click.Context, direction: str, gateway: str | None, dsn: str | None, user: str | None,
                  as_json: bool) -> None:
     """``push --events`` / ``pull --events``: the library's ``replication.sync.push``/``pull``."""
+    from eventlog.app.event_stores import open_store
     from eventlog.replication import sync as replication
-    from eventlog.replication.stores import open_store
 
     way = _target(ctx, gateway, dsn, user)
     with open_workspace(ctx, writable=True) as ws:
@@ -295,7 +295,7 @@ def sync_unshare(ctx: click.Context, project_dir: str, email: str, gateway: str 
 
 def _with_store(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
                 fn: Callable[[Any], Any]) -> Any:
-    from eventlog.replication.stores import open_store
+    from eventlog.app.event_stores import open_store
 
     way = _target(ctx, gateway, dsn, user)
     with open_workspace(ctx) as ws:

@@ -1,4 +1,4 @@
-"""Which event store a device syncs its log with: the gateway's HTTP API or its database.
+"""Which event store a device syncs its log with (issue 22): the gateway's HTTP API or its database.
 
 ``open_store(home, gateway=URL)`` uses the token ``evlog sync login`` keeps for that gateway
 (the account is the token's); ``open_store(home, dsn=URL, user=EMAIL)`` talks to the database
