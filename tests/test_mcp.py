@@ -508,3 +508,26 @@ def test_agents_edit_and_pin_facts_within_the_rules_of_their_notes(tmp_path) -> 
         assert f is not None and u is not None
         assert f.text == "Spotter runs on Postgres 16" and f.edits == 1 and f.pinned and u.text == "The user prefers tabs"
         assert "Spotter runs on Postgres 16" in ws.memory.rendered(REPO).decode()
+
+
+def test_sessions_are_titled_by_their_first_real_request(tmp_path) -> None:
+    """The sessions tool shows the title a person recognises (projections.sessions.shown_title), not the last
+    message or a harness wrapper."""
+    from eventlog.app.agents.mcp import Backend
+    from eventlog.events import MessageAppended, SessionCreated
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    with Workspace.open(home, writable=True) as ws:
+        ws.append([SessionCreated(session_key="s1"),
+                   MessageAppended(session_key="s1", message_id="m1", role="user",
+                                   content="<command-name>/clear</command-name>"),
+                   MessageAppended(session_key="s1", message_id="m2", role="user", content="Fix the login bug please"),
+                   MessageAppended(session_key="s1", message_id="m3", role="assistant",
+                                   content="Perfect! Now I have all the information needed.")])
+    backend = Backend(home)
+    try:
+        [row] = backend.sessions()["sessions"]
+    finally:
+        backend.close()
+    assert row["title"] == "Fix the login bug please"

@@ -696,8 +696,10 @@ def _explanation(ex: Any) -> Explanation:
 
 
 def _session_row(s: Any) -> SessionRow:
+    from projections.sessions import shown_title
+
     fmt = s.metadata.get("source_format") if isinstance(s.metadata, dict) else ""
-    return {"key": s.key, "title": clip(s.title, 200)[0], "preview": clip(s.preview, 200)[0], "project": s.project,
+    return {"key": s.key, "title": clip(shown_title(s) or s.title, 200)[0], "preview": clip(s.preview, 200)[0], "project": s.project,
             "created_at": s.created_at, "updated_at": s.updated_at, "message_count": s.count,
             "source_format": fmt if isinstance(fmt, str) else ""}
 

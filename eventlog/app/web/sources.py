@@ -100,7 +100,7 @@ class LocalSource(Source):
             found = [s for s in found if s.project == project]
         if query:
             q = query.casefold()
-            found = [s for s in found if q in s.title.casefold() or q in s.preview.casefold() or q in s.key.casefold()]
+            found = [s for s in found if q in s.title.casefold() or q in (s.display or "").casefold() or q in s.preview.casefold() or q in s.key.casefold()]
         with self.lock:
             if self._projects[0] is not everything:
                 self._projects = (everything, sorted({s.project for s in everything if s.project}))
