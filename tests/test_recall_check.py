@@ -14,6 +14,8 @@ import os
 import zlib
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import eventlog
 from eventlog.errors import ConfigError
@@ -27,6 +29,7 @@ from eventlog.events import (
 )
 from projections.recall import RecallIndex
 from projections.recall import workspace as rw
+from tests.test_recall_index import _apply, logs
 
 
 @pytest.fixture()
@@ -206,3 +209,27 @@ def test_the_library_rebuild_still_rebuilds_the_index_by_default(home):
         assert replay.rebuild(ws).recall_index == "rebuilt"
         assert replay.check(ws).clean
         assert replay.check(ws, full_index=True).clean
+
+
+# -- the rows-only fold gives the rows a full fold gives, for any log -------------------------------
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(log=logs(), cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=6))
+def test_a_rows_only_fold_has_the_rows_of_a_full_fold(tmp_path_factory, log, cuts):
+    d = tmp_path_factory.mktemp("rows")
+    full, rows = RecallIndex(str(d / "full.sqlite")), RecallIndex.rows_only(str(d / "rows.sqlite"))
+    try:
+        for i, ev in enumerate(log):
+            _apply(full, ev)
+            _apply(rows, ev)
+            if i in cuts:
+                full.commit()
+        full.commit()
+        rows.commit()
+        assert full.row_differences(rows) == [] and rows.row_differences(full) == []
+        assert full.verify() == []
+        assert rows.db.execute("SELECT count(*) FROM fts_row").fetchone()[0] == 0
+    finally:
+        full.close()
+        rows.close()

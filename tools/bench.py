@@ -237,6 +237,12 @@ The benchmarks
     sound) on the same workspace with its recall index, against the raw decode baseline.
     The same rounds time ``recall_index="rebuild"`` (the index rebuilt from seq 1, what
     replay always did before: ``rebuild_index_seconds``, ``rebuild_over_ours``).
+``recall_open_5000`` (target: ratio <= 3)
+    Milliseconds to open the recall index of 5,000 sessions (20,000 messages) and close it,
+    what every MCP recall call and hook search pays before searching: ``RecallIndex(path)``
+    reads the position and, for an index of more than ``EAGER_SESSIONS`` sessions, no session
+    until a fold needs one (it used to build all 5,000 session objects). Baseline: a bare
+    ``sqlite3.connect`` of the same file and one ``SELECT`` of its position.
 ``snapshot_1m`` (target: >= 100,000 messages/s, absolute; peak RSS <= 128 MiB)
     Messages per second of ``processors.run(ws, "snapshot")`` over a workspace like
     ``replay_check_1m``'s (1M messages over 30 days in 2000 sessions; 200k with
@@ -1598,6 +1604,37 @@ def bench_replay(ctx: Context) -> Result:
     return Result("replay_1m", best["ours"], best["baseline"], "s", n,
                   "read segments, DECODER.decode per line (no checks, no files)", target=5.0, target_op="<=",
                   details=details)
+
+
+@benchmark("recall_open_5000", "open + close the recall index of 5,000 sessions vs sqlite3.connect + one SELECT")
+def bench_recall_open(ctx: Context) -> Result:
+    from projections.recall import RecallIndex
+
+    path = os.path.join(ctx.scratch("recall_open"), "recall.sqlite")
+    ix = RecallIndex(path)
+    seq = 0
+    for k in range(5000):
+        seq += 1
+        ix.apply(SessionCreated(seq=seq, ts="", session_key=f"cli:session-{k}", project="proj", title=f"chat {k}"))
+        for m in range(4):
+            seq += 1
+            ix.apply(MessageAppended(seq=seq, ts="", session_key=f"cli:session-{k}", message_id=str(m), role="user",
+                                     content=f"message {m} of chat {k}"))
+    ix.commit()
+    ix.close()
+
+    def ours() -> None:
+        RecallIndex(path).close()
+
+    def bare() -> None:
+        db = sqlite3.connect(path)
+        db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        db.close()
+
+    best = best_of(ctx, {"baseline": repeat_trial(bare), "ours": repeat_trial(ours)}, rounds=max(ctx.repeats, 5))
+    return Result("recall_open_5000", best["ours"] * 1000, best["baseline"] * 1000, "ms", 5000,
+                  "sqlite3.connect + SELECT seq + close", target=3.0, target_op="<=",
+                  details={"sessions": 5000, "messages": 20000})
 
 
 def bare_snapshot_loop(log_dir: str) -> int:

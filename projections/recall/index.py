@@ -154,6 +154,56 @@ class _Session:
 
 _ROLE_TAGS: dict[str, str] = {}
 
+_SESSION_COLUMNS = "sid, skey, project, title, created, nmsg"
+EAGER_SESSIONS = 256  # an index with at most this many sessions reads them all at once
+
+
+class _SessionMap:
+    """The live sessions by key, read from the ``sessions`` table when folding first needs one.
+
+    Opening an index used to build every session object (5,000 of them cost ~25 ms at 1M
+    messages) although a catch-up touches a few; now a small table is read whole and a large
+    one a key at a time. ``values()`` holds only what was read or added: every session a fold
+    changed (what ``_Writer.finish`` writes back). ``before_read`` runs before a lookup touches
+    the connection (the writer passes its ``wait``: its helper thread may be inserting).
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.before_read: Any = None
+        self.known: dict[str, _Session | None] = {}
+        n = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        self.complete = n <= EAGER_SESSIONS
+        if self.complete:
+            for row in db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions"):
+                self.known[row[1]] = _Session(row[0], row[1], row[2], row[3], row[4], row[5])
+
+    def get(self, key: str, default: None = None) -> _Session | None:
+        if key in self.known:
+            return self.known[key]
+        if self.complete:
+            return None
+        if self.before_read is not None:
+            self.before_read()
+        row = self.db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE skey = ?", (key,)).fetchone()
+        s = None if row is None else _Session(row[0], row[1], row[2], row[3], row[4], row[5])
+        self.known[key] = s
+        return s
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __setitem__(self, key: str, s: _Session) -> None:
+        self.known[key] = s
+
+    def pop(self, key: str, default: None = None) -> _Session | None:
+        s = self.get(key)
+        self.known[key] = None
+        return s
+
+    def values(self) -> list[_Session]:
+        return [s for s in self.known.values() if s is not None]
+
 
 def _op_seq(op: Any) -> int:
     """The log seq a buffered operation came from (0: none)."""
@@ -237,8 +287,7 @@ class RecallIndex:
         self.db = self._connect()
         self._seq = int(self._meta("seq", 0))
         self._pending_seq = self._seq
-        self._sessions: dict[str, _Session] = {}
-        self._load_sessions()
+        self._sessions = _SessionMap(self.db)
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -355,11 +404,8 @@ class RecallIndex:
         return default if row is None else row[0]
 
     def _load_sessions(self) -> None:
-        self._sessions = {
-            key: _Session(sid, key, project, title, created, nmsg)
-            for sid, key, project, title, created, nmsg in self.db.execute(
-                "SELECT sid, skey, project, title, created, nmsg FROM sessions")
-        }
+        """Forget the sessions read so far: they are read from the file again as folding needs them."""
+        self._sessions = _SessionMap(self.db)
 
     # -- position ---------------------------------------------------------------------------
 
@@ -715,6 +761,7 @@ class _Writer:
         self.db = index.db
         self.fts_on = index.fts  # False: a rows-only scratch fold (no tokenising, no FTS writes)
         self.sessions = index._sessions
+        self.sessions.before_read = self.wait
         self.docs: list[tuple] = []
         self.fts: list[tuple] = []
         self.speakers: dict[tuple[str, str], int] = {}
