@@ -345,7 +345,13 @@ def test_sigint_stops_the_daemon_cleanly_too(evlog_home):
     init_workspace(home, schedule={job: 0.2 for job in JOBS if job not in EXTERNAL_JOBS})
     child = start_daemon(home)
     try:
-        time.sleep(1.0)
+        # the signal is for a running daemon, not one still importing (a loaded machine takes seconds):
+        # wait for its first heartbeat, then give it a moment in its loop
+        heartbeat = os.path.join(home, "state", "daemon.json")
+        deadline = time.monotonic() + 30
+        while not os.path.exists(heartbeat) and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
         child.send_signal(signal.SIGINT)
         _out, err = child.communicate(timeout=10)
     finally:
