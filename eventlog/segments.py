@@ -146,14 +146,11 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
                  index_from: int | None = None) -> ScanResult:
     """Validate a segment from ``start`` (a line boundary holding ``start_seq``).
 
-    Sparse index entries are taken every ``INDEX_EVERY`` bytes from ``index_from``
-    (default: ``start``), so a writer that continues a segment keeps the spacing.
-
-    Stops at the first invalid line, a line out of seq order, or the torn tail; an
-    incomplete batch is invalid as a whole. Looks past the damage only to count intact
-    lines, which tells a torn write (none) from damage in the middle (some).
-    ``strict`` also decodes every event fully (as ``verify`` and ``repair`` do), so a
-    checksummed line that is not a valid event counts as damage.
+    Index entries are taken every ``INDEX_EVERY`` bytes from ``index_from`` (default: ``start``),
+    so a writer that continues a segment keeps the spacing. Stops at the first invalid line, a
+    line out of seq order, or the torn tail; an incomplete batch is invalid as a whole. Looks
+    past the damage only to count intact lines: a torn write (none) or damage in the middle (some).
+    ``strict`` also decodes every event fully (as ``verify`` and ``repair`` do).
     """
     size = os.path.getsize(path)
     seq = base if start_seq is None else start_seq
