@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import msgspec
 import xxhash
 
-from eventlog.codec import FRAME_DECODER, SUFFIX_LEN, Frame, checksum_ok, decode
+from eventlog.codec import FRAME_DECODER, SUFFIX_LEN, checksum_ok, decode
 
 SEGMENT_SUFFIX = ".jsonl"
 INDEX_SUFFIX = ".idx"
@@ -146,14 +146,11 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
                  index_from: int | None = None) -> ScanResult:
     """Validate a segment from ``start`` (a line boundary holding ``start_seq``).
 
-    Sparse index entries are taken every ``INDEX_EVERY`` bytes from ``index_from``
-    (default: ``start``), so a writer that continues a segment keeps the spacing.
-
-    Stops at the first invalid line, a line out of seq order, or the torn tail; an
-    incomplete batch is invalid as a whole. Looks past the damage only to count intact
-    lines, which tells a torn write (none) from damage in the middle (some).
-    ``strict`` also decodes every event fully (as ``verify`` and ``repair`` do), so a
-    checksummed line that is not a valid event counts as damage.
+    Index entries are taken every ``INDEX_EVERY`` bytes from ``index_from`` (default: ``start``),
+    so a writer that continues a segment keeps the spacing. Stops at the first invalid line, a
+    line out of seq order, or the torn tail; an incomplete batch is invalid as a whole. Looks
+    past the damage only to count intact lines: a torn write (none) or damage in the middle (some).
+    ``strict`` also decodes every event fully (as ``verify`` and ``repair`` do).
     """
     size = os.path.getsize(path)
     seq = base if start_seq is None else start_seq
@@ -166,7 +163,20 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
     damage = None
     for pos, line in lines:
         n = len(line)
-        reason, fr, more = _line_problem(line, n, seq, batch_left, strict)
+        reason = None
+        if line[-1:] != b"\n" or not checksum_ok(line):
+            reason = _frame_problem(line)
+        else:
+            try:
+                fr = FRAME_DECODER.decode(line)
+                if strict:
+                    decode(line)
+            except msgspec.DecodeError as e:
+                reason = f"not a valid event ({e})"
+            else:
+                more = batch_more(line, n)
+                if fr.seq != seq or (batch_left and more != batch_left - 1):
+                    reason = _order_problem(fr.seq, seq, more, batch_left)
         if reason is not None:
             damage = _damage_at(pos, seq, reason, batch_left, batch_start_pos, batch_start_seq)
             break
@@ -181,7 +191,7 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
             res.erasure_lines.append((seq, pos, line))
         ts = fr.ts
         seq += 1
-        batch_left = max(batch_left - 1, 0)
+        batch_left -= batch_left > 0  # counts down the lines of a batch still due (0: none)
         if not batch_left:
             res.valid_end = pos + n
             res.next_seq = seq
@@ -193,32 +203,18 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
     return res
 
 
-_NO_FRAME = Frame()  # the frame of a line too damaged to decode (never used past the damage)
-
-
-def _line_problem(line: bytes, n: int, seq: int, batch_left: int, strict: bool) -> tuple[str | None, Frame, int]:
-    """(why the line of length ``n`` that should hold ``seq`` is damaged or None, its frame, its ``more`` counter).
-
-    Torn, a failed checksum, not a (strictly: fully decodable) event, out of seq order, or
-    breaking the framing of the batch it is in (``batch_left`` lines of which are still due).
-    """
+def _frame_problem(line: bytes) -> str:
+    """Why a line is no whole checksummed log line: torn, or its checksum fails."""
     if line[-1:] != b"\n":
-        return "torn record (no newline at end of file)", _NO_FRAME, 0
-    if not checksum_ok(line):
-        why = "checksum mismatch" if line.rfind(b',"h":"xxh3-64:') > 0 else "not a checksummed log line"
-        return why, _NO_FRAME, 0
-    try:
-        fr = FRAME_DECODER.decode(line)
-        if strict:
-            decode(line)
-    except msgspec.DecodeError as e:
-        return f"not a valid event ({e})", _NO_FRAME, 0
-    if fr.seq != seq:
-        return f"seq {fr.seq} where {seq} was expected", fr, 0
-    more = batch_more(line, n)
-    if batch_left and more != batch_left - 1:
-        return f"batch framing broken: 'more' is {more}, {batch_left - 1} expected", fr, more
-    return None, fr, more
+        return "torn record (no newline at end of file)"
+    return "checksum mismatch" if line.rfind(b',"h":"xxh3-64:') > 0 else "not a checksummed log line"
+
+
+def _order_problem(found: int, seq: int, more: int, batch_left: int) -> str:
+    """Why a valid line is out of place: its seq is not ``seq``, or its ``more`` breaks its batch's framing."""
+    if found != seq:
+        return f"seq {found} where {seq} was expected"
+    return f"batch framing broken: 'more' is {more}, {batch_left - 1} expected"
 
 
 def _damage_at(pos: int, seq: int, reason: str, batch_left: int, batch_pos: int, batch_seq: int) -> Damage:
