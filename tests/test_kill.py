@@ -28,6 +28,8 @@ from eventlog.log import Log
 from eventlog.events import MessageAppended
 log_dir, start, seed, durability = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 log = Log.open(log_dir, writable=True, create=True, durability=durability, segment_bytes=4096)
+sys.stdout.write("ready\n")
+sys.stdout.flush()
 rng = random.Random(seed)
 i = start
 while True:
@@ -71,6 +73,8 @@ def test_sigkilled_writer_loses_and_duplicates_nothing(tmp_path, durability):
             [sys.executable, "-c", CHILD, log_dir, str(start), str(rng.randrange(1 << 30)), durability],
             stdout=subprocess.PIPE, env=env,
         )
+        # kill a writer, not a process still importing (on a loaded machine that takes seconds)
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n", f"round {round_}: child did not start"
         deadline = time.monotonic() + rng.uniform(0.3, 1.2)
         while time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.01)
@@ -78,7 +82,7 @@ def test_sigkilled_writer_loses_and_duplicates_nothing(tmp_path, durability):
         out, _ = child.communicate()
         assert child.returncode == -signal.SIGKILL, f"round {round_}: child died on its own"
         for line in out.decode().splitlines():
-            first, k = map(int, line.split())
+            first, k = map(int, line.split())  # "ready" was read above
             acked_through = max(acked_through, first + k - 1)
         with Log.open(log_dir, writable=True) as log:  # recovery
             problems = [p for p in log.verify() if p.damaged]
