@@ -19,7 +19,7 @@ Every append goes through two checks before a byte is written:
 ``plain_message`` is the hot path of both: one pass over a ``message.appended`` that says
 True only when both checks would pass (its fields hold exactly their declared types, keys
 within the limit, a common role); the writer then skips them. Anything else, or any
-doubt, takes both checks. tests/test_type_check.py proves the implication over arbitrary
+doubt, takes both checks. tests/repo/test_type_check.py proves the implication over arbitrary
 field values.
 
 Both raise ``InvalidEventError`` naming the field; nothing is written. Events that older

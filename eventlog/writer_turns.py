@@ -14,7 +14,7 @@ writer hands the lock over: it releases it and stays away for ``HANDOVER_SECONDS
 than a waiter sleeps between two looks, then waits for its own turn like anyone. A keeper
 thread ends the lease when the writer was idle for a lease period (it looks less often
 during a long burst, up to ``KEEPER_MAX_SECONDS`` apart: the idle lock can stay held that
-long after a burst). tests/test_lease.py measures a waiter next to a writer appending flat
+long after a burst). tests/core/test_lease.py measures a waiter next to a writer appending flat
 out, with and without leases. Under ``fsync`` an append costs an ``fdatasync`` (far more
 than a turn): no lease.
 """

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 #: Dream's inputs: every message, and the notes of ``evlog remember`` (``history.appended`` with this source).
 #: Said here so ``evlog offsets`` and ``evlog status`` count them without importing Dream and its extractor
-#: (~0.3 s); tests/test_status.py checks it agrees with ``processors.dream._is_input``.
+#: (~0.3 s); tests/app/test_status.py checks it agrees with ``processors.dream._is_input``.
 DREAM_NOTE_SOURCE = "remember"
 
 

@@ -1,7 +1,7 @@
 """The correction cases (issue 21, item 2): natural wordings, EN and ZH, each ending in one value.
 
 ``CASES`` are the tuning set (the issue's failing examples first); the held-out set is in
-``tests/test_corrections_heldout.py`` and was written at the same time, before any tuning.
+``tests/processors/test_corrections_heldout.py`` and was written at the same time, before any tuning.
 """
 
 from tests.memory_pipeline import Case

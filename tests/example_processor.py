@@ -3,7 +3,7 @@
 ``todo`` follows ``message.appended`` and keeps every message that says ``TODO:`` as a
 ``history.appended`` entry (source ``todo``). It runs on the shared follower loop
 (``processors.runner``), so its outputs and its offset are one atomic append: it needs no
-dedup key to write each entry exactly once (tests/test_followers_stateful.py checks it
+dedup key to write each entry exactly once (tests/processors/test_followers_stateful.py checks it
 across crashes), and a rerun appends nothing. A plugin package would end this file with the register line itself and
 name the module in its ``evlog.processors`` entry point; the tests call ``register(JOB)``.
 """

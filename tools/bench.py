@@ -113,7 +113,7 @@ The benchmarks
     which v0.1 did not; that is in the figure on purpose. In its favour, ours fsyncs the
     log once per run (and per 64 MiB of source) where v0.1 fsynced each file's batch:
     both promise the same when the call returns (everything durable), and a crash
-    mid-run loses whole files that a rerun appends again (tests/test_ingest_durability.py).
+    mid-run loses whole files that a rerun appends again (tests/ingest/test_ingest_durability.py).
 ``replay_verify`` (target: ratio >= 0.7)
     Events per second of ``Log.open(dir).read()``, which checks every line's xxh3
     checksum, framing and dense seq, against reading the same segment files whole and

@@ -6,7 +6,7 @@
     .venv/bin/python tools/cli_reference.py --check   # exit 1 if docs/cli.md is out of date
 
 The reference sits between the ``<!-- cli-reference:start -->`` and ``:end`` markers.
-tests/test_docs.py runs the --check, so a command whose help changed fails CI until the
+tests/cli/test_docs.py runs the --check, so a command whose help changed fails CI until the
 reference is regenerated.
 """
 

@@ -2,7 +2,7 @@
 """Write tests/golden/segments/<version>/: a small log holding one event of every type.
 
 Run it when a release changes the event catalogue, under a NEW version directory, and
-commit the result: tests/test_golden.py checks that every committed version still
+commit the result: tests/projections/test_golden.py checks that every committed version still
 decodes, verifies and replays (CONVENTIONS 5: old logs must keep reading).
 
     .venv/bin/python tools/make_golden_log.py v3

@@ -7,7 +7,7 @@ digest, dream (the offline extractor), archive, with a fixed clock, then keeps w
 user's workspace holds that a newer evlog must read: evlog.json, the log segments, the
 projection checkpoint and the projection files (sessions/, memory/, diary/). Disposable
 files (indexes, the recall index, locks) are left out: a newer evlog rebuilds them.
-tests/test_upgrade.py opens the result with today's code, verifies it, replays it and
+tests/app/test_upgrade.py opens the result with today's code, verifies it, replays it and
 compares MEMORY.md and the session files.
 
 Run it with the RELEASED code (not the working tree), e.g. for 0.2 from a checkout of it:

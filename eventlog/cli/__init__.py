@@ -3,7 +3,7 @@
 The root group is lazy: ``COMMANDS`` names the module of every subcommand and its
 one-line help, so ``evlog --help`` imports no command module (nor the workspace, writer,
 ingest and agents code they import) and ``evlog hook ...`` imports only its own.
-tests/test_cli_lazy.py keeps the table equal to the commands the modules define.
+tests/cli/test_cli_lazy.py keeps the table equal to the commands the modules define.
 
 Every command parses its options, calls one library function and renders the result
 with ``eventlog.cli.render``. Data goes to stdout (``--json``: one object per line);

@@ -5,7 +5,7 @@ last call for that file and gives the same events, once appended, as ingesting t
 file again with ``eventlog.ingest.ingest_paths`` would (dedup keys, message ids, merged
 Claude responses, tool names, subagent and sidechain sessions, titles): the result equals
 a full ingest of the final file whatever chunks the file grew in, including chunks that
-end inside a line or inside a multi-byte character (``tests/test_incremental.py`` checks
+end inside a line or inside a multi-byte character (``tests/ingest/test_incremental.py`` checks
 it on the real transcripts with Hypothesis). The one difference: a session's
 ``created_at`` is the earliest message time seen when the session was first ingested
 (``session.created`` is written once); later metadata keys (Claude Code's ``slug``, Codex's

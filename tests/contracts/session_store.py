@@ -2,7 +2,7 @@
 
 A subclass provides a ``store`` fixture (a fresh, empty store) and ``reopen(store)`` (the
 same data seen through a new store object, as after a process restart); every test here
-then runs against it. ``tests/test_session_store_contract.py`` does so for every backend:
+then runs against it. ``tests/app/gateway/test_session_store_contract.py`` does so for every backend:
 the local store, the in-memory gateway store and (with ``EVLOG_TEST_MYSQL_URL``) MySQL.
 """
 

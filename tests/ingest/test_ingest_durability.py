@@ -16,8 +16,8 @@ import eventlog.ingest as ingest
 from eventlog.events import MessageAppended
 from eventlog.ingest import ingest_paths
 from eventlog.log import Log
+from tests.ingest.test_ingest import catbuddy_meta, write_jsonl
 from tests.simfs import SimFS, abandon
-from tests.test_ingest import catbuddy_meta, write_jsonl
 
 T0 = "2025-06-01T10:00:00.000Z"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from eventlog.events import MessageAppended, SessionCreated, SessionDeleted
 from projections.recall import RecallIndex, recall
 from projections.recall import index as index_module
-from tests.test_recall_index import _answers, _apply, logs
+from tests.projections.test_recall_index import _answers, _apply, logs
 
 
 @pytest.fixture()

@@ -13,8 +13,7 @@ import zipfile
 import pytest
 
 from eventlog._version import __version__
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.conftest import REPO
 
 
 def test_the_version_is_written_once_and_every_surface_reads_it(cli_runner):

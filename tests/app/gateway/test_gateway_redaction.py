@@ -14,10 +14,10 @@ import pytest
 from eventlog.app.gateway.memory_store import MemoryGateway
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web.app import key_token
+from tests.app.gateway.test_erase_sync import _MySQL
+from tests.app.web.test_web_gateway import app, make_user, page_csrf, pool, signed_in  # noqa: F401 - fixtures
 from tests.mysql_helpers import MYSQL_URL, fresh_email, requires_mysql
 from tests.secret_corpus import CORPUS, REMEMBER_NOTE, leftovers
-from tests.test_erase_sync import _MySQL
-from tests.test_web_gateway import app, make_user, page_csrf, pool, signed_in  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 

@@ -20,9 +20,9 @@ from eventlog.app.gateway import auth, screen, sync
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web.server import Running, gateway
 from eventlog.events import MessageAppended, MessageUpdated, OffsetReset
+from tests.app.gateway.test_sync import device
+from tests.app.gateway.test_sync_http import PASSWORD, account, http_device
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
-from tests.test_sync import device
-from tests.test_sync_http import PASSWORD, account, http_device
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 
@@ -372,7 +372,7 @@ def test_refused_rows_are_listed_by_status_and_sent_again_by_retry_rejected_once
 
 def test_a_device_whose_clock_is_ten_minutes_fast_still_converges_with_the_others(tmp_path, transport):
     """Ordinary drift is never clamped (the window is a day): the fast device's rows and later edits agree."""
-    from tests.test_sync import Clock
+    from tests.app.gateway.test_sync import Clock
 
     wrap, user = transport
     fast = Clock(screen.now_ms() + 10 * 60 * 1000)

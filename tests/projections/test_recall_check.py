@@ -29,7 +29,7 @@ from eventlog.events import (
 )
 from projections.recall import RecallIndex
 from projections.recall import workspace as rw
-from tests.test_recall_index import _apply, logs
+from tests.projections.test_recall_index import _apply, logs
 
 
 @pytest.fixture()

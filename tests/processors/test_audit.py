@@ -21,8 +21,9 @@ from processors.audit import dream_runs, why
 from processors.dream import remember, run_dream
 from processors.llm import Completion, LLMCallError
 from processors.llm.fake import FakeLLM
+from tests.conftest import REPO
 
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "audit")
+GOLDEN = os.path.join(REPO, "tests", "golden", "audit")
 
 
 def c(text: str, i: int = 100, o: int = 20) -> Completion:

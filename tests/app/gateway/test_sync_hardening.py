@@ -22,8 +22,8 @@ from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web.server import Running, gateway
 from eventlog.errors import BackendError, ConfigError
 from eventlog.events import OffsetReset
+from tests.app.gateway.test_sync import device, snapshot
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
-from tests.test_sync import device, snapshot
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 

@@ -20,8 +20,8 @@ from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web import security
 from eventlog.app.web.app import anchor, gateway_app, key_token
+from tests.app.web.test_web_local import active_markup
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
-from tests.test_web_local import active_markup
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 

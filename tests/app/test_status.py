@@ -18,6 +18,7 @@ from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.events import MessageAppended, SessionCreated
 from processors.daemon import DAEMON_STATE, Heartbeat, run_daemon
 from processors.llm import OfflineExtractor
+from tests.conftest import REPO
 
 
 @pytest.fixture(autouse=True)
@@ -243,7 +244,7 @@ def test_offsets_counts_dreams_inputs_as_dream_does():
     import processors.dream as dream
     from eventlog.events import HistoryAppended
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+    sys.path.insert(0, os.path.join(REPO, "tools"))
     from make_golden_log import SAMPLES  # one event of every type
 
     samples = [*SAMPLES, HistoryAppended(text="a note", source=dream.NOTE_SOURCE),

@@ -26,6 +26,7 @@ from processors.daemon import EXTERNAL_JOBS, JOBS, job_summary, run_daemon
 from processors.llm import OfflineExtractor
 from processors.registry import Job, Report, RunOptions
 from tests import example_processor
+from tests.conftest import REPO
 
 BUILTINS = ["snapshot", "digest", "archive", "consolidate", "autocompact", "dream", "recall", "watch"]
 
@@ -139,7 +140,7 @@ def test_a_package_registers_a_processor_through_its_entry_point(workspace, tmp_
         "register(JOB)\n")
     with Workspace.open(workspace, writable=True) as ws:
         ws.append(messages("s", ["TODO: from a plugin"]))
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = REPO
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, str(site)])}
     exe = [sys.executable, "-c", "from eventlog.cli import main; main()"]
     run = subprocess.run([*exe, "run", "todo", "--json"], env=env, capture_output=True, text=True, timeout=60)
@@ -185,7 +186,7 @@ def test_a_plugin_that_fails_to_load_is_named_in_a_clear_error(workspace, tmp_pa
     (site / "broken_plugin-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
     (site / "broken_plugin-0.1.dist-info" / "entry_points.txt").write_text("[evlog.processors]\nbroken = broken_plugin\n")
     (site / "broken_plugin.py").write_text("raise ImportError('needs a library that is not installed')\n")
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = REPO
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, str(site)])}
     run = subprocess.run([sys.executable, "-c", "from eventlog.cli import main; main()", "run", "snapshot"], env=env,
                          capture_output=True, text=True, timeout=60)
@@ -196,7 +197,7 @@ def test_a_plugin_that_fails_to_load_is_named_in_a_clear_error(workspace, tmp_pa
 
 def test_no_processor_module_imports_the_workspace_not_even_for_types():
     """Processors depend on ``processors.context.Context``; the workspace is the composition root above them."""
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = REPO
     offenders = []
     for dirpath, _dirs, files in os.walk(os.path.join(repo, "processors")):
         for name in files:

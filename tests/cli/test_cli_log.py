@@ -22,8 +22,8 @@ from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.events import MessageAppended, SessionCreated, SessionUpdated
 from eventlog.log import Log
+from tests.conftest import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(REPO, "examples", "events.ndjson")
 EVLOG = os.path.join(os.path.dirname(sys.executable), "evlog")
 SMALL = 1024

@@ -1,7 +1,7 @@
 """Golden files: session files for each input format, and old log segments that must keep reading.
 
 Regenerate after an intended format change with ``EVLOG_REGENERATE_GOLDEN=1 bash
-tools/test.sh tests/test_golden.py`` and review the diff like code.
+tools/test.sh tests/projections/test_golden.py`` and review the diff like code.
 """
 
 from __future__ import annotations

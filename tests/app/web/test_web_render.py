@@ -19,7 +19,7 @@ from eventlog.app.web import render
 from eventlog.app.web.app import key_token, local_app
 from eventlog.app.workspace import Workspace
 from eventlog.events import MemoryAppended, MemoryArchived, MemoryForgotten, MessageAppended, SessionCreated
-from tests.test_web_local import BASE, PORT, PROJECTS, TOKEN, active_markup, build_workspace, text_of
+from tests.app.web.test_web_local import BASE, PORT, PROJECTS, TOKEN, active_markup, build_workspace, text_of
 
 MD_KEY = "claude-code:markdown"
 MARKDOWN = ("## Process\n\n1. **Analyze** the `failing` test\n2. Fix it\n\n| step | result |\n|---|---|\n| run | ok |\n\n"

@@ -3,7 +3,7 @@
 A real server (``evlog web --gateway``'s app under uvicorn, in a thread or as separate
 processes) in front of the test database; devices are workspaces that log in with
 ``evlog sync login`` and sync with ``--gateway URL``. The last-write-wins machinery of
-``tests/test_sync.py`` is reused to check that both transports give the same results.
+``tests/app/gateway/test_sync.py`` is reused to check that both transports give the same results.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from eventlog.app.gateway.store import MySQLSessionStore
 from eventlog.app.web.server import Running, gateway
 from eventlog.errors import ConfigError
 from eventlog.events import SyncPulled, SyncPushed
-from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
-from tests.test_sync import (
+from tests.app.gateway.test_sync import (
     Clock,
     Device,
     Model,
@@ -40,6 +39,7 @@ from tests.test_sync import (
     op,
     snapshot,
 )
+from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 __all__ = ["clocks_of_2030_are_not_clamped"]  # an autouse fixture, imported to apply here

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-GALERA = REPO / "tools" / "galera.sh"
+from tests.conftest import REPO
+
+GALERA = Path(REPO) / "tools" / "galera.sh"
 PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 
 pytestmark = [
@@ -31,7 +32,7 @@ pytestmark = [
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_sync_events", REPO / "tools" / "bench_sync_events.py")
+    spec = importlib.util.spec_from_file_location("bench_sync_events", Path(REPO) / "tools" / "bench_sync_events.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -23,7 +23,7 @@ import pytest
 
 from eventlog.app.web.app import anchor, key_token
 from eventlog.app.web.server import Running, local
-from tests.test_web_local import HOSTILE_KEY, HOSTILE_TEXT, build_workspace
+from tests.app.web.test_web_local import HOSTILE_KEY, HOSTILE_TEXT, build_workspace
 
 pytestmark = pytest.mark.slow
 
@@ -228,7 +228,7 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
     from eventlog.app.gateway.connection import DSN, Connection
     from eventlog.app.gateway.http_client import HttpRemote, login
     from eventlog.app.web.server import gateway
-    from tests.test_sync import device
+    from tests.app.gateway.test_sync import device
 
     email = fresh_email("browser")
     conn = Connection(DSN.parse(MYSQL_URL))
@@ -330,7 +330,7 @@ def set_viewport(driver, size: tuple[int, int]) -> None:
 
 
 def test_every_page_at_desktop_and_phone_size_with_no_sideways_scroll(browser, tmp_path):
-    from tests.test_web_render import MD_KEY, add_rich_session
+    from tests.app.web.test_web_render import MD_KEY, add_rich_session
 
     home = str(tmp_path / "ws")
     build_workspace(home)

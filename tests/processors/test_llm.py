@@ -38,8 +38,7 @@ from processors.llm.fake import FakeLLM
 from processors.llm.offline import MODEL as OFFLINE_MODEL
 from processors.llm.offline import OfflineExtractor
 from processors.llm.replay import ReplayLLM
-
-from .conftest import REPO
+from tests.conftest import REPO
 
 DUMMY_KEY = "sk-ant-test-DUMMY-0123456789abcdef"
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")

@@ -1,7 +1,7 @@
 """Held-out corrections (issue 21, item 2): written with the tuning cases, before any tuning, never tuned on.
 
 Its rate is reported on its own: the rules were not shaped by these cases. Run it with
-``pytest tests/test_corrections_heldout.py -q -s`` to see the rate printed.
+``pytest tests/processors/test_corrections_heldout.py -q -s`` to see the rate printed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Erasure over the HTTP gateway (INVARIANTS I25, I26): a device that syncs only over HTTP erases and applies.
 
 A real server (``evlog web --gateway``'s app under uvicorn, in a thread, as in
-``tests/test_sync_http.py``) in front of the test database. Device A, logged in with
+``tests/app/gateway/test_sync_http.py``) in front of the test database. Device A, logged in with
 ``evlog sync login``, runs ``evlog erase --text X --yes``: the gateway's rows go first
 (``POST /erase``), then A's log; device B, which syncs only over HTTP, applies the erasure
 (``POST /erasures``) on its next pull or push. A forensic byte search of the gateway's
@@ -25,9 +25,9 @@ from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.errors import BackendError
 from eventlog.events import ErasureRecorded
+from tests.app.gateway.test_erase_sync import SECRET, _device, _hits, _MySQL, _secret_session
+from tests.app.gateway.test_sync_http import PASSWORD, account
 from tests.mysql_helpers import MYSQL_URL, query, requires_mysql
-from tests.test_erase_sync import SECRET, _device, _hits, _MySQL, _secret_session
-from tests.test_sync_http import PASSWORD, account
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 

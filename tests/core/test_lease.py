@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from eventlog.events import MessageAppended
 from eventlog.lock import LOCK_NAME, FileLock
 from eventlog.log import Log
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.conftest import REPO
 
 
 def _msg(i: int | str, dedup: str = "") -> MessageAppended:

@@ -13,7 +13,7 @@ from processors.dream import DreamFollower, run_dream
 from processors.llm import Completion, OfflineExtractor
 from processors.llm.fake import FakeLLM
 from processors.runner import run_model_follower
-from tests.test_dream import add, answer, events, say
+from tests.processors.test_dream import add, answer, events, say
 
 
 def costly(text: str) -> Completion:
