@@ -32,6 +32,7 @@ class CompactionProjection(StateProjection):
     name = "compaction"
     consumes = frozenset({"consolidation.failed", "session.consolidated"})
     state_type = CompactionState
+    s: CompactionState
 
     @property
     def streaks(self) -> dict[str, Streak]:

@@ -58,6 +58,7 @@ class DreamRunsProjection(StateProjection):
     name = "dream_runs"
     consumes = frozenset({"cursor.advanced", "dream.started", "dream.completed", "dream.failed", "offset.committed"})
     state_type = DreamState
+    s: DreamState
 
     def runs(self) -> list[Run]:
         """Every run, oldest first."""

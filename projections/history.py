@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from eventlog.events import Event, HistoryAppended
+from eventlog.fsio import FileSystem
 from eventlog.replication.clock import event_time
 from projections.base import Projection
 
@@ -60,7 +61,7 @@ class HistoryProjection(Projection):
     name = "history"
     consumes = frozenset({"history.appended"})
 
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
+    def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)
         self.load(None)
 

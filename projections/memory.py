@@ -56,6 +56,7 @@ from eventlog.events import (
     MemoryRestored,
     MemorySuperseded,
 )
+from eventlog.fsio import FileSystem
 from eventlog.replication.clock import OrderState
 from projections.base import Projection
 from projections.gitview import put_there_by_git
@@ -280,7 +281,7 @@ class MemoryProjection(Projection):
                           "memory.pinned", "memory.archived", "memory.recalled", "memory.restored",
                           "replication.pulled", "replication.device"})
 
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
+    def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)
         self.mirror_projects: frozenset[str] = frozenset()  # registered project directories (see module docstring)
         self.load(None)

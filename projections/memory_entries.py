@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from eventlog.events import Event, HistoryAppended, LtmPromoted, MemoryAppended, MemoryRecalled, StmAdded, StmDropped
+from eventlog.fsio import FileSystem
 from projections.base import Projection
 
 STM_FILE = os.path.join("memory", "short-term.md")
@@ -58,7 +59,7 @@ class MemoryEntriesProjection(Projection):
     consumes = frozenset({"memory.stm.added", "memory.ltm.promoted", "memory.stm.dropped", "memory.recalled",
                           "history.appended", "memory.appended"})
 
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
+    def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)
         self.load(None)
 

@@ -66,7 +66,7 @@ class Projector:
         #: (the states are then rebuilt from the log): what ``replay --check`` compares the files against.
         self.written_seq = 0
         self.fingerprint = ""
-        self._route: dict[str, list[Callable]] = {}
+        self._route: dict[str, list[Callable[[Event], None]]] = {}
         for p in projections:
             for tag in p.consumes:
                 self._route.setdefault(tag, []).append(p.apply)

@@ -663,7 +663,7 @@ class RecallIndex:
             problems.append(f"the full-text index does not match the rows (expected (term, docs) vs held: {fts})")
         return problems
 
-    def _fts_difference(self, limit: int = 5) -> list[tuple]:
+    def _fts_difference(self, limit: int = 5) -> list[tuple[Any, ...]]:
         """The first (expected, held) (term, docs) pairs where the FTS index differs from a
         tokenising of the stored rows ([] when it holds exactly their tokens).
 
@@ -741,11 +741,11 @@ _ROW_TABLES = (  # (table, key, columns): what ``row_differences`` compares, in 
 )
 
 
-def _key_text(key: tuple | None) -> str:
+def _key_text(key: tuple[Any, ...] | None) -> str:
     return ", ".join(map(str, key or ()))
 
 
-def _same_doc(a: tuple, b: tuple) -> bool:
+def _same_doc(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """Two ``docs`` rows equal but for how their text is stored (packed or not)."""
     return a[:3] == b[:3] and a[4:] == b[4:] and unpack(a[3]) == unpack(b[3])
 
@@ -762,8 +762,8 @@ class _Writer:
         self.fts_on = index.fts  # False: a rows-only scratch fold (no tokenising, no FTS writes)
         self.sessions = index._sessions
         self.sessions.before_read = self.wait
-        self.docs: list[tuple] = []
-        self.fts: list[tuple] = []
+        self.docs: list[tuple[Any, ...]] = []
+        self.fts: list[tuple[Any, ...]] = []
         self.speakers: dict[tuple[str, str], int] = {}
         self.ndocs = 0
         self.nchars = 0
@@ -893,10 +893,11 @@ class _Writer:
     def fact_tags(project: str, state: int) -> str:
         return f"{kind_tag(FACT)} {project_tag(project)} {state_tag(state)}"
 
-    def _fact_row(self, fact_id: str) -> tuple | None:
+    def _fact_row(self, fact_id: str) -> tuple[Any, ...] | None:
         self.flush()
-        return self.db.execute("SELECT id, body, project, section, state FROM docs WHERE fact_id = ? AND kind = 2",
-                               (fact_id,)).fetchone()
+        row: tuple[Any, ...] | None = self.db.execute(
+            "SELECT id, body, project, section, state FROM docs WHERE fact_id = ? AND kind = 2", (fact_id,)).fetchone()
+        return row
 
     def fact(self, ev: MemoryAppended) -> None:
         fact_id, text, project = clean(ev.fact_id), clean(ev.text), clean(ev.project)
@@ -957,7 +958,7 @@ class _Writer:
                     self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-index")
                 self.pending = self.pool.submit(self._insert, docs, fts)
 
-    def fts_write(self, sql: str, row: tuple, *, batched: bool = False) -> None:
+    def fts_write(self, sql: str, row: tuple[Any, ...], *, batched: bool = False) -> None:
         """One full-text insert or delete (``batched``: an insert queued with the rows); none in a rows-only fold."""
         if not self.fts_on:
             return
@@ -966,7 +967,7 @@ class _Writer:
         else:
             self.db.execute(sql, row)
 
-    def _insert(self, docs: list[tuple], fts: list[tuple]) -> None:
+    def _insert(self, docs: list[tuple[Any, ...]], fts: list[tuple[Any, ...]]) -> None:
         self.db.executemany(_INSERT_DOC, docs)
         self.db.executemany(_INSERT_FTS, fts)
 

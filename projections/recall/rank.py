@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from eventlog.timeutil import parse_time
 from projections.recall.when import TimeCue, bump
@@ -92,7 +92,7 @@ class Params(Protocol):
 class Group:
     """A session (or a lone history entry or fact) and its turns, best first."""
 
-    key: tuple
+    key: tuple[Any, ...]
     members: list[tuple[float, int]] = field(default_factory=list)  # (score, doc id), best first
     score: float = 0.0
 
@@ -179,14 +179,14 @@ def _echoes(reply: Mapping[str, float], turn: Mapping[str, float], idf: Mapping[
 
 def groups(pool: Mapping[int, Doc], scores: Mapping[int, float], r: Params) -> list[Group]:
     """Scored rows collapsed per message and grouped per session, best group first (step 3)."""
-    best: dict[tuple, tuple[float, int]] = {}
+    best: dict[tuple[Any, ...], tuple[float, int]] = {}
     for i, s in scores.items():
         d = pool[i]
         key = ("m", d.sid, d.mid) if d.kind == MESSAGE else ("d", d.id)
         old = best.get(key)
         if old is None or (s, i) > old:
             best[key] = (s, i)
-    by_group: dict[tuple, Group] = defaultdict(lambda: Group(()))
+    by_group: dict[tuple[Any, ...], Group] = defaultdict(lambda: Group(()))
     for key, (s, i) in best.items():
         gkey = ("s", key[1]) if key[0] == "m" else key
         g = by_group[gkey]
