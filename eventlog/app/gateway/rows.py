@@ -221,7 +221,7 @@ UPSERT_MESSAGE = MESSAGES_HEAD + "(" + ", ".join(["%s"] * 12) + ")" + MESSAGES_T
 
 
 # The same two upserts said in Python, for the in-memory gateway (``memory_store``); a test
-# (tests/projections/test_memory_store.py) checks against a server that both leave the same rows.
+# (tests/app/gateway/test_memory_store.py) checks against a server that both leave the same rows.
 
 
 def _past(v: Version, ceiling: int | None) -> bool:
