@@ -131,61 +131,105 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:
     entries: list[tuple[int, dict[str, Any], str]] = []
     skipped: Counter[str] = Counter()
     for line, value in records:
-        rec = expect_dict(value, line, "a transcript line")
-        kind = rec.get("type")
-        if not isinstance(kind, str):
-            fail(line, f"'type' must be a string, got {json_type(kind)}")
-        if kind == "summary":
-            _summary(rec, line, out)
-            continue
-        uuid = opt_str(rec, "uuid", line)
-        if uuid:
-            parent = opt_str(rec, "parentUuid", line) or None
-            side = rec.get("isSidechain")
-            if side is not None and not isinstance(side, bool):
-                fail(line, f"'isSidechain' must be true or false, got {json_type(side)}")
-            lines[uuid] = _Line(parent, bool(side), opt_str(rec, "agentId", line), opt_str(rec, "sessionId", line) or stem,
-                                timestamp_of(rec, line))
-        if kind in ("user", "assistant") or (kind == "system" and rec.get("subtype") == "local_command"):
-            if not uuid:
-                fail(line, f"a {kind} line needs a 'uuid'")
-            entries.append((line, rec, uuid))
-        elif kind in SKIPPED_TYPES:
-            skipped[kind] += 1
-        else:
-            skipped[f"unknown type {kind!r}"] += 1
-
+        entry = _scan_line(value, line, stem, lines, out, skipped)
+        if entry is not None:
+            entries.append(entry)
     keys = _SessionKeys(lines)
-    sessions: dict[str, ParsedSession] = {}
-    open_responses: dict[str, _Response] = {}
-    tool_names: dict[str, str] = {}
-    dropped_blocks: Counter[str] = Counter()
+    assembler = _Assembler(lines, keys)
     for line, rec, uuid in entries:
+        assembler.add(line, rec, uuid)
+    sessions = assembler.sessions
+    for session in sessions.values():
+        empty = _finish_session(session, sessions)
+        if empty:
+            skipped["empty assistant message"] += empty
+    out.sessions = list(sessions.values())
+    for uuid, ln in lines.items():
         key = keys.of(uuid)
-        session = sessions.get(key)
+        if key in sessions:
+            out.uuids[uuid] = (key, ln.ts)
+    if assembler.dropped_blocks:
+        skipped.update({f"{k} block": n for k, n in assembler.dropped_blocks.items()})
+    if skipped:
+        out.notes.append("skipped " + ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())))
+    return out
+
+
+def _scan_line(value: Any, line: int, stem: str, lines: dict[str, _Line], out: ParsedFile,
+               skipped: Counter[str]) -> tuple[int, dict[str, Any], str] | None:
+    """The first pass over one line: index its uuid in ``lines``, and return it when it is a message entry
+    (a summary goes to ``out``, other types are counted in ``skipped``)."""
+    rec = expect_dict(value, line, "a transcript line")
+    kind = rec.get("type")
+    if not isinstance(kind, str):
+        fail(line, f"'type' must be a string, got {json_type(kind)}")
+    if kind == "summary":
+        _summary(rec, line, out)
+        return None
+    uuid = opt_str(rec, "uuid", line)
+    if uuid:
+        parent = opt_str(rec, "parentUuid", line) or None
+        side = rec.get("isSidechain")
+        if side is not None and not isinstance(side, bool):
+            fail(line, f"'isSidechain' must be true or false, got {json_type(side)}")
+        lines[uuid] = _Line(parent, bool(side), opt_str(rec, "agentId", line), opt_str(rec, "sessionId", line) or stem,
+                            timestamp_of(rec, line))
+    if kind in ("user", "assistant") or (kind == "system" and rec.get("subtype") == "local_command"):
+        if not uuid:
+            fail(line, f"a {kind} line needs a 'uuid'")
+        return line, rec, uuid
+    skipped[kind if kind in SKIPPED_TYPES else f"unknown type {kind!r}"] += 1
+    return None
+
+
+class _Assembler:
+    """The second pass: the message entries, in file order, into sessions and their messages."""
+
+    def __init__(self, lines: dict[str, _Line], keys: _SessionKeys) -> None:
+        self.lines = lines
+        self.keys = keys
+        self.sessions: dict[str, ParsedSession] = {}
+        self.open_responses: dict[str, _Response] = {}  # per session: the assistant response being assembled
+        self.tool_names: dict[str, str] = {}
+        self.dropped_blocks: Counter[str] = Counter()
+
+    def add(self, line: int, rec: dict[str, Any], uuid: str) -> None:
+        """One user, assistant or local-command line."""
+        key = self.keys.of(uuid)
+        session = self.sessions.get(key)
         if session is None:
-            session = sessions[key] = _new_session(key, lines[uuid], keys)
+            session = self.sessions[key] = _new_session(key, self.lines[uuid], self.keys)
         _note_meta(session, rec, line)
         base: dict[str, Any] = {"uuid": uuid}
-        if lines[uuid].parent:
-            base["parentUuid"] = lines[uuid].parent
+        if self.lines[uuid].parent:
+            base["parentUuid"] = self.lines[uuid].parent
         if rec["type"] == "system":  # a slash command or its output, typed by the user
-            open_responses.pop(key, None)
-            session.messages.append(ParsedMessage(uuid, "user", opt_str(rec, "content", line), timestamp_of(rec, line), None,
-                                                  {**base, "subtype": "local_command"}, line))
-            continue
+            self.open_responses.pop(key, None)
+            session.messages.append(ParsedMessage(uuid, "user", opt_str(rec, "content", line), timestamp_of(rec, line),
+                                                  None, {**base, "subtype": "local_command"}, line))
+            return
         message = expect_dict(rec.get("message"), line, "'message'")
         if rec["type"] == "user":
-            content = message.get("content")
-            if not (isinstance(content, list) and content and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
-                open_responses.pop(key, None)  # a new prompt: the previous response is over
-            for flag in ("isMeta", "isCompactSummary"):
-                if rec.get(flag) is True:
-                    base[flag] = True
-            session.messages.extend(_user_messages(content, line, uuid, timestamp_of(rec, line), base, tool_names))
-            continue
+            self.user(session, key, rec, message, line, uuid, base)
+        else:
+            self.assistant(session, key, rec, message, line, uuid, base)
+
+    def user(self, session: ParsedSession, key: str, rec: dict[str, Any], message: dict[str, Any], line: int,
+             uuid: str, base: dict[str, Any]) -> None:
+        content = message.get("content")
+        if not (isinstance(content, list) and content
+                and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
+            self.open_responses.pop(key, None)  # a new prompt: the previous response is over
+        for flag in ("isMeta", "isCompactSummary"):
+            if rec.get(flag) is True:
+                base[flag] = True
+        session.messages.extend(_user_messages(content, line, uuid, timestamp_of(rec, line), base, self.tool_names))
+
+    def assistant(self, session: ParsedSession, key: str, rec: dict[str, Any], message: dict[str, Any], line: int,
+                  uuid: str, base: dict[str, Any]) -> None:
+        """A line of an API response: a new assistant message, or a part of the open one (same API id)."""
         api_id = opt_str(message, "id", line)
-        resp = open_responses.get(key)
+        resp = self.open_responses.get(key)
         if resp is None or not api_id or resp.api_id != api_id:
             extra = dict(base)
             model = opt_str(message, "model", line)
@@ -196,34 +240,27 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:
             if rec.get("isApiErrorMessage") is True:
                 extra["isApiErrorMessage"] = True
             resp = _Response(api_id, ParsedMessage(uuid, "assistant", "", timestamp_of(rec, line), None, extra, line))
-            open_responses[key] = resp
+            self.open_responses[key] = resp
             session.messages.append(resp.msg)
-        _add_part(resp, message.get("content"), line, uuid, tool_names, dropped_blocks)
+        _add_part(resp, message.get("content"), line, uuid, self.tool_names, self.dropped_blocks)
 
-    for session in sessions.values():
-        stamps = [m.timestamp for m in session.messages if m.timestamp]
-        session.created_at = min(stamps) if stamps else ""
-        parent_session = sessions.get(session.metadata.get("parent_session", ""))
-        session.project = (parent_session.metadata.get("cwd", "") if parent_session
-                           else session.metadata.get("cwd", ""))
-        first = session.messages[0] if session.messages else None
-        if session.metadata.get("agentId") and first and first.role == "user" and first.content == "Warmup":
-            session.metadata["warmup"] = True
-        empty = [m for m in session.messages if m.role == "assistant" and not m.content and not m.tool_calls and "thinking" not in m.extra]
-        if empty:
-            gone = {id(m) for m in empty}
-            session.messages = [m for m in session.messages if id(m) not in gone]
-            skipped["empty assistant message"] += len(empty)
-    out.sessions = list(sessions.values())
-    for uuid, ln in lines.items():
-        key = keys.of(uuid)
-        if key in sessions:
-            out.uuids[uuid] = (key, ln.ts)
-    if dropped_blocks:
-        skipped.update({f"{k} block": n for k, n in dropped_blocks.items()})
-    if skipped:
-        out.notes.append("skipped " + ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())))
-    return out
+
+def _finish_session(session: ParsedSession, sessions: dict[str, ParsedSession]) -> int:
+    """Set ``session``'s creation time, project and warmup mark; drop its empty assistant messages (how many)."""
+    stamps = [m.timestamp for m in session.messages if m.timestamp]
+    session.created_at = min(stamps) if stamps else ""
+    parent_session = sessions.get(session.metadata.get("parent_session", ""))
+    session.project = (parent_session.metadata.get("cwd", "") if parent_session
+                       else session.metadata.get("cwd", ""))
+    first = session.messages[0] if session.messages else None
+    if session.metadata.get("agentId") and first and first.role == "user" and first.content == "Warmup":
+        session.metadata["warmup"] = True
+    empty = [m for m in session.messages
+             if m.role == "assistant" and not m.content and not m.tool_calls and "thinking" not in m.extra]
+    if empty:
+        gone = {id(m) for m in empty}
+        session.messages = [m for m in session.messages if id(m) not in gone]
+    return len(empty)
 
 
 def _summary(rec: dict[str, Any], line: int, out: ParsedFile) -> None:

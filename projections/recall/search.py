@@ -285,6 +285,82 @@ def _validate_text(value: Any, name: str) -> str | None:
     raise ConfigError(f"{name} must be text, not {type(value).__name__}")
 
 
+@dataclass(frozen=True)
+class _Terms:
+    """The terms of a question as the index knows them (step 1)."""
+
+    word_stem: dict[str, str]  # a word of the question -> its stem (the term)
+    singles: list[str]  # single CJK characters, looked up as prefixes
+    dfs: dict[str, int]  # each term's document frequency
+    live: list[str]  # the terms scored, rarest first
+    idf: dict[str, float]  # the idf of each live term
+    name_tokens: frozenset[str]  # words of the question that name a speaker
+    boost: frozenset[str]  # the speakers they name
+
+
+def _generation_terms(live: list[str], dfs: dict[str, int], budget: float) -> list[str]:
+    """The rarest of ``live`` whose rows together stay within ``budget`` (always at least the first)."""
+    gen: list[str] = []
+    total = 0
+    for t in live:
+        if gen and total + dfs[t] > budget:
+            break
+        gen.append(t)
+        total += dfs[t]
+    return gen
+
+
+@dataclass
+class _Texts:
+    """The texts (and aux texts) of docs that may hold a word term, joined by NULs for one regex pass."""
+
+    joined: str
+    owners: list[tuple[_Doc, bool]]  # per text: its doc, and whether it is the aux text
+    starts: list[int]  # per text: its offset in ``joined``
+    found: list[tuple[int, int, str]]  # words with non-ASCII letters: (start, end, lower-cased word)
+
+    @classmethod
+    def of(cls, docs: list[_Doc], prefixes: tuple[str, ...]) -> _Texts:
+        """An ASCII text is kept only when it holds one of ``prefixes``. Words with non-ASCII letters are
+        taken one by one: case folding and diacritics (µ, ß, café) are the tokenizer's business, so
+        only its stem of each such word decides."""
+        parts: list[str] = []
+        owners: list[tuple[_Doc, bool]] = []
+        starts: list[int] = []
+        found: list[tuple[int, int, str]] = []
+        at = 0
+        for d in docs:
+            for text, in_aux in ((d.text, False), (_aux(d), True)):
+                if not text:
+                    continue
+                if text.isascii():
+                    low = text.lower()
+                    if not any(p in low for p in prefixes):
+                        continue
+                else:
+                    found += [(at + m.start(), at + m.end(), m.group())  # folded by the tokenizer's stem
+                              for m in _NON_ASCII_WORD.finditer(text) if not _CJK_ONLY(m.group())]
+                parts.append(text)
+                owners.append((d, in_aux))
+                starts.append(at)
+                at += len(text) + 1
+        return cls("\x00".join(parts), owners, starts, found)
+
+
+def _count_cjk(docs: list[_Doc], cjk: list[str]) -> None:
+    """Count the CJK gram terms ``cjk`` in ``docs`` (substring occurrences, overlapping ones too)."""
+    for d in docs:
+        for t in cjk:
+            start = d.text.find(t)
+            while start >= 0:
+                d.tf[t] = d.tf.get(t, 0.0) + 1
+                d.matches.append((start, start + len(t), t))
+                start = d.text.find(t, start + 1)
+            aux = _aux(d)
+            if aux and t in aux:
+                d.tf_aux[t] = d.tf_aux.get(t, 0.0) + aux.count(t)
+
+
 class _Search:
     def __init__(self, ix: RecallIndex, ranking: Ranking) -> None:
         self.ix = ix
@@ -357,12 +433,35 @@ class _Search:
     # -- the pipeline -----------------------------------------------------------------------
 
     def search(self, q: Question, limit: int, semantic: Any) -> list[Hit]:
-        r, f, ix = self.r, self.filters, self.ix
-        _seq, n_docs, n_chars = ix.snapshot()
+        """Steps 1 to 4 for ``q``: terms, candidates and their neighbours, scores, ranking."""
+        r = self.r
+        _seq, n_docs, n_chars = self.ix.snapshot()
         if n_docs <= 0:
             return []
-        avg_chars = max(1.0, n_chars / n_docs)
-        name_tokens, boost = self.speaker_names(q, f.project)
+        terms = self.terms(q, n_docs)
+        if terms is None:
+            return []
+        pool = self.gather(terms, n_docs)
+        if not pool:
+            return []
+        # step 3: term frequencies, then BM25F with context
+        self.count(pool.values(), terms.live)
+        scores, owns = self.score(q, pool, terms, max(1.0, n_chars / n_docs))
+        boost = terms.boost
+        # a question that names its speaker has said whose words it wants: no echo rule then
+        adjusted = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
+                               echo=not (boost and len(boost) == 1), idf=terms.idf, first_person=_first_person(q))
+        owns = {i: owns[i] * adjusted[i] / scores[i] for i in adjusted if scores[i] > 0}
+        scores = rank.cap_context(pool, adjusted, owns, r)
+        if semantic is not None and scores:
+            scores = semantic.rerank(self, q, pool, scores)
+        self.pool, self.scores = pool, scores
+        return self.hits(pool, rank.order(pool, scores, r)[:limit])
+
+    def terms(self, q: Question, n_docs: int) -> _Terms | None:
+        """Step 1: the stemmed terms of ``q`` the index holds, rarest first, with their idf (None: none)."""
+        r, ix = self.r, self.ix
+        name_tokens, boost = self.speaker_names(q, self.filters.project)
         words = [w for w in q.content_words(name_tokens if r.drop_names else frozenset()) if not _TAG_LIKE.fullmatch(w)]
         stems = ix.stems(words)
         word_stem = {w: s for w, s in zip(words, stems, strict=True) if s}
@@ -380,27 +479,25 @@ class _Search:
         dfs.update({s: ix.df(s, prefix=True) for s in singles})
         live = sorted((t for t in dfs if dfs[t] > 0), key=lambda t: (dfs[t], t))[:MAX_TERMS]
         if not live:
-            return []
+            return None
         # words in a large share of all items say little and cost most: scored only when alone
         live = [t for t in live if dfs[t] <= max(r.common * n_docs, 1000)] or live[:1]
         idf = {t: math.log(1 + (n_docs - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in live}
-        # step 2: candidates from the rarest terms, within the budget of rows FTS5 visits
+        return _Terms(word_stem=word_stem, singles=singles, dfs=dfs, live=live, idf=idf, name_tokens=name_tokens,
+                      boost=boost)
+
+    def gather(self, terms: _Terms, n_docs: int) -> dict[int, _Doc]:
+        """Step 2: the candidates of ``terms`` and (with context on) their neighbours, eligibility marked."""
+        r, f, ix = self.r, self.filters, self.ix
         selectivity = 1.0
         for tag in f.selective_tags():
             selectivity = min(selectivity, ix.df(tag) / n_docs)
-        budget = r.generation_budget / max(selectivity, 1e-9)
-        gen: list[str] = []
-        total = 0
-        for t in live:
-            if gen and total + dfs[t] > budget:
-                break
-            gen.append(t)
-            total += dfs[t]
+        gen = _generation_terms(terms.live, terms.dfs, r.generation_budget / max(selectivity, 1e-9))
         # FTS5 stems what MATCH is given: hand it a word of the question, never its stem again
-        surface = {s: w for w, s in reversed(list(word_stem.items()))}
-        cand = self.candidates([(surface.get(t, t), t in singles, idf[t]) for t in gen], r.candidates)
+        surface = {s: w for w, s in reversed(list(terms.word_stem.items()))}
+        cand = self.candidates([(surface.get(t, t), t in terms.singles, terms.idf[t]) for t in gen], r.candidates)
         if not cand:
-            return []
+            return {}
         docs = self.fetch(cand)
         for d in docs.values():
             d.eligible = f.accepts(d, self.session_info)
@@ -410,75 +507,91 @@ class _Search:
                 if d.id not in pool:
                     d.eligible = MESSAGE in f.kinds and f.accepts(d, self.session_info)
                     pool[d.id] = d
-        # step 3: term frequencies, then BM25F with context
-        self.count(pool.values(), live)
-        pairs = {(word_stem[a], word_stem[b]) for a, b in q.pairs(name_tokens if r.drop_names else frozenset())
+        return pool
+
+    def score(self, q: Question, pool: dict[int, _Doc], terms: _Terms,
+              avg_chars: float) -> tuple[dict[int, float], dict[int, float]]:
+        """BM25F with context of each eligible doc of ``pool``, and the BM25 of its own text alone (by id)."""
+        r, word_stem, boost = self.r, terms.word_stem, terms.boost
+        pairs = {(word_stem[a], word_stem[b]) for a, b in q.pairs(terms.name_tokens if r.drop_names else frozenset())
                  if a in word_stem and b in word_stem}
         runs = [run for run in q.cjk if len(run) >= 3]
         by_pos = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
         scores: dict[int, float] = {}
         owns: dict[int, float] = {}  # the BM25 of each turn's own text (no context): which turn of a session to show
-        k1, b = r.k1, r.b
         weights = {off: r.context * r.decay ** (off - 1) for off in range(1, r.window + 1)}
         ctx_avg = avg_chars * (1 + (1 + r.after) * sum(weights.values()))
         for d in pool.values():
             if not d.eligible:
                 continue
-            ctx: list[tuple[float, _Doc]] = []
-            if d.kind == MESSAGE and r.context > 0:
-                # a short turn needs its neighbours to be understood, a long one speaks for itself
-                cc = r.context_chars
-                for off in range(1, r.window + 1):
-                    n = by_pos.get((d.sid, d.pos - off))
-                    if n is not None:
-                        ctx.append((weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
-                    n = by_pos.get((d.sid, d.pos + off))
-                    if n is not None:
-                        ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0),
-                                    n))
-            if ctx:
-                length = d.nchars + sum(w * n.nchars for w, n in ctx)
-                norm = k1 * (1 - b + b * length / ctx_avg)
-            else:
-                norm = k1 * (1 - b + b * d.nchars / avg_chars)
-            s = own = 0.0
-            own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
-            for t in live:
-                tf = mine = d.tf.get(t, 0.0) + r.aux * d.tf_aux.get(t, 0.0)
-                for w, n in ctx:
-                    tf += w * n.tf.get(t, 0.0)
-                if tf:
-                    s += idf[t] * tf * (k1 + 1) / (tf + norm)
-                if mine:
-                    own += idf[t] * mine * (k1 + 1) / (mine + own_norm)
-            if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
-                continue  # nothing of its own to show: an empty turn found only through its context
-            if not (d.tf or d.tf_aux):
-                if r.context_chars and d.nchars > r.context_chars:
-                    continue  # a long turn that matches nothing itself is not found through its neighbours
-                s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
+            scored = self.bm25f(d, self.context(d, by_pos, weights), terms, avg_chars, ctx_avg)
+            if scored is None:
+                continue
+            s, own = scored
             if r.phrase and (pairs or runs):
-                bonus = 0.0
-                if pairs:
-                    found = self.adjacent_pairs(d, pairs)
-                    bonus += sum((idf.get(a, 0) + idf.get(b_, 0)) / 2 for a, b_ in found)
-                for run in runs:
-                    if run in d.text:
-                        bonus += sum(idf.get(g, 0) for g in cjk_terms([run])[0]) / 2
-                s += r.phrase * bonus
+                s += r.phrase * self.phrase_bonus(d, pairs, runs, terms.idf)
             if boost and len(boost) == 1 and d.speaker in boost:
                 s *= r.speaker
             scores[d.id] = s
             owns[d.id] = own
-        # a question that names its speaker has said whose words it wants: no echo rule then
-        adjusted = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
-                               echo=not (boost and len(boost) == 1), idf=idf, first_person=_first_person(q))
-        owns = {i: owns[i] * adjusted[i] / scores[i] for i in adjusted if scores[i] > 0}
-        scores = rank.cap_context(pool, adjusted, owns, r)
-        if semantic is not None and scores:
-            scores = semantic.rerank(self, q, pool, scores)
-        self.pool, self.scores = pool, scores
-        return self.hits(pool, rank.order(pool, scores, r)[:limit])
+        return scores, owns
+
+    def context(self, d: _Doc, by_pos: dict[tuple[int, int], _Doc],
+                weights: dict[int, float]) -> list[tuple[float, _Doc]]:
+        """The weighted neighbours of message ``d`` in ``by_pos`` (none for other kinds or without context)."""
+        r = self.r
+        ctx: list[tuple[float, _Doc]] = []
+        if d.kind != MESSAGE or r.context <= 0:
+            return ctx
+        # a short turn needs its neighbours to be understood, a long one speaks for itself
+        cc = r.context_chars
+        for off in range(1, r.window + 1):
+            n = by_pos.get((d.sid, d.pos - off))
+            if n is not None:
+                ctx.append((weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
+            n = by_pos.get((d.sid, d.pos + off))
+            if n is not None:
+                ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
+        return ctx
+
+    def bm25f(self, d: _Doc, ctx: list[tuple[float, _Doc]], terms: _Terms, avg_chars: float,
+              ctx_avg: float) -> tuple[float, float] | None:
+        """(BM25F of ``d`` with its context ``ctx``, BM25 of its own text); None when it is not to be shown."""
+        r, idf = self.r, terms.idf
+        k1, b = r.k1, r.b
+        if ctx:
+            length = d.nchars + sum(w * n.nchars for w, n in ctx)
+            norm = k1 * (1 - b + b * length / ctx_avg)
+        else:
+            norm = k1 * (1 - b + b * d.nchars / avg_chars)
+        s = own = 0.0
+        own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
+        for t in terms.live:
+            tf = mine = d.tf.get(t, 0.0) + r.aux * d.tf_aux.get(t, 0.0)
+            for w, n in ctx:
+                tf += w * n.tf.get(t, 0.0)
+            if tf:
+                s += idf[t] * tf * (k1 + 1) / (tf + norm)
+            if mine:
+                own += idf[t] * mine * (k1 + 1) / (mine + own_norm)
+        if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
+            return None  # nothing of its own to show: an empty turn found only through its context
+        if not (d.tf or d.tf_aux):
+            if r.context_chars and d.nchars > r.context_chars:
+                return None  # a long turn that matches nothing itself is not found through its neighbours
+            s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
+        return s, own
+
+    def phrase_bonus(self, d: _Doc, pairs: set[tuple[str, str]], runs: list[str], idf: dict[str, float]) -> float:
+        """The idf of the question's adjacent word pairs found adjacent in ``d``, and of its CJK runs in it."""
+        bonus = 0.0
+        if pairs:
+            found = self.adjacent_pairs(d, pairs)
+            bonus += sum((idf.get(a, 0) + idf.get(b, 0)) / 2 for a, b in found)
+        for run in runs:
+            if run in d.text:
+                bonus += sum(idf.get(g, 0) for g in cjk_terms([run])[0]) / 2
+        return bonus
 
     # -- data -------------------------------------------------------------------------------
 
@@ -561,60 +674,33 @@ class _Search:
         words = [t for t in terms if not _is_cjk_term(t)]
         cjk = [t for t in terms if _is_cjk_term(t)]
         if words:
-            pattern, prefixes = _prefix_pattern(words)
-            # one regex pass over all texts (and aux texts) joined; offsets map back to docs. Words
-            # with non-ASCII letters are taken one by one: case folding and diacritics (µ, ß, café)
-            # are the tokenizer's business, so only its stem of each such word decides.
-            parts: list[str] = []
-            owners: list[tuple[_Doc, bool]] = []
-            starts: list[int] = []
-            found: list[tuple[int, int, str]] = []
-            at = 0
-            for d in docs:
-                for text, in_aux in ((d.text, False), (_aux(d), True)):
-                    if not text:
-                        continue
-                    if text.isascii():
-                        low = text.lower()
-                        if not any(p in low for p in prefixes):
-                            continue
-                    else:
-                        found += [(at + m.start(), at + m.end(), m.group())  # folded by the tokenizer's stem
-                                  for m in _NON_ASCII_WORD.finditer(text) if not _CJK_ONLY(m.group())]
-                    parts.append(text)
-                    owners.append((d, in_aux))
-                    starts.append(at)
-                    at += len(text) + 1
-            joined = "\x00".join(parts)
-            # the pattern matches whole words; words with non-ASCII letters were taken above
-            found += [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(joined) if m.group().isascii()]
-            uniq = list(dict.fromkeys(w for _s, _e, w in found))
-            stems = dict(zip(uniq, self.ix.stems(uniq), strict=True))
-            wanted = set(words)
-            for start, end, w in found:
-                t = stems.get(w)
-                if t not in wanted or w in self.not_terms:
-                    continue
-                k = bisect_right(starts, start) - 1
-                d, in_aux = owners[k]
-                if in_aux:
-                    d.tf_aux[t] = d.tf_aux.get(t, 0.0) + 1
-                else:
-                    d.tf[t] = d.tf.get(t, 0.0) + 1
-                    d.matches.append((start - starts[k], end - starts[k], t))
+            self.count_words(docs, words)
         if cjk:
-            for d in docs:
-                for t in cjk:
-                    start = d.text.find(t)
-                    while start >= 0:
-                        d.tf[t] = d.tf.get(t, 0.0) + 1
-                        d.matches.append((start, start + len(t), t))
-                        start = d.text.find(t, start + 1)
-                    aux = _aux(d)
-                    if aux and t in aux:
-                        d.tf_aux[t] = d.tf_aux.get(t, 0.0) + aux.count(t)
+            _count_cjk(docs, cjk)
         for d in docs:
             d.matches.sort()
+
+    def count_words(self, docs: list[_Doc], words: list[str]) -> None:
+        """Count the word terms ``words`` (stems) in ``docs``: those whose stem by the index is one."""
+        pattern, prefixes = _prefix_pattern(words)
+        texts = _Texts.of(docs, prefixes)
+        # the pattern matches whole words; words with non-ASCII letters were taken by _Texts.of
+        found = texts.found + [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(texts.joined)
+                               if m.group().isascii()]
+        uniq = list(dict.fromkeys(w for _s, _e, w in found))
+        stems = dict(zip(uniq, self.ix.stems(uniq), strict=True))
+        wanted = set(words)
+        for start, end, w in found:
+            t = stems.get(w)
+            if t is None or t not in wanted or w in self.not_terms:
+                continue
+            k = bisect_right(texts.starts, start) - 1
+            d, in_aux = texts.owners[k]
+            if in_aux:
+                d.tf_aux[t] = d.tf_aux.get(t, 0.0) + 1
+            else:
+                d.tf[t] = d.tf.get(t, 0.0) + 1
+                d.matches.append((start - texts.starts[k], end - texts.starts[k], t))
 
     @staticmethod
     def adjacent_pairs(d: _Doc, pairs: set[tuple[str, str]]) -> set[tuple[str, str]]:

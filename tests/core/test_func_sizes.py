@@ -60,3 +60,17 @@ def test_offenders_over_either_limit_and_the_exit_status(tmp_path, capsys):
     assert json.loads(out[0])["name"] == "long"
     assert func_sizes.main([path, "--max-lines", "100"]) == 0
     assert func_sizes.main([path, "--report-only"]) == 0
+
+
+def test_check_passes_known_offenders_and_fails_new_and_stale_ones(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(70))
+    path = _write(tmp_path, f"def long():\n{body}\n\ndef fine():\n    return 1\n")
+    found = func_sizes.offenders([path])
+    root = str(tmp_path)
+    assert func_sizes.check(found, [path], frozenset({"m.py:long"}), root) == ([], [])
+    new, stale = func_sizes.check(found, [path], frozenset(), root)
+    assert [f.name for f in new] == ["long"] and stale == []
+    # an entry whose function is within the limits now is stale; one in a file not scanned is not
+    new, stale = func_sizes.check(found, [path], frozenset({"m.py:long", "m.py:fine", "other.py:f"}), root)
+    assert new == [] and stale == ["m.py:fine"]
+

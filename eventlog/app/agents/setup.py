@@ -289,35 +289,7 @@ def merge_hooks(settings: dict[str, Any], command: str, events: tuple[str, ...],
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise SetupError(f"{path}: hooks.{event} must be a list, found {_json_type(groups)}; nothing was changed")
-        want = event in events
-        placed = False
-        removed = False
-        new_groups: list[Any] = []
-        for g in groups:
-            if not isinstance(g, dict) or not isinstance(g.get("hooks"), list):
-                new_groups.append(g)
-                continue
-            kept: list[Any] = []
-            for h in g["hooks"]:
-                if not ours(h):
-                    kept.append(h)
-                elif want and not placed:
-                    new = dict(h)
-                    new["type"] = "command"
-                    new["command"] = command
-                    new.setdefault("timeout", timeouts[event])
-                    if new != h:
-                        said.append(f"update the evlog hook on {event}")
-                    kept.append(new)
-                    placed = True
-                else:
-                    removed = True
-                    said.append(f"remove the evlog hook on {event}" if not want else f"remove a second evlog hook on {event}")
-            if kept or not removed or len(g["hooks"]) == 0:
-                new_groups.append({**g, "hooks": kept} if kept != g["hooks"] else g)
-        if want and not placed:
-            new_groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeouts[event]}]})
-            said.append(f"add the evlog hook on {event}")
+        new_groups = _merge_event(groups, event, event in events, command, ours, timeouts, said)
         if new_groups:
             hooks[event] = new_groups
         elif event in hooks:
@@ -328,6 +300,40 @@ def merge_hooks(settings: dict[str, Any], command: str, events: tuple[str, ...],
     else:
         out.pop("hooks", None)
     return out, said
+
+
+def _merge_event(groups: list[Any], event: str, want: bool, command: str, ours: Callable[[Any], bool],
+                 timeouts: dict[str, int], said: list[str]) -> list[Any]:
+    """The hook groups of ``event`` with evlog's handler exactly once (``want``) or not at all; what changed
+    is appended to ``said``. The first evlog handler is kept (updated); others go, and a group they
+    leave empty goes with them (a group that was already empty stays)."""
+    placed = False
+    removed = False
+    new_groups: list[Any] = []
+    for g in groups:
+        if not isinstance(g, dict) or not isinstance(g.get("hooks"), list):
+            new_groups.append(g)
+            continue
+        kept: list[Any] = []
+        for h in g["hooks"]:
+            if not ours(h):
+                kept.append(h)
+            elif want and not placed:
+                new = {**h, "type": "command", "command": command}
+                new.setdefault("timeout", timeouts[event])
+                if new != h:
+                    said.append(f"update the evlog hook on {event}")
+                kept.append(new)
+                placed = True
+            else:
+                removed = True
+                said.append(f"remove the evlog hook on {event}" if not want else f"remove a second evlog hook on {event}")
+        if kept or not removed or len(g["hooks"]) == 0:
+            new_groups.append({**g, "hooks": kept} if kept != g["hooks"] else g)
+    if want and not placed:
+        new_groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeouts[event]}]})
+        said.append(f"add the evlog hook on {event}")
+    return new_groups
 
 
 def merge_server(config: dict[str, Any], server: dict[str, Any] | None, *, path: str = "config"

@@ -54,18 +54,7 @@ def protocol(header_s: float = HEADER_TIMEOUT, body_s: float = BODY_TIMEOUT) -> 
 
         def _too_slow(self) -> None:
             self._deadline = None
-            if self.transport.is_closing():
-                return
-            cycle = self.cycle
-            if self._in_body:  # this request's cycle: answer unless its answer has begun
-                answer = cycle is None or not cycle.response_started
-            else:  # the previous request's cycle, if any: never write into its answer
-                answer = self._started and (cycle is None or cycle.response_complete)
-            if answer:
-                self.transport.write(_TIMEOUT_RESPONSE)
-            if cycle is not None:
-                cycle.keep_alive = False
-            self.transport.close()
+            _cut_off(self.transport, self.cycle, in_body=self._in_body, started=self._started)
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -92,3 +81,24 @@ def protocol(header_s: float = HEADER_TIMEOUT, body_s: float = BODY_TIMEOUT) -> 
             super().connection_lost(exc)
 
     return DeadlineProtocol
+
+
+def _answers_timeout(cycle: Any, *, in_body: bool, started: bool) -> bool:
+    """Whether a request past its deadline gets the 408: ``cycle`` is the connection's current request
+    cycle (uvicorn's, or None), ``in_body`` whether the late request is past its headers, ``started``
+    whether a byte of it arrived."""
+    if in_body:  # this request's cycle: answer unless its answer has begun
+        return cycle is None or not cycle.response_started
+    # the previous request's cycle, if any: never write into its answer
+    return started and (cycle is None or cycle.response_complete)
+
+
+def _cut_off(transport: Any, cycle: Any, *, in_body: bool, started: bool) -> None:
+    """Close a connection whose request is past its deadline, with a 408 when ``_answers_timeout`` says so."""
+    if transport.is_closing():
+        return
+    if _answers_timeout(cycle, in_body=in_body, started=started):
+        transport.write(_TIMEOUT_RESPONSE)
+    if cycle is not None:
+        cycle.keep_alive = False
+    transport.close()

@@ -167,9 +167,7 @@ class SyncState:
             case SessionDeleted():
                 row = self._deleted(ev)
             case SessionConsolidated():
-                r = self.regs.get(ev.session_key)
-                if r is not None and r.visible and ev.up_to_count > r.consolidated:
-                    r.consolidated = ev.up_to_count
+                self._consolidated(ev)
             case SyncPulled():
                 self.pos.accounts.add((ev.target, ev.user))
                 self._start_pulled(ev)
@@ -178,22 +176,35 @@ class SyncState:
                 self.erased.update(ev.refs)
                 return None
             case SyncPushed():
-                self.pos.accounts.add((ev.target, ev.user))
-                if ev.target == self.target and ev.user == self.user:
-                    self.pos.push_seq, self.pos.push_epoch = ev.record_seq, ev.epoch
-                    if ev.change_seq:
-                        self.pos.own_change_seqs.append((ev.epoch, ev.change_seq))
+                self._pushed(ev)
                 return None
             case _:
                 return None
-        if pulled:
-            ours = self._pulled_ours
-            self._pulled_left -= 1
-            if self._pulled_left <= 0:
-                self._finish_pulled()
-            if ours:
-                return None
+        if pulled and self._count_pulled():
+            return None
         return row
+
+    def _count_pulled(self) -> bool:
+        """Count one event of the open ``sync.pulled`` batch (finishing it at its last); True when the
+        batch is our own changes coming back (nothing to push)."""
+        ours = self._pulled_ours
+        self._pulled_left -= 1
+        if self._pulled_left <= 0:
+            self._finish_pulled()
+        return ours
+
+    def _pushed(self, ev: SyncPushed) -> None:
+        """A push to some account; to ours, it moves our push position."""
+        self.pos.accounts.add((ev.target, ev.user))
+        if ev.target == self.target and ev.user == self.user:
+            self.pos.push_seq, self.pos.push_epoch = ev.record_seq, ev.epoch
+            if ev.change_seq:
+                self.pos.own_change_seqs.append((ev.epoch, ev.change_seq))
+
+    def _consolidated(self, ev: SessionConsolidated) -> None:
+        r = self.regs.get(ev.session_key)
+        if r is not None and r.visible and ev.up_to_count > r.consolidated:
+            r.consolidated = ev.up_to_count
 
     # -- sessions -------------------------------------------------------------------
 
