@@ -238,10 +238,11 @@ def _received(envs: Sequence[Replicated], fold: OriginFold, first_seq: int, repo
     """The events to append for a page: new, not ours, of a type that travels; their seq fields mapped here."""
     out: list[Event] = []
     batch_keys: dict[tuple[str, int], int] = {}
-    erased = _erased_in(envs)
+    erased, erased_before = _erased_in(envs), fold.erased
+    held, devices = fold.held, fold.devices  # (``devices`` is computed: once per page, not per envelope)
     for env in envs:
-        if (env.key in fold.held or env.key in batch_keys or env.origin in fold.devices or env.key in fold.erased
-                or env.key in erased):
+        key = (env.origin, env.origin_seq)
+        if key in held or key in batch_keys or env.origin in devices or key in erased or key in erased_before:
             report.skipped += 1
             continue
         try:
@@ -250,7 +251,7 @@ def _received(envs: Sequence[Replicated], fold: OriginFold, first_seq: int, repo
             report.skipped += 1
             report.refused.append(str(e))
             continue
-        batch_keys[env.key] = first_seq + len(out)
+        batch_keys[key] = first_seq + len(out)
         out.append(ev)
     return out
 
