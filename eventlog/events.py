@@ -247,6 +247,7 @@ class ErasureRecorded(Event, tag="log.erasure", kw_only=True, frozen=True):
     markers: list[str]  # "xxh3-64:<hex>" of each marker line, in the order of ``seqs``
     refs: list[str] = []  # ``ref_hash`` of each "<session key>\0<message id>" / "fact\0<id>" removed (for other devices)
     origin: str = ""  # the device an erasure pulled by sync came from
+    origins: list[tuple[str, int]] = []  # origin keys (device, origin seq) of the replicated events it erased
 
 
 # --- processors: offsets, diary, short- and long-term memory ---------------------------

@@ -46,7 +46,7 @@ STRUCTURAL = frozenset({
     "outcome", "llm", "model", "policy", "target", "user", "epoch", "project", "timestamp", "created_at",
     "updated_at", "redacted", "source_refs", "message_ids", "session_keys", "quarantine", "segments_quarantined",
     "sessions", "messages", "error_kind", "when", "fact_ids", "up_to_message_id",
-    "replica", "device", "home", "store", "account",  # a received event's origin and replication positions: names, not text
+    "replica", "device", "home", "store", "account", "origins",  # a received event's origin and replication positions: names, not text
 })
 _SCALARS = (int, bool, float)
 _DEDUP_PREFIX = "redacted:"

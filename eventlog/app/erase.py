@@ -43,6 +43,7 @@ from eventlog.events import (
     MemoryEdited,
     MessageAppended,
     MessageUpdated,
+    Replica,
     SessionCreated,
     StmAdded,
     SyncPushed,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from eventlog.app.gateway.connection import Timeouts
     from eventlog.app.gateway.sync import Remote
     from eventlog.app.workspace import Workspace
+    from eventlog.replication.sync import ReceivedErasure
 
 KINDS = ("fact", "session", "subject", "text", "sync")
 MIN_NEEDLE = 16  # shorter texts derived from a target are not searched for (they would match unrelated events)
@@ -69,6 +71,7 @@ class Target:
     value: str = ""
     refs: tuple[str, ...] = ()
     origin: str = ""
+    seqs: tuple[int, ...] = ()  # (sync) this log's copies of the events another device erased, by origin key
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -135,13 +138,14 @@ class _Found:
 
 
 def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remote | None = None,
-          record_empty: bool = False) -> ErasureReport:
+          record_empty: bool = False, replica: Replica | None = None) -> ErasureReport:
     """Erase ``target`` everywhere (see the module docstring); ``dry_run`` only lists the places.
 
     ``remote``: the gateway this workspace syncs with; its rows go first (a failure there
     changes nothing here), and its ``gateway_erasures`` row tells the other devices.
     ``record_empty``: record the erasure even if this log holds none of it (how a device
-    remembers it applied a gateway erasure).
+    remembers it applied a gateway erasure). ``replica``: set when this applies an erasure another
+    device made on the event path (``apply_received``).
     """
     label = f"{target.kind} {target.value!r}" if target.kind != "sync" else f"sync from {target.origin or 'a device'}"
     report = ErasureReport(target=label, dry_run=dry_run)
@@ -167,22 +171,23 @@ def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remot
                             "login' and erase without --local-only, or erase with --dsn)")
     if dry_run:
         return report
+    origins = _origin_keys(ws, found.seqs)
     if not found.seqs:
         if record_empty or remote is not None:
             ws.append([ErasureRecorded(erasure_id=erasure_id, kind=target.kind, seqs=[], markers=[],
-                                       refs=sorted(found.refs), origin=origin)])
+                                       refs=sorted(found.refs), origin=origin, origins=origins, replica=replica)])
             return report
         raise NotFound(f"nothing to erase: no event holds {label}")
     report.erasure_seq = erasure.commit(ws.log, sorted(found.seqs), erasure_id=erasure_id, kind=target.kind,
-                                        refs=sorted(found.refs), origin=origin)
-    needles = _erase_late_copies(ws, target, found, report, origin) or needles
+                                        refs=sorted(found.refs), origin=origin, origins=origins, replica=replica)
+    needles = _erase_late_copies(ws, target, found, report, origin, replica) or needles
     _clean_derived(ws, needles, report)
     erasure.finish(ws.log)
     return report
 
 
 def _erase_late_copies(ws: Workspace, target: Target, found: _Found, report: ErasureReport,
-                       origin: str) -> list[bytes]:
+                       origin: str, replica: Replica | None) -> list[bytes]:
     """Erase copies another writer appended between the find and the commit (a pull, an ingest, an agent).
 
     ``find`` reads the log before the write lock is taken, so a line appended meanwhile can hold
@@ -200,7 +205,7 @@ def _erase_late_copies(ws: Workspace, target: Target, found: _Found, report: Era
         if not late:
             break
         erasure.commit(ws.log, late, erasure_id=uuid.uuid4().hex, kind=target.kind, refs=sorted(again.refs),
-                       origin=origin)
+                       origin=origin, origins=_origin_keys(ws, set(late)), replica=replica)
         erased.update(late)
         report.refs = sorted(set(report.refs) | again.refs)
         for rec in ws.log.records():
@@ -208,6 +213,33 @@ def _erase_late_copies(ws: Workspace, target: Target, found: _Found, report: Era
                 report.segments.setdefault(segment_name(rec.segment), []).append(rec.seq)
         needles = _needles(target, again)
     return needles
+
+
+def apply_received(ws: Workspace, received: ReceivedErasure) -> None:
+    """Apply an erasure another device made (the ``erase`` of ``replication.sync.pull``): this log's copies
+    of its events (by origin key), what this device derived from them, and the projections rebuilt."""
+    target = Target("sync", refs=tuple(received.refs), origin=received.applied_origin, seqs=tuple(received.seqs))
+    erase(ws, target, record_empty=True, replica=received.replica)
+
+
+def _origin_keys(ws: Workspace, seqs: set[int]) -> list[tuple[str, int]]:
+    """The origin keys of the replicated events among ``seqs`` (read before they are erased): what other
+    devices erase when the erasure reaches them (``eventlog.replication``)."""
+    from eventlog.replication.clock import device_of
+    from eventlog.replication.origin import REPLICATED_TYPES, OriginFold
+
+    if not seqs:
+        return []
+    fold = OriginFold.of(ws.log)
+    by_seq = {local: key for key, local in fold.held.items()}
+    out = []
+    for ev in ws.log.read(min(seqs), until_seq=max(seqs)):
+        if ev.seq not in seqs or ev.type not in REPLICATED_TYPES:
+            continue
+        device = by_seq.get(ev.seq, ("", 0))[0] or device_of(fold.claims, ev.seq)
+        if device:
+            out.append(by_seq.get(ev.seq, (device, ev.seq)))
+    return sorted(out)
 
 
 def resume(ws: Workspace) -> int:
@@ -327,6 +359,8 @@ def _direct(ev: Event, target: Target, fact_ids: set[str]) -> bool:
         return key == target.value or (isinstance(ev, StmAdded) and target.value in ev.session_keys)
     if target.kind == "text":
         return _holds(codec.ENCODER.encode(ev), [_json_body(target.value)])
+    if target.kind == "sync" and ev.seq in target.seqs:
+        return True
     if target.kind == "sync" and isinstance(key, str):
         mid = getattr(ev, "message_id", "")
         return erasure.ref_hash("session", key) in target.refs or (

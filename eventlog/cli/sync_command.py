@@ -8,6 +8,7 @@ this is for a single trusted user).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -98,9 +99,15 @@ def _sync_events(ctx: click.Context, direction: str, gateway: str | None, dsn: s
         opened = open_store(ws.home, gateway=gateway if way == "gateway" else None,
                             dsn=dsn if way == "dsn" else None, user=user)
         try:
-            fn = replication.push if direction == "push" else replication.pull
-            report = fn(ws.log, opened.store, opened.account, store_name=opened.store_name,
-                        checkpoint=os.path.join(ws.home, "state", FOLD_CHECKPOINT))
+            checkpoint = os.path.join(ws.home, "state", FOLD_CHECKPOINT)
+            if direction == "push":
+                report: Any = replication.push(ws.log, opened.store, opened.account, store_name=opened.store_name,
+                                               checkpoint=checkpoint)
+            else:
+                from eventlog.app.erase import apply_received
+
+                report = replication.pull(ws.log, opened.store, opened.account, store_name=opened.store_name,
+                                          checkpoint=checkpoint, erase=functools.partial(apply_received, ws))
         finally:
             opened.close()
     _render(report, as_json)

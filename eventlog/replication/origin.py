@@ -7,7 +7,12 @@ forgotten, edited, pinned, archived, restored) and Dream runs (started with thei
 completed, failed). **What stays local**: the log's own records (recoveries, erased markers),
 processor bookkeeping (offsets, diary, short-term memory, recalls, cursors, consolidation
 failures) and sync positions (``sync.*``, ``replication.*``): each device recomputes them.
-Erasure (``log.erasure``) does not travel on this path yet (the row sync carries it).
+**Erasure travels** (``log.erasure``): a local erasure lists the origin keys of the replicated
+events it erased (``ErasureRecorded.origins``); a device that receives it appends it as a
+*pending* record (no seqs) in the pull's batch, then applies it to its own copies by origin key
+(``sync.apply_erasures``) with a local erasure carrying the same ``replica`` and the origin
+``rep:<device>:<seq>`` (applied; never pushed, since it has a replica). ``OriginFold.erased`` holds
+every erased origin key: such an envelope is never appended again.
 
 **The device id** lives in the log, as a ``replication.device`` event (a local one): it
 survives ``replay`` (which only rebuilds projections) and is never pushed. The claim records
@@ -34,6 +39,7 @@ import msgspec
 from eventlog.events import (
     DeviceClaimed,
     DreamStarted,
+    ErasureRecorded,
     Event,
     HistoryAppended,
     MemoryAppended,
@@ -56,7 +62,10 @@ REPLICATED_TYPES = frozenset({
     "memory.appended", "memory.superseded", "memory.forgotten", "memory.edited", "memory.pinned",
     "memory.archived", "memory.restored",
     "dream.started", "dream.completed", "dream.failed",
+    "log.erasure",
 })
+
+APPLIED_PREFIX = "rep:"  # ``ErasureRecorded.origin`` of the local erasure that applied a received one
 
 #: Fields that hold seqs of other events in the writer's log, by event type.
 SEQ_FIELDS: dict[str, tuple[str, ...]] = {
@@ -93,6 +102,8 @@ class _Saved(msgspec.Struct):
     sessions: dict[str, str]
     facts: dict[str, str]
     runs: dict[str, str]
+    erased: list[tuple[str, int]] = []
+    pending: list[tuple[str, int, int]] = []  # (device, origin seq, local seq) of received erasures not yet applied
 
 
 class OriginFold:
@@ -112,6 +123,8 @@ class OriginFold:
         self._session_project: dict[str, str] = {}
         self._fact_project: dict[str, str] = {}
         self._run_project: dict[str, str] = {}
+        self.erased: set[tuple[str, int]] = set()  # origin keys of erased replicated events: never appended again
+        self.pending: dict[tuple[str, int], int] = {}  # received erasures not applied yet -> their local seq
 
     @classmethod
     def of(cls, log: Log, checkpoint: str | None = None) -> OriginFold:
@@ -129,7 +142,8 @@ class OriginFold:
                        floor=self.floor, pushed_upto=self.pushed_upto,
                        cursors=[(s, a, c) for (s, a), c in self.cursors.items()],
                        held=[(d, s, local) for (d, s), local in self.held.items()], local=self.local,
-                       sessions=self._session_project, facts=self._fact_project, runs=self._run_project)
+                       sessions=self._session_project, facts=self._fact_project, runs=self._run_project,
+                       erased=sorted(self.erased), pending=[(d, s, v) for (d, s), v in self.pending.items()])
         tmp = f"{path}.tmp"
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(tmp, "wb") as f:
@@ -155,6 +169,8 @@ class OriginFold:
         fold.cursors = {(s, a): c for s, a, c in saved.cursors}
         fold.held = {(d, s): local for d, s, local in saved.held}
         fold._session_project, fold._fact_project, fold._run_project = saved.sessions, saved.facts, saved.runs
+        fold.erased = {(d, s) for d, s in saved.erased}
+        fold.pending = {(d, s): v for d, s, v in saved.pending}
         return fold
 
     def catch_up(self, log: Log) -> None:
@@ -175,11 +191,23 @@ class OriginFold:
             self.cursors[key] = max(self.cursors.get(key, 0), ev.cursor)
         elif isinstance(ev, ReplicationPushed):
             self.pushed_upto = max(self.pushed_upto, ev.upto_seq)
+        elif isinstance(ev, ErasureRecorded):
+            self._erasure(ev)
         project = self._project(ev)
         if ev.replica is not None:
             self.held[(ev.replica.device, ev.replica.seq)] = ev.seq
         elif ev.type in REPLICATED_TYPES:
             self.local.append((ev.seq, local_hlc(ev.ts, self.floor), project))
+
+    def _erasure(self, ev: ErasureRecorded) -> None:
+        self.erased.update((d, s) for d, s in ev.origins)
+        if ev.replica is None:
+            return
+        key = (ev.replica.device, ev.replica.seq)
+        if ev.origin == f"{APPLIED_PREFIX}{key[0]}:{key[1]}":
+            self.pending.pop(key, None)
+        else:  # received in a pull's batch: applied after it (``sync.apply_erasures``)
+            self.pending[key] = ev.seq
 
     def _project(self, ev: Event) -> str:
         """The project an event belongs to (for team sharing): its session's, its fact's or its run's."""

@@ -16,6 +16,13 @@
   ``rep:<device>:<seq>``: an envelope this log holds (or wrote itself) is skipped, and the
   log's dedup index refuses it anyway.
 
+* Erasure travels as an event (``origin`` module docstring): a received ``log.erasure`` is
+  appended as a pending record in the page's batch (so a pull killed after the append still
+  applies it: the next pull does), then ``apply_erasures`` erases this log's copies by origin
+  key (``erase``: the app's ``apply_received`` also erases what this device derived from them and
+  rebuilds the projections; the default erases the lines only). An envelope of an erased event
+  is skipped, in the same page or any later one.
+
 ``store_name`` names the store in the log's positions (e.g. the gateway's URL without
 credentials); ``account`` is the gateway account (its email). ``share``/``unshare`` show one
 project's events to another account (the store decides who sees what).
@@ -24,16 +31,26 @@ project's events to another account (the store decides who sees what).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
+from eventlog import erasure
 from eventlog.errors import ConfigError, EvlogError
-from eventlog.events import AnyEvent, Event, Replica, ReplicationPulled, ReplicationPushed
+from eventlog.events import AnyEvent, ErasureRecorded, Event, Replica, ReplicationPulled, ReplicationPushed
 from eventlog.log import Log
 from eventlog.replication.envelope import Replicated
-from eventlog.replication.origin import REPLICATED_TYPES, SEQ_FIELDS, OriginFold, claim_event, envelopes
+from eventlog.replication.origin import (
+    APPLIED_PREFIX,
+    REPLICATED_TYPES,
+    SEQ_FIELDS,
+    OriginFold,
+    claim_event,
+    envelopes,
+)
 from eventlog.replication.store import EventStore, Share
 
 PUSH_BATCH = 1000
@@ -47,6 +64,32 @@ class _Refs(msgspec.Struct):
 
 
 _refs_decoder = msgspec.json.Decoder(_Refs)
+
+
+class _Origins(msgspec.Struct):
+    origins: list[tuple[str, int]] = []
+
+
+_origins_decoder = msgspec.json.Decoder(_Origins)
+
+
+@dataclass(frozen=True)
+class ReceivedErasure:
+    """An erasure another device made, to apply here: ``seqs`` are this log's copies of what it erased."""
+
+    replica: Replica
+    kind: str
+    seqs: list[int]
+    refs: list[str]
+    origins: list[tuple[str, int]]
+
+    @property
+    def applied_origin(self) -> str:
+        """``ErasureRecorded.origin`` of the local erasure that applies it (how the fold knows it is done)."""
+        return f"{APPLIED_PREFIX}{self.replica.device}:{self.replica.seq}"
+
+
+Eraser = Callable[[ReceivedErasure], None]
 
 
 class PushReport(msgspec.Struct, kw_only=True):
@@ -67,6 +110,7 @@ class PullReport(msgspec.Struct, kw_only=True):
     refused: list[str] = []
     cursor: int = 0
     pages: int = 0
+    erased: int = 0  # erasures received from other devices and applied here
 
 
 def ensure_device(log: Log, fold: OriginFold | None = None) -> str:
@@ -121,12 +165,14 @@ def _send(store: EventStore, account: str, buf: list[Replicated], report: PushRe
 
 
 def pull(log: Log, store: EventStore, account: str, *, store_name: str, limit: int = PULL_LIMIT,
-         max_pages: int | None = None, checkpoint: str | None = None) -> PullReport:
+         max_pages: int | None = None, checkpoint: str | None = None, erase: Eraser | None = None) -> PullReport:
     """Fetch and append what the store holds above this log's position (see the module docstring);
-    ``checkpoint``: a file to keep the log's fold in."""
+    ``checkpoint``: a file to keep the log's fold in; ``erase``: how a received erasure is applied
+    (``apply_erasures``)."""
     fold = OriginFold.of(log, checkpoint)
     ensure_device(log, fold)
     report = PullReport()
+    report.erased = apply_erasures(log, fold, erase)  # what a killed pull received but did not apply
     while max_pages is None or report.pages < max_pages:
         fold.catch_up(log)
         after = fold.cursors.get((store_name, account), 0)
@@ -149,17 +195,54 @@ def pull(log: Log, store: EventStore, account: str, *, store_name: str, limit: i
             report.cursor = page.cursor
         if not page.more:
             break
+    report.erased += apply_erasures(log, fold, erase)
     if checkpoint:
         fold.save(checkpoint, log)
     return report
+
+
+def apply_erasures(log: Log, fold: OriginFold, erase: Eraser | None = None) -> int:
+    """Apply every received erasure this log has not applied yet (``fold.pending``); returns how many.
+
+    ``erase`` does the work (default ``erase_lines``); it must record a local ``log.erasure`` with the
+    erasure's ``replica`` and origin ``applied_origin``, even when nothing here held its events."""
+    done = 0
+    fold.catch_up(log)
+    for key, seq in sorted(fold.pending.items(), key=lambda kv: kv[1]):
+        rec = log.find(seq)
+        ev = rec.event if rec is not None else None
+        if not isinstance(ev, ErasureRecorded) or ev.replica is None:
+            continue
+        seqs = sorted({s for s in (fold.local_seq(k) for k in ev.origins) if s is not None})
+        (erase or (lambda r: erase_lines(log, r)))(
+            ReceivedErasure(replica=ev.replica, kind=ev.kind, seqs=seqs, refs=list(ev.refs),
+                            origins=[(d, s) for d, s in ev.origins]))
+        fold.catch_up(log)
+        if key in fold.pending:
+            raise EvlogError(f"the erasure {key[0]}#{key[1]} was not recorded as applied")
+        done += 1
+    return done
+
+
+def erase_lines(log: Log, received: ReceivedErasure) -> None:
+    """The default ``Eraser``: erase this log's copies (``eventlog.erasure.commit``) and record it as applied."""
+    common: dict[str, Any] = {"erasure_id": uuid.uuid4().hex, "kind": "sync", "refs": received.refs,
+                              "origin": received.applied_origin, "origins": received.origins,
+                              "replica": received.replica}
+    if not erasure.commit(log, received.seqs, **common):
+        log.append(ErasureRecorded(seqs=[], markers=[], **common))
+    erasure.finish(log)
 
 
 def _received(envs: Sequence[Replicated], fold: OriginFold, first_seq: int, report: PullReport) -> list[Event]:
     """The events to append for a page: new, not ours, of a type that travels; their seq fields mapped here."""
     out: list[Event] = []
     batch_keys: dict[tuple[str, int], int] = {}
+    erased, erased_before = _erased_in(envs), fold.erased
+    held, devices = fold.held, fold.devices  # (``devices`` is computed: once per page, not per envelope)
     for env in envs:
-        if env.key in fold.held or env.key in batch_keys or env.origin in fold.devices:
+        key = (env.origin, env.origin_seq)
+        if key in held or key in batch_keys or env.origin in devices or key in erased or key in erased_before:
             report.skipped += 1
             continue
         try:
@@ -168,8 +251,20 @@ def _received(envs: Sequence[Replicated], fold: OriginFold, first_seq: int, repo
             report.skipped += 1
             report.refused.append(str(e))
             continue
-        batch_keys[env.key] = first_seq + len(out)
+        batch_keys[key] = first_seq + len(out)
         out.append(ev)
+    return out
+
+
+def _erased_in(envs: Sequence[Replicated]) -> set[tuple[str, int]]:
+    """The origin keys the page's erasures erase (so an erased event in the same page is never appended)."""
+    out: set[tuple[str, int]] = set()
+    for env in envs:
+        if env.type == "log.erasure":
+            try:
+                out.update((d, s) for d, s in _origins_decoder.decode(env.body).origins)
+            except msgspec.MsgspecError:
+                continue  # refused by ``receive``
     return out
 
 
@@ -193,6 +288,8 @@ def receive(env: Replicated, fold: OriginFold, batch_keys: dict[tuple[str, int],
                 seqs.append(local)
         mapped[name] = seqs
     replica = Replica(device=env.origin, seq=env.origin_seq, hlc=env.hlc, ts=ev.ts, author=env.author, refs=refs)
+    if isinstance(ev, ErasureRecorded):  # its seqs are the origin's lines: here it is pending (``apply_erasures``)
+        ev = msgspec.structs.replace(ev, seqs=[], markers=[])
     return msgspec.structs.replace(ev, seq=0, ts="", dedup=f"rep:{env.origin}:{env.origin_seq}", replica=replica,
                                    **mapped)
 

@@ -79,3 +79,26 @@ def test_a_missing_store_class_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="--dsn needs --user"):
         stores.open_store(str(tmp_path), dsn=DSN)
     assert not os.path.exists(tmp_path / "state")
+
+
+def test_an_erasure_travels_through_push_and_pull_events(tmp_path, store, cli_runner):
+    from eventlog.app.erase import Target, erase
+    from eventlog.events import MessageAppended
+
+    secret = "my door code is 5521-9087 and nobody else knows it"
+    mine, laptop = _home(tmp_path, "mine"), _home(tmp_path, "laptop")
+    with Workspace.open(mine, writable=True) as ws:
+        ws.append([SessionCreated(session_key="s1"),
+                   MessageAppended(session_key="s1", message_id="m1", role="user", content=secret)])
+    args = ("--json", "--dsn", DSN, "--user", "me@example.com")
+    _evlog(cli_runner, mine, "sync", "push", "--events", *args)
+    _evlog(cli_runner, laptop, "sync", "pull", "--events", *args)
+    with Workspace.open(mine, writable=True) as ws:
+        erase(ws, Target("text", secret))
+    _evlog(cli_runner, mine, "sync", "push", "--events", *args)
+    pulled = _evlog(cli_runner, laptop, "sync", "pull", "--events", *args)
+    assert json.loads(pulled.output)["erased"] == 1
+    for root, _dirs, files in os.walk(laptop):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                assert secret.encode() not in f.read(), os.path.join(root, name)
