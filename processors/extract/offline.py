@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import notes, validity
+from processors.extract import notes, quality, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -681,6 +681,8 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     if _REACTION.match(s) or re.search(r"\bI\s+mean\b", s) \
             or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
         return None
+    if sp.named and quality.weak_reason(s, _proper_nouns(s, (*vocatives, sp.name))):
+        return None  # a mood, an echo of the other speaker, an unnamed thing, a one-off outing
     s = _CALL_ME.sub(r"I want to be called \1", s)
     temporary = not sp.named and validity.is_temporary(s)
     if temporary:
