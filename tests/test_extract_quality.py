@@ -11,6 +11,7 @@ import pytest
 from processors.extract.model import Entry
 from processors.extract.offline import extract
 from processors.extract.quality import weak_reason
+from processors.extract.timeref import as_of
 
 WEAK = [
     ("I'm so pumped I finally finished it", "mood"),
@@ -66,3 +67,13 @@ def test_a_durable_sentence_beside_a_weak_one_is_still_kept():
     ops = extract([_said("I went for a long walk after work. I adopted a rescue dog named Biscuit.")], [])
     texts = [o.text for o in ops if o.op == "add"]
     assert any("Biscuit" in t for t in texts) and not any("walk" in t for t in texts), texts
+
+
+@pytest.mark.parametrize("text", ["Tim is learning how to play the violin now.", "Now Ana runs a small bakery."])
+def test_a_fact_saying_now_without_a_date_gets_its_messages_day(text):
+    assert as_of(text, "2023-12-06T10:00:00Z").endswith("(as of 6 December 2023).")
+
+
+@pytest.mark.parametrize("text", ["From now on the user wants to be called Sam.", "Now that Ana moved, she walks to work."])
+def test_from_now_on_and_now_that_are_no_undated_now(text):
+    assert as_of(text, "2023-12-06T10:00:00Z") == text
