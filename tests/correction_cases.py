@@ -89,4 +89,16 @@ ZH = [
     Case("zh city no longer", ("我住在成都。", "我不再住在成都了，我现在住在重庆。"), "重庆", "成都"),
 ]
 
-CASES = ISSUE + OWN + ZH
+#: Round two (tuning): forgetting a slot by name, promotions, the project's own things, a stay that ends, 喜欢.
+ROUND_2 = [
+    Case("forget where I work", ("I'm a chef and I work at Nobu.", "Forget where I work."), "chef", "Nobu"),
+    Case("promoted to", ("I'm an associate at the firm.", "I was promoted to partner last month."), "partner",
+         "associate"),
+    Case("the service runs", ("The service runs Kafka 2.8.", "The service runs Kafka 3.6 now."), "Kafka 3.6",
+         "Kafka 2.8"),
+    Case("staying then back home", ("I'm staying in Rome this week.", "I'm back home in Naples now."), "Naples",
+         "Rome"),
+    Case("zh like to eat", ("我喜欢吃面条。", "我现在更喜欢吃米饭。"), "米饭", "面条"),
+]
+
+CASES = ISSUE + OWN + ZH + ROUND_2

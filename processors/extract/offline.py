@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import notes, validity
+from processors.extract import notes, quality, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -681,6 +681,8 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     if _REACTION.match(s) or re.search(r"\bI\s+mean\b", s) \
             or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
         return None
+    if sp.named and quality.weak_reason(s, _proper_nouns(s, (*vocatives, sp.name))):
+        return None  # a mood, an echo of the other speaker, an unnamed thing, a one-off outing
     s = _CALL_ME.sub(r"I want to be called \1", s)
     temporary = not sp.named and validity.is_temporary(s)
     if temporary:
@@ -708,7 +710,7 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     if text is None or len(text.split()) < (3 if state or explicit else MIN_WORDS) or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
-    about_project = not sp.named and _about_project(s)
+    about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
     return Candidate(text, score, PROJECT if about_project else sections[0], e, sp, about_project)
@@ -724,13 +726,18 @@ _STATE = re.compile(
     r"(?:[a-z]+\s+){0,4}?(?-i:[A-Z][\w.'-]*)(?:\s+[\w.'-]+){0,4}$", re.IGNORECASE)
 
 
+#: A user's sentence whose subject is the project's own thing ("The app uses React 17", "Production runs MySQL 8").
+_PROJECT_THING = re.compile(r"(?:the|this|our)\s+(?:project|api|app|repo|service|backend|frontend|site)\b|production\b",
+                            re.IGNORECASE)
+
+
 def _states_a_slot(s: str) -> bool:
     """Whether a sentence states what fills one of the speaker's slots (``slots``) or what holds now (``_STATE``)."""
     body = s.rstrip(" .!")
     if len(body.split()) > 14 or _REQUEST.match(body) or SECOND_PERSON.search(body):
         return False
     if not re.match(r"(?:(?:until|since|on)\s+\w+,?\s+)?(?:I\b|I'm|we\b|we're|my\b|our\b|everyone\s+calls\s+me\b|"
-                    r"(?:the|this)\s+(?:project|api|app|repo)\b)", body, re.IGNORECASE):
+                    r"(?:the|this)\s+(?:project|api|app|repo)\b)", body, re.IGNORECASE) and not _PROJECT_THING.match(body):
         return False
     return bool(sl.slots(body)) or bool(_STATE.match(body))
 
@@ -802,7 +809,7 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
 _CLAUSE_JOIN = re.compile(r",?\s+and\s+(?=(?:the\s+user|the\s+team|[A-Z][a-z]+)\b)|;\s+|，|、")
 
 
-def _without_part(fact: str, target: str, sp: Speaker) -> str:
+def _without_part(fact: str, target: str, sp: Speaker, *, kind: str | None = None) -> str:
     """``fact`` without the part a forget request names ("" when that is all of it, or no part can be cut).
 
     A fact of several clauses ("The user's name is Sam and the user is a product manager.") loses the clauses the
@@ -810,10 +817,13 @@ def _without_part(fact: str, target: str, sp: Speaker) -> str:
     want = _match_tokens(target)
     clauses = [c.strip(" .。") for c in _CLAUSE_JOIN.split(fact) if c.strip(" .。")]
     if len(clauses) > 1:
-        kept = [c for c in clauses if len(want & _match_tokens(c)) < max(1, len(want) / 2)]
+        kept = [c for c in clauses if not any(x.kind == kind for x in sl.slots(c))] if kind else \
+            [c for c in clauses if len(want & _match_tokens(c)) < max(1, len(want) / 2)]
         if kept and len(kept) < len(clauses):
             return _finish(("，" if has_cjk(fact) else " and ").join(kept))
         return ""
+    if kind:
+        return ""  # a single clause holding the named slot goes whole
     third = third_person(target, sp.name, team=not sp.named) or target
     for slot in sl.slots(third):
         cut = re.sub(rf"\s+(?:at|for|in|with|from|on)\s+(?:the\s+)?{re.escape(slot.value)}(?![\w])", "", fact, count=1)
@@ -979,6 +989,38 @@ def _keep_note(e: Entry, sp: Speaker, ops: list[FactOp], cands: list[Candidate],
     pool.append(_Known(None, c))
 
 
+def _forget(s: str, target: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> None:
+    """A forget request naming ``target``: the facts it names (or that fill the slot it names, ``slots.asked_kind``)
+    are dropped, deleted, or lose the part it names; a noop says why when it names nothing."""
+    zh = has_cjk(s)
+    if not _match_tokens(target) and not (zh and len(target) >= 2):
+        ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request names nothing to match: {s[:80]}"))
+        return
+    kind = sl.asked_kind(target)
+    hits = [(1.0, k) for k in _subject_pool(pool, sp) if any(x.kind == kind for x in sl.slots(k.text))][:1] \
+        if kind else [(r, k) for r, k in _matches(target, pool, sp.subject, limit=MAX_DELETES) if r >= 0.5]
+    if not hits:
+        ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request matches no fact: {s[:80]}"))
+    for _r, k in hits:
+        if k.cand is not None:
+            k.cand.dropped = True
+        elif k.fact is not None and k.fact.pinned:
+            ops.append(FactOp(op="noop", fact_id=k.fact.fact_id, sources=[e.ref],
+                              reason="forget request matches a pinned fact; pinned facts are only removed by hand"))
+        elif k.fact is not None and not any(o.fact_id == k.fact.fact_id for o in ops):
+            rest = _without_part(k.fact.text, target, sp, kind=kind)
+            if rest:
+                part = k.fact
+                ops.append(FactOp(op="update", fact_id=part.fact_id, text=rest, subject=part.subject,
+                                  scope=part.scope, project=part.project, section=part.section or PREFERENCES,
+                                  when=_when(e),
+                                  sources=[e.ref], reason=f"forget request (part of the fact): {_cut_reason(s)}"))
+            else:
+                ops.append(FactOp(op="delete", fact_id=k.fact.fact_id, when=_when(e), sources=[e.ref],
+                                  reason=f"forget request: {_cut_reason(s)}"))
+        pool.remove(k)
+
+
 def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp],
              cands: list[Candidate]) -> bool:
     """Handle a forget request or a correction in ``sentence``; True if it was one (and is no fact)."""
@@ -986,31 +1028,7 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     zh = has_cjk(s)
     forget = _ZH_FORGET.match(s) if zh else _FORGET.match(s)
     if forget:
-        target = forget.group(1).strip(" .。!！")
-        if not _match_tokens(target) and not (zh and len(target) >= 2):
-            ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request names nothing to match: {s[:80]}"))
-            return True
-        hits = [(r, k) for r, k in _matches(target, pool, sp.subject, limit=MAX_DELETES) if r >= 0.5]
-        if not hits:
-            ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request matches no fact: {s[:80]}"))
-        for _r, k in hits:
-            if k.cand is not None:
-                k.cand.dropped = True
-            elif k.fact is not None and k.fact.pinned:
-                ops.append(FactOp(op="noop", fact_id=k.fact.fact_id, sources=[e.ref],
-                                  reason="forget request matches a pinned fact; pinned facts are only removed by hand"))
-            elif k.fact is not None and not any(o.fact_id == k.fact.fact_id for o in ops):
-                rest = _without_part(k.fact.text, target, sp)
-                if rest:
-                    part = k.fact
-                    ops.append(FactOp(op="update", fact_id=part.fact_id, text=rest, subject=part.subject,
-                                      scope=part.scope, project=part.project, section=part.section or PREFERENCES,
-                                      when=_when(e),
-                                      sources=[e.ref], reason=f"forget request (part of the fact): {_cut_reason(s)}"))
-                else:
-                    ops.append(FactOp(op="delete", fact_id=k.fact.fact_id, when=_when(e), sources=[e.ref],
-                                      reason=f"forget request: {_cut_reason(s)}"))
-            pool.remove(k)
+        _forget(s, forget.group(1).strip(" .。!！"), e, sp, pool, ops)
         return True
     if zh and (s.endswith(("?", "？")) or _ZH_QUESTION_END.search(s) or _ZH_QUESTION_START.match(s)
                or re.search(r"[吗嘛么呢][？?！!。…~～]*$", s) or s.startswith(("你", "您"))):
@@ -1113,7 +1131,8 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if zh and not re.search(r"我|这个项目|本项目", s):
         return False
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s)
-                       or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)):
+                       or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
+                       or _PROJECT_THING.match(s)):
         return False
     subjects = _subject_pool(pool, sp)
     if not subjects:

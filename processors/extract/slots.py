@@ -38,8 +38,8 @@ _SUBJ = r"(?:the\s+user|the\s+team|the\s+project|[A-Z][a-z]+)"
 _CUE = re.compile(
     r"\b(?:now|nowadays|these\s+days|currently|actually|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|"
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
-    r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped)\b", re.IGNORECASE)
-_ZH_CUE = re.compile(r"现在|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|其实|如今|目前|不.{0,4}了")
+    r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped)\b", re.IGNORECASE)
+_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|其实|如今|目前|不.{0,4}了")
 #: Trailing or leading change words a restated fact does without.
 _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s*more|any\s+longer|actually|"
                         r"currently|instead)\b,?", re.IGNORECASE)
@@ -49,6 +49,8 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                         rf"|{_NP})", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
+    ("home", re.compile(rf"\b(?:working|staying)\s+(?:from|in)\s+(?P<v>(?-i:{_CAP}))(?!\s+(?:office|branch|site)\b)"
+                        rf"|\bback\s+home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at)\s+(?P<v>(?-i:{_CAP}))",
@@ -58,6 +60,8 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
     ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
+    ("role", re.compile(r"\b(?:promoted|demoted)\s+to\s+(?:(?:a|an|the)\s+)?(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
+                        r"(?=\s+(?:at|for|in|by|and|with|since|last|this)\b|[.,;]|$)")),
     ("place", re.compile(r"\b(?:from|at|in|to)\s+the\s+(?P<v>[A-Z][\w'-]+)\s+(?P<k>[a-z]+)\b")),
     ("prefer", re.compile(r"\bprefers?\s+(?P<v>.+?)\s+(?:over|to|rather\s+than|instead\s+of)\s+(?P<o>[^.,;]+)",
                           re.IGNORECASE)),
@@ -81,6 +85,7 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
+    ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去))(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
 ]
@@ -210,9 +215,9 @@ def holds_value(fact: str, value: str) -> bool:
 
 
 #: Slot kinds that hold one value at a time (a later value replaces the earlier one).
-SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use"})
+SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like"})
 #: Kinds that only a statement with a sign of change replaces.
-NEEDS_CUE = frozenset({"role", "use", "place"})
+NEEDS_CUE = frozenset({"role", "use", "place", "like"})
 
 
 def _keys_meet(a: str, b: str) -> bool:
@@ -277,3 +282,26 @@ def restate_clause(text: str, gone: list[str]) -> str:
     out = _CUE_WORDS.sub("", out)
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
     return " ".join(out.split()).strip(" ,;")
+
+
+#: A forget request that names a slot, not its value ("forget where I live", "forget my job", 忘记我住在哪).
+_ASKED_EN = [
+    ("home", re.compile(r"^(?:where\s+(?:I|we)\s+(?:live|am\s+based|'m\s+based|am\s+living|'m\s+living)|"
+                        r"(?:my\s+)?(?:home|address|home\s+town|city))\W*$", re.IGNORECASE)),
+    ("employer", re.compile(r"^(?:where\s+I\s+work|who\s+I\s+work\s+for|(?:my\s+)?(?:employer|company|workplace))\W*$",
+                            re.IGNORECASE)),
+    ("name", re.compile(r"^(?:what\s+I'?m\s+called|what\s+(?:I\s+am|to)\s+call(?:ed)?(?:\s+me)?|(?:my\s+)?name)\W*$",
+                        re.IGNORECASE)),
+    ("role", re.compile(r"^(?:what\s+I\s+do(?:\s+for\s+a\s+living)?|(?:my\s+)?(?:job|role|job\s+title|profession|"
+                        r"occupation))\W*$", re.IGNORECASE)),
+]
+_ASKED_ZH = [("home", re.compile(r"^我?(?:住在?哪|的住址|的家)")), ("employer", re.compile(r"^我?(?:在哪(?:里|儿)?(?:工作|上班)|的公司)")),
+             ("name", re.compile(r"^我?(?:的名字|叫什么)")), ("role", re.compile(r"^我?的(?:职业|工作)$"))]
+
+
+def asked_kind(target: str) -> str | None:
+    """The slot kind a forget request names without its value ("where I live" -> home), or None."""
+    for kind, pat in _ASKED_ZH if has_cjk(target) else _ASKED_EN:
+        if pat.search(target.strip(" .。!！")):
+            return kind
+    return None

@@ -255,6 +255,7 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
 #: message's day ("Maria just started volunteering", "lately", "for now"). English grammar
 #: (time adverbs, and "just" before a past form), not the vocabulary of any data set.
 UNDATED_NOW = re.compile(
+    r"(?<!from\s)\bnow\b(?!\s+(?:on|that)\b)|"
     r"\b(?:recently|lately|currently|nowadays|these\s+days|right\s+now|at\s+the\s+moment|for\s+now|so\s+far|"
     r"just\s+(?:\w+ed|got|went|came|made|had|took|began|bought|found|left|won|lost|saw|met|ran|built|wrote|sold|"
     r"became|heard|read|spent|sent|gave|told|caught|brought|thought))\b",

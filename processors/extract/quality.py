@@ -1,0 +1,78 @@
+"""Which sentences of a conversation between people make no fact worth reading later (issue 21, judged quality).
+
+The offline extractor scores a sentence by what kind of statement it is; this module owns the
+classes a harsh reader of the kept facts marks as trivial or junk, whatever words fill them:
+
+* ``mood``: the main clause is how the speaker (or their family) feels, with nothing named in it
+  ("I'm stoked I made a difference", "My kids are so excited about summer break"), a guess or a
+  good time ("I'm sure the crowd will be pumped", "I'm really enjoying the progress");
+* ``echo``: it only makes sense beside what the other person said ("My dogs are like that too",
+  "Same here", "Mine does that as well");
+* ``vague``: what it is about has no name ("I visited a place that holds a lot of memories",
+  "I went to a cool event last week", "I drove somewhere fun");
+* ``referent``: it points at a thing shown or said a moment ago ("I'm loving this recipe", "I
+  took that pic on a hike");
+* ``outing``: a one-off leisure moment with nothing durable in it ("I went for a stroll on
+  Friday", "We took the kids to the park", "We hosted a small get-together"): a walk, a ride,
+  a trip to a park or a beach, a get-together, with at most one proper noun.
+
+``weak_reason(sentence, proper)`` gives the class, or None; ``proper`` is the sentence's proper
+nouns other than the speakers'. Only a named speaker's sentences (a conversation between people)
+are judged this way: what a user tells a coding agent is kept by its own rules.
+
+Not judged here, though a reader marks it: "we" with no one named ("We actually met in class"
+becomes "Jolene says they actually met ..."); dropping those cost 1.6 points of LoCoMo coverage,
+which would fall below the 40% the issue keeps.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
+         r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
+         r"bummed|upset|psyched|ecstatic|over\s+the\s+moon|on\s+cloud\s+nine)")
+_MOOD = re.compile(
+    r"^(?:I|we|my\s+(?:\w+\s+)?\w+|our\s+(?:\w+\s+)?\w+)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were|\s+feel|\s+felt|"
+    r"\s+have\s+been|\s+has\s+been|'ve\s+been)(?:\s+(?:so|really|super|very|truly|pretty|also|just|totally|getting|"
+    rf"feeling|kinda|a\s+bit|quite|all|both|still))*\s+{_FEEL}\b", re.IGNORECASE)
+_ECHO = re.compile(
+    r"\blike\s+(?:that|this|yours|you|them)\s+(?:too|as\s+well)\b|\b(?:same|me)\s+(?:here|too)\b|"
+    r"\b(?:that|this|it|them|those)\s+(?:too|as\s+well)\s*[.!]*$|^(?:mine|ours)\b|\bjust\s+like\s+(?:you|yours)\b",
+    re.IGNORECASE)
+_VAGUE_THING = re.compile(
+    r"\b(?:a|an|some)\s+(?:(?:really|super|very|pretty)\s+)?(?:\w+\s+)?(?:place|spot|event|thing|activity|stuff)\s+"
+    r"(?:that|which|where|who)\b|\b(?:a|an|some)\s+(?:(?:really|super|very|pretty)\s+)?(?:cool|nice|great|fun|"
+    r"amazing|awesome|special|new|interesting|lovely|fantastic)\s+(?:event|place|spot|thing|activity)\b", re.IGNORECASE)
+_SOMEWHERE = re.compile(r"\b(?:somewhere|someplace|a\s+place\s+(?:in|near|by|outside)|some\s+place)\b", re.IGNORECASE)
+#: A thing pointed at ("this recipe", "that pic"): shown or said a moment ago, never named.
+_POINTED = re.compile(r"\b(?:this|that|these|those)\s+(?:(?:\w+\s+)?(?:pic|pics|photo|photos|picture|pictures|shot|snap)|"
+                      r"recipe|one|ones|stuff|thing|things)\b(?!\s+(?:of|called|named|from|at|in)\b)", re.IGNORECASE)
+_HEDGE = re.compile(r"^I(?:'m|\s+am)\s+(?:so\s+|pretty\s+|really\s+)?(?:sure|certain|positive)\b|^I\s+bet\b|"
+                    r"^I(?:'m|\s+am)\s+(?:really\s+|so\s+|just\s+)?(?:enjoying|loving|digging)\s+(?:the|my|all|every)\s+"
+                    r"(?:progress|vibes?|moment|time|ride|journey|process)\b", re.IGNORECASE)
+_OUTING = re.compile(
+    r"\b(?:went|go|going|gone)\s+(?:out\s+)?(?:for|on)\s+(?:a|an)\s+(?:\w+\s+)?(?:stroll|walk|run|jog|bike\s+ride|ride|"
+    r"drive|picnic|hike|swim|coffee|drink|drinks|dinner|lunch|brunch)\b|"
+    r"\b(?:took|take|taking|brought)\s+(?:the\s+kids|my\s+\w+|our\s+\w+|[A-Z]\w+|them|her|him)\s+to\s+(?:the|a)\s+"
+    r"(?:park|beach|playground|zoo|pool|mall|movies)\b|"
+    r"\b(?:hosted|had|threw)\s+(?:a|an)\s+(?:\w+\s+)?(?:get-together|gathering|barbecue|bbq|picnic)\b", re.IGNORECASE)
+
+
+def weak_reason(sentence: str, proper: list[str]) -> str | None:
+    """The class of weak sentence ``sentence`` is, or None (see the module docstring); ``proper``: its proper nouns
+    other than the speakers' names."""
+    s = sentence.strip()
+    if _ECHO.search(s):
+        return "echo"
+    if _MOOD.match(s) and not proper:
+        return "mood"
+    if (_VAGUE_THING.search(s) and not proper) or _SOMEWHERE.search(s):
+        return "vague"
+    if _POINTED.search(s):
+        return "referent"
+    if _HEDGE.match(s):
+        return "mood"
+    if _OUTING.search(s) and len(proper) <= 1:
+        return "outing"
+    return None
