@@ -2,7 +2,7 @@
 
 These cases were committed before any code change of that round, and the rules were not shaped by
 them: their rate is reported on its own, beside the first held-out set and the tuning set. Run with
-``pytest tests/test_corrections_heldout2.py -q -s`` to see the rate printed.
+``pytest tests/processors/test_corrections_heldout2.py -q -s`` to see the rate printed.
 """
 
 from __future__ import annotations
