@@ -123,11 +123,15 @@ class MessageUpdated(Event, tag="message.updated", kw_only=True, frozen=True):
 
 
 class SessionConsolidated(Event, tag="session.consolidated", kw_only=True, frozen=True):
-    """The session's messages up to ``up_to_count`` were summarised into history."""
+    """The session's messages up to ``up_to_count`` were summarised into history.
+
+    ``up_to_seq`` is the consolidator's position: the seq of the last summarised
+    ``message.appended`` (0 in logs written before it; the count is then converted)."""
 
     session_key: str
     up_to_count: int
     up_to_message_id: str = ""
+    up_to_seq: int = 0
     run_id: str = ""
     model: str = ""
     input_tokens: int = 0
