@@ -112,14 +112,15 @@ def position(ws: Context, key: str) -> Position:
     """The session's validated position (see ``position_holds``); a count-only one is converted to a seq.
 
     The recorded seq is used when it holds; a mark an older evlog wrote (a count, no seq),
-    a projection checkpointed before positions were kept, or a seq that no longer holds is
-    converted from the count: the seq of that many-th ``message.appended`` of the session.
+    a projection checkpointed before positions were kept, a session a sync pull rebuilt (its
+    mark is a count), or a seq that no longer holds is converted from the count: the seq of
+    that many-th ``message.appended`` of the session.
     """
     state = ws.sessions.index.get(key)
     if state is None:
         raise NotFound(f"no session {key!r}")
     rec = ws.compaction.positions.get(key)
-    count = max(state.last_consolidated, rec.count if rec else 0)
+    count = state.last_consolidated  # the sessions projection's count (a deleted and re-created session restarts it)
     if rec is not None and rec.seq and rec.count == count:
         problem = position_problem(ws, key, rec.seq, state.created_seq)
         if problem is None:

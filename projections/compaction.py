@@ -61,6 +61,4 @@ class CompactionProjection(StateProjection):
                                                       reason=ev.reason)
             case SessionConsolidated():
                 self.streaks.pop(ev.session_key, None)
-                old = self.positions.get(ev.session_key)
-                if old is None or ev.up_to_count >= old.count:
-                    self.positions[ev.session_key] = Position(seq=ev.up_to_seq, count=ev.up_to_count)
+                self.positions[ev.session_key] = Position(seq=ev.up_to_seq, count=ev.up_to_count)

@@ -410,3 +410,24 @@ def test_the_latest_content_of_an_updated_message_is_summarised(ws):
     llm = FakeLLM(SUMMARY)
     consolidate_session(ws, llm, "s")
     assert llm.history[0].inputs["messages"][1]["content"] == "<s#1> the finished answer"
+
+
+def test_a_session_a_sync_pull_rebuilt_restarts_from_its_count_only_mark(ws):
+    """A rebuild deletes and re-creates the session with a count-only mark (sync_plan.rebuild): the
+    old seq is before the new session and its count is not the new one; the new count is converted."""
+    from eventlog.events import SessionDeleted
+    from processors.consolidator import position
+
+    ids = add_messages(ws, "s", 30)
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")  # up to 22, by seq
+    ws.append([SessionDeleted(session_key="s")])
+    new = add_messages(ws, "s", 20)
+    ws.append([SessionConsolidated(session_key="s", up_to_count=5)])
+    pos = position(ws, "s")
+    assert (pos.seq, pos.count) == (seq_of_last(ws, new[4]), 5) and new == ids[:20]
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    assert events(ws, HistoryAppended)[-1].message_ids == new[5:12]
+
+
+def seq_of_last(ws: Workspace, message_id: str) -> int:
+    return [r.seq for r in ws.log.records() if getattr(r.event, "message_id", None) == message_id][-1]
