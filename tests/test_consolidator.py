@@ -431,3 +431,16 @@ def test_a_session_a_sync_pull_rebuilt_restarts_from_its_count_only_mark(ws):
 
 def seq_of_last(ws: Workspace, message_id: str) -> int:
     return [r.seq for r in ws.log.records() if getattr(r.event, "message_id", None) == message_id][-1]
+
+
+def test_a_session_longer_than_its_file_sends_exactly_the_next_200_messages(ws):
+    """Before following by seq, a session past the file's window (2000) sent its first 200
+    messages read from the log plus 1700 more from the file's slice, and recorded 200."""
+    from processors.consolidator import MAX_MESSAGES
+
+    ids = add_messages(ws, "s", MAX_FILE_MESSAGES + 500, size=12)
+    result = consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    assert (result.messages, result.up_to_count) == (MAX_MESSAGES, MAX_MESSAGES)
+    assert events(ws, HistoryAppended)[-1].message_ids == ids[:MAX_MESSAGES]
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    assert events(ws, HistoryAppended)[-1].message_ids == ids[MAX_MESSAGES : 2 * MAX_MESSAGES]
