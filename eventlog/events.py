@@ -16,7 +16,7 @@ event with the same key exists (the second append returns the first one's seq).
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import msgspec
 
@@ -51,7 +51,7 @@ class Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True, omit_de
     @property
     def type(self) -> str:
         """The event's dotted type name (its tag)."""
-        return self.__struct_config__.tag  # type: ignore[return-value]
+        return cast(str, self.__struct_config__.tag)  # every event type has a string tag
 
 
 # --- the log's own events ------------------------------------------------------------
@@ -123,11 +123,15 @@ class MessageUpdated(Event, tag="message.updated", kw_only=True, frozen=True):
 
 
 class SessionConsolidated(Event, tag="session.consolidated", kw_only=True, frozen=True):
-    """The session's messages up to ``up_to_count`` were summarised into history."""
+    """The session's messages up to ``up_to_count`` were summarised into history.
+
+    ``up_to_seq`` is the consolidator's position: the seq of the last summarised
+    ``message.appended`` (0 in logs written before it; the count is then converted)."""
 
     session_key: str
     up_to_count: int
     up_to_message_id: str = ""
+    up_to_seq: int = 0
     run_id: str = ""
     model: str = ""
     input_tokens: int = 0
@@ -514,10 +518,11 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ReplicationPushed,
 )
 
-AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007
+#: Every event type as one tagged union (a runtime value for msgspec's decoders, not an annotation).
+AnyEvent: Any = Union.__getitem__(EVENT_TYPES)
 
 TYPES_BY_TAG: dict[str, type[Event]] = {
-    cls.__struct_config__.tag: cls for cls in EVENT_TYPES  # type: ignore[misc]
+    cast(str, cls.__struct_config__.tag): cls for cls in EVENT_TYPES
 }
 
 #: Types a user may not append by hand (they describe the log itself).

@@ -1,7 +1,9 @@
 """The compaction projection: consecutive consolidation failures per session (AutoCompact's backoff).
 
 Folds ``consolidation.failed`` (one more failure, at this time) and
-``session.consolidated`` (success: the streak ends). No files.
+``session.consolidated`` (success: the streak ends, and the consolidator's position in the
+session moves: the seq of the last summarised message and how many messages that is; a mark
+from an older evlog has a count only, seq 0). No files.
 """
 
 from __future__ import annotations
@@ -20,10 +22,18 @@ class Streak(msgspec.Struct, kw_only=True):
     reason: str = ""
 
 
+class Position(msgspec.Struct, kw_only=True):
+    """Where the consolidator is in one session: after message seq ``seq`` (0: only a count is known)."""
+
+    seq: int
+    count: int
+
+
 class CompactionState(msgspec.Struct, kw_only=True):
     """Everything the projection keeps."""
 
     streaks: dict[str, Streak] = {}
+    positions: dict[str, Position] = {}
 
 
 class CompactionProjection(StateProjection):
@@ -39,6 +49,11 @@ class CompactionProjection(StateProjection):
         """session key -> its current run of failures."""
         return self.s.streaks
 
+    @property
+    def positions(self) -> dict[str, Position]:
+        """session key -> the consolidator's position (its newest ``session.consolidated``)."""
+        return self.s.positions
+
     def apply(self, ev: Event) -> None:
         match ev:
             case ConsolidationFailed():
@@ -47,3 +62,4 @@ class CompactionProjection(StateProjection):
                                                       reason=ev.reason)
             case SessionConsolidated():
                 self.streaks.pop(ev.session_key, None)
+                self.positions[ev.session_key] = Position(seq=ev.up_to_seq, count=ev.up_to_count)

@@ -194,7 +194,7 @@ def _run_setup(ctx: click.Context, plan, dry_run: bool, agent: str, restart: str
             note("nothing to change")
         return
     if not plan.uninstall:
-        from eventlog.app.workspace import init_workspace
+        from eventlog import init_workspace
         from processors.llm.providers import current_choice
 
         _config, created = init_workspace(ctx.obj["home"])
@@ -242,8 +242,8 @@ def watch(ctx: click.Context, paths: tuple[str, ...], debounce: float | None, in
     """
     import signal
 
+    from eventlog import Workspace
     from eventlog.app.agents.watch import Watcher, default_paths, watch_settings
-    from eventlog.app.workspace import Workspace
 
     home = ctx.obj["home"]
     settings = watch_settings(home)

@@ -12,7 +12,7 @@ import click
 from eventlog.cli.render import json_line
 
 if TYPE_CHECKING:  # imported when a command opens a workspace: --help stays fast
-    from eventlog.app.workspace import Workspace
+    from eventlog import Workspace
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -22,9 +22,10 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_workspace(ctx: click.Context, *, writable: bool = False, repair: bool = False) -> Workspace:
     """The workspace named by ``--home``, opened read-only or as the writer."""
-    from eventlog.app.workspace import Workspace
+    import eventlog  # the front door (already loaded: it is this package's root); the workspace loads here
 
-    return Workspace.open(ctx.obj["home"], writable=writable, lock_timeout=ctx.obj["lock_timeout"], repair=repair)
+    return eventlog.open_workspace(ctx.obj["home"], writable=writable, lock_timeout=ctx.obj["lock_timeout"],
+                                   repair=repair)
 
 
 def emit(rows: Iterable[Any], as_json: bool, human: Callable[[Any], str]) -> int:

@@ -75,8 +75,8 @@ def daemon_install(ctx: click.Context, platform: str | None, directory: str | No
     unit. Where the service manager does not run (a container), the file is written and
     the commands to start it are printed. Idempotent; 'evlog daemon uninstall' reverses it.
     """
+    from eventlog import init_workspace
     from eventlog.app import service
-    from eventlog.app.workspace import init_workspace
 
     plan = service.plan_service(ctx.obj["home"], program=program, platform=platform, directory=directory)
     if dry_run:

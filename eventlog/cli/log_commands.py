@@ -9,7 +9,8 @@ from typing import IO
 
 import click
 
-from eventlog.app.workspace import CONFIG_FILE, init_workspace
+import eventlog
+from eventlog.app.workspace import CONFIG_FILE
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import emit, json_option, note, open_workspace, reject_together
 from eventlog.cli.render import event_line, json_line, kv_block
@@ -49,7 +50,7 @@ def init(ctx: click.Context, segment_bytes: int | None, durability: str | None, 
     if llm is None and not os.path.exists(os.path.join(home, CONFIG_FILE)):
         choice = best_available()
         llm = choice.kind
-    config, changes = init_workspace(home, segment_bytes=segment_bytes, durability=durability, llm=llm,
+    config, changes = eventlog.init_workspace(home, segment_bytes=segment_bytes, durability=durability, llm=llm,
                                      llm_model=llm_model)
     for change in changes:
         note(change)

@@ -136,7 +136,7 @@ def memory(ctx: click.Context, tier: str, project: str | None, as_json: bool) ->
     if tier in ENTRY_TIERS:
         emit(ws.memory_entries.entries(tier), as_json, _entry_line)
         return
-    from eventlog.app import memory as mem
+    from eventlog import memory as mem
 
     rows = mem.facts(ws, state=None if tier == "all" else tier, project=project)
     emit(rows, as_json, _fact_line)
@@ -169,7 +169,7 @@ def memory_forget(ctx: click.Context, fact_ids: tuple[str, ...], match: str | No
     refuses unless --yes is given (nothing is forgotten). 'evlog memory unforget ID'
     brings a fact back; 'evlog memory --tier forgotten' lists them.
     """
-    from eventlog.app import memory as mem
+    from eventlog import memory as mem
 
     if bool(fact_ids) == bool(match):
         raise click.UsageError("give fact ids or --match TEXT (one of them)")
@@ -210,7 +210,7 @@ def _confirm_forget(found: list, match: str) -> bool:
 @click.pass_context
 def memory_unforget(ctx: click.Context, fact_id: str) -> None:
     """Bring back forgotten fact FACT_ID: it is active (and in MEMORY.md) again. 'forget' is reversible; 'evlog erase' is not."""
-    from eventlog.app import memory as mem
+    from eventlog import memory as mem
 
     with open_workspace(ctx, writable=True) as ws:
         changed = mem.unforget(ws, fact_id)
@@ -223,7 +223,7 @@ def memory_unforget(ctx: click.Context, fact_id: str) -> None:
 @click.pass_context
 def memory_edit(ctx: click.Context, fact_id: str, text: str) -> None:
     """Change the text of fact FACT_ID to TEXT."""
-    from eventlog.app import memory as mem
+    from eventlog import memory as mem
 
     with open_workspace(ctx, writable=True) as ws:
         changed = mem.edit(ws, fact_id, text)
@@ -235,7 +235,7 @@ def memory_edit(ctx: click.Context, fact_id: str, text: str) -> None:
 @click.pass_context
 def memory_confirm(ctx: click.Context, fact_id: str) -> None:
     """Confirm agent-proposed fact FACT_ID ("An agent noted: ..."): it reads as your own from now on."""
-    from eventlog.app import memory as mem
+    from eventlog import memory as mem
 
     with open_workspace(ctx, writable=True) as ws:
         changed = mem.confirm(ws, fact_id)
@@ -249,7 +249,7 @@ def memory_confirm(ctx: click.Context, fact_id: str) -> None:
 @click.pass_context
 def memory_pin(ctx: click.Context, fact_id: str, off: bool) -> None:
     """Pin a fact: it never leaves MEMORY.md for the budget (an archived one comes back). --off unpins."""
-    from eventlog.app import memory as mem
+    from eventlog import memory as mem
 
     with open_workspace(ctx, writable=True) as ws:
         changed = mem.pin(ws, fact_id, not off)
@@ -268,7 +268,7 @@ def remember(ctx: click.Context, text: str, project: str | None) -> None:
     becomes 'The user is vegetarian.'), verbatim otherwise; or refused with the reason
     printed (a secret, a request for work), and then nothing is written.
     """
-    from processors.dream import remember as remember_note
+    from eventlog import remember as remember_note
     from processors.extract.notes import note_verdict
 
     with open_workspace(ctx, writable=True) as ws:

@@ -11,7 +11,7 @@ from eventlog.errors import NotFound
 
 
 def _store(ctx: click.Context):  # noqa: ANN202
-    from eventlog.app.session_store import LocalSessionStore
+    from eventlog import LocalSessionStore
 
     return LocalSessionStore(open_workspace(ctx))  # read-only: reads need no lock
 

@@ -55,7 +55,7 @@ def _session_lines(g) -> str:  # noqa: ANN001
 
 def do_recall(ctx: click.Context, query: str, *, as_json: bool, mark_used: bool, group: str, turns: int,  # noqa: PLR0913
               budget: int | None, **options) -> None:  # noqa: ANN003
-    from eventlog.app import recall as rc
+    from eventlog import recall as rc
 
     reject_together(**{"--group session": group == "session", "--budget": budget})
     ws = open_workspace(ctx, writable=mark_used)

@@ -303,12 +303,12 @@ class _SessionKeys:
         while cur not in self._roots:
             seen.add(cur)
             path.append(cur)
-            parent = self.lines[cur].parent
+            parent = self.lines[cur].parent or ""
             pl = self.lines.get(parent) if parent else None
             if pl is None or not pl.side or pl.agent or parent in seen:
                 self._roots[cur] = cur
                 break
-            cur = parent  # type: ignore[assignment]
+            cur = parent
         root = self._roots[cur]
         for u in path:
             self._roots[u] = root

@@ -131,8 +131,6 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:  # noqa:
         kind = req_str(rec, "type", line)
         payload = expect_dict(rec.get("payload"), line, "'payload'")
         ts = timestamp_of(rec, line)
-        if session is None and kind != "session_meta":
-            fail(line, f"a Codex rollout starts with a session_meta line, found {kind!r} first")
         if kind == "session_meta":
             if session is not None:
                 skipped["session_meta (repeated)"] += 1
@@ -150,10 +148,12 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:  # noqa:
             )
             out.sessions.append(session)
             continue
+        if session is None:
+            fail(line, f"a Codex rollout starts with a session_meta line, found {kind!r} first")
         if kind == "turn_context":
             model = opt_str(payload, "model", line) or model
-            if model and "model" not in session.metadata:  # type: ignore[union-attr]
-                session.metadata["model"] = model  # type: ignore[union-attr]
+            if model and "model" not in session.metadata:
+                session.metadata["model"] = model
             continue
         if kind != "response_item":
             skipped[kind] += 1
@@ -165,7 +165,7 @@ def parse(records: Iterable[tuple[int, Any]], path: str) -> ParsedFile:  # noqa:
             continue
         msg.message_id = ids.next([item, msg.role, msg.content, msg.extra.get("tool_call_id"),
                                    canonical_json(msg.tool_calls).decode() if msg.tool_calls else None, ts])
-        session.messages.append(msg)  # type: ignore[union-attr]
+        session.messages.append(msg)
     if skipped:
         out.notes.append("skipped " + ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())))
     return out

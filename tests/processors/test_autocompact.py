@@ -247,3 +247,39 @@ def test_processors_run_autocompact_uses_the_configured_idle_minutes(evlog_home)
         assert [r.status for r in report.ran] == ["consolidated"]
     finally:
         ws.close()
+
+
+HOLD_THE_LOCK = """
+import sys
+from eventlog.app.workspace import Workspace
+from processors.consolidator import lock_name
+
+with Workspace.open(sys.argv[1]) as ws, ws.try_processor_lock(lock_name(sys.argv[2])) as held:
+    print("held" if held else "not-held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_consolidation_running_in_another_process_is_busy_for_autocompact(ws, workspace, clock):
+    """The busy state is the session's processor lock, so it is seen across processes
+    (a process-global set of running sessions would show "ready" here and run it twice)."""
+    import subprocess
+    import sys
+
+    session(ws, "held", 30, 300)
+    session(ws, "free", 12, 60)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [os.getcwd(), os.environ.get("PYTHONPATH", "")] if p)}
+    with subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, workspace, "held"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True, env=env) as child:
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            assert child.stdout.readline().strip() == "held"
+            report = run_autocompact(ws, FakeLLM("summary of free"), clock=clock)
+            assert statuses(report.candidates) == {"held": "busy", "free": "ready"}
+            assert [r.session_key for r in report.ran] == ["free"]
+            assert consolidate_session(ws, FakeLLM("x"), "held").status == "busy"
+        finally:
+            child.stdin.write("\n")
+            child.stdin.flush()
+            child.wait(30)
+    assert statuses(rank(ws, now=clock()))["held"] == "ready"

@@ -326,3 +326,121 @@ def test_two_processes_consolidating_one_session_at_once_record_it_once(ws, work
     finally:
         other.close()
     assert len(events(ws, HistoryAppended)) == 1 and len(events(ws, SessionConsolidated)) == 1
+
+
+# -- following message.appended by seq (issue 20) ---------------------------------------
+
+
+def seq_of(ws: Workspace, message_id: str) -> int:
+    return next(r.seq for r in ws.log.records() if getattr(r.event, "message_id", None) == message_id)
+
+
+def test_the_position_is_the_seq_of_the_last_summarised_message_and_follows_the_log(ws):
+    """The mark records the seq; the next run reads the messages after it, not a count from the file."""
+    from processors.consolidator import position
+
+    ids = add_messages(ws, "s", 12)
+    ws.append([MessageAppended(session_key="other", message_id="o-1", role="user", content="interleaved")])
+    ids += add_messages(ws, "s", 6, start=12)
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    [mark] = events(ws, SessionConsolidated)
+    assert (mark.up_to_count, mark.up_to_seq) == (10, seq_of(ws, ids[9]))
+    assert position(ws, "s") == consolidator_position(mark.up_to_seq, 10)
+    ids += add_messages(ws, "s", 5, start=18)
+    llm = FakeLLM(SUMMARY)
+    assert consolidate_session(ws, llm, "s").status == "consolidated"
+    sent = [m["content"].split(" ")[0] for m in llm.history[0].inputs["messages"]]
+    assert sent == [f"<s#{i}>" for i in range(10, 15)]
+    assert events(ws, SessionConsolidated)[-1].up_to_seq == seq_of(ws, ids[14])
+
+
+def consolidator_position(seq: int, count: int):
+    from processors.consolidator import Position
+
+    return Position(seq, count)
+
+
+def test_a_position_an_older_evlog_recorded_as_a_count_is_converted_to_a_seq(ws):
+    """Existing logs: a ``session.consolidated`` with a count only (no seq) is read as the seq of
+    that many-th message of the session, so nothing is summarised twice or skipped."""
+    ids = add_messages(ws, "s", 20)
+    ws.append([SessionConsolidated(session_key="s", up_to_count=4, up_to_message_id=ids[3])])  # as an older evlog
+    llm = FakeLLM(SUMMARY)
+    result = consolidate_session(ws, llm, "s")
+    assert (result.status, result.messages, result.up_to_count) == ("consolidated", 8, 12)
+    assert "count" in result.reason
+    [entry] = events(ws, HistoryAppended)
+    assert entry.message_ids == ids[4:12]
+    mark = events(ws, SessionConsolidated)[-1]
+    assert (mark.up_to_count, mark.up_to_seq, mark.up_to_message_id) == (12, seq_of(ws, ids[11]), ids[11])
+    assert consolidate_session(ws, FakeLLM(SUMMARY), "s").status == "nothing-to-do"
+
+
+def test_a_projection_state_without_positions_falls_back_to_the_sessions_count(ws):
+    """A compaction checkpoint saved before positions were kept has none: the session's count stands in."""
+    ids = add_messages(ws, "s", 20)
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    ws.compaction.positions.clear()
+    ids += add_messages(ws, "s", 3, start=20)
+    llm = FakeLLM(SUMMARY)
+    assert consolidate_session(ws, llm, "s").messages == 3
+    assert events(ws, HistoryAppended)[-1].message_ids == ids[12:15]
+
+
+@pytest.mark.parametrize("bad", ["not-a-message", "another-session", "past-the-end"])
+def test_a_recorded_seq_that_does_not_hold_is_validated_and_converted_from_the_count(ws, bad):
+    from processors.consolidator import position, position_problem
+
+    ids = add_messages(ws, "s", 20)
+    ws.append([MessageAppended(session_key="t", message_id="t-1", role="user", content="x")])
+    seq = {"not-a-message": 1, "another-session": ws.log.last_seq, "past-the-end": ws.log.last_seq + 50}[bad]
+    ws.append([SessionConsolidated(session_key="s", up_to_count=4, up_to_message_id=ids[3], up_to_seq=seq)])
+    assert position_problem(ws, "s", seq, ws.sessions.index["s"].created_seq) is not None
+    pos = position(ws, "s")
+    assert (pos.seq, pos.count) == (seq_of(ws, ids[3]), 4) and "does not hold" in pos.note
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    assert events(ws, HistoryAppended)[-1].message_ids == ids[4:12]
+
+
+def test_the_latest_content_of_an_updated_message_is_summarised(ws):
+    from eventlog.events import MessageUpdated
+
+    ids = add_messages(ws, "s", 10)
+    ws.append([MessageUpdated(session_key="s", message_id=ids[1], content="<s#1> the finished answer")])
+    llm = FakeLLM(SUMMARY)
+    consolidate_session(ws, llm, "s")
+    assert llm.history[0].inputs["messages"][1]["content"] == "<s#1> the finished answer"
+
+
+def test_a_session_a_sync_pull_rebuilt_restarts_from_its_count_only_mark(ws):
+    """A rebuild deletes and re-creates the session with a count-only mark (sync_plan.rebuild): the
+    old seq is before the new session and its count is not the new one; the new count is converted."""
+    from eventlog.events import SessionDeleted
+    from processors.consolidator import position
+
+    ids = add_messages(ws, "s", 30)
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")  # up to 22, by seq
+    ws.append([SessionDeleted(session_key="s")])
+    new = add_messages(ws, "s", 20)
+    ws.append([SessionConsolidated(session_key="s", up_to_count=5)])
+    pos = position(ws, "s")
+    assert (pos.seq, pos.count) == (seq_of_last(ws, new[4]), 5) and new == ids[:20]
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    assert events(ws, HistoryAppended)[-1].message_ids == new[5:12]
+
+
+def seq_of_last(ws: Workspace, message_id: str) -> int:
+    return [r.seq for r in ws.log.records() if getattr(r.event, "message_id", None) == message_id][-1]
+
+
+def test_a_session_longer_than_its_file_sends_exactly_the_next_200_messages(ws):
+    """Before following by seq, a session past the file's window (2000) sent its first 200
+    messages read from the log plus 1700 more from the file's slice, and recorded 200."""
+    from processors.consolidator import MAX_MESSAGES
+
+    ids = add_messages(ws, "s", MAX_FILE_MESSAGES + 500, size=12)
+    result = consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    assert (result.messages, result.up_to_count) == (MAX_MESSAGES, MAX_MESSAGES)
+    assert events(ws, HistoryAppended)[-1].message_ids == ids[:MAX_MESSAGES]
+    consolidate_session(ws, FakeLLM(SUMMARY), "s")
+    assert events(ws, HistoryAppended)[-1].message_ids == ids[MAX_MESSAGES : 2 * MAX_MESSAGES]

@@ -1,9 +1,10 @@
 """One stateful suite for every log follower, run against the fake context (issue 20, item 2).
 
-The followers (snapshot, digest, Dream with the offline extractor, and the example
-third-party ``todo`` processor) run in any interleaving with appends of messages,
-re-imports, notes, and crashes (the n-th next append of a run fails; nothing of that batch
-is written). After every step:
+The followers (snapshot, digest, Dream with the offline extractor, the recall index and
+the example third-party ``todo`` processor) run in any interleaving with appends of
+messages, re-imports, notes, and crashes (the n-th next append of a run fails; nothing of
+that batch is written; the recall index, which appends nothing, is cut after its n-th read
+event instead). After every step:
 
 * no committed offset points past the log's end, and every one holds on disk (it would be
   used as it is: no reset);
@@ -11,28 +12,44 @@ is written). After every step:
   inputs so far has its output exactly once (todo writes without a dedup key, so an output
   appended without its offset would show up twice after the rerun);
 * Dream claims each input at most once across crashes, and every input after a complete run;
-* rerunning a follower right after a complete run appends nothing.
+* rerunning a follower right after a complete run appends nothing;
+* the recall index (its position is its own committed seq, not an ``offset.committed``)
+  is never past the log's end, is exactly what the log gives up to that seq (rows and
+  counters, ``projections.recall.workspace.check``), and after a complete run is at the end.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import processors
-from eventlog.events import CursorAdvanced, DiaryAppended, HistoryAppended, MessageAppended, SessionCreated, StmAdded
+from eventlog.events import (
+    CursorAdvanced,
+    DiaryAppended,
+    Event,
+    HistoryAppended,
+    MessageAppended,
+    SessionCreated,
+    StmAdded,
+)
+from eventlog.log import Log
 from processors import registry
 from processors.llm import OfflineExtractor
 from processors.runner import validate_offset
 from tests import example_processor
 from tests.fake_context import Crash, FakeContext
 
-FOLLOWERS = ["snapshot", "digest", "dream", "todo"]
+OFFSET_FOLLOWERS = ["snapshot", "digest", "dream", "todo"]  # their position is an offset.committed
+FOLLOWERS = [*OFFSET_FOLLOWERS, "recall"]
 SESSIONS = ["a", "b", "c"]
 texts = st.sampled_from(["hello", "TODO: write the docs", "I prefer tabs over spaces.", "we use Python 3.12",
                          "ok", "TODO: fix the flaky test", "My name is Sam.", "我们 用 uv"])
@@ -91,9 +108,18 @@ class FollowersMachine(RuleBasedStateMachine):
         self._run(name)
         assert self.ctx.log.last_seq == end, f"rerunning {name} right away appended something"
 
+    @rule(key=st.sampled_from(SESSIONS), batch=st.lists(texts, min_size=1, max_size=3), after=st.integers(0, 6))
+    def index_as_messages_arrive(self, key: str, batch: list[str], after: int) -> None:
+        """The recall job runs every minute: new messages, then an incremental catch-up (maybe cut)."""
+        self.add_messages(key, batch)
+        self.crash("recall", after)
+
     @rule(name=st.sampled_from(FOLLOWERS), after=st.integers(0, 3))
     def crash(self, name: str, after: int) -> None:
         self.ctx.fail_appends_after = after
+        log = self.ctx.log
+        if name == "recall":  # it appends nothing: cut its reading of the log instead
+            self.ctx.log = _ReadsThenCrashes(log, after)  # type: ignore[assignment]  # a stand-in for Log
         try:
             self._run(name)
         except Crash:
@@ -102,6 +128,7 @@ class FollowersMachine(RuleBasedStateMachine):
             self.complete.add(name)
         finally:
             self.ctx.fail_appends_after = None
+            self.ctx.log = log
 
     def _run(self, name: str) -> None:
         end = self.ctx.log.last_seq
@@ -116,7 +143,7 @@ class FollowersMachine(RuleBasedStateMachine):
     @invariant()
     def offsets_hold_and_never_pass_the_end(self) -> None:
         ctx = self.ctx
-        for name in FOLLOWERS:
+        for name in OFFSET_FOLLOWERS:
             pos = ctx.offsets.position(name)
             assert pos.seq <= ctx.log.last_seq, f"{name}'s offset {pos.seq} is past the end {ctx.log.last_seq}"
             _next, reset = validate_offset(ctx, name, "error")
@@ -151,6 +178,39 @@ class FollowersMachine(RuleBasedStateMachine):
         if "dream" in self.complete:
             inputs = {e.seq for e in events if processors.is_dream_input(e)}
             assert inputs <= set(claimed), f"inputs never claimed: {sorted(inputs - set(claimed))}"
+
+
+    @invariant()
+    def the_recall_index_is_what_the_log_gives_up_to_its_seq(self) -> None:
+        from projections.recall.index import RecallIndex
+        from projections.recall.workspace import check, index_path
+
+        path = index_path(self.ctx.home)
+        if not os.path.exists(path):
+            assert "recall" not in self.complete
+            return
+        with RecallIndex(path, readonly=True) as ix:
+            seq = ix.seq
+        assert seq <= self.ctx.log.last_seq, f"the recall index is at {seq}, past the end {self.ctx.log.last_seq}"
+        if "recall" in self.complete:
+            assert seq == self.ctx.log.last_seq, f"a complete recall run left the index at {seq}"
+        assert check(self.ctx.home, ws=self.ctx) == []
+
+
+class _ReadsThenCrashes:
+    """The fake's log, whose ``read`` raises ``Crash`` after ``after`` events (a crash mid catch-up)."""
+
+    def __init__(self, log: Log, after: int) -> None:
+        self.log, self.after = log, after
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.log, name)
+
+    def read(self, from_seq: int = 1, **kw: Any) -> Iterator[Event]:
+        for n, ev in enumerate(self.log.read(from_seq, **kw)):
+            if n >= self.after:
+                raise Crash(f"reading the log cut after {self.after} events")
+            yield ev
 
 
 class _Registered(FollowersMachine):

@@ -200,7 +200,7 @@ def plan_codex(*, program: str | None = None, home: str | None = None, uninstall
         new, said = edit_config(text or "", server=None if uninstall else server, feature=not uninstall,
                                 path=config_path)
         if (text or "") == new:
-            new = text  # type: ignore[assignment]
+            pass  # unchanged: nothing to say (and nothing to write where there was no file, below)
         elif uninstall:
             said.append("remove evlog's MCP server and the hooks feature flag evlog added")
             if _other_hooks(hooks_path):

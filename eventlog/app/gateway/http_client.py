@@ -114,13 +114,14 @@ class _Conn(http.client.HTTPConnection):
 
 class _TLSConn(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int, timeouts: Timeouts) -> None:
-        super().__init__(host, port, timeout=timeouts.read, context=ssl.create_default_context())
+        self._tls = ssl.create_default_context()
+        super().__init__(host, port, timeout=timeouts.read, context=self._tls)
         self._timeouts = timeouts
 
     def connect(self) -> None:
         sock = socket.create_connection((self.host, self.port), self._timeouts.connect)
         sock.settimeout(self._timeouts.read)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self.host)
 
 
 class Client:

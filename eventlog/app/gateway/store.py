@@ -175,7 +175,8 @@ class MySQLSessionStore(SessionStore):
                                              project=project, created_ms=now, active_ms=now)
                     self._write_register(cur, reg)
                     shown = self._shown(cur, self._register(cur, key))
-            return self._info(shown)  # type: ignore[arg-type]
+            assert shown is not None  # just written, in this transaction
+            return self._info(shown)
 
         return self._tx(run, "get_or_create")
 
@@ -272,7 +273,9 @@ class MySQLSessionStore(SessionStore):
             reg = updated_register(key, old, cur_reg, self._now(), self.origin, title=title, preview=preview,
                                    metadata=metadata, active_ms=max(self._now(), cur_reg.active_ms))
             self._write_register(cur, reg)
-            return self._info(self._shown(cur, self._register(cur, key)))  # type: ignore[arg-type]
+            shown_now = self._shown(cur, self._register(cur, key))
+            assert shown_now is not None  # just written, in this transaction
+            return self._info(shown_now)
 
         return self._tx(run, "updating a session")
 

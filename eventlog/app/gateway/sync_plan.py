@@ -116,8 +116,10 @@ class _Planner:
                 self.add(SessionDeleted(session_key=key))
         elif not lvis:
             self.create(key, t, t_version, target)
-        elif not self.incremental(key, local, t, t_version, target):  # type: ignore[arg-type]
-            self.rebuild(key, local, t, t_version, target)  # type: ignore[arg-type]
+        else:
+            assert local is not None  # lvis
+            if not self.incremental(key, local, t, t_version, target):
+                self.rebuild(key, local, t, t_version, target)
         self.plan.sessions.append([key, *t_version, t.deleted, *cleared])
         if local is None or (t_version, t.deleted, cleared) != (l_version, local.deleted, local.cleared):
             self.plan.changed = True
@@ -156,9 +158,10 @@ class _Planner:
     def rebuild(self, key: str, local: LocalReg, t: SessionRow, t_version: Version,
                 target: dict[str, MessageRow | None]) -> None:
         self.plan.rebuilt += 1
-        rows = {mid: (m if m is not None else self.contents.get(key, mid)) for mid, m in target.items()}
+        rows: dict[str, MessageRow | None] = {mid: (m if m is not None else self.contents.get(key, mid))
+                                              for mid, m in target.items()}
         self.add(SessionDeleted(session_key=key))
-        self.create(key, t, t_version, rows)  # type: ignore[arg-type]
+        self.create(key, t, t_version, rows)
         if local.consolidated and target:
             self.add(SessionConsolidated(session_key=key, up_to_count=min(local.consolidated, len(target))))
 

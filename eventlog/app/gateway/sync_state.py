@@ -356,8 +356,9 @@ class Contents:
     def version(self, key: str, mid: str) -> Version:
         m = self.state.regs[key].msgs[mid]
         if m.rev is None:
-            self.get(key, mid)
-        return (m.ms, m.origin, m.rev)  # type: ignore[return-value]
+            self.get(key, mid)  # sets it
+        assert m.rev is not None
+        return (m.ms, m.origin, m.rev)
 
     def _from_lines(self, key: str) -> dict[str, MessageRow]:
         got = self._lines.get(key)
