@@ -6,6 +6,15 @@ A store holds, per account, an append-only sequence of ``Replicated`` envelopes:
   ``(origin, origin_seq)``) and gives each new one the next *gateway position* of the store;
   an envelope it holds already is counted as a duplicate and changes nothing. All of a call's
   envelopes are stored or none (one transaction).
+* **The store decides the author, the device cannot.** An origin (device) belongs to the
+  account that first pushed it. An envelope of a device the pusher owns gets ``author`` = the
+  pusher, whatever the device wrote there. An envelope of another account's device (a device
+  relays every device's events its log holds, so a teammate's device sends back what it pulled
+  of a shared project) is taken only if the store holds that identity already, and it keeps the
+  author the store recorded for it; one the store does not hold is refused (``ConfigError``
+  naming the envelope; nothing of that push is stored): only the owner's own devices bring an
+  owner's new events, so no account can put words in another's name, even in a project they
+  share.
 * ``pull(account, after, limit)`` returns envelopes visible to ``account`` whose gateway
   position is above ``after``, in position order, with the cursor to pass next time. A
   position is never reused and a pull never skips an envelope that a later pull could return
@@ -27,6 +36,7 @@ from typing import Protocol
 
 import msgspec
 
+from eventlog.errors import ConfigError
 from eventlog.replication.envelope import Replicated
 
 
@@ -55,6 +65,14 @@ class Share(msgspec.Struct, frozen=True):
     read_only: bool = False
 
 
+def refused(index: int, ev: Replicated) -> ConfigError:
+    """The error of a push carrying a new envelope of a device another account owns."""
+    return ConfigError(f"envelope {index} (origin {ev.origin[:80]!r}, origin_seq {ev.origin_seq}): author: its device "
+                       "belongs to another account and the gateway does not hold this event, so it cannot be stored "
+                       "in that account's name (only its own devices bring its new events); nothing of this push "
+                       "was stored")
+
+
 class EventStore(Protocol):
     """The contract every gateway store keeps (see the module docstring)."""
 
@@ -79,20 +97,35 @@ class MemoryEventStore:
         self._rows: list[tuple[int, str, Replicated]] = []  # (position, writer account, envelope)
         self._held: dict[tuple[str, str, int], int] = {}  # (account, origin, origin_seq) -> position
         self._shares: dict[tuple[str, str, str], Share] = {}
+        self._owners: dict[str, str] = {}  # origin -> the account that first pushed it
+        self._authors: dict[tuple[str, int], str] = {}  # (origin, origin_seq) -> the author recorded for it
+
+    def _authored(self, account: str, events: Sequence[Replicated]) -> list[Replicated]:
+        """The envelopes ``account`` does not hold yet, each with the author the store decides (or refusal)."""
+        owners: dict[str, str] = {}
+        fresh: list[Replicated] = []
+        seen: set[tuple[str, int]] = set()
+        for i, ev in enumerate(events):
+            if (account, ev.origin, ev.origin_seq) in self._held or ev.key in seen:
+                continue
+            seen.add(ev.key)
+            owner = owners.setdefault(ev.origin, self._owners.get(ev.origin, account))
+            author = account if owner == account else self._authors.get(ev.key)
+            if author is None:
+                raise refused(i, ev)
+            fresh.append(msgspec.structs.replace(ev, author=author))
+        return fresh
 
     def push(self, account: str, events: Sequence[Replicated]) -> PushResult:
         with self._lock:
-            stored = dups = 0
-            for ev in events:
-                ident = (account, ev.origin, ev.origin_seq)
-                if ident in self._held:
-                    dups += 1
-                    continue
+            fresh = self._authored(account, events)
+            for ev in fresh:
                 pos = len(self._rows) + 1
-                self._rows.append((pos, account, msgspec.structs.replace(ev, author=ev.author or account)))
-                self._held[ident] = pos
-                stored += 1
-            return PushResult(stored, dups, len(self._rows))
+                self._rows.append((pos, account, ev))
+                self._held[(account, ev.origin, ev.origin_seq)] = pos
+                self._owners.setdefault(ev.origin, account)
+                self._authors.setdefault(ev.key, ev.author)
+            return PushResult(len(fresh), len(events) - len(fresh), len(self._rows))
 
     def _group(self, owner: str, project: str, *, writers: bool) -> set[str]:
         return {owner} | {s.member for s in self._shares.values()

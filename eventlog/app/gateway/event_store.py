@@ -5,8 +5,11 @@ this module keeps it on the tables of migration m009 (``schema``):
 
 * **Accounts are gateway users, named by e-mail** (``users.normalize_email``): ``push`` and
   ``share`` create a user row on first use (without a password, like ``resolve_user``); a read
-  for an e-mail no user has sees nothing. ``author`` is the pusher's e-mail unless the envelope
-  names one (as ``MemoryEventStore`` does).
+  for an e-mail no user has sees nothing.
+* **The gateway decides the author** (``MemoryEventStore``'s rule; ``gateway_event_devices``,
+  m010, records each origin's owner: the account that pushed it first): an envelope of the
+  pusher's own device gets the pusher's e-mail, one of another account's device keeps the author
+  its owner's row records, and a new one of another account's device refuses the push.
 * **Positions commit in order.** A position is not an AUTO_INCREMENT: with one, two concurrent
   pushes (or two Galera nodes, whose ``auto_increment_increment`` interleaves) can commit
   position 6 before position 5, a pull in between returns 6 and moves its cursor past 5, and
@@ -52,7 +55,7 @@ from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User, normalize_email, resolve_user
 from eventlog.errors import BackendError, ConfigError, NotFound
 from eventlog.replication.envelope import Replicated
-from eventlog.replication.store import PullPage, PushResult, Share
+from eventlog.replication.store import PullPage, PushResult, Share, refused
 
 T = TypeVar("T")
 
@@ -194,6 +197,55 @@ def insert_statements(escape: Callable[[str], str], user: User, top: int, events
         yield _INSERT_HEAD + ",".join(parts)
 
 
+def _owners(cur: Any, user: User, origins: list[str]) -> dict[str, int]:
+    """The owner (user id) of each origin, recording ``user`` as the owner of those nobody pushed yet."""
+    owners: dict[str, int] = {}
+    for i in range(0, len(origins), 1000):
+        chunk = origins[i:i + 1000]
+        cur.execute(f"SELECT origin, user_id FROM gateway_event_devices WHERE origin IN ({', '.join(['%s'] * len(chunk))})",
+                    tuple(chunk))
+        owners.update((str(o), int(u)) for o, u in cur.fetchall())
+    new = [o for o in origins if o not in owners]
+    if new:
+        cur.executemany("INSERT INTO gateway_event_devices (origin, user_id) VALUES (%s, %s)", [(o, user.id) for o in new])
+        owners.update((o, user.id) for o in new)
+    return owners
+
+
+def _recorded_authors(cur: Any, owner_id: int, origin: str, seqs: list[int]) -> dict[int, str]:
+    """The author stored with each held (origin, seq) of ``origin``'s owner."""
+    authors: dict[int, str] = {}
+    for i in range(0, len(seqs), 1000):
+        chunk = seqs[i:i + 1000]
+        cur.execute(f"SELECT origin_seq, author FROM gateway_events WHERE user_id = %s AND origin = %s "
+                    f"AND origin_seq IN ({', '.join(['%s'] * len(chunk))})", (owner_id, origin, *chunk))
+        authors.update((int(q), str(a)) for q, a in cur.fetchall())
+    return authors
+
+
+def _authored(cur: Any, user: User, events: Sequence[Replicated], fresh: list[Replicated]) -> list[Replicated]:
+    """``fresh`` with the authors the gateway decides (``MemoryEventStore``'s rule), or ``ConfigError``.
+
+    A device ``user`` owns (or pushes first: it becomes ``user``'s): author = ``user``'s e-mail. A
+    device of another account: the author its owner's row records; refused if there is none.
+    """
+    owners = _owners(cur, user, sorted({ev.origin for ev in fresh}))
+    foreign: dict[str, list[int]] = {}
+    for ev in fresh:
+        if owners[ev.origin] != user.id:
+            foreign.setdefault(ev.origin, []).append(ev.origin_seq)
+    recorded = {o: _recorded_authors(cur, owners[o], o, seqs) for o, seqs in foreign.items()}
+    out: list[Replicated] = []
+    for ev in fresh:
+        if ev.origin not in recorded:
+            out.append(msgspec.structs.replace(ev, author=user.email) if ev.author != user.email else ev)
+        elif ev.origin_seq in recorded[ev.origin]:
+            out.append(msgspec.structs.replace(ev, author=recorded[ev.origin][ev.origin_seq]))
+        else:
+            raise refused(events.index(ev), ev)
+    return out
+
+
 def push_events(cur: Any, account: User | str, events: Sequence[Replicated]) -> PushResult:
     """Store the envelopes ``account`` does not hold yet, at the next positions (see the module docstring).
 
@@ -212,6 +264,7 @@ def push_events(cur: Any, account: User | str, events: Sequence[Replicated]) -> 
         if ev.key not in held:
             held.add(ev.key)
             fresh.append(ev)
+    fresh = _authored(cur, user, events, fresh)
     if fresh:
         for stmt in insert_statements(cur.connection.escape, user, top, fresh):
             cur.execute(stmt)

@@ -50,6 +50,8 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   counter row inside the pushing transaction (so positions commit in order); the body is the
   origin's bytes (LONGBLOB). Shares show one project's events (``project_hash``: SHA-256 of
   ``project``) of an owner to a member.
+* ``gateway_event_devices`` (m010): each origin (device) of the event log and the account that
+  owns it (the first to push it), by which the gateway decides an envelope's author.
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -342,6 +344,24 @@ def m009_create_gateway_events(cur: Any) -> None:
           CONSTRAINT fk_gateway_event_shares_member FOREIGN KEY (member_id) REFERENCES gateway_users (id)
             ON DELETE CASCADE
         ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m010_create_gateway_event_devices(cur: Any) -> None:
+    """Each origin (device) of the event log and the account that owns it: the first to push it (``event_store``).
+
+    Filled from the events already stored: an origin belongs to the account of its earliest position.
+    """
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_event_devices (
+          origin VARCHAR(191) NOT NULL,
+          user_id BIGINT UNSIGNED NOT NULL,
+          PRIMARY KEY (origin),
+          KEY ix_gateway_event_devices_user (user_id),
+          CONSTRAINT fk_gateway_event_devices_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+    cur.execute("INSERT IGNORE INTO gateway_event_devices (origin, user_id) "
+                "SELECT origin, user_id FROM gateway_events ORDER BY position")
 
 
 def migrate(conn: Connection) -> list[str]:
