@@ -525,3 +525,47 @@ def test_m010_gives_the_devices_of_an_older_gateway_to_the_account_that_pushed_t
         assert owner == a
         with pytest.raises(ConfigError, match="another account"):
             s.push(b, [env("old", 2)])
+
+
+# --------------------------------------------------------------------------- erasure (memory and MySQL stores)
+
+
+@pytest.fixture(params=["memory", "mysql"])
+def erasable(request: Any) -> Iterator[Any]:
+    if request.param == "memory":
+        yield MemoryEventStore()
+        return
+    if not MYSQL_URL:
+        pytest.skip("EVLOG_TEST_MYSQL_URL is not set")
+    with mysql_store() as s:
+        yield s
+
+
+def test_an_erased_envelope_is_never_pulled_again_and_a_resent_copy_is_a_duplicate(erasable, acct):
+    a = acct("a")
+    _, start = drain(erasable, a)
+    erasable.push(a, [env("dev1", 1), env("dev1", 2, body=b'"the secret"'), env("dev1", 3)])
+    assert erasable.erase(a, [(dev("dev1"), 2)]) == 1
+    assert keys(drain(erasable, a, start)[0]) == [("dev1", 1), ("dev1", 3)]
+    again = erasable.push(a, [env("dev1", 2, body=b'"the secret"')])  # a device that did not apply it yet
+    assert (again.stored, again.duplicates) == (0, 1)
+    assert erasable.high_water(a, dev("dev1")) == 3
+    assert keys(drain(erasable, a, start)[0]) == [("dev1", 1), ("dev1", 3)]
+    assert erasable.erase(a, [(dev("dev1"), 2)]) == 0  # done already
+
+
+def test_the_owner_erases_every_copy_and_a_member_only_its_own(erasable, acct):
+    owner, mate, late = acct("owner"), acct("mate"), acct("late")
+    _, start = drain(erasable, owner)
+    for m in (mate, late):
+        erasable.share(owner, "proj", m)
+    erasable.push(owner, [env("o", 1, project="proj"), env("o", 2, project="proj")])
+    relay = drain(erasable, mate, start)[0]
+    erasable.push(mate, relay)  # mate's device relays what it pulled
+    assert erasable.erase(mate, [(dev("o"), 1)]) == 1  # mate's copy only: the owner's stays
+    assert keys(drain(erasable, owner, start)[0]) == [("o", 1), ("o", 2), ("o", 2)]
+    assert erasable.erase(owner, [(dev("o"), 2)]) == 2  # the owner's row and mate's relayed copy
+    assert keys(drain(erasable, owner, start)[0]) == [("o", 1)]
+    assert erasable.push(late, relay).stored == 2  # a relay of an erased envelope is stored without its body
+    assert [(bare(e.origin), e.origin_seq, e.author) for e in drain(erasable, late, start)[0]] == [
+        ("o", 1, owner), ("o", 1, owner)]

@@ -22,6 +22,11 @@ A store holds, per account, an append-only sequence of ``Replicated`` envelopes:
   still in flight).
 * ``high_water(account, origin)`` is the highest ``origin_seq`` of ``origin`` the store holds
   for ``account`` (0 if none), so a device resumes its push after a crash.
+* ``erase(account, keys)`` (not part of ``EventStore``: ``evlog erase`` runs it at the gateway
+  with its rows) empties the bodies of the envelopes ``keys`` (origin, origin_seq): the
+  account's own copies, and every account's copies of an origin it owns. An erased envelope
+  keeps its identity and position (so a copy sent again is a duplicate, and high water does
+  not move back) but no pull returns it, and a relayed copy of it is stored without its body.
 * ``share`` / ``unshare`` / ``shares`` let an account show one project's envelopes to another
   account, read-only or not. An envelope of a shared project is visible to the project's owner
   and every member when its writer is the owner or a member that may write (a read-only
@@ -38,6 +43,8 @@ import msgspec
 
 from eventlog.errors import ConfigError
 from eventlog.replication.envelope import Replicated
+
+ERASED = b""  # an erased envelope's body (no stored envelope has it: a body is one JSON value)
 
 
 class PushResult(msgspec.Struct, frozen=True):
@@ -99,6 +106,7 @@ class MemoryEventStore:
         self._shares: dict[tuple[str, str, str], Share] = {}
         self._owners: dict[str, str] = {}  # origin -> the account that first pushed it
         self._authors: dict[tuple[str, int], str] = {}  # (origin, origin_seq) -> the author recorded for it
+        self._erased: set[tuple[str, int]] = set()  # (origin, origin_seq) its owner erased
 
     def _authored(self, account: str, events: Sequence[Replicated]) -> list[Replicated]:
         """The envelopes ``account`` does not hold yet, each with the author the store decides (or refusal)."""
@@ -113,7 +121,8 @@ class MemoryEventStore:
             author = account if owner == account else self._authors.get(ev.key)
             if author is None:
                 raise refused(i, ev)
-            fresh.append(msgspec.structs.replace(ev, author=author))
+            body = msgspec.Raw(ERASED) if owner != account and ev.key in self._erased else ev.body
+            fresh.append(msgspec.structs.replace(ev, author=author, body=body))
         return fresh
 
     def push(self, account: str, events: Sequence[Replicated]) -> PushResult:
@@ -148,13 +157,26 @@ class MemoryEventStore:
                 if len(out) >= limit:
                     return PullPage(out, cursor, True)
                 cursor = pos
-                if self._visible(account, writer, ev):
+                if bytes(ev.body) != ERASED and self._visible(account, writer, ev):
                     out.append(ev)
             return PullPage(out, cursor, False)
 
     def high_water(self, account: str, origin: str) -> int:
         with self._lock:
             return max((s for (a, o, s) in self._held if a == account and o == origin), default=0)
+
+    def erase(self, account: str, keys: Sequence[tuple[str, int]]) -> int:
+        """Empty the bodies of ``keys`` (see the module docstring); how many stored copies it emptied."""
+        with self._lock:
+            wanted = set(keys)
+            owned = {k for k in wanted if self._owners.get(k[0]) == account}
+            self._erased |= owned
+            n = 0
+            for i, (pos, writer, ev) in enumerate(self._rows):
+                if ev.key in wanted and (writer == account or ev.key in owned) and bytes(ev.body) != ERASED:
+                    self._rows[i] = (pos, writer, msgspec.structs.replace(ev, body=msgspec.Raw(ERASED)))
+                    n += 1
+            return n
 
     def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None:
         with self._lock:

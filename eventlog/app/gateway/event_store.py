@@ -32,6 +32,12 @@ this module keeps it on the tables of migration m009 (``schema``):
   snapshot, so the next pull that brings nothing is one indexed read. A page stops at
   ``PAGE_BYTES`` of bodies (or at its first envelope, whatever its size), so a run of big bodies
   never makes an answer the gateway cannot hold.
+* **Erasure** (``erase_events``, run by ``evlog erase`` with its gateway rows in one
+  transaction: ``gateway.erasure``): the erased envelopes keep their rows (identity, position,
+  author) but lose their bodies (``ERASED``, empty: no stored envelope has an empty body), so
+  no pull returns them, a device that sends one again makes a duplicate and a relayed copy of
+  one is stored without its body. The account empties its own rows and every copy of the
+  devices it owns.
 * **Screened before the transaction** (``screen_envelopes``): a field the tables cannot hold,
   a body that is not one JSON value, or one bigger than a statement takes, refuses the whole push with ``ConfigError`` naming the
   envelope and the field; nothing is written.
@@ -55,7 +61,7 @@ from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User, normalize_email, resolve_user
 from eventlog.errors import BackendError, ConfigError, NotFound
 from eventlog.replication.envelope import Replicated
-from eventlog.replication.store import PullPage, PushResult, Share, refused
+from eventlog.replication.store import ERASED, PullPage, PushResult, Share, refused
 
 T = TypeVar("T")
 
@@ -212,14 +218,14 @@ def _owners(cur: Any, user: User, origins: list[str]) -> dict[str, int]:
     return owners
 
 
-def _recorded_authors(cur: Any, owner_id: int, origin: str, seqs: list[int]) -> dict[int, str]:
-    """The author stored with each held (origin, seq) of ``origin``'s owner."""
-    authors: dict[int, str] = {}
+def _recorded_authors(cur: Any, owner_id: int, origin: str, seqs: list[int]) -> dict[int, tuple[str, bool]]:
+    """The author stored with each held (origin, seq) of ``origin``'s owner, and whether it was erased."""
+    authors: dict[int, tuple[str, bool]] = {}
     for i in range(0, len(seqs), 1000):
         chunk = seqs[i:i + 1000]
-        cur.execute(f"SELECT origin_seq, author FROM gateway_events WHERE user_id = %s AND origin = %s "
-                    f"AND origin_seq IN ({', '.join(['%s'] * len(chunk))})", (owner_id, origin, *chunk))
-        authors.update((int(q), str(a)) for q, a in cur.fetchall())
+        cur.execute(f"SELECT origin_seq, author, LENGTH(body) = 0 FROM gateway_events WHERE user_id = %s "
+                    f"AND origin = %s AND origin_seq IN ({', '.join(['%s'] * len(chunk))})", (owner_id, origin, *chunk))
+        authors.update((int(q), (str(a), bool(e))) for q, a, e in cur.fetchall())
     return authors
 
 
@@ -227,7 +233,8 @@ def _authored(cur: Any, user: User, events: Sequence[Replicated], fresh: list[Re
     """``fresh`` with the authors the gateway decides (``MemoryEventStore``'s rule), or ``ConfigError``.
 
     A device ``user`` owns (or pushes first: it becomes ``user``'s): author = ``user``'s e-mail. A
-    device of another account: the author its owner's row records; refused if there is none.
+    device of another account: the author its owner's row records (and no body if that row was
+    erased: a relayed copy never brings an erased text back); refused if there is none.
     """
     owners = _owners(cur, user, sorted({ev.origin for ev in fresh}))
     foreign: dict[str, list[int]] = {}
@@ -240,7 +247,8 @@ def _authored(cur: Any, user: User, events: Sequence[Replicated], fresh: list[Re
         if ev.origin not in recorded:
             out.append(msgspec.structs.replace(ev, author=user.email) if ev.author != user.email else ev)
         elif ev.origin_seq in recorded[ev.origin]:
-            out.append(msgspec.structs.replace(ev, author=recorded[ev.origin][ev.origin_seq]))
+            author, erased = recorded[ev.origin][ev.origin_seq]
+            out.append(msgspec.structs.replace(ev, author=author, body=msgspec.Raw(ERASED) if erased else ev.body))
         else:
             raise refused(events.index(ev), ev)
     return out
@@ -317,8 +325,8 @@ def pull_json(cur: Any, user_id: int, after: int, limit: int,
         take += 1
     events: list[bytes] = []
     if take:
-        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}) ORDER BY position",
-                    (after, int(sizes[take - 1][0]), *params))
+        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}) AND LENGTH(body) > 0 "
+                    "ORDER BY position", (after, int(sizes[take - 1][0]), *params))
         events = [bytes(r[1]) for r in cur.fetchall()]
     if take < len(sizes):
         return events, int(sizes[take - 1][0]), True
@@ -342,6 +350,44 @@ def high_water_of(cur: Any, user_id: int, origin: str) -> int:
     cur.execute("SELECT COALESCE(MAX(origin_seq), 0) FROM gateway_events WHERE user_id = %s AND origin = %s",
                 (user_id, origin))
     return int(cur.fetchone()[0])
+
+
+def erase_events(cur: Any, user_id: int, keys: Sequence[tuple[str, int]], *, dry_run: bool = False) -> int:
+    """Empty the bodies of the envelopes ``keys`` (origin, origin_seq); how many rows it emptied (``dry_run``: would).
+
+    The rows of ``user_id``'s account, and every account's copies (relays) of an origin it owns.
+    A row stays, without its body (``ERASED``): its identity and position remain, so a copy
+    sent again is a duplicate and ``high_water`` does not move back; pulls skip it.
+    """
+    by_origin: dict[str, list[int]] = {}
+    for origin, seq in keys:
+        by_origin.setdefault(origin, []).append(seq)
+    owned = set(_owners_of(cur, sorted(by_origin), user_id))
+    n = 0
+    for origin, seqs in sorted(by_origin.items()):
+        mine = "" if origin in owned else " AND user_id = %s"
+        for i in range(0, len(seqs), 1000):
+            chunk = sorted(set(seqs))[i:i + 1000]
+            where = (f"WHERE origin = %s AND origin_seq IN ({', '.join(['%s'] * len(chunk))}){mine} "
+                     "AND LENGTH(body) > 0")
+            args = (origin, *chunk, *([] if origin in owned else [user_id]))
+            if dry_run:
+                cur.execute(f"SELECT COUNT(*) FROM gateway_events {where}", args)
+                n += int(cur.fetchone()[0])
+            else:
+                n += int(cur.execute(f"UPDATE gateway_events SET body = '' {where}", args))
+    return n
+
+
+def _owners_of(cur: Any, origins: list[str], user_id: int) -> list[str]:
+    """The origins of ``origins`` that ``user_id`` owns."""
+    out: list[str] = []
+    for i in range(0, len(origins), 1000):
+        chunk = origins[i:i + 1000]
+        cur.execute(f"SELECT origin FROM gateway_event_devices WHERE user_id = %s "
+                    f"AND origin IN ({', '.join(['%s'] * len(chunk))})", (user_id, *chunk))
+        out += [str(r[0]) for r in cur.fetchall()]
+    return out
 
 
 def share_project(cur: Any, owner: User, project: str, member: str, read_only: bool) -> None:
@@ -456,6 +502,10 @@ class MySQLEventStore:
 
     def shares(self, account: str) -> list[Share]:
         return self._read(account, shares_of, "listing shares")
+
+    def erase(self, account: str, keys: Sequence[tuple[str, int]]) -> int:
+        """Empty the stored bodies of ``keys`` (``erase_events``; ``evlog erase`` does it with its gateway rows)."""
+        return self._read(account, lambda cur, uid: erase_events(cur, uid, keys) if uid else 0, "erasing events")
 
     def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None:
         o, m = normalize_email(owner), normalize_email(member)

@@ -51,7 +51,9 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   origin's bytes (LONGBLOB). Shares show one project's events (``project_hash``: SHA-256 of
   ``project``) of an owner to a member.
 * ``gateway_event_devices`` (m010): each origin (device) of the event log and the account that
-  owns it (the first to push it), by which the gateway decides an envelope's author.
+  owns it (the first to push it), by which the gateway decides an envelope's author; and the
+  index of ``gateway_events`` by (origin, origin_seq) (every account's copies of an envelope,
+  which its owner's erasure empties: an erased envelope keeps its row, with an empty body).
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -70,6 +72,7 @@ from eventlog.app.gateway.connection import Connection
 from eventlog.errors import BackendError
 
 Migration = Callable[[Any], None]
+DUPLICATE_KEY_NAME = 1061  # ER_DUP_KEYNAME: CREATE INDEX of an index that exists
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append  # the decorator: registers a migration in definition order
 
@@ -351,6 +354,7 @@ def m010_create_gateway_event_devices(cur: Any) -> None:
     """Each origin (device) of the event log and the account that owns it: the first to push it (``event_store``).
 
     Filled from the events already stored: an origin belongs to the account of its earliest position.
+    Also indexes ``gateway_events`` by (origin, origin_seq): the copies an erasure empties.
     """
     cur.execute(f"""
         CREATE TABLE IF NOT EXISTS gateway_event_devices (
@@ -362,6 +366,13 @@ def m010_create_gateway_event_devices(cur: Any) -> None:
         ) {TABLE_OPTIONS}""")
     cur.execute("INSERT IGNORE INTO gateway_event_devices (origin, user_id) "
                 "SELECT origin, user_id FROM gateway_events ORDER BY position")
+    import pymysql
+
+    try:  # every account's copies of one envelope, for an erasure by its owner
+        cur.execute("CREATE INDEX ix_gateway_events_origin ON gateway_events (origin, origin_seq)")
+    except pymysql.MySQLError as e:
+        if not e.args or e.args[0] != DUPLICATE_KEY_NAME:  # made already by a run that stopped before recording it
+            raise
 
 
 def migrate(conn: Connection) -> list[str]:
