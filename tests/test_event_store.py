@@ -504,7 +504,7 @@ def test_an_older_gateway_server_without_event_routes_is_refused_with_what_to_do
 
 
 @gateway_only
-def test_m010_gives_the_devices_of_an_older_gateway_to_the_account_that_pushed_them_first():
+def test_m010_gives_the_devices_of_an_older_gateway_to_the_account_that_pushed_them_first_and_notes_relays():
     from eventlog.app.gateway.schema import MIGRATIONS
 
     (m010,) = [m for m in MIGRATIONS if m.__name__ == "m010_create_gateway_event_devices"]
@@ -514,15 +514,20 @@ def test_m010_gives_the_devices_of_an_older_gateway_to_the_account_that_pushed_t
         s.push(b, [env("old", 1)])  # held: b's relay of it
         conn = Connection(DSN.parse(MYSQL_URL))
         try:  # the gateway before m010: events, no owner recorded
-            conn.transaction(lambda cur: cur.execute("DELETE FROM gateway_event_devices WHERE origin = %s",
-                                                     (dev("old"),)), doing="forgetting an owner")
+            for table in ("gateway_event_relays", "gateway_event_devices"):
+                conn.transaction(lambda cur, t=table: cur.execute(f"DELETE FROM {t} WHERE origin = %s", (dev("old"),)),
+                                 doing="forgetting an owner")
             conn.transaction(m010, doing="migrating")
-            owner = conn.transaction(lambda cur: (cur.execute(
-                "SELECT u.email FROM gateway_event_devices d JOIN gateway_users u ON u.id = d.user_id "
-                "WHERE d.origin = %s", (dev("old"),)), cur.fetchone()[0])[1], doing="reading the owner")
+
+            def emails(table: str) -> list[str]:
+                return conn.transaction(lambda cur: (cur.execute(
+                    f"SELECT u.email FROM {table} d JOIN gateway_users u ON u.id = d.user_id "  # noqa: S608
+                    "WHERE d.origin = %s", (dev("old"),)), [r[0] for r in cur.fetchall()])[1], doing="reading")
+
+            owners, relays = emails("gateway_event_devices"), emails("gateway_event_relays")
         finally:
             conn.close()
-        assert owner == a
+        assert (owners, relays) == ([a], [b])
         with pytest.raises(ConfigError, match="another account"):
             s.push(b, [env("old", 2)])
 

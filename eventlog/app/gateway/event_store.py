@@ -9,7 +9,8 @@ this module keeps it on the tables of migration m009 (``schema``):
 * **The gateway decides the author** (``MemoryEventStore``'s rule; ``gateway_event_devices``,
   m010, records each origin's owner: the account that pushed it first): an envelope of the
   pusher's own device gets the pusher's e-mail, one of another account's device keeps the author
-  its owner's row records, and a new one of another account's device refuses the push.
+  its owner's row records (and the account is noted in ``gateway_event_relays`` as holding
+  copies of that device), and a new one of another account's device refuses the push.
 * **Positions commit in order.** A position is not an AUTO_INCREMENT: with one, two concurrent
   pushes (or two Galera nodes, whose ``auto_increment_increment`` interleaves) can commit
   position 6 before position 5, a pull in between returns 6 and moves its cursor past 5, and
@@ -242,6 +243,9 @@ def _authored(cur: Any, user: User, events: Sequence[Replicated], fresh: list[Re
         if owners[ev.origin] != user.id:
             foreign.setdefault(ev.origin, []).append(ev.origin_seq)
     recorded = {o: _recorded_authors(cur, owners[o], o, seqs) for o, seqs in foreign.items()}
+    if foreign:  # where the owner's erasure finds this account's copies
+        cur.executemany("INSERT IGNORE INTO gateway_event_relays (origin, user_id) VALUES (%s, %s)",
+                        [(o, user.id) for o in sorted(foreign)])
     out: list[Replicated] = []
     for ev in fresh:
         if ev.origin not in recorded:
@@ -325,8 +329,9 @@ def pull_json(cur: Any, user_id: int, after: int, limit: int,
         take += 1
     events: list[bytes] = []
     if take:
-        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}) AND LENGTH(body) > 0 "
-                    "ORDER BY position", (after, int(sizes[take - 1][0]), *params))
+        erased = " AND LENGTH(body) > 0" if any(not int(r[1]) for r in sizes[:take]) else ""
+        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}){erased} ORDER BY position",
+                    (after, int(sizes[take - 1][0]), *params))
         events = [bytes(r[1]) for r in cur.fetchall()]
     if take < len(sizes):
         return events, int(sizes[take - 1][0]), True
@@ -355,7 +360,8 @@ def high_water_of(cur: Any, user_id: int, origin: str) -> int:
 def erase_events(cur: Any, user_id: int, keys: Sequence[tuple[str, int]], *, dry_run: bool = False) -> int:
     """Empty the bodies of the envelopes ``keys`` (origin, origin_seq); how many rows it emptied (``dry_run``: would).
 
-    The rows of ``user_id``'s account, and every account's copies (relays) of an origin it owns.
+    The rows of ``user_id``'s account, and every account's copies (relays, ``gateway_event_relays``)
+    of an origin it owns.
     A row stays, without its body (``ERASED``): its identity and position remain, so a copy
     sent again is a duplicate and ``high_water`` does not move back; pulls skip it.
     """
@@ -365,12 +371,15 @@ def erase_events(cur: Any, user_id: int, keys: Sequence[tuple[str, int]], *, dry
     owned = set(_owners_of(cur, sorted(by_origin), user_id))
     n = 0
     for origin, seqs in sorted(by_origin.items()):
-        mine = "" if origin in owned else " AND user_id = %s"
+        holders = [user_id]
+        if origin in owned:
+            cur.execute("SELECT user_id FROM gateway_event_relays WHERE origin = %s", (origin,))
+            holders += sorted(int(r[0]) for r in cur.fetchall())
         for i in range(0, len(seqs), 1000):
             chunk = sorted(set(seqs))[i:i + 1000]
-            where = (f"WHERE origin = %s AND origin_seq IN ({', '.join(['%s'] * len(chunk))}){mine} "
-                     "AND LENGTH(body) > 0")
-            args = (origin, *chunk, *([] if origin in owned else [user_id]))
+            where = (f"WHERE user_id IN ({', '.join(['%s'] * len(holders))}) AND origin = %s "
+                     f"AND origin_seq IN ({', '.join(['%s'] * len(chunk))}) AND LENGTH(body) > 0")
+            args = (*holders, origin, *chunk)
             if dry_run:
                 cur.execute(f"SELECT COUNT(*) FROM gateway_events {where}", args)
                 n += int(cur.fetchone()[0])
