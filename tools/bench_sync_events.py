@@ -101,6 +101,9 @@ def token_for(dsn: str, email: str, *, new: bool = True) -> str:
         conn.close()
 
 
+RUN = os.urandom(4).hex()  # this run's device names end with it: a device belongs to the first account that pushed it
+
+
 def fresh(label: str) -> str:
     return f"bench-{label}-{os.urandom(5).hex()}@example.test"
 
@@ -201,7 +204,7 @@ def single_node(dsn: str, *, n: int, batch: int, row_n: int) -> dict[str, Any]:
         writer, reader = CountingStore(gw.url, token_for(dsn, a)), CountingStore(gw.url, token_for(dsn, a, new=False))
         _, offline_cursor = drain(reader, a, 0, 5000)
         say(f"single: pushing {n} envelopes in batches of {batch}")
-        sent = [envelopes(rng, "dev1", i, min(batch, n - i + 1)) for i in range(1, n + 1, batch)]
+        sent = [envelopes(rng, f"dev1-{RUN}", i, min(batch, n - i + 1)) for i in range(1, n + 1, batch)]
         t0 = time.perf_counter()
         for chunk in sent:
             writer.push(a, chunk)
@@ -213,7 +216,7 @@ def single_node(dsn: str, *, n: int, batch: int, row_n: int) -> dict[str, Any]:
         assert got == n, f"caught up {got} of {n}"
         lat: list[float] = []
         for i in range(1, 101):
-            writer.push(a, envelopes(rng, "dev2", (i - 1) * PULL_BATCH + 1, PULL_BATCH))
+            writer.push(a, envelopes(rng, f"dev2-{RUN}", (i - 1) * PULL_BATCH + 1, PULL_BATCH))
             t0 = time.perf_counter()
             page = reader.pull(a, cursor, 5000)
             lat.append((time.perf_counter() - t0) * 1000)
@@ -388,7 +391,7 @@ def galera_run(directory: str, *, accounts: int, devices: int, events: int, batc
         urls = [gw.url for gw in gws]
         devs = []
         for a, (email, token) in enumerate(zip(emails, tokens, strict=True)):
-            names = [f"a{a}d{d}" for d in range(devices)]
+            names = [f"a{a}d{d}-{RUN}" for d in range(devices)]
             expected = {(n, s) for n in names for s in range(1, events + 1)}
             devs += [Device(n, email, token, urls, events, batch, on_push, all_pushed, expected, deadline) for n in names]
         say(f"galera: {len(devs)} devices x {events} envelopes through 3 gateways")

@@ -542,11 +542,29 @@ def _gateway(remote: Remote, found: _Found, needles: list[bytes], erasure_id: st
 
     removal = gateway_erasure.Removal(sessions=tuple(sorted(found.sessions)), messages=tuple(sorted(found.messages)),
                                       refs=tuple(sorted(found.refs)), needles=tuple(needles), erasure_id=erasure_id,
-                                      origin=device_origin(ws.log))
+                                      origin=device_origin(ws.log), events=origin_keys(ws, found.seqs))
     try:
         return gateway_erasure.purge(remote, removal, dry_run=dry_run)
     except EvlogError as e:  # the gateway goes first: nothing has changed here yet
         raise _nothing_erased(e) from None
+
+
+def origin_keys(ws: Workspace, seqs: set[int]) -> tuple[tuple[str, int], ...]:
+    """The replicated identities (device, origin seq) of the local events ``seqs``: a received event's
+    origin, else this log's device of that seq (none before the log's first sync claimed one)."""
+    from eventlog.replication.clock import device_of
+    from eventlog.replication.origin import OriginFold
+
+    if not seqs:
+        return ()
+    fold = OriginFold.of(ws.log)
+    received = {local: key for key, local in fold.held.items() if local in seqs}
+    keys = set(received.values())
+    for seq in seqs - set(received):
+        device = device_of(fold.claims, seq)
+        if device:
+            keys.add((device, seq))
+    return tuple(sorted(keys))
 
 
 def _nothing_erased(e: EvlogError) -> EvlogError:

@@ -6,6 +6,15 @@ A store holds, per account, an append-only sequence of ``Replicated`` envelopes:
   ``(origin, origin_seq)``) and gives each new one the next *gateway position* of the store;
   an envelope it holds already is counted as a duplicate and changes nothing. All of a call's
   envelopes are stored or none (one transaction).
+* **The store decides the author, the device cannot.** An origin (device) belongs to the
+  account that first pushed it. An envelope of a device the pusher owns gets ``author`` = the
+  pusher, whatever the device wrote there. An envelope of another account's device (a device
+  relays every device's events its log holds, so a teammate's device sends back what it pulled
+  of a shared project) is taken only if the store holds that identity already, and it keeps the
+  author the store recorded for it; one the store does not hold is refused (``ConfigError``
+  naming the envelope; nothing of that push is stored): only the owner's own devices bring an
+  owner's new events, so no account can put words in another's name, even in a project they
+  share.
 * ``pull(account, after, limit)`` returns envelopes visible to ``account`` whose gateway
   position is above ``after``, in position order, with the cursor to pass next time. A
   position is never reused and a pull never skips an envelope that a later pull could return
@@ -13,6 +22,11 @@ A store holds, per account, an append-only sequence of ``Replicated`` envelopes:
   still in flight).
 * ``high_water(account, origin)`` is the highest ``origin_seq`` of ``origin`` the store holds
   for ``account`` (0 if none), so a device resumes its push after a crash.
+* ``erase(account, keys)`` (not part of ``EventStore``: ``evlog erase`` runs it at the gateway
+  with its rows) empties the bodies of the envelopes ``keys`` (origin, origin_seq): the
+  account's own copies, and every account's copies of an origin it owns. An erased envelope
+  keeps its identity and position (so a copy sent again is a duplicate, and high water does
+  not move back) but no pull returns it, and a relayed copy of it is stored without its body.
 * ``share`` / ``unshare`` / ``shares`` let an account show one project's envelopes to another
   account, read-only or not. An envelope of a shared project is visible to the project's owner
   and every member when its writer is the owner or a member that may write (a read-only
@@ -27,7 +41,10 @@ from typing import Protocol
 
 import msgspec
 
+from eventlog.errors import ConfigError
 from eventlog.replication.envelope import Replicated
+
+ERASED = b""  # an erased envelope's body (no stored envelope has it: a body is one JSON value)
 
 
 class PushResult(msgspec.Struct, frozen=True):
@@ -55,6 +72,14 @@ class Share(msgspec.Struct, frozen=True):
     read_only: bool = False
 
 
+def refused(index: int, ev: Replicated) -> ConfigError:
+    """The error of a push carrying a new envelope of a device another account owns."""
+    return ConfigError(f"envelope {index} (origin {ev.origin[:80]!r}, origin_seq {ev.origin_seq}): author: its device "
+                       "belongs to another account and the gateway does not hold this event, so it cannot be stored "
+                       "in that account's name (only its own devices bring its new events); nothing of this push "
+                       "was stored")
+
+
 class EventStore(Protocol):
     """The contract every gateway store keeps (see the module docstring)."""
 
@@ -79,20 +104,37 @@ class MemoryEventStore:
         self._rows: list[tuple[int, str, Replicated]] = []  # (position, writer account, envelope)
         self._held: dict[tuple[str, str, int], int] = {}  # (account, origin, origin_seq) -> position
         self._shares: dict[tuple[str, str, str], Share] = {}
+        self._owners: dict[str, str] = {}  # origin -> the account that first pushed it
+        self._authors: dict[tuple[str, int], str] = {}  # (origin, origin_seq) -> the author recorded for it
+        self._erased: set[tuple[str, int]] = set()  # (origin, origin_seq) its owner erased
+
+    def _authored(self, account: str, events: Sequence[Replicated]) -> list[Replicated]:
+        """The envelopes ``account`` does not hold yet, each with the author the store decides (or refusal)."""
+        owners: dict[str, str] = {}
+        fresh: list[Replicated] = []
+        seen: set[tuple[str, int]] = set()
+        for i, ev in enumerate(events):
+            if (account, ev.origin, ev.origin_seq) in self._held or ev.key in seen:
+                continue
+            seen.add(ev.key)
+            owner = owners.setdefault(ev.origin, self._owners.get(ev.origin, account))
+            author = account if owner == account else self._authors.get(ev.key)
+            if author is None:
+                raise refused(i, ev)
+            body = msgspec.Raw(ERASED) if owner != account and ev.key in self._erased else ev.body
+            fresh.append(msgspec.structs.replace(ev, author=author, body=body))
+        return fresh
 
     def push(self, account: str, events: Sequence[Replicated]) -> PushResult:
         with self._lock:
-            stored = dups = 0
-            for ev in events:
-                ident = (account, ev.origin, ev.origin_seq)
-                if ident in self._held:
-                    dups += 1
-                    continue
+            fresh = self._authored(account, events)
+            for ev in fresh:
                 pos = len(self._rows) + 1
-                self._rows.append((pos, account, msgspec.structs.replace(ev, author=ev.author or account)))
-                self._held[ident] = pos
-                stored += 1
-            return PushResult(stored, dups, len(self._rows))
+                self._rows.append((pos, account, ev))
+                self._held[(account, ev.origin, ev.origin_seq)] = pos
+                self._owners.setdefault(ev.origin, account)
+                self._authors.setdefault(ev.key, ev.author)
+            return PushResult(len(fresh), len(events) - len(fresh), len(self._rows))
 
     def _group(self, owner: str, project: str, *, writers: bool) -> set[str]:
         return {owner} | {s.member for s in self._shares.values()
@@ -115,13 +157,26 @@ class MemoryEventStore:
                 if len(out) >= limit:
                     return PullPage(out, cursor, True)
                 cursor = pos
-                if self._visible(account, writer, ev):
+                if bytes(ev.body) != ERASED and self._visible(account, writer, ev):
                     out.append(ev)
             return PullPage(out, cursor, False)
 
     def high_water(self, account: str, origin: str) -> int:
         with self._lock:
             return max((s for (a, o, s) in self._held if a == account and o == origin), default=0)
+
+    def erase(self, account: str, keys: Sequence[tuple[str, int]]) -> int:
+        """Empty the bodies of ``keys`` (see the module docstring); how many stored copies it emptied."""
+        with self._lock:
+            wanted = set(keys)
+            owned = {k for k in wanted if self._owners.get(k[0]) == account}
+            self._erased |= owned
+            n = 0
+            for i, (pos, writer, ev) in enumerate(self._rows):
+                if ev.key in wanted and (writer == account or ev.key in owned) and bytes(ev.body) != ERASED:
+                    self._rows[i] = (pos, writer, msgspec.structs.replace(ev, body=msgspec.Raw(ERASED)))
+                    n += 1
+            return n
 
     def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None:
         with self._lock:

@@ -5,7 +5,10 @@ the message rows of every erased message and the session rows of every erased se
 (their messages go with them), blanks a surviving session's title or preview that still
 holds an erased text, and records one row in ``gateway_erasures``: the erasure's id, the
 erasing device's origin and the ``ref_hash`` names of what it removed (hashes of session
-keys and message ids; never text, never the keys themselves).
+keys and message ids; never text, never the keys themselves). The same transaction empties
+the bodies of the erased events in the replicated event log (``Removal.events``, their origin
+keys; ``event_store.erase_events``): the account's copies, and every account's copies of its
+own devices' events; their rows stay without a body, and no pull returns them again.
 
 A deleted row is no change another device can pull, so every ``sync pull`` and ``push``
 first applies the erasures recorded after its position (``apply_pulled``): the device runs
@@ -30,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eventlog.app.gateway.event_store import erase_events
 from eventlog.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
 TABLE = "gateway_erasures"
+EVENTS_EMPTIED = "gateway_events (bodies emptied)"
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Removal:
     needles: tuple[bytes, ...] = ()  # texts a surviving session's title or preview must not hold
     erasure_id: str = ""
     origin: str = ""
+    events: tuple[tuple[str, int], ...] = ()  # origin keys (device, origin seq) of the erased events
 
 
 @dataclass(frozen=True)
@@ -199,6 +205,9 @@ def _purge_sql(cur: Any, user_id: int, removal: Removal, dry_run: bool) -> tuple
         if row is not None and _holds(row[0] + row[1], removal):
             scrub.append((k, "" if _holds(row[0], removal) else row[0], "" if _holds(row[1], removal) else row[1]))
     counts = _counts(len(sessions), len(messages) + cascaded, len(scrub))
+    emptied = erase_events(cur, user_id, removal.events, dry_run=dry_run)
+    if emptied:
+        counts[EVENTS_EMPTIED] = emptied
     if dry_run:
         return counts, 0
     for k in sessions:  # its messages go with it (ON DELETE CASCADE)

@@ -5,8 +5,12 @@ this module keeps it on the tables of migration m009 (``schema``):
 
 * **Accounts are gateway users, named by e-mail** (``users.normalize_email``): ``push`` and
   ``share`` create a user row on first use (without a password, like ``resolve_user``); a read
-  for an e-mail no user has sees nothing. ``author`` is the pusher's e-mail unless the envelope
-  names one (as ``MemoryEventStore`` does).
+  for an e-mail no user has sees nothing.
+* **The gateway decides the author** (``MemoryEventStore``'s rule; ``gateway_event_devices``,
+  m010, records each origin's owner: the account that pushed it first): an envelope of the
+  pusher's own device gets the pusher's e-mail, one of another account's device keeps the author
+  its owner's row records (and the account is noted in ``gateway_event_relays`` as holding
+  copies of that device), and a new one of another account's device refuses the push.
 * **Positions commit in order.** A position is not an AUTO_INCREMENT: with one, two concurrent
   pushes (or two Galera nodes, whose ``auto_increment_increment`` interleaves) can commit
   position 6 before position 5, a pull in between returns 6 and moves its cursor past 5, and
@@ -29,6 +33,12 @@ this module keeps it on the tables of migration m009 (``schema``):
   snapshot, so the next pull that brings nothing is one indexed read. A page stops at
   ``PAGE_BYTES`` of bodies (or at its first envelope, whatever its size), so a run of big bodies
   never makes an answer the gateway cannot hold.
+* **Erasure** (``erase_events``, run by ``evlog erase`` with its gateway rows in one
+  transaction: ``gateway.erasure``): the erased envelopes keep their rows (identity, position,
+  author) but lose their bodies (``ERASED``, empty: no stored envelope has an empty body), so
+  no pull returns them, a device that sends one again makes a duplicate and a relayed copy of
+  one is stored without its body. The account empties its own rows and every copy of the
+  devices it owns.
 * **Screened before the transaction** (``screen_envelopes``): a field the tables cannot hold,
   a body that is not one JSON value, or one bigger than a statement takes, refuses the whole push with ``ConfigError`` naming the
   envelope and the field; nothing is written.
@@ -52,7 +62,7 @@ from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User, normalize_email, resolve_user
 from eventlog.errors import BackendError, ConfigError, NotFound
 from eventlog.replication.envelope import Replicated
-from eventlog.replication.store import PullPage, PushResult, Share
+from eventlog.replication.store import ERASED, PullPage, PushResult, Share, refused
 
 T = TypeVar("T")
 
@@ -194,6 +204,60 @@ def insert_statements(escape: Callable[[str], str], user: User, top: int, events
         yield _INSERT_HEAD + ",".join(parts)
 
 
+def _owners(cur: Any, user: User, origins: list[str]) -> dict[str, int]:
+    """The owner (user id) of each origin, recording ``user`` as the owner of those nobody pushed yet."""
+    owners: dict[str, int] = {}
+    for i in range(0, len(origins), 1000):
+        chunk = origins[i:i + 1000]
+        cur.execute(f"SELECT origin, user_id FROM gateway_event_devices WHERE origin IN ({', '.join(['%s'] * len(chunk))})",
+                    tuple(chunk))
+        owners.update((str(o), int(u)) for o, u in cur.fetchall())
+    new = [o for o in origins if o not in owners]
+    if new:
+        cur.executemany("INSERT INTO gateway_event_devices (origin, user_id) VALUES (%s, %s)", [(o, user.id) for o in new])
+        owners.update((o, user.id) for o in new)
+    return owners
+
+
+def _recorded_authors(cur: Any, owner_id: int, origin: str, seqs: list[int]) -> dict[int, tuple[str, bool]]:
+    """The author stored with each held (origin, seq) of ``origin``'s owner, and whether it was erased."""
+    authors: dict[int, tuple[str, bool]] = {}
+    for i in range(0, len(seqs), 1000):
+        chunk = seqs[i:i + 1000]
+        cur.execute(f"SELECT origin_seq, author, LENGTH(body) = 0 FROM gateway_events WHERE user_id = %s "
+                    f"AND origin = %s AND origin_seq IN ({', '.join(['%s'] * len(chunk))})", (owner_id, origin, *chunk))
+        authors.update((int(q), (str(a), bool(e))) for q, a, e in cur.fetchall())
+    return authors
+
+
+def _authored(cur: Any, user: User, events: Sequence[Replicated], fresh: list[Replicated]) -> list[Replicated]:
+    """``fresh`` with the authors the gateway decides (``MemoryEventStore``'s rule), or ``ConfigError``.
+
+    A device ``user`` owns (or pushes first: it becomes ``user``'s): author = ``user``'s e-mail. A
+    device of another account: the author its owner's row records (and no body if that row was
+    erased: a relayed copy never brings an erased text back); refused if there is none.
+    """
+    owners = _owners(cur, user, sorted({ev.origin for ev in fresh}))
+    foreign: dict[str, list[int]] = {}
+    for ev in fresh:
+        if owners[ev.origin] != user.id:
+            foreign.setdefault(ev.origin, []).append(ev.origin_seq)
+    recorded = {o: _recorded_authors(cur, owners[o], o, seqs) for o, seqs in foreign.items()}
+    if foreign:  # where the owner's erasure finds this account's copies
+        cur.executemany("INSERT IGNORE INTO gateway_event_relays (origin, user_id) VALUES (%s, %s)",
+                        [(o, user.id) for o in sorted(foreign)])
+    out: list[Replicated] = []
+    for ev in fresh:
+        if ev.origin not in recorded:
+            out.append(msgspec.structs.replace(ev, author=user.email) if ev.author != user.email else ev)
+        elif ev.origin_seq in recorded[ev.origin]:
+            author, erased = recorded[ev.origin][ev.origin_seq]
+            out.append(msgspec.structs.replace(ev, author=author, body=msgspec.Raw(ERASED) if erased else ev.body))
+        else:
+            raise refused(events.index(ev), ev)
+    return out
+
+
 def push_events(cur: Any, account: User | str, events: Sequence[Replicated]) -> PushResult:
     """Store the envelopes ``account`` does not hold yet, at the next positions (see the module docstring).
 
@@ -212,6 +276,7 @@ def push_events(cur: Any, account: User | str, events: Sequence[Replicated]) -> 
         if ev.key not in held:
             held.add(ev.key)
             fresh.append(ev)
+    fresh = _authored(cur, user, events, fresh)
     if fresh:
         for stmt in insert_statements(cur.connection.escape, user, top, fresh):
             cur.execute(stmt)
@@ -264,7 +329,8 @@ def pull_json(cur: Any, user_id: int, after: int, limit: int,
         take += 1
     events: list[bytes] = []
     if take:
-        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}) ORDER BY position",
+        erased = " AND LENGTH(body) > 0" if any(not int(r[1]) for r in sizes[:take]) else ""
+        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}){erased} ORDER BY position",
                     (after, int(sizes[take - 1][0]), *params))
         events = [bytes(r[1]) for r in cur.fetchall()]
     if take < len(sizes):
@@ -289,6 +355,48 @@ def high_water_of(cur: Any, user_id: int, origin: str) -> int:
     cur.execute("SELECT COALESCE(MAX(origin_seq), 0) FROM gateway_events WHERE user_id = %s AND origin = %s",
                 (user_id, origin))
     return int(cur.fetchone()[0])
+
+
+def erase_events(cur: Any, user_id: int, keys: Sequence[tuple[str, int]], *, dry_run: bool = False) -> int:
+    """Empty the bodies of the envelopes ``keys`` (origin, origin_seq); how many rows it emptied (``dry_run``: would).
+
+    The rows of ``user_id``'s account, and every account's copies (relays, ``gateway_event_relays``)
+    of an origin it owns.
+    A row stays, without its body (``ERASED``): its identity and position remain, so a copy
+    sent again is a duplicate and ``high_water`` does not move back; pulls skip it.
+    """
+    by_origin: dict[str, list[int]] = {}
+    for origin, seq in keys:
+        by_origin.setdefault(origin, []).append(seq)
+    owned = set(_owners_of(cur, sorted(by_origin), user_id))
+    n = 0
+    for origin, seqs in sorted(by_origin.items()):
+        holders = [user_id]
+        if origin in owned:
+            cur.execute("SELECT user_id FROM gateway_event_relays WHERE origin = %s", (origin,))
+            holders += sorted(int(r[0]) for r in cur.fetchall())
+        for i in range(0, len(seqs), 1000):
+            chunk = sorted(set(seqs))[i:i + 1000]
+            where = (f"WHERE user_id IN ({', '.join(['%s'] * len(holders))}) AND origin = %s "
+                     f"AND origin_seq IN ({', '.join(['%s'] * len(chunk))}) AND LENGTH(body) > 0")
+            args = (*holders, origin, *chunk)
+            if dry_run:
+                cur.execute(f"SELECT COUNT(*) FROM gateway_events {where}", args)
+                n += int(cur.fetchone()[0])
+            else:
+                n += int(cur.execute(f"UPDATE gateway_events SET body = '' {where}", args))
+    return n
+
+
+def _owners_of(cur: Any, origins: list[str], user_id: int) -> list[str]:
+    """The origins of ``origins`` that ``user_id`` owns."""
+    out: list[str] = []
+    for i in range(0, len(origins), 1000):
+        chunk = origins[i:i + 1000]
+        cur.execute(f"SELECT origin FROM gateway_event_devices WHERE user_id = %s "
+                    f"AND origin IN ({', '.join(['%s'] * len(chunk))})", (user_id, *chunk))
+        out += [str(r[0]) for r in cur.fetchall()]
+    return out
 
 
 def share_project(cur: Any, owner: User, project: str, member: str, read_only: bool) -> None:
@@ -403,6 +511,10 @@ class MySQLEventStore:
 
     def shares(self, account: str) -> list[Share]:
         return self._read(account, shares_of, "listing shares")
+
+    def erase(self, account: str, keys: Sequence[tuple[str, int]]) -> int:
+        """Empty the stored bodies of ``keys`` (``erase_events``; ``evlog erase`` does it with its gateway rows)."""
+        return self._read(account, lambda cur, uid: erase_events(cur, uid, keys) if uid else 0, "erasing events")
 
     def share(self, owner: str, project: str, member: str, *, read_only: bool = False) -> None:
         o, m = normalize_email(owner), normalize_email(member)

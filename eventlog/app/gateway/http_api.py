@@ -14,8 +14,9 @@ server holds the database credentials; a device holds a per-user token from ``lo
                            one transaction: ``ops.prepare`` + ``ops.write``)
 ``POST /changes``          ``{after, skip, limit}`` -> one page of changes (``ops.changes``)
 ``POST /pending``          ``{after, skip}`` -> what a pull would fetch (``ops.pending``)
-``POST /erase``            ``{erasure_id, origin, sessions, messages, refs, needles, dry_run}`` ->
-                           ``{rows, id}``: delete the erased rows of the token's user and record
+``POST /erase``            ``{erasure_id, origin, sessions, messages, refs, needles, dry_run, events}``
+                           -> ``{rows, id}``: delete the erased rows of the token's user, empty
+                           its erased events (``events``: origin keys), and record
                            the erasure for the other devices, in one transaction
                            (``erasure.purge_rows``; the same request twice records it once)
 ``POST /erasures``         ``{after}`` -> ``{erasures}``: the user's erasures with an id above

@@ -19,7 +19,9 @@ pull is one request, so a device with nothing to fetch pays one round trip. Requ
 retried once on a dropped connection (``http_client.Client``), which is safe: a push is
 idempotent by origin, everything else reads or sets. A gateway server of an older version
 (no event routes: HTTP 404) is refused with a ``ConfigError`` saying to upgrade it; its
-database needs no command, the server applies migration m009 when it starts.
+database needs no command, the server applies migrations m009 and m010 when it starts. A request
+the server refuses (HTTP 400: its ``ConfigError``, e.g. a push bringing a new envelope of another
+account's device) raises ``ConfigError`` with the server's message, as the direct store does.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class SharesResult(msgspec.Struct):
     shares: list[Share]
 
 
+REFUSED = "(HTTP 400)"  # how ``http_client`` ends the error of a request the server refused (its ``ConfigError``)
 _enc = msgspec.json.Encoder()
 
 
@@ -99,6 +102,10 @@ class HttpEventStore:
             raise ConfigError(f"the gateway {self.client.url.base} is an older server without the event log "
                               "(no /events routes); upgrade evlog there and restart it (its database migrates "
                               "itself on start)") from None
+        except BackendError as e:
+            if str(e).endswith(REFUSED):  # the server refused the request itself (its ConfigError): no retry helps
+                raise ConfigError(str(e)) from None
+            raise
 
     def _check(self, account: str) -> None:
         if normalize_email(account) != self.account:

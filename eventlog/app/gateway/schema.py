@@ -50,6 +50,11 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   counter row inside the pushing transaction (so positions commit in order); the body is the
   origin's bytes (LONGBLOB). Shares show one project's events (``project_hash``: SHA-256 of
   ``project``) of an owner to a member.
+* ``gateway_event_devices`` (m010): each origin (device) of the event log and the account that
+  owns it (the first to push it), by which the gateway decides an envelope's author; and
+  ``gateway_event_relays`` (m010): the accounts that hold copies of another account's device's
+  events, which the owner's erasure empties too (an erased envelope keeps its row, with an
+  empty body).
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -342,6 +347,35 @@ def m009_create_gateway_events(cur: Any) -> None:
           CONSTRAINT fk_gateway_event_shares_member FOREIGN KEY (member_id) REFERENCES gateway_users (id)
             ON DELETE CASCADE
         ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m010_create_gateway_event_devices(cur: Any) -> None:
+    """Each origin (device) of the event log and the account that owns it: the first to push it (``event_store``).
+
+    Filled from the events already stored: an origin belongs to the account of its earliest position.
+    And ``gateway_event_relays``: the accounts holding copies of another account's device's events
+    (where an erasure by the device's owner finds them without an index of every row by origin).
+    """
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_event_devices (
+          origin VARCHAR(191) NOT NULL,
+          user_id BIGINT UNSIGNED NOT NULL,
+          PRIMARY KEY (origin),
+          KEY ix_gateway_event_devices_user (user_id),
+          CONSTRAINT fk_gateway_event_devices_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+    cur.execute("INSERT IGNORE INTO gateway_event_devices (origin, user_id) "
+                "SELECT origin, user_id FROM gateway_events ORDER BY position")
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_event_relays (
+          origin VARCHAR(191) NOT NULL,
+          user_id BIGINT UNSIGNED NOT NULL,
+          PRIMARY KEY (origin, user_id),
+          CONSTRAINT fk_gateway_event_relays_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+    cur.execute("INSERT IGNORE INTO gateway_event_relays (origin, user_id) SELECT DISTINCT e.origin, e.user_id "
+                "FROM gateway_events e JOIN gateway_event_devices d ON d.origin = e.origin WHERE d.user_id <> e.user_id")
 
 
 def migrate(conn: Connection) -> list[str]:

@@ -161,7 +161,7 @@ ErasureId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 RefName = Annotated[str, msgspec.Meta(max_length=128)]
 
 
-class EraseBody(msgspec.Struct, forbid_unknown_fields=True):
+class EraseBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     """``POST /erase``: what one ``evlog erase`` removes (``erasure.Removal``); names and hashed names, except
     ``needles``: the starts of the erased texts, which the server only compares with titles and previews
     it holds (never stores or logs them)."""
@@ -173,6 +173,7 @@ class EraseBody(msgspec.Struct, forbid_unknown_fields=True):
     refs: list[RefName]
     needles: list[bytes] = []
     dry_run: bool = False
+    events: list[tuple[str, int]] = []  # origin keys of the erased events (sent only when there are any)
 
 
 class EraseResult(msgspec.Struct):
@@ -262,14 +263,15 @@ def rejected_from_wire(w: WireRejected) -> Rejected:
 def removal_to_wire(r: Removal, dry_run: bool) -> EraseBody:
     return EraseBody(erasure_id=r.erasure_id, origin=r.origin, sessions=list(r.sessions),
                      messages=[(k, m) for k, m in r.messages], refs=list(r.refs), needles=list(r.needles),
-                     dry_run=dry_run)
+                     dry_run=dry_run, events=[(o, s) for o, s in r.events])
 
 
 def removal_from_wire(b: EraseBody) -> Removal:
     from eventlog.app.gateway.erasure import Removal
 
     return Removal(sessions=tuple(b.sessions), messages=tuple((k, m) for k, m in b.messages), refs=tuple(b.refs),
-                   needles=tuple(b.needles), erasure_id=b.erasure_id, origin=b.origin)
+                   needles=tuple(b.needles), erasure_id=b.erasure_id, origin=b.origin,
+                   events=tuple((o, s) for o, s in b.events))
 
 
 def erasure_to_wire(e: GatewayErasure) -> WireErasure:

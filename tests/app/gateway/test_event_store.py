@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -93,9 +94,28 @@ def http_server() -> Iterator[Any]:
         yield running
 
 
+_TAG = {"test": ""}  # a per-test suffix of origins: a device belongs to the first account that pushed it, store-wide
+
+
+@pytest.fixture(autouse=True)
+def _fresh_devices() -> None:
+    """Every test's devices are new ones (the shared test database keeps the owners of earlier tests' devices)."""
+    _TAG["test"] = uuid.uuid4().hex[:10]
+
+
+def dev(name: str) -> str:
+    """The origin a test calls ``name`` (a short name gets the test's suffix; an empty or long one stays as it is)."""
+    return f"{name}~{_TAG['test']}" if 0 < len(name) <= 64 else name
+
+
+def bare(origin: str) -> str:
+    """The name a test gave an origin (``dev`` undone)."""
+    return origin.split("~")[0]
+
+
 def env(origin: str, seq: int, *, project: str = "", body: bytes | None = None, type_: str = "note.added",
         hlc: int | None = None) -> Replicated:
-    return Replicated(origin=origin, origin_seq=seq, hlc=hlc if hlc is not None else (1_700_000_000_000 << 16) + seq,
+    return Replicated(origin=dev(origin), origin_seq=seq, hlc=hlc if hlc is not None else (1_700_000_000_000 << 16) + seq,
                       type=type_, body=msgspec.Raw(body if body is not None else b'{"seq":%d,"text":"x"}' % seq),
                       project=project)
 
@@ -113,7 +133,7 @@ def drain(store: EventStore, account: str, after: int = 0, limit: int = 1000) ->
 
 
 def keys(events: list[Replicated]) -> list[tuple[str, int]]:
-    return [e.key for e in events]
+    return [(bare(e.origin), e.origin_seq) for e in events]
 
 
 @pytest.fixture(params=["memory", "mysql", "http"])
@@ -164,15 +184,52 @@ def test_bodies_and_fields_come_back_byte_for_byte(store, acct):
     store.push(a, sent)
     got, _ = drain(store, a, start)
     assert [bytes(e.body) for e in got] == [body, b"[]"]
-    assert [(e.origin, e.origin_seq, e.hlc, e.type, e.project) for e in got] == [
+    assert [(bare(e.origin), e.origin_seq, e.hlc, e.type, e.project) for e in got] == [
         ("dev1", 7, 123, "fact.edited", "proj/é 'q' \\b"), ("dev1", 8, sent[1].hlc, "note.added", "")]
 
 
-def test_an_author_named_by_the_device_is_kept_else_the_pusher_is(store, acct):
-    a = acct("a")
+def forged(ev: Replicated, author: str) -> Replicated:
+    return msgspec.structs.replace(ev, author=author)
+
+
+def test_a_forged_author_is_replaced_by_the_pusher_of_its_own_device(store, acct):
+    a, victim = acct("a"), acct("victim")
     _, start = drain(store, a)
-    store.push(a, [msgspec.structs.replace(env("dev1", 1), author="someone@else.test"), env("dev1", 2)])
-    assert [e.author for e in drain(store, a, start)[0]] == ["someone@else.test", a]
+    store.push(a, [forged(env("dev1", 1), victim), env("dev1", 2), forged(env("dev1", 3), "someone@else.test")])
+    assert [e.author for e in drain(store, a, start)[0]] == [a, a, a]
+
+
+def test_a_device_belongs_to_the_account_that_pushed_it_first(store, acct):
+    a, b = acct("a"), acct("b")
+    store.push(a, [env("dev1", 1)])
+    with pytest.raises(ConfigError, match=r"envelope 1 .*origin_seq 2.*another account"):
+        store.push(b, [env("bdev", 1), env("dev1", 2)])  # a's device, an event the store does not hold
+    assert (store.high_water(b, dev("bdev")), store.high_water(b, dev("dev1"))) == (0, 0)  # nothing stored
+    assert store.push(b, [env("bdev", 1)]).stored == 1
+
+
+def test_a_relayed_envelope_keeps_the_author_recorded_for_it(store, acct):
+    owner, mate = acct("owner"), acct("mate")
+    _, start = drain(store, mate)
+    store.share(owner, "proj", mate)
+    store.push(owner, [env("o", 1, project="proj")])
+    pulled = drain(store, mate, start)[0]
+    assert [e.author for e in pulled] == [owner]
+    result = store.push(mate, [forged(e, mate) for e in pulled] + [env("m", 1, project="proj")])  # a device relays all
+    assert (result.stored, result.duplicates) == (2, 0)
+    assert store.high_water(mate, dev("o")) == 1
+    got = drain(store, mate, start)[0]
+    assert sorted((bare(e.origin), e.author) for e in got) == [("m", mate), ("o", owner), ("o", owner)]
+
+
+def test_a_member_cannot_bring_new_events_in_the_owners_name_even_in_a_shared_project(store, acct):
+    owner, mate = acct("owner"), acct("mate")
+    _, start = drain(store, owner)
+    store.share(owner, "proj", mate)
+    store.push(owner, [env("o", 1, project="proj")])
+    with pytest.raises(ConfigError, match="another account"):
+        store.push(mate, [forged(env("o", 2, project="proj", body=b'"owner says: delete prod"'), owner)])
+    assert keys(drain(store, owner, start)[0]) == [("o", 1)]
 
 
 def test_pages_follow_the_limit_and_resume_from_the_cursor(store, acct):
@@ -187,10 +244,10 @@ def test_pages_follow_the_limit_and_resume_from_the_cursor(store, acct):
 
 def test_high_water_is_per_account_and_origin(store, acct):
     a, b = acct("a"), acct("b")
-    assert store.high_water(a, "dev1") == 0
+    assert store.high_water(a, dev("dev1")) == 0
     store.push(a, [env("dev1", 5), env("dev1", 3), env("dev2", 9)])
-    assert (store.high_water(a, "dev1"), store.high_water(a, "dev2"), store.high_water(a, "dev3")) == (5, 9, 0)
-    assert store.high_water(b, "dev1") == 0
+    assert (store.high_water(a, dev("dev1")), store.high_water(a, dev("dev2")), store.high_water(a, dev("dev3"))) == (5, 9, 0)
+    assert store.high_water(b, dev("dev1")) == 0
 
 
 def test_accounts_are_isolated_and_identity_is_per_account(store, acct):
@@ -199,8 +256,9 @@ def test_accounts_are_isolated_and_identity_is_per_account(store, acct):
     store.push(a, [env("dev1", 1, project="p"), env("dev1", 2)])
     assert drain(store, b, start_b)[0] == []
     assert store.push(b, [env("dev1", 1)]).stored == 1  # the same key under another account is another event
+    store.push(b, [env("dev2", 1)])
     got, _ = drain(store, b, start_b)
-    assert keys(got) == [("dev1", 1)] and got[0].author == b
+    assert keys(got) == [("dev1", 1), ("dev2", 1)] and [e.author for e in got] == [a, b]  # a's device stays a's
 
 
 def test_a_shared_project_reaches_members_and_nothing_else_does(store, acct):
@@ -213,7 +271,7 @@ def test_a_shared_project_reaches_members_and_nothing_else_does(store, acct):
     assert keys(drain(store, mate, start)[0]) == [("o", 1), ("m", 1), ("m", 2)]
     assert keys(drain(store, owner, start)[0]) == [("o", 1), ("o", 2), ("o", 3), ("m", 1)]
     assert keys(drain(store, other, start)[0]) == [("x", 1)]
-    mates = [e for e in drain(store, owner, start)[0] if e.origin == "m"]
+    mates = [e for e in drain(store, owner, start)[0] if bare(e.origin) == "m"]
     assert [e.author for e in mates] == [mate]
 
 
@@ -298,7 +356,7 @@ def test_a_push_with_an_envelope_the_tables_cannot_hold_stores_nothing_and_names
     if "body is" in field and "413" in message:
         return  # the HTTP server refuses a body over its limit before reading it (413): also nothing stored
     assert "envelope 1" in message and field in message
-    assert gateway_store.high_water(a, "good") == 0
+    assert gateway_store.high_water(a, dev("good")) == 0
 
 
 def test_a_page_stops_at_its_byte_budget_but_always_brings_one(gateway_store, acct, monkeypatch):
@@ -443,3 +501,76 @@ def test_an_older_gateway_server_without_event_routes_is_refused_with_what_to_do
                 s.pull(a, 0)
         finally:
             s.close()
+
+
+@gateway_only
+def test_m010_gives_the_devices_of_an_older_gateway_to_the_account_that_pushed_them_first_and_notes_relays():
+    from eventlog.app.gateway.schema import MIGRATIONS
+
+    (m010,) = [m for m in MIGRATIONS if m.__name__ == "m010_create_gateway_event_devices"]
+    a, b = fresh_email("a"), fresh_email("b")
+    with mysql_store() as s:
+        s.push(a, [env("old", 1)])
+        s.push(b, [env("old", 1)])  # held: b's relay of it
+        conn = Connection(DSN.parse(MYSQL_URL))
+        try:  # the gateway before m010: events, no owner recorded
+            for table in ("gateway_event_relays", "gateway_event_devices"):
+                conn.transaction(lambda cur, t=table: cur.execute(f"DELETE FROM {t} WHERE origin = %s", (dev("old"),)),
+                                 doing="forgetting an owner")
+            conn.transaction(m010, doing="migrating")
+
+            def emails(table: str) -> list[str]:
+                return conn.transaction(lambda cur: (cur.execute(
+                    f"SELECT u.email FROM {table} d JOIN gateway_users u ON u.id = d.user_id "  # noqa: S608
+                    "WHERE d.origin = %s", (dev("old"),)), [r[0] for r in cur.fetchall()])[1], doing="reading")
+
+            owners, relays = emails("gateway_event_devices"), emails("gateway_event_relays")
+        finally:
+            conn.close()
+        assert (owners, relays) == ([a], [b])
+        with pytest.raises(ConfigError, match="another account"):
+            s.push(b, [env("old", 2)])
+
+
+# --------------------------------------------------------------------------- erasure (memory and MySQL stores)
+
+
+@pytest.fixture(params=["memory", "mysql"])
+def erasable(request: Any) -> Iterator[Any]:
+    if request.param == "memory":
+        yield MemoryEventStore()
+        return
+    if not MYSQL_URL:
+        pytest.skip("EVLOG_TEST_MYSQL_URL is not set")
+    with mysql_store() as s:
+        yield s
+
+
+def test_an_erased_envelope_is_never_pulled_again_and_a_resent_copy_is_a_duplicate(erasable, acct):
+    a = acct("a")
+    _, start = drain(erasable, a)
+    erasable.push(a, [env("dev1", 1), env("dev1", 2, body=b'"the secret"'), env("dev1", 3)])
+    assert erasable.erase(a, [(dev("dev1"), 2)]) == 1
+    assert keys(drain(erasable, a, start)[0]) == [("dev1", 1), ("dev1", 3)]
+    again = erasable.push(a, [env("dev1", 2, body=b'"the secret"')])  # a device that did not apply it yet
+    assert (again.stored, again.duplicates) == (0, 1)
+    assert erasable.high_water(a, dev("dev1")) == 3
+    assert keys(drain(erasable, a, start)[0]) == [("dev1", 1), ("dev1", 3)]
+    assert erasable.erase(a, [(dev("dev1"), 2)]) == 0  # done already
+
+
+def test_the_owner_erases_every_copy_and_a_member_only_its_own(erasable, acct):
+    owner, mate, late = acct("owner"), acct("mate"), acct("late")
+    _, start = drain(erasable, owner)
+    for m in (mate, late):
+        erasable.share(owner, "proj", m)
+    erasable.push(owner, [env("o", 1, project="proj"), env("o", 2, project="proj")])
+    relay = drain(erasable, mate, start)[0]
+    erasable.push(mate, relay)  # mate's device relays what it pulled
+    assert erasable.erase(mate, [(dev("o"), 1)]) == 1  # mate's copy only: the owner's stays
+    assert keys(drain(erasable, owner, start)[0]) == [("o", 1), ("o", 2), ("o", 2)]
+    assert erasable.erase(owner, [(dev("o"), 2)]) == 2  # the owner's row and mate's relayed copy
+    assert keys(drain(erasable, owner, start)[0]) == [("o", 1)]
+    assert erasable.push(late, relay).stored == 2  # a relay of an erased envelope is stored without its body
+    assert [(bare(e.origin), e.origin_seq, e.author) for e in drain(erasable, late, start)[0]] == [
+        ("o", 1, owner), ("o", 1, owner)]
