@@ -23,7 +23,7 @@ from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.events import MessageAppended, SessionCreated
 from eventlog.replication import sync
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
-from tests.test_sync_http import PASSWORD, account
+from tests.app.gateway.test_sync_http import PASSWORD, account
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 
