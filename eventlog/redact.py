@@ -23,7 +23,13 @@ kinds are not counted twice. There is no opt-out: a caller that wants a secret k
 no flag, field or environment variable to ask for it.
 
 Cost: an event without a candidate anchor costs one regex scan of its text (the detector's
-prefilter) and comes back as the same object.
+prefilter) and comes back as the same object. A caller that folds what it appends runs
+``redact_events`` first and hands the result to the writer, whose door would scan every
+event a second time: so ``redact_events`` marks each event it found clean (the same object
+back), and the door's next look at that very object returns it without scanning again (the
+door is a pure function of the event's values, and an event is a frozen struct handed on
+untouched). The marks are one-shot (the door takes them) and bounded (``PASSED_MAX``): a mark
+that is lost only costs the scan it would have saved.
 """
 
 from __future__ import annotations
@@ -66,8 +72,16 @@ def _int_list(hint: Any) -> bool:
 _PLANS: dict[type[Event], tuple[str, ...]] = {cls: text_fields(cls) for cls in EVENT_TYPES}
 
 
+#: events ``redact_events`` found clean, by id, until the door takes them (the strong reference keeps the id theirs)
+_passed: dict[int, Event] = {}
+#: at most this many marks are kept; beyond it they are dropped (the door then scans those events again)
+PASSED_MAX = 16_384
+
+
 def redact_event(ev: Event) -> Event:
     """``ev`` with every secret in its text fields replaced by ``[REDACTED:<kind>]`` (the same object if none)."""
+    if _passed and _passed.pop(id(ev), None) is ev:
+        return ev  # redact_events just found this very event clean
     if type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra:  # the hot path: a plain message
         content, kinds = redact(ev.content) if type(ev.content) is str else (ev.content, [])
         if kinds:
@@ -96,5 +110,17 @@ def _redact_dedup(ev: Event) -> Event:
 
 
 def redact_events(events: typing.Iterable[Event]) -> list[Event]:
-    """``redact_event`` of each event (what the writer will write: callers that fold events they append use it)."""
-    return [redact_event(ev) for ev in events]
+    """``redact_event`` of each event (what the writer will write: callers that fold events they append use it).
+
+    Each event found clean is marked, so that the writer's door, given the same object next,
+    does not scan it again (see the module docstring).
+    """
+    given = list(events)
+    out = [redact_event(ev) for ev in given]
+    if len(_passed) + len(out) > PASSED_MAX:
+        _passed.clear()  # marks nobody took (a batch that failed, or one not appended): drop them rather than grow
+    if len(out) <= PASSED_MAX:
+        for ev, got in zip(given, out, strict=True):
+            if got is ev:  # clean: the door would give this object back as it is
+                _passed[id(ev)] = ev
+    return out

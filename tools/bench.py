@@ -848,6 +848,57 @@ def bench_append_group(ctx: Context) -> Result:
                            baseline_name="SQLite WAL synchronous=NORMAL, autocommit INSERT", close_timed=True, target=3.0)
 
 
+@benchmark("redact_door", "the secrets door per event (redact_event) and Log.append with and without it, CPU us/event")
+def bench_redact_door(ctx: Context) -> Result:
+    """CPU time per chat-sized event of the door alone, of the anchor scan alone (``re``'s floor for
+    the detector), and of ``Log.append`` (durability=none) with the door and with it replaced by the
+    identity (this row only), medians of interleaved rounds in the same run."""
+    from eventlog import secrets, writer_append
+    from eventlog.redact import redact_event
+
+    events = EventFactory(ctx.rng("append_nofsync")).chat(ctx.size(100_000, 20_000))  # append_nofsync's events
+    scan = secrets._ANCHOR.search
+
+    def cpu(fn: Callable[[], object]) -> float:
+        gc.collect()
+        t0 = time.process_time()
+        fn()
+        return time.process_time() - t0
+
+    def append(scratch: str, door: bool) -> float:
+        write_all, close = evlog_writer("none")(scratch)
+        saved = writer_append.redact_event
+        if not door:
+            setattr(writer_append, "redact_event", lambda ev: ev)  # noqa: B010  (this row only: the door's share)
+        try:
+            return cpu(lambda: write_all(events))
+        finally:
+            setattr(writer_append, "redact_event", saved)  # noqa: B010
+            close()
+
+    trials: dict[str, Trial] = {
+        "door": lambda _s: cpu(lambda: [redact_event(ev) for ev in events]),
+        "anchor_scan": lambda _s: cpu(lambda: [scan(ev.content) for ev in events]),
+        "append_with_door": lambda s: append(s, True),
+        "append_without_door": lambda s: append(s, False),
+    }
+    rounds = max(3, ctx.repeats)
+    runs: dict[str, list[float]] = {k: [] for k in trials}
+    for r in range(rounds):
+        names = list(trials)[r % len(trials):] + list(trials)[:r % len(trials)]
+        for name in names:
+            scratch = ctx.scratch(name)
+            try:
+                runs[name].append(trials[name](scratch))
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+    us = {k: round(statistics.median(v) / len(events) * 1e6, 3) for k, v in runs.items()}
+    details = {**describe_events(events), **{f"cpu_us_per_event_{k}": v for k, v in us.items()},
+               "door_share_of_append": round(1 - us["append_without_door"] / us["append_with_door"], 3)}
+    return Result("redact_door", us["door"], us["anchor_scan"], "CPU us/event", len(events),
+                  "the detector's anchor regex alone (re.search over each content)", details=details)
+
+
 import bench_v01  # noqa: E402,F401  (registers append_vs_v01, ingest_vs_v01: next to the append benchmarks)
 
 # --------------------------------------------------------------------------- replay benchmarks
