@@ -22,6 +22,7 @@ import msgspec
 import xxhash
 
 from eventlog.events import DiaryAppended, DiaryTrimmed, Event
+from eventlog.fsio import FileSystem
 from eventlog.validate import valid_date
 from projections.base import Projection, ProjectionDrift
 from projections.naming import safe_name
@@ -67,7 +68,7 @@ class DiaryProjection(Projection):
     name = "diary"
     consumes = frozenset({"diary.appended", "diary.trimmed"})
 
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
+    def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)
         self.load(None)
 

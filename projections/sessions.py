@@ -49,6 +49,7 @@ from eventlog.events import (
     SessionDeleted,
     SessionUpdated,
 )
+from eventlog.fsio import FileSystem
 from eventlog.harness import request_title
 from eventlog.replication.clock import event_time  # a received event keeps its origin's time
 from eventlog.source_values import evlog_id, evlog_timestamp, parts_text
@@ -192,7 +193,7 @@ class SessionsProjection(Projection):
     consumes = frozenset({"session.created", "session.updated", "session.deleted", "message.appended",
                           "message.updated", "session.consolidated"})
 
-    def __init__(self, root: str, fs, *, live: bool = True) -> None:  # noqa: ANN001
+    def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)
         self.load(None)
 
@@ -285,7 +286,8 @@ class SessionsProjection(Projection):
         if ev.updated_at:  # a change a person made (the store's update); a source's title or metadata is not
             self._touch(s, event_time(ev), ev.updated_at)
 
-    def _create(self, key: str, ev: Event, title: str, metadata: dict, created_at: str, project: str) -> SessionState:
+    def _create(self, key: str, ev: Event, title: str, metadata: dict[str, Any], created_at: str,
+                project: str) -> SessionState:
         created = source_time(created_at, event_time(ev))
         s = SessionState(
             key=key,
