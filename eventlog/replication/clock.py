@@ -20,6 +20,7 @@ every event is local and their order is seq order anyway.
 from __future__ import annotations
 
 import calendar
+from typing import Any
 
 import msgspec
 
@@ -80,7 +81,7 @@ class OrderState(msgspec.Struct, kw_only=True):
             return (rep.hlc, rep.device, rep.seq)
         return (local_hlc(ev.ts, self.floor), "", ev.seq)
 
-    def resolve(self, key: Key | list) -> Key:
+    def resolve(self, key: Key | list[Any]) -> Key:
         """``key`` with a local event's device filled in from the claims (``""`` before any claim)."""
         hlc, device, seq = key
         if device:
