@@ -52,9 +52,12 @@ def handle_codex(payload: dict[str, Any] | bytes | str, *, home: str, budget: in
     if data is None:
         return result
     event = result.event
+    if event in CAPTURE_EVENTS:
+        data = _with_transcript(data, event, result.notes)
+    if claude_hooks.capture_gate(data, event, home, result, CAPTURE_EVENTS):
+        return result
     try:
         if event in CAPTURE_EVENTS:
-            data = _with_transcript(data, event, result.notes)
             if data.get("transcript_path"):
                 claude_hooks._capture(data, event, home, result, lock_timeout=lock_timeout, max_bytes=max_bytes)
         elif event == "SessionStart":

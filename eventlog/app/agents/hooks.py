@@ -146,6 +146,8 @@ def handle_claude_code(
     if os.environ.get(HEADLESS_ENV):
         return result  # evlog's own headless Claude Code call (processors.llm.claude_code): never captured
     event = result.event
+    if capture_gate(data, event, home, result, CAPTURE_EVENTS):
+        return result
     try:
         if event in CAPTURE_EVENTS:
             _capture(data, event, home, result, lock_timeout=lock_timeout, max_bytes=max_bytes)
@@ -159,6 +161,33 @@ def handle_claude_code(
         result.notes.append(f"{event}: {e.strerror or e}" + (f" ({e.filename})" if e.filename else ""))
     result.elapsed = time.monotonic() - started
     return result
+
+
+def capture_gate(data: dict[str, Any], event: str, home: str, result: HookResult,
+                 capture_events: tuple[str, ...]) -> bool:
+    """True (with a note) when ``eventlog.app.capture`` says this call must do nothing.
+
+    A capture event does nothing while capture is paused or when its ``cwd`` or transcript is
+    excluded; a context event gives no memory to an excluded ``cwd`` (a pause does not stop it).
+    """
+    from eventlog.app.capture import capture_blocked
+
+    if event not in capture_events and event not in CONTEXT_EVENTS:
+        return False
+    notes: list[str] = []
+    cwd = _text_field(data, "cwd", notes)
+    try:
+        if event in capture_events:
+            paths = [cwd, _text_field(data, "transcript_path", notes), _text_field(data, "agent_transcript_path", notes)]
+            why = capture_blocked(home, *[p for p in paths if p])
+        else:
+            why = capture_blocked(home, cwd, pause_counts=False) if cwd else ""
+    except EvlogError as e:
+        result.notes.append(f"{event}: {e}")
+        return True
+    if why:
+        result.notes.append(f"{event}: {why}; " + ("nothing captured" if event in capture_events else "no memory given"))
+    return bool(why)
 
 
 def transcript_paths(data: dict[str, Any], event: str, notes: list[str]) -> list[str]:
