@@ -15,6 +15,8 @@ reads the hook's stdout as JSON, in Claude Code's shape
   that match the prompt (installed with ``evlog setup codex --prompt-context``).
 * Anything else: nothing.
 
+Pausing and exclusions (``evlog capture``) apply as in the Claude Code hook (``hooks.capture_gate``).
+
 Like every evlog hook it never fails Codex: problems are notes for stderr, exit status 0.
 """
 

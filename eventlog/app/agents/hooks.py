@@ -22,6 +22,9 @@ for stderr:
   recall index, read-only; ``context.prompt_context``): only ``cwd``'s project's (one
   project across its worktrees and clones: ``eventlog.app.repo_identity``) and the user's,
   each with its id and day, when there are any.
+* **Paused or excluded** (``evlog capture``, ``eventlog.app.capture``; ``capture_gate``): a
+  capture event does nothing while capture is paused or when its ``cwd`` or transcript is
+  excluded; an excluded ``cwd`` gets no memory either. Each says so in a note (exit 0).
 * Any other event: nothing. Nothing at all either in a session evlog itself runs
   (``$EVLOG_HEADLESS`` set: Dream's ``claude -p`` call), so an extraction is never learned.
 
