@@ -12,7 +12,9 @@
 * **the jobs**: per scheduled job, the daemon's last run (ok or the error, consecutive
   failures), next run, and the lag of its processor (``processors.offsets``);
 * **the recall index**: the last log seq it holds against the log's end;
-* **sync**: the gateways this workspace is logged in to, the last push/pull positions.
+* **sync**: the gateways this workspace is logged in to, the last push/pull positions;
+* **capture**: paused (until when) and what is excluded (``eventlog.app.capture``); a pause is
+  a problem (``evlog capture resume``), so it is not forgotten.
 
 Each thing that needs doing is a ``Problem`` with the command that fixes it. The report
 makes no promise about the future: a daemon up now may be stopped a second later.
@@ -100,6 +102,16 @@ class SyncStatus:
 
 
 @dataclass
+class CaptureStatus:
+    """Whether capture is paused, and what is excluded (``<home>/capture.json``)."""
+
+    paused: bool = False
+    paused_until: str = ""  # "until 'evlog capture resume'" or "until <UTC time>" while paused
+    excluded: list[str] = field(default_factory=list)
+    error: str = ""  # capture.json could not be read
+
+
+@dataclass
 class StatusReport:
     """Everything ``evlog status`` shows."""
 
@@ -113,6 +125,7 @@ class StatusReport:
     index: IndexStatus
     sync: SyncStatus
     problems: list[Problem]
+    capture: CaptureStatus = field(default_factory=CaptureStatus)
 
     @property
     def ok(self) -> bool:
@@ -138,7 +151,8 @@ def workspace_status(home: str, *, cwd: str | None = None, now: float | None = N
         jobs = job_status(ws, home, daemon.running)
         index = index_status(home, log_seq)
         sync = sync_status(home, ws)
-    report = StatusReport(home, __version__, True, log_seq, daemon, agents, jobs, index, sync, [])
+    report = StatusReport(home, __version__, True, log_seq, daemon, agents, jobs, index, sync, [],
+                          capture_status(home, now=now))
     report.problems = find_problems(report)
     return report
 
@@ -273,6 +287,19 @@ def _has_evlog_hook(hooks: Any) -> bool:
 # --- problems --------------------------------------------------------------------------------------
 
 
+def capture_status(home: str, *, now: float) -> CaptureStatus:
+    """Paused or not, and the exclusions, from ``eventlog.app.capture``."""
+    from eventlog.app.capture import load_state
+    from eventlog.errors import EvlogError
+
+    try:
+        state = load_state(home)
+    except EvlogError as e:
+        return CaptureStatus(error=str(e))
+    paused = state.paused(now)
+    return CaptureStatus(paused, state.pause_text() if paused else "", list(state.excluded))
+
+
 def find_problems(report: StatusReport) -> list[Problem]:
     """What needs doing, each with the command that does it."""
     problems: list[Problem] = []
@@ -299,6 +326,10 @@ def find_problems(report: StatusReport) -> list[Problem]:
                                 "evlog run recall"))
     if report.sync.error:
         problems.append(Problem(report.sync.error, "evlog sync login"))
+    if report.capture.paused:
+        problems.append(Problem(f"capture is paused {report.capture.paused_until}", "evlog capture resume"))
+    if report.capture.error:
+        problems.append(Problem(report.capture.error, "fix or delete it, then evlog capture status"))
     problems.extend(_agent_problems(report.agents))
     return problems
 

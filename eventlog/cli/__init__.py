@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Append NDJSON events from SOURCE (a file, or - for stdin)."),
     "audit": ("processor_commands", "audit",
              "List Dream runs: time, model, input range, attempts, outcome, tokens, facts added."),
+    "capture": ("capture_command", "capture",
+             "Pause capture, or exclude a project or transcript from it (hooks, watch, the daemon, ingest)."),
     "daemon": ("daemon_command", "daemon",
              "Run snapshot, digest, autocompact, dream, archive, recall and watch on their schedules."),
     "erase": ("erase_command", "erase_cmd",

@@ -134,7 +134,7 @@ def setup() -> None:
 @click.option("--project", "project_dir", type=click.Path(file_okay=False), default=None,
               help="The project for --scope project (default: the current directory).")
 @click.option("--dry-run", is_flag=True, help="Show the diff of every file it would change; change nothing.")
-@click.option("--uninstall", is_flag=True, help="Remove evlog's hooks and MCP server (everything else stays).")
+@click.option("--uninstall", is_flag=True, help="Remove evlog's hooks and MCP server (everything else stays; it lists what is left and how to remove it).")
 @click.option("--command", "program", default=None, metavar="CMD",
               help="How Claude Code starts evlog (default: this evlog's absolute path).")
 @click.option("--prompt-context", is_flag=True, help="Also add the facts matching each prompt (UserPromptSubmit).")
@@ -157,7 +157,7 @@ def setup_claude_code(ctx: click.Context, scope: str, project_dir: str | None, d
 
 @setup.command("codex")
 @click.option("--dry-run", is_flag=True, help="Show the diff of every file it would change; change nothing.")
-@click.option("--uninstall", is_flag=True, help="Remove evlog's hooks, MCP server and the feature flag it added.")
+@click.option("--uninstall", is_flag=True, help="Remove evlog's hooks, MCP server and the feature flag it added (and list what is left).")
 @click.option("--command", "program", default=None, metavar="CMD",
               help="How Codex starts evlog (default: this evlog's absolute path).")
 @click.option("--prompt-context", is_flag=True, help="Also add the facts matching each prompt (UserPromptSubmit).")
@@ -219,6 +219,12 @@ def _run_setup(ctx: click.Context, plan, dry_run: bool, agent: str, restart: str
         note(f"evlog is already set up for {agent} here")
     else:
         note("evlog was not set up here: nothing to remove")
+    if plan.uninstall:
+        from eventlog.app.leftovers import left_behind, render_leftovers
+
+        for line in render_leftovers(left_behind(ctx.obj["home"],
+                                                 backups=[c.path + st.BACKUP_SUFFIX for c in plan.changes])):
+            note(line)
 
 
 @cli.command()

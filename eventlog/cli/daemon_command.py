@@ -6,6 +6,8 @@ The daemon itself is ``processors.daemon.run_daemon``; the service files are
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from eventlog.cli import cli
@@ -96,7 +98,10 @@ def daemon_install(ctx: click.Context, platform: str | None, directory: str | No
 @_service_options
 @click.pass_context
 def daemon_uninstall(ctx: click.Context, platform: str | None, directory: str | None, dry_run: bool) -> None:
-    """Stop the daemon's user service and remove its file (the workspace, its log and memory stay)."""
+    """Stop the daemon's user service and remove its file (the workspace, its log and memory stay).
+
+    It then lists what is left (the workspace, the daemon's env file) and how to remove it.
+    """
     from eventlog.app import service
 
     plan = service.plan_service(ctx.obj["home"], platform=platform, directory=directory)
@@ -109,6 +114,11 @@ def daemon_uninstall(ctx: click.Context, platform: str | None, directory: str | 
     if result.changed:
         note(f"removed {plan.path}")
     _report(result, "stopped" if result.started else "")
+    from eventlog.app.leftovers import left_behind, render_leftovers
+
+    env_file = os.path.join(os.path.expanduser("~"), ".config", "evlog", "env")
+    for line in render_leftovers(left_behind(ctx.obj["home"], env_file=env_file)):
+        note(line)
 
 
 def _report(result, done: str) -> None:  # noqa: ANN001

@@ -38,6 +38,20 @@ def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
 
 
+def drop_excluded(home: str, files: list[str]) -> list[str]:
+    """``files`` without those excluded from capture (``eventlog.app.capture``), each named on stderr."""
+    from eventlog.app.capture import capture_blocked
+
+    kept = []
+    for f in files:
+        why = capture_blocked(home, f, pause_counts=False)
+        if why:
+            note(f"skipped {why}; --include-excluded ingests it")
+        else:
+            kept.append(f)
+    return kept
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True,
@@ -45,10 +59,12 @@ def stderr_is_tty() -> bool:
 @click.option("--project", type=click.Path(file_okay=False), default=None,
               help="Project directory of every ingested session (default: the cwd the transcript records, if any).")
 @click.option("-v", "--verbose", is_flag=True, help="Also print each file's notes (what was skipped or matched).")
+@click.option("--include-excluded", is_flag=True,
+              help="Also ingest files excluded from capture ('evlog capture exclude'); they are skipped otherwise.")
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | None, verbose: bool,
-           as_json: bool) -> None:
+           include_excluded: bool, as_json: bool) -> None:
     """Ingest agent transcripts: files, or folders searched for *.jsonl.
 
     Formats: catbuddy (and evlog's own session files), nanobot, claude-code (a project
@@ -57,7 +73,9 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
     with its line and reason, the others still go in. Ingesting again appends only
     what is new. Secrets (API keys, tokens, private keys, passwords in URLs and
     assignments, command-line passwords, cookies) are replaced by [REDACTED:<kind>],
-    always (every way into the log redacts); the lines say how many. Exits 0 when every file went in, 1 when some failed.
+    always (every way into the log redacts); the lines say how many. Files excluded from
+    capture ('evlog capture exclude') are named and skipped unless --include-excluded; a
+    paused capture does not stop an explicit ingest. Exits 0 when every file went in, 1 when some failed.
     """
     skipped: list[str] = []
     try:
@@ -67,6 +85,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
         ctx.exit(ExitStatus.USAGE)
     for line in skipped:
         note(line)
+    if not include_excluded:
+        files = drop_excluded(ctx.obj["home"], files)
     if not files:
         note("no transcript files (*.jsonl) found")
         return

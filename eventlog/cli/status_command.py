@@ -70,6 +70,9 @@ def render_status(r) -> str:  # noqa: ANN001
         ix = r.index
         lines.append("index       " + (f"at seq {ix.seq} of {ix.log_seq} ({ix.behind} behind)" if ix.exists else "none"))
         lines.append("sync        " + (", ".join(r.sync.gateways) or "not logged in to a gateway"))
+        c = r.capture
+        lines.append("capture     " + (f"paused {c.paused_until}" if c.paused else "on")
+                     + (f"; excluded: {', '.join(c.excluded)}" if c.excluded else ""))
     if r.problems:
         lines.append("problems:")
         lines += [f"  - {p.what}\n      fix: {p.fix}" for p in r.problems]

@@ -15,6 +15,8 @@ reads the hook's stdout as JSON, in Claude Code's shape
   that match the prompt (installed with ``evlog setup codex --prompt-context``).
 * Anything else: nothing.
 
+Pausing and exclusions (``evlog capture``) apply as in the Claude Code hook (``hooks.capture_gate``).
+
 Like every evlog hook it never fails Codex: problems are notes for stderr, exit status 0.
 """
 
@@ -52,9 +54,12 @@ def handle_codex(payload: dict[str, Any] | bytes | str, *, home: str, budget: in
     if data is None:
         return result
     event = result.event
+    if event in CAPTURE_EVENTS:
+        data = _with_transcript(data, event, result.notes)
+    if claude_hooks.capture_gate(data, event, home, result, CAPTURE_EVENTS):
+        return result
     try:
         if event in CAPTURE_EVENTS:
-            data = _with_transcript(data, event, result.notes)
             if data.get("transcript_path"):
                 claude_hooks._capture(data, event, home, result, lock_timeout=lock_timeout, max_bytes=max_bytes)
         elif event == "SessionStart":

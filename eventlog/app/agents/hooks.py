@@ -22,6 +22,9 @@ for stderr:
   recall index, read-only; ``context.prompt_context``): only ``cwd``'s project's (one
   project across its worktrees and clones: ``eventlog.app.repo_identity``) and the user's,
   each with its id and day, when there are any.
+* **Paused or excluded** (``evlog capture``, ``eventlog.app.capture``; ``capture_gate``): a
+  capture event does nothing while capture is paused or when its ``cwd`` or transcript is
+  excluded; an excluded ``cwd`` gets no memory either. Each says so in a note (exit 0).
 * Any other event: nothing. Nothing at all either in a session evlog itself runs
   (``$EVLOG_HEADLESS`` set: Dream's ``claude -p`` call), so an extraction is never learned.
 
@@ -146,6 +149,8 @@ def handle_claude_code(
     if os.environ.get(HEADLESS_ENV):
         return result  # evlog's own headless Claude Code call (processors.llm.claude_code): never captured
     event = result.event
+    if capture_gate(data, event, home, result, CAPTURE_EVENTS):
+        return result
     try:
         if event in CAPTURE_EVENTS:
             _capture(data, event, home, result, lock_timeout=lock_timeout, max_bytes=max_bytes)
@@ -159,6 +164,33 @@ def handle_claude_code(
         result.notes.append(f"{event}: {e.strerror or e}" + (f" ({e.filename})" if e.filename else ""))
     result.elapsed = time.monotonic() - started
     return result
+
+
+def capture_gate(data: dict[str, Any], event: str, home: str, result: HookResult,
+                 capture_events: tuple[str, ...]) -> bool:
+    """True (with a note) when ``eventlog.app.capture`` says this call must do nothing.
+
+    A capture event does nothing while capture is paused or when its ``cwd`` or transcript is
+    excluded; a context event gives no memory to an excluded ``cwd`` (a pause does not stop it).
+    """
+    from eventlog.app.capture import capture_blocked
+
+    if event not in capture_events and event not in CONTEXT_EVENTS:
+        return False
+    notes: list[str] = []
+    cwd = _text_field(data, "cwd", notes)
+    try:
+        if event in capture_events:
+            paths = [cwd, _text_field(data, "transcript_path", notes), _text_field(data, "agent_transcript_path", notes)]
+            why = capture_blocked(home, *[p for p in paths if p])
+        else:
+            why = capture_blocked(home, cwd, pause_counts=False) if cwd else ""
+    except EvlogError as e:
+        result.notes.append(f"{event}: {e}")
+        return True
+    if why:
+        result.notes.append(f"{event}: {why}; " + ("nothing captured" if event in capture_events else "no memory given"))
+    return bool(why)
 
 
 def transcript_paths(data: dict[str, Any], event: str, notes: list[str]) -> list[str]:

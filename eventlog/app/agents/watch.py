@@ -18,6 +18,9 @@ response Claude Code is still streaming is read when it is done, not line by lin
   ``memory``, ``diary``) are skipped (their files are projections, not transcripts).
   Files are opened through ``eventlog.ingest.source.open_source``: a FIFO is reported, never
   waited on.
+* **Paused or excluded** (``evlog capture``, ``eventlog.app.capture``): while capture is paused
+  nothing is read, an excluded file is skipped (each said once on stderr); both are read once
+  capture resumes or the path is included again.
 * **Failures** (a malformed file, a locked workspace) are reported once per file version
   (``on_result``) and retried when the file changes again or at the next poll.
 
@@ -35,6 +38,7 @@ exist. The workspace's ``evlog.json`` may say otherwise::
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -105,6 +109,7 @@ class Watcher:
         self._own = os.path.realpath(home)
         self.done: dict[str, tuple[int, int, int, int]] = {}  # path -> file signature when last ingested
         self.failed: dict[str, tuple[int, int, int, int]] = {}  # path -> signature whose ingest was reported failing
+        self._said: set[str] = set()  # capture notes already given (paused, excluded)
 
     def scan(self) -> dict[str, os.stat_result]:
         """Every transcript file under the paths now, with its ``stat``."""
@@ -153,8 +158,8 @@ class Watcher:
 
     def step(self, log: Any, *, debounce: float | None = None) -> list[SourceResult]:
         """One poll: ingest every due file into ``log`` (a writable Log, or a callable returning one)."""
-        results = []
-        for path, final, sig in self.due(self.scan(), debounce=debounce):
+        results: list[SourceResult] = []
+        for path, final, sig in self._allowed(self.due(self.scan(), debounce=debounce)):
             try:
                 r = ingest_file(log, path, state_dir=self.state_dir, fmt=self.fmt, final=final,
                                 max_bytes=self.max_bytes)
@@ -172,6 +177,40 @@ class Watcher:
             if self.on_result is not None:
                 self.on_result(r)
         return results
+
+    def _allowed(self, due: list[tuple[str, bool, tuple[int, int, int, int]]]
+                 ) -> list[tuple[str, bool, tuple[int, int, int, int]]]:
+        """The due files capture may read (``eventlog.app.capture``): none while paused, no excluded ones.
+
+        An excluded or paused file is not marked done: after ``evlog capture resume`` / ``include``
+        the next poll reads it (ingest is incremental, so nothing is lost or doubled).
+        """
+        from eventlog.app.capture import load_state, matching_rule
+
+        if not due:
+            return due
+        try:
+            state = load_state(self.home)
+        except EvlogError as e:
+            self._note(f"watch: {e}; nothing captured")
+            return []
+        if state.paused():
+            self._note(f"watch: capture is paused {state.pause_text()}; nothing captured")
+            return []
+        allowed = []
+        for item in due:
+            rule = matching_rule(state, item[0])
+            if rule:
+                self._note(f"watch: {item[0]} is excluded from capture ({rule}); skipped")
+            else:
+                allowed.append(item)
+        return allowed
+
+    def _note(self, message: str) -> None:
+        """Say ``message`` on stderr once (until it changes)."""
+        if message not in self._said:
+            self._said.add(message)
+            print(message, file=sys.stderr)
 
     def run(self, ws: Any, stop: threading.Event, *, interval: float = DEFAULT_INTERVAL) -> None:
         """Poll until ``stop`` is set; after a poll that appended, write the workspace's projection files."""
