@@ -290,6 +290,7 @@ class _Search:
         self.ix = ix
         self.db = ix.db
         self.r = ranking
+        self.session_info: dict[int, tuple[str, str]] = {}
 
     # -- entry ------------------------------------------------------------------------------
 
@@ -380,7 +381,7 @@ class _Search:
         dfs.update({s: ix.df(s, prefix=True) for s in singles})
         live = sorted((t for t in dfs if dfs[t] > 0), key=lambda t: (dfs[t], t))[:MAX_TERMS]
         if not live:
-            return []
+            return self.meaning_only(q, limit, semantic)
         # words in a large share of all items say little and cost most: scored only when alone
         live = [t for t in live if dfs[t] <= max(r.common * n_docs, 1000)] or live[:1]
         idf = {t: math.log(1 + (n_docs - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in live}
@@ -400,7 +401,7 @@ class _Search:
         surface = {s: w for w, s in reversed(list(word_stem.items()))}
         cand = self.candidates([(surface.get(t, t), t in singles, idf[t]) for t in gen], r.candidates)
         if not cand:
-            return []
+            return self.meaning_only(q, limit, semantic)
         docs = self.fetch(cand)
         for d in docs.values():
             d.eligible = f.accepts(d, self.session_info)
@@ -476,9 +477,19 @@ class _Search:
         owns = {i: owns[i] * adjusted[i] / scores[i] for i in adjusted if scores[i] > 0}
         scores = rank.cap_context(pool, adjusted, owns, r)
         if semantic is not None and scores:
-            scores = semantic.rerank(self, q, pool, scores)
+            scores = semantic.apply(self, q, pool, scores)
         self.pool, self.scores = pool, scores
         return self.hits(pool, rank.order(pool, scores, r)[:limit])
+
+    def meaning_only(self, q: Question, limit: int, semantic: Any) -> list[Hit]:
+        """No word of the question finds anything: hybrid recall's neighbours alone, otherwise no hit."""
+        if semantic is None or getattr(semantic, "mode", "") != "hybrid":
+            return []
+        self.session_info = {}
+        pool: dict[int, _Doc] = {}
+        scores = semantic.apply(self, q, pool, {})
+        self.pool, self.scores = pool, scores
+        return self.hits(pool, rank.order(pool, scores, self.r)[:limit])
 
     # -- data -------------------------------------------------------------------------------
 
@@ -521,8 +532,20 @@ class _Search:
             for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
                 docs[row[0]] = _Doc(row)
         sids = {d.sid for d in docs.values() if d.kind == MESSAGE}
-        self.session_info: dict[int, tuple[str, str]] = {}
+        self.session_info = {}
         self.load_sessions(sids)
+        return docs
+
+    def more_docs(self, ids: list[int]) -> dict[int, _Doc]:
+        """Docs by id for the semantic hook (its own candidates), each marked with whether the filters pass it."""
+        docs: dict[int, _Doc] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                docs[row[0]] = _Doc(row)
+        self.load_sessions({d.sid for d in docs.values() if d.kind == MESSAGE})
+        for d in docs.values():
+            d.eligible = self.filters.accepts(d, self.session_info)
         return docs
 
     def load_sessions(self, sids: Iterable[int]) -> None:

@@ -1,0 +1,73 @@
+"""The embed job: sentence vectors for every indexed text, computed in the background.
+
+Hybrid recall (``projections.recall.embeddings``) embeds only the question at query time;
+the vectors of messages, history entries and facts come from here. The job catches the
+recall index up with the log, then embeds the texts the embedding store
+(``state/recall-embeddings.sqlite``, keyed by model and content hash) does not hold yet,
+at most ``MAX_PER_RUN`` per run so one round of the daemon stays short. A replay that
+rebuilds the index finds every vector by its hash and embeds nothing again; an erasure
+deletes the store (``eventlog.app.erase``) and the next runs embed what is left. Hooks
+never call this: it runs in ``evlog run embed`` and the daemon. Without the embeddings
+extra it does nothing and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from processors.context import Context
+    from projections.recall.embeddings import Embedder
+
+#: The most texts one run embeds (the daemon's next round takes the rest).
+MAX_PER_RUN = 20_000
+
+
+@dataclass
+class EmbedReport:
+    """What one embed run did."""
+
+    processor: str = "embed"
+    texts: int = 0
+    embedded: int = 0
+    cached: int = 0
+    pending: int = 0
+    skipped: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """Never: no extra is a skip, not a failure; an error raises."""
+        return False
+
+    def summary(self) -> str:
+        """One line for the daemon's log."""
+        if self.skipped:
+            return f"skipped: {self.skipped}"
+        return f"{self.embedded} embedded, {self.cached} already stored, {self.pending} left for the next run"
+
+
+def run_embed(ctx: Context, *, embedder: Embedder | None = None, max_texts: int = MAX_PER_RUN) -> EmbedReport:
+    """Catch the recall index up, then embed the texts the store lacks (``embedder``: a test's fake)."""
+    from projections.recall import embeddings
+    from projections.recall.workspace import embeddings_path, update
+
+    report = EmbedReport()
+    if embedder is None and not embeddings.available():
+        report.skipped = "the embeddings extra is not installed"
+        return report
+    ix = update(ctx.home, ws=ctx)
+    try:
+        if embedder is None:
+            sem = embeddings.Semantic.default(embeddings_path(ctx.home))
+        else:
+            sem = embeddings.Semantic(embedder, embeddings.EmbeddingCache(embeddings_path(ctx.home)))
+        try:
+            stats = sem.prepare(ix, limit=max_texts)
+        finally:
+            sem.cache.close()
+    finally:
+        ix.close()
+    report.texts, report.embedded, report.cached = stats["texts"], stats["embedded"], stats["cached"]
+    report.pending = stats["pending"]
+    return report
