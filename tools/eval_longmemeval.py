@@ -444,9 +444,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nquery time p50 {lat[len(lat) // 2] * 1000:.0f} ms ({args.mode}; the cli figure includes process start)")
     if hlat:
         hlat.sort()
-        line = {"hybrid_query_s_p50": round(hlat[len(hlat) // 2], 4), "note": "warm process, both queries"}
+        line = {"hybrid_query_s_p50": round(hlat[len(hlat) // 2], 4),
+                "note": "the turns query: embedding the question and this index's first vector load included"}
         print(json.dumps(line) if args.json else f"hybrid query time p50 {hlat[len(hlat) // 2] * 1000:.0f} ms "
-              "(turns + sessions, the model already loaded)")
+              "(the turns query, model loaded; includes embedding the question and the index's first vector load)")
     return 0
 
 
