@@ -4,7 +4,9 @@ Hybrid recall (``projections.recall.embeddings``) embeds only the question at qu
 the vectors of messages, history entries and facts come from here. The job catches the
 recall index up with the log, then embeds the texts the embedding store
 (``state/recall-embeddings.sqlite``, keyed by model and content hash) does not hold yet,
-at most ``MAX_PER_RUN`` per run so one round of the daemon stays short. A replay that
+at most ``MAX_PER_RUN`` per run so one round of the daemon stays short. Loading the model takes
+seconds: on the main thread (``evlog run embed``, ``evlog daemon``) the run waits for it; in a worker
+thread (a daemon thread inside a server) it starts the load in the background and skips this run. A replay that
 rebuilds the index finds every vector by its hash and embeds nothing again; an erasure
 deletes the store (``eventlog.app.erase``) and the next runs embed what is left. Hooks
 never call this: it runs in ``evlog run embed`` and the daemon. Without the embeddings
@@ -13,6 +15,7 @@ extra it does nothing and says so.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,8 +23,8 @@ if TYPE_CHECKING:
     from processors.context import Context
     from projections.recall.embeddings import Embedder
 
-#: The most texts one run embeds (the daemon's next round takes the rest).
-MAX_PER_RUN = 20_000
+#: The most texts one run embeds (the daemon's next round takes the rest): seconds, not minutes, on a CPU.
+MAX_PER_RUN = 512
 
 
 @dataclass
@@ -56,6 +59,13 @@ def run_embed(ctx: Context, *, embedder: Embedder | None = None, max_texts: int 
     if embedder is None and not embeddings.available():
         report.skipped = "the embeddings extra is not installed"
         return report
+    if embedder is None and not embeddings.loaded():
+        loading = embeddings.warm_up()
+        if threading.current_thread() is not threading.main_thread():
+            report.skipped = "loading the model in the background; the next run embeds"
+            return report
+        if loading is not None:
+            loading.join()
     ix = update(ctx.home, ws=ctx)
     try:
         if embedder is None:

@@ -161,3 +161,21 @@ def test_hybrid_is_the_default_only_where_it_is_cheap(tmp_path, monkeypatch):
         fake.embedded.clear()
         hits = rc.search(ws, "feline")  # the default: hybrid here, so meaning finds what no word does
         assert [h.message_id for h in hits] == ["0"] and fake.embedded == ["feline"]
+
+
+def test_the_embed_job_in_a_worker_thread_never_waits_for_the_model(tmp_path, monkeypatch):
+    import threading
+
+    from projections.recall import embeddings
+
+    started: list[bool] = []
+    monkeypatch.setattr(embeddings, "available", lambda: True)
+    monkeypatch.setattr(embeddings, "_MODEL", None)
+    monkeypatch.setattr(embeddings, "warm_up", lambda: started.append(True))
+    init_workspace(str(tmp_path / "ws"))
+    with Workspace.open(str(tmp_path / "ws"), writable=True) as ws:
+        reports = []
+        t = threading.Thread(target=lambda: reports.append(run_embed(ws)))
+        t.start()
+        t.join(30)
+        assert started == [True] and "loading the model" in reports[0].skipped

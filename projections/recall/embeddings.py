@@ -112,13 +112,19 @@ def loaded() -> bool:
     return _MODEL is not None
 
 
+_WARMING: threading.Thread | None = None
+
+
 def warm_up() -> threading.Thread | None:
-    """Load the model in a background thread (a long-lived server at start); None without the extra."""
+    """Load the model in a background thread, once (a long-lived server at start); None without the extra."""
+    global _WARMING
     if not available():
         return None
-    t = threading.Thread(target=_shared_minilm, name="evlog-embeddings-warm-up", daemon=True)
-    t.start()
-    return t
+    with _MODEL_LOCK:
+        if _WARMING is None:
+            _WARMING = threading.Thread(target=_shared_minilm, name="evlog-embeddings-warm-up", daemon=True)
+            _WARMING.start()
+        return _WARMING
 
 
 def has_vectors(path: str | os.PathLike[str], model: str = "all-MiniLM-L6-v2") -> bool:
