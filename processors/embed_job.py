@@ -5,8 +5,9 @@ the vectors of messages, history entries and facts come from here. The job catch
 recall index up with the log, then embeds the texts the embedding store
 (``state/recall-embeddings.sqlite``, keyed by model and content hash) does not hold yet,
 at most ``MAX_PER_RUN`` per run so one round of the daemon stays short. Loading the model takes
-seconds: on the main thread (``evlog run embed``, ``evlog daemon``) the run waits for it; in a worker
-thread (a daemon thread inside a server) it starts the load in the background and skips this run. A replay that
+seconds, and a daemon must answer SIGTERM and its stop event promptly, so a run never waits for it
+unless asked (``wait=True``): it starts the load in a background thread and skips; the daemon's next
+round embeds. (So a one-shot ``evlog run embed`` only starts the load: the daemon does the work.) A replay that
 rebuilds the index finds every vector by its hash and embeds nothing again; an erasure
 deletes the store (``eventlog.app.erase``) and the next runs embed what is left. Hooks
 never call this: it runs in ``evlog run embed`` and the daemon. Without the embeddings
@@ -23,8 +24,10 @@ if TYPE_CHECKING:
     from processors.context import Context
     from projections.recall.embeddings import Embedder
 
-#: The most texts one run embeds (the daemon's next round takes the rest): seconds, not minutes, on a CPU.
+#: The most texts one run embeds (the next run takes the rest): seconds, not minutes, on a CPU.
 MAX_PER_RUN = 512
+#: The same in a worker thread (a daemon inside a server), which must stop within seconds when asked.
+MAX_PER_THREAD_RUN = 64
 
 
 @dataclass
@@ -50,22 +53,26 @@ class EmbedReport:
         return f"{self.embedded} embedded, {self.cached} already stored, {self.pending} left for the next run"
 
 
-def run_embed(ctx: Context, *, embedder: Embedder | None = None, max_texts: int = MAX_PER_RUN) -> EmbedReport:
-    """Catch the recall index up, then embed the texts the store lacks (``embedder``: a test's fake)."""
+def run_embed(ctx: Context, *, embedder: Embedder | None = None, max_texts: int | None = None,
+              wait: bool = False) -> EmbedReport:
+    """Catch the recall index up, then embed the texts the store lacks (``embedder``: a test's fake;
+    ``wait``: load the model now if it is not loaded, instead of skipping this run)."""
     from projections.recall import embeddings
     from projections.recall.workspace import embeddings_path, update
 
     report = EmbedReport()
+    worker = threading.current_thread() is not threading.main_thread()
+    if max_texts is None:
+        max_texts = MAX_PER_THREAD_RUN if worker else MAX_PER_RUN
     if embedder is None and not embeddings.available():
         report.skipped = "the embeddings extra is not installed"
         return report
     if embedder is None and not embeddings.loaded():
         loading = embeddings.warm_up()
-        if threading.current_thread() is not threading.main_thread():
+        if not wait or loading is None:
             report.skipped = "loading the model in the background; the next run embeds"
             return report
-        if loading is not None:
-            loading.join()
+        loading.join()
     ix = update(ctx.home, ws=ctx)
     try:
         if embedder is None:
@@ -73,7 +80,7 @@ def run_embed(ctx: Context, *, embedder: Embedder | None = None, max_texts: int 
         else:
             sem = embeddings.Semantic(embedder, embeddings.EmbeddingCache(embeddings_path(ctx.home)))
         try:
-            stats = sem.prepare(ix, limit=max_texts)
+            stats = sem.prepare(ix, limit=max_texts, batch=32)
         finally:
             sem.cache.close()
     finally:

@@ -237,7 +237,8 @@ def test_a_daemon_thread_stopped_while_messages_keep_arriving_leaves_the_log_con
         stopped = time.monotonic()
         t.join(10)
     assert not t.is_alive() and time.monotonic() - stopped < 5
-    assert all(counts[job] >= 2 for job in FAST), counts
+    # embed runs the real model where the embeddings extra is installed: how often it gets a turn depends on it
+    assert all(counts[job] >= 2 for job in FAST if job != "embed") and counts["embed"] >= 1, counts
     assert not any("failed" in ln for ln in lines), [ln for ln in lines if "failed" in ln]
     runs = ws.dream_runs.runs()
     assert not [r.run_id for r in runs if r.failed], "stopping between jobs never interrupts a Dream run"

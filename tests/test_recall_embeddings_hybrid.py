@@ -145,14 +145,16 @@ def test_hybrid_is_the_default_only_where_it_is_cheap(tmp_path, monkeypatch):
 
     home = str(tmp_path / "ws")
     init_workspace(home)
+    fake = FakeEmbedder("all-MiniLM-L6-v2")
+    warm: list[bool] = []
     monkeypatch.setattr(embeddings, "available", lambda: True)
-    monkeypatch.setattr(embeddings, "_MODEL", None)
+    monkeypatch.setattr(embeddings, "loaded", lambda: bool(warm))
+    monkeypatch.setattr(embeddings, "_shared_minilm", lambda: fake)
     with Workspace.open(home, writable=True) as ws:
         ws.append([SessionCreated(session_key="s", project="p"),
                    MessageAppended(session_key="s", message_id="0", role="user", content="My kitten sleeps.")])
         assert rc.semantic_ranker(ws, None) is None  # no model in this process: a one-shot stays lexical
-        fake = FakeEmbedder("all-MiniLM-L6-v2")
-        monkeypatch.setattr(embeddings, "_MODEL", fake)  # a warm process: the model is loaded
+        warm.append(True)  # a warm process: the model is loaded
         assert rc.semantic_ranker(ws, None) is None  # and no vectors yet
         run_embed(ws, embedder=fake)
         auto = rc.semantic_ranker(ws, None)
@@ -163,14 +165,14 @@ def test_hybrid_is_the_default_only_where_it_is_cheap(tmp_path, monkeypatch):
         assert [h.message_id for h in hits] == ["0"] and fake.embedded == ["feline"]
 
 
-def test_the_embed_job_in_a_worker_thread_never_waits_for_the_model(tmp_path, monkeypatch):
+def test_the_embed_job_never_waits_for_the_model(tmp_path, monkeypatch):
     import threading
 
     from projections.recall import embeddings
 
     started: list[bool] = []
     monkeypatch.setattr(embeddings, "available", lambda: True)
-    monkeypatch.setattr(embeddings, "_MODEL", None)
+    monkeypatch.setattr(embeddings, "loaded", lambda: False)
     monkeypatch.setattr(embeddings, "warm_up", lambda: started.append(True))
     init_workspace(str(tmp_path / "ws"))
     with Workspace.open(str(tmp_path / "ws"), writable=True) as ws:

@@ -113,6 +113,7 @@ def loaded() -> bool:
 
 
 _WARMING: threading.Thread | None = None
+_WARMING_LOCK = threading.Lock()  # not _MODEL_LOCK: the loading thread holds that one for seconds
 
 
 def warm_up() -> threading.Thread | None:
@@ -120,7 +121,7 @@ def warm_up() -> threading.Thread | None:
     global _WARMING
     if not available():
         return None
-    with _MODEL_LOCK:
+    with _WARMING_LOCK:
         if _WARMING is None:
             _WARMING = threading.Thread(target=_shared_minilm, name="evlog-embeddings-warm-up", daemon=True)
             _WARMING.start()
