@@ -5,9 +5,10 @@ the vectors of messages, history entries and facts come from here. The job catch
 recall index up with the log, then embeds the texts the embedding store
 (``state/recall-embeddings.sqlite``, keyed by model and content hash) does not hold yet,
 at most ``MAX_PER_RUN`` per run so one round of the daemon stays short. Loading the model takes
-seconds, and a daemon must answer SIGTERM and its stop event promptly, so a run never waits for it
-unless asked (``wait=True``): it starts the load in a background thread and skips; the daemon's next
-round embeds. (So a one-shot ``evlog run embed`` only starts the load: the daemon does the work.) A replay that
+seconds: ``evlog run embed`` waits for it; ``wait=False`` (a caller that must stay responsive)
+starts the load in a background thread and skips this run instead. The daemon does not schedule
+this job yet (``daemon=False``): loading torch beside the daemon's loop broke its prompt, clean exit
+on SIGINT in the tests; run it from cron or after ``evlog ingest``. A replay that
 rebuilds the index finds every vector by its hash and embeds nothing again; an erasure
 deletes the store (``eventlog.app.erase``) and the next runs embed what is left. Hooks
 never call this: it runs in ``evlog run embed`` and the daemon. Without the embeddings
@@ -54,7 +55,7 @@ class EmbedReport:
 
 
 def run_embed(ctx: Context, *, embedder: Embedder | None = None, max_texts: int | None = None,
-              wait: bool = False) -> EmbedReport:
+              wait: bool = True) -> EmbedReport:
     """Catch the recall index up, then embed the texts the store lacks (``embedder``: a test's fake;
     ``wait``: load the model now if it is not loaded, instead of skipping this run)."""
     from projections.recall import embeddings

@@ -111,7 +111,7 @@ def test_new_vectors_are_picked_up_without_a_restart(tmp_path):
 
 
 def test_the_embed_job_is_registered_and_fills_the_store(tmp_path):
-    assert registry.get("embed").kind == "state"
+    assert registry.get("embed").kind == "state" and not registry.get("embed").daemon
     home = str(tmp_path / "ws")
     init_workspace(home)
     with Workspace.open(home, writable=True) as ws:
@@ -177,7 +177,7 @@ def test_the_embed_job_never_waits_for_the_model(tmp_path, monkeypatch):
     init_workspace(str(tmp_path / "ws"))
     with Workspace.open(str(tmp_path / "ws"), writable=True) as ws:
         reports = []
-        t = threading.Thread(target=lambda: reports.append(run_embed(ws)))
+        t = threading.Thread(target=lambda: reports.append(run_embed(ws, wait=False)))
         t.start()
         t.join(30)
         assert started == [True] and "loading the model" in reports[0].skipped
