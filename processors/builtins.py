@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from processors.consolidator import ConsolidateReport
     from processors.context import Context
     from processors.dream import DreamReport
+    from processors.embed_job import EmbedReport
     from processors.llm import LLM
     from processors.recall_job import RecallReport
     from processors.runner import RunReport
@@ -78,6 +79,12 @@ def run_recall(ctx: Context, options: RunOptions) -> RecallReport:
     return recall(ctx)
 
 
+def run_embed(ctx: Context, options: RunOptions) -> EmbedReport:
+    from processors.embed_job import run_embed as embed
+
+    return embed(ctx)
+
+
 register(Job(name="snapshot", kind="follower", run=run_snapshot, interval=300.0, order=10,
              consumes=frozenset({"message.appended"}), help="messages -> daily diary"))
 register(Job(name="digest", kind="follower", run=run_digest, interval=900.0, order=20,
@@ -92,5 +99,7 @@ register(Job(name="dream", kind="follower", run=run_dream, interval=DREAM_INTERV
              help="messages and notes -> facts in MEMORY.md"))
 register(Job(name="recall", kind="follower", run=run_recall, interval=60.0, order=60,
              help="catch the search index up with the log"))
+register(Job(name="embed", kind="state", run=run_embed, daemon=False, order=65,
+             help="sentence vectors of new indexed texts, for hybrid recall (the embeddings extra)"))
 register(Job(name="watch", kind="external", run=None, interval=0.0, order=70,
              help="ingest grown transcripts (supplied by the app: eventlog.app.agents.watch)"))

@@ -7,12 +7,12 @@ proves it against the log. Searching records nothing:
 a caller that chooses to use hits says so with ``use`` (the archive and the MEMORY.md
 budget keep what is used).
 
-Optional semantic re-ranking (``semantic=True``; needs ``pip install -e '.[embeddings]'``)
-multiplies each BM25 score by the text's similarity to the query. It is off by default:
-loading the model takes ~6 s, fine for a long-lived process (the model is loaded once per
-process), not for a one-shot command, and it moves LoCoMo hit@10 by about one point.
-Embeddings are cached by content hash in ``state/recall-embeddings.sqlite`` and survive
-rebuilds.
+Hybrid recall (``semantic=True``; needs ``pip install -e '.[embeddings]'``) fuses BM25F with
+the nearest neighbours of the question among stored sentence vectors; only the question is
+embedded at query time. The vectors are computed in the background by the ``embed`` job and
+kept by content hash in ``state/recall-embeddings.sqlite`` (they survive rebuilds; an erasure
+deletes them). ``semantic=None`` (the default) is hybrid where it is cheap (see
+``semantic_ranker``); a one-shot command stays lexical, as loading the model takes seconds.
 """
 
 from __future__ import annotations
@@ -48,19 +48,26 @@ def index(ws: Workspace, *, notes: list[str] | None = None) -> RecallIndex:
 
 
 def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
-    """The embedding re-ranker if ``semantic`` (ConfigError without the extra); None otherwise."""
+    """The ranker recall uses: hybrid if ``semantic`` (ConfigError without the extra), lexical if False.
+
+    None (the default) is hybrid only where it is cheap: the extra installed, the model already
+    loaded in this process (a server that called ``projections.recall.embeddings.warm_up``) and
+    vectors in the store (the ``embed`` job); otherwise lexical.
+    """
     from projections.recall import embeddings
 
+    if semantic is None:
+        return embeddings.automatic(rw.embeddings_path(ws.home))
     if not semantic:
         return None
     if not embeddings.available():
         raise ConfigError("semantic recall needs the embeddings extra: pip install -e '.[embeddings]' in a checkout of evlog")
-    return embeddings.Semantic.default(rw.embeddings_path(ws.home))
+    return embeddings.Semantic.default(rw.embeddings_path(ws.home), **embeddings.HYBRID)
 
 
 def search(ws: Workspace, query: str, *, scope: str = "all", project: str | None = None, session: str | None = None,
            role: str | None = None, since: str | None = None, until: str | None = None, limit: int = 10,
-           states: tuple[str, ...] | None = None, semantic: bool = False, now: str | None = None,
+           states: tuple[str, ...] | None = None, semantic: bool | None = None, now: str | None = None,
            budget: int | None = None, notes: list[str] | None = None) -> list[Hit]:
     """Ranked hits for ``query`` (see ``projections.recall.search.recall`` for every option).
 
@@ -77,7 +84,7 @@ def search(ws: Workspace, query: str, *, scope: str = "all", project: str | None
     return hits if budget is None else pack(hits, budget, query)
 
 
-def search_sessions(ws: Workspace, query: str, *, limit: int = 10, turns: int = 3, semantic: bool = False,
+def search_sessions(ws: Workspace, query: str, *, limit: int = 10, turns: int = 3, semantic: bool | None = None,
                     notes: list[str] | None = None, **options: Any) -> list[SessionHit]:
     """The best ``limit`` sessions for ``query`` with their best ``turns`` turns (options as ``search``)."""
     ix = index(ws, notes=notes)

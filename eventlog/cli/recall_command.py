@@ -22,8 +22,8 @@ def recall_options(f):  # noqa: ANN001, ANN201
         click.option("--state", "states", multiple=True, type=click.Choice(["active", "superseded", "forgotten", "archived"]),
                      help="Facts in these states (default: active and archived)."),
         click.option("--semantic/--no-semantic", default=False,
-                     help="Re-rank by similarity with a local sentence-embedding model (the embeddings extra; "
-                          "loading it takes seconds)."),
+                     help="Hybrid: words plus meaning, with a local sentence-embedding model (the embeddings "
+                          "extra; vectors come from the embed job; loading the model takes seconds)."),
         click.option("--use", "mark_used", is_flag=True, help="Record that you used the facts found (the budget keeps them)."),
         click.option("--now", default=None, metavar="TIME",
                      help="When the question is asked (ISO time or epoch seconds; default now): relative times in "

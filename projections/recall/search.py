@@ -254,7 +254,7 @@ class _Doc:
                  "skey", "project", "source", "fact_id", "scope", "section", "state", "matches", "tf", "tf_aux",
                  "phrases", "eligible", "own")
 
-    def __init__(self, row: tuple) -> None:
+    def __init__(self, row: tuple[Any, ...]) -> None:
         (self.id, self.kind, self.time, body, self.nchars, self.sid, self.pos, self.mid, self.role, self.speaker,
          self.caption, self.tools, self.skey, self.project, self.source, self.fact_id, self.scope, self.section,
          self.state) = row
@@ -366,6 +366,7 @@ class _Search:
         self.ix = ix
         self.db = ix.db
         self.r = ranking
+        self.session_info: dict[int, tuple[str, str]] = {}
 
     # -- entry ------------------------------------------------------------------------------
 
@@ -440,10 +441,10 @@ class _Search:
             return []
         terms = self.terms(q, n_docs)
         if terms is None:
-            return []
+            return self.meaning_only(q, limit, semantic)
         pool = self.gather(terms, n_docs)
         if not pool:
-            return []
+            return self.meaning_only(q, limit, semantic)
         # step 3: term frequencies, then BM25F with context
         self.count(pool.values(), terms.live)
         scores, owns = self.score(q, pool, terms, max(1.0, n_chars / n_docs))
@@ -454,9 +455,19 @@ class _Search:
         owns = {i: owns[i] * adjusted[i] / scores[i] for i in adjusted if scores[i] > 0}
         scores = rank.cap_context(pool, adjusted, owns, r)
         if semantic is not None and scores:
-            scores = semantic.rerank(self, q, pool, scores)
+            scores = semantic.apply(self, q, pool, scores)
         self.pool, self.scores = pool, scores
         return self.hits(pool, rank.order(pool, scores, r)[:limit])
+
+    def meaning_only(self, q: Question, limit: int, semantic: Any) -> list[Hit]:
+        """No word of the question finds anything: hybrid recall's neighbours alone, otherwise no hit."""
+        if semantic is None or getattr(semantic, "mode", "") != "hybrid":
+            return []
+        self.session_info = {}
+        pool: dict[int, _Doc] = {}
+        scores = semantic.apply(self, q, pool, {})
+        self.pool, self.scores = pool, scores
+        return self.hits(pool, rank.order(pool, scores, self.r)[:limit])
 
     def terms(self, q: Question, n_docs: int) -> _Terms | None:
         """Step 1: the stemmed terms of ``q`` the index holds, rarest first, with their idf (None: none)."""
@@ -634,8 +645,20 @@ class _Search:
             for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
                 docs[row[0]] = _Doc(row)
         sids = {d.sid for d in docs.values() if d.kind == MESSAGE}
-        self.session_info: dict[int, tuple[str, str]] = {}
+        self.session_info = {}
         self.load_sessions(sids)
+        return docs
+
+    def more_docs(self, ids: list[int]) -> dict[int, _Doc]:
+        """Docs by id for the semantic hook (its own candidates), each marked with whether the filters pass it."""
+        docs: dict[int, _Doc] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                docs[row[0]] = _Doc(row)
+        self.load_sessions({d.sid for d in docs.values() if d.kind == MESSAGE})
+        for d in docs.values():
+            d.eligible = self.filters.accepts(d, self.session_info)
         return docs
 
     def load_sessions(self, sids: Iterable[int]) -> None:

@@ -28,7 +28,7 @@ from processors.registry import Job, Report, RunOptions
 from tests import example_processor
 from tests.conftest import REPO
 
-BUILTINS = ["snapshot", "digest", "archive", "consolidate", "autocompact", "dream", "recall", "watch"]
+BUILTINS = ["snapshot", "digest", "archive", "consolidate", "autocompact", "dream", "recall", "embed", "watch"]
 
 
 @pytest.fixture
