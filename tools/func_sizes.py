@@ -36,7 +36,6 @@ KNOWN_OFFENDERS = frozenset({
     "processors/extract/llm.py:parse_ops",  # 92 lines, complexity 20: to split (issue 20)
     "processors/extract/offline.py:_english",  # complexity 18: to split (issue 20)
     "processors/extract/offline.py:extract",  # complexity 16: to split (issue 20)
-    "processors/extract/voice.py:third_person",  # 114 lines, complexity 31: to split (issue 20)
 })
 
 
