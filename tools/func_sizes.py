@@ -33,7 +33,6 @@ KNOWN_OFFENDERS = frozenset({
     "eventlog/ingest/incremental.py:_ingest_open",  # 95 lines, complexity 17: to split (issue 20)
     "eventlog/ingest/incremental.py:_parse_claude",  # complexity 21: to split (issue 20)
     "eventlog/secrets.py:_dispatch",  # complexity 23: to split (issue 20)
-    "processors/extract/offline.py:extract",  # complexity 16: to split (issue 20)
 })
 
 

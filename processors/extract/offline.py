@@ -937,29 +937,10 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
             user_entries.append(e)
-        vocatives = _vocatives(speakers, sp.name)
-        per_entry: list[Candidate] = []
-        for sentence in sentences(text):
-            if len(sentence) > MAX_SENTENCE:
-                continue  # a wall of text without a full stop states no fact we could keep whole
-            if _control(sentence, e, sp, pool, ops, cands):
-                continue
-            if has_cjk(sentence):
-                per_entry.extend(_chinese(sentence, e, sp))
-            else:
-                c = _english(sentence, e, sp, vocatives)
-                if c is not None:
-                    per_entry.append(c)
-        if per_entry:
-            per_entry.sort(key=lambda c: -c.score)
-            best = [per_entry[0]]
-            for c in per_entry[1:]:
-                if c.score >= SECOND_SCORE and not any(similar(c.text, b.text) for b in best) and len(best) < 2:
-                    best.append(c)
-            for c in best:
-                c.order = len(cands)
-                cands.append(c)
-                pool.append(_Known(None, c))
+        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands)):
+            c.order = len(cands)
+            cands.append(c)
+            pool.append(_Known(None, c))
         if e.role == "note" and (len(ops), len(cands)) == before:
             _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
@@ -969,6 +950,37 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
     ops.extend(command_facts(entries, known))  # coding sessions: the commands of the verification loop
     ops.extend(manifest_facts(entries, known))  # ... and what the project's own manifests declare
     return ops
+
+
+def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], pool: list[_Known],
+                      ops: list[FactOp], cands: list[Candidate]) -> list[Candidate]:
+    """The candidates of the sentences of one entry's ``text``; a control sentence ("forget that ...")
+    writes its operations into ``ops`` / ``cands`` instead."""
+    per_entry: list[Candidate] = []
+    for sentence in sentences(text):
+        if len(sentence) > MAX_SENTENCE:
+            continue  # a wall of text without a full stop states no fact we could keep whole
+        if _control(sentence, e, sp, pool, ops, cands):
+            continue
+        if has_cjk(sentence):
+            per_entry.extend(_chinese(sentence, e, sp))
+        else:
+            c = _english(sentence, e, sp, vocatives)
+            if c is not None:
+                per_entry.append(c)
+    return per_entry
+
+
+def _best_of(per_entry: list[Candidate]) -> list[Candidate]:
+    """The best candidate of one entry, and a second one if it scores well and says something else."""
+    if not per_entry:
+        return []
+    per_entry = sorted(per_entry, key=lambda c: -c.score)
+    best = [per_entry[0]]
+    for c in per_entry[1:]:
+        if c.score >= SECOND_SCORE and not any(similar(c.text, b.text) for b in best) and len(best) < 2:
+            best.append(c)
+    return best
 
 
 def _ended(entries: list[Entry], active: list[ExistingFact], ops: list[FactOp]) -> list[FactOp]:
