@@ -33,10 +33,6 @@ KNOWN_OFFENDERS = frozenset({
     "eventlog/ingest/incremental.py:_ingest_open",  # 95 lines, complexity 17: to split (issue 20)
     "eventlog/ingest/incremental.py:_parse_claude",  # complexity 21: to split (issue 20)
     "eventlog/secrets.py:_dispatch",  # complexity 23: to split (issue 20)
-    "processors/extract/llm.py:parse_ops",  # 92 lines, complexity 20: to split (issue 20)
-    "processors/extract/offline.py:_english",  # complexity 18: to split (issue 20)
-    "processors/extract/offline.py:extract",  # complexity 16: to split (issue 20)
-    "processors/extract/voice.py:third_person",  # 114 lines, complexity 31: to split (issue 20)
 })
 
 

@@ -350,89 +350,118 @@ def parse_ops(text: str, existing_ids: set[str], *, entries: Sequence[Entry] | N
     for shape (1 to 3 non-empty strings) and ``when`` stays as the model gave it. An
     answer cut off in the middle of its list keeps its complete items (and says so).
     """
-    reasons: list[str] = []
     if not isinstance(text, str):
         return [], ["the answer is not text"]
+    items, reasons = _answer_items(text)
+    batch = _Batch(existing_ids, entries, set(pinned))
+    ops: list[FactOp] = []
+    deletes: list[FactOp] = []
+    for n, item in enumerate(items, 1):
+        got = _parse_item(item, f"item {n}", batch)
+        if isinstance(got, str):
+            reasons.append(got)
+            continue
+        if got.op == "delete":
+            deletes.append(got)
+        ops.append(got)
+    if len(deletes) > max_deletes:
+        gone = {id(d) for d in deletes}
+        ops = [o for o in ops if id(o) not in gone]
+        reasons.append(f"{len(deletes)} deletes in one answer (at most {max_deletes}): all deletes refused")
+    return ops, reasons
+
+
+def _answer_items(text: str) -> tuple[list[Any], list[str]]:
+    """The items of an answer and the reasons to report so far: a cut-off list keeps its complete
+    items (with a note); an answer with no list at all has no items and says why."""
     try:
-        items = _items(_load(text))
+        return _items(_load(text)), []
     except ValueError as e:
         salvaged = _salvage(text)
         if salvaged is None:
             return [], [str(e)]
         items, note = salvaged
-        reasons.append(note)
-    lab = labels(entries) if entries is not None else {}
-    by_ref = {e.ref: e for k, e in lab.items() if k.startswith("m")}
-    with_evidence = {**by_ref, **evidence(entries or [])}
-    pinned_ids = set(pinned)
-    ops: list[FactOp] = []
-    touched: set[str] = set()
-    added: set[str] = set()
-    deletes: list[tuple[int, FactOp]] = []
-    for n, item in enumerate(items, 1):
-        where = f"item {n}"
-        if not isinstance(item, dict):
-            reasons.append(f"{where}: not an object")
-            continue
-        op = item.get("op", item.get("operation", item.get("action")))
-        if not isinstance(op, str) or op.strip().lower() not in OPS:
-            reasons.append(f"{where}: unknown op {op!r}")
-            continue
-        op = op.strip().lower()
-        if op == "noop":
-            ops.append(FactOp(op="noop", reason=_str(item.get("reason"))[:200]))
-            continue
-        refs = with_evidence if _about_the_project(op, item) else by_ref
-        why, srcs = _sources(item.get("sources", item.get("source")), lab, refs, entries is not None)
+        return items, [note]
+
+
+class _Batch:
+    """What the items of one answer are checked against, and the facts earlier items already used."""
+
+    def __init__(self, existing_ids: set[str], entries: Sequence[Entry] | None, pinned_ids: set[str]) -> None:
+        self.existing_ids = existing_ids
+        self.pinned_ids = pinned_ids
+        self.check_sources = entries is not None
+        self.lab = labels(entries) if entries is not None else {}
+        self.by_ref = {e.ref: e for k, e in self.lab.items() if k.startswith("m")}
+        self.with_evidence = {**self.by_ref, **evidence(entries or [])}
+        self.touched: set[str] = set()  # fact ids an update or delete already changed
+        self.added: set[str] = set()  # normalised texts already added or updated
+
+    def refuse_change(self, fact_id: str) -> str:
+        """Why an update or delete of ``fact_id`` is refused ("" when it may go ahead)."""
+        if not fact_id or fact_id not in self.existing_ids:
+            return f"unknown fact id {fact_id!r}"
+        if fact_id in self.pinned_ids:
+            return f"fact {fact_id} is pinned"
+        if fact_id in self.touched:
+            return f"fact {fact_id} is changed by an earlier item"
+        return ""
+
+
+def _parse_item(item: Any, where: str, batch: _Batch) -> FactOp | str:
+    """One item of an answer as an operation, or the reason (naming ``where``) it is refused."""
+    if not isinstance(item, dict):
+        return f"{where}: not an object"
+    op = item.get("op", item.get("operation", item.get("action")))
+    if not isinstance(op, str) or op.strip().lower() not in OPS:
+        return f"{where}: unknown op {op!r}"
+    op = op.strip().lower()
+    if op == "noop":
+        return FactOp(op="noop", reason=_str(item.get("reason"))[:200])
+    got = _change_op(item, op, batch)
+    return f"{where} ({op}): {got}" if isinstance(got, str) else got
+
+
+def _change_op(item: dict[str, Any], op: str, batch: _Batch) -> FactOp | str:
+    """An add, update or delete item as an operation, or the reason it is refused."""
+    refs = batch.with_evidence if _about_the_project(op, item) else batch.by_ref
+    why, srcs = _sources(item.get("sources", item.get("source")), batch.lab, refs, batch.check_sources)
+    if why:
+        return why
+    fact_id = _str(item.get("fact_id", item.get("id")))
+    if op in ("update", "delete"):
+        why = batch.refuse_change(fact_id)
         if why:
-            reasons.append(f"{where} ({op}): {why}")
-            continue
-        fact_id = _str(item.get("fact_id", item.get("id")))
-        if op in ("update", "delete"):
-            if not fact_id or fact_id not in existing_ids:
-                reasons.append(f"{where} ({op}): unknown fact id {fact_id!r}")
-                continue
-            if fact_id in pinned_ids:
-                reasons.append(f"{where} ({op}): fact {fact_id} is pinned")
-                continue
-            if fact_id in touched:
-                reasons.append(f"{where} ({op}): fact {fact_id} is changed by an earlier item")
-                continue
-        when = _when(srcs, refs, _str(item.get("when")))
-        project = _project(srcs, refs, _str(item.get("project")))
-        if op == "delete":
-            touched.add(fact_id)
-            deletes.append((len(ops), FactOp(op="delete", fact_id=fact_id, sources=srcs, when=when,
-                                             reason=_str(item.get("reason"))[:200])))
-            ops.append(deletes[-1][1])
-            continue
-        fact, why = _fact_text(item.get("text"))
-        if why:
-            reasons.append(f"{where} ({op}): {why}")
-            continue
-        subject = " ".join(_str(item.get("subject")).split())
-        if not subject:
-            reasons.append(f"{where} ({op}): no subject")
-            continue
-        scope = _str(item.get("scope")) or "global"
-        if scope not in SCOPES:
-            reasons.append(f"{where} ({op}): illegal scope {scope!r}")
-            continue
-        key = " ".join(fact.casefold().split()).rstrip(".")
-        if op == "add" and key in added:
-            reasons.append(f"{where} (add): the same fact twice")
-            continue
-        added.add(key)
-        if op == "update":
-            touched.add(fact_id)
-        ops.append(FactOp(op=op, text=fact, subject=subject, scope=scope, section=_section(item.get("section"), scope),
-                          when=when, sources=srcs, fact_id=fact_id if op == "update" else "",
-                          reason=_str(item.get("reason"))[:200], project=project if scope == "project" else ""))
-    if len(deletes) > max_deletes:
-        gone = {id(d) for _i, d in deletes}
-        ops = [o for o in ops if id(o) not in gone]
-        reasons.append(f"{len(deletes)} deletes in one answer (at most {max_deletes}): all deletes refused")
-    return ops, reasons
+            return why
+    when = _when(srcs, refs, _str(item.get("when")))
+    if op == "delete":
+        batch.touched.add(fact_id)
+        return FactOp(op="delete", fact_id=fact_id, sources=srcs, when=when, reason=_str(item.get("reason"))[:200])
+    return _fact_op(item, op, batch, fact_id=fact_id, srcs=srcs, when=when,
+                    project=_project(srcs, refs, _str(item.get("project"))))
+
+
+def _fact_op(item: dict[str, Any], op: str, batch: _Batch, *, fact_id: str, srcs: list[str], when: str,
+             project: str) -> FactOp | str:
+    """An add or update item (its sources and fact id already checked) as an operation, or the reason it is refused."""
+    fact, why = _fact_text(item.get("text"))
+    if why:
+        return why
+    subject = " ".join(_str(item.get("subject")).split())
+    if not subject:
+        return "no subject"
+    scope = _str(item.get("scope")) or "global"
+    if scope not in SCOPES:
+        return f"illegal scope {scope!r}"
+    key = " ".join(fact.casefold().split()).rstrip(".")
+    if op == "add" and key in batch.added:
+        return "the same fact twice"
+    batch.added.add(key)
+    if op == "update":
+        batch.touched.add(fact_id)
+    return FactOp(op=op, text=fact, subject=subject, scope=scope, section=_section(item.get("section"), scope),
+                  when=when, sources=srcs, fact_id=fact_id if op == "update" else "",
+                  reason=_str(item.get("reason"))[:200], project=project if scope == "project" else "")
 
 
 def evidence(entries: Sequence[Entry]) -> dict[str, Entry]:

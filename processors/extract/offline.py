@@ -676,13 +676,24 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         said = _user_said(s, e, sp, explicit)
         if said is not None:
             return said
-    if _REQUEST.match(s) or not (_ANY_FIRST_PERSON.search(s) or (not sp.named and _states_a_slot(s))):
+    if not _english_statement(s, sp, photo, vocatives):
         return None
+    return _english_fact(s, e, sp, vocatives, explicit)
+
+
+def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[str, ...]) -> bool:
+    """Whether ``s`` states something about its speaker: not a request, a reaction, a generic remark or a mood."""
+    if _REQUEST.match(s) or not (_ANY_FIRST_PERSON.search(s) or (not sp.named and _states_a_slot(s))):
+        return False
     if _REACTION.match(s) or re.search(r"\bI\s+mean\b", s) \
             or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
-        return None
-    if sp.named and quality.weak_reason(s, _proper_nouns(s, (*vocatives, sp.name))):
-        return None  # a mood, an echo of the other speaker, an unnamed thing, a one-off outing
+        return False
+    # a mood, an echo of the other speaker, an unnamed thing, a one-off outing
+    return not (sp.named and quality.weak_reason(s, _proper_nouns(s, (*vocatives, sp.name))))
+
+
+def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], explicit: bool) -> Candidate | None:
+    """The candidate of a statement worth keeping (see ``_english``), or None."""
     s = _CALL_ME.sub(r"I want to be called \1", s)
     temporary = not sp.named and validity.is_temporary(s)
     if temporary:
@@ -691,9 +702,19 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     if not sp.named and not explicit and not state and not (
             _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
-    if len(s.split()) < (3 if state or explicit else MIN_WORDS):
+    min_words = 3 if state or explicit else MIN_WORDS
+    if len(s.split()) < min_words:
         return None
     resolved, dated = resolve(s, e.time)
+    score, sections = _english_score(s, sp, vocatives, dated, state=state, explicit=explicit)
+    if not sections:
+        return None
+    return _english_candidate(s, resolved, e, sp, score, sections, min_words)
+
+
+def _english_score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool, *, state: bool,
+                   explicit: bool) -> tuple[float, list[str]]:
+    """``_score`` raised for what must be kept: the user's own habit, a stated slot, an explicit request."""
     score, sections = _score(s, sp, vocatives, dated)
     if not sp.named and _HABIT.search(s) and _ANY_FIRST_PERSON.match(s) and score < MIN_SCORE:
         score = MIN_SCORE  # the user's own habit ("I drink coffee every morning") is worth keeping
@@ -701,13 +722,17 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         score, sections = MIN_SCORE + 1.0, sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
     if explicit:
         score, sections = max(score, MIN_SCORE + 1.0), sections or [PREFERENCES]
-    if not sections:
-        return None
+    return score, sections
+
+
+def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: float, sections: list[str],
+                       min_words: int) -> Candidate | None:
+    """The candidate with the fact's text (third person, shortened, dated "as of"), or None when the text fails."""
     text = third_person(resolved, sp.name, team=not sp.named)
     if text is None:
         return None
     text = _shorten(_finish(text), MAX_CHARS, None)
-    if text is None or len(text.split()) < (3 if state or explicit else MIN_WORDS) or text.count('"') % 2 or text.count("“") != text.count("”"):
+    if text is None or len(text.split()) < min_words or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
     about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
@@ -912,29 +937,10 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
             user_entries.append(e)
-        vocatives = _vocatives(speakers, sp.name)
-        per_entry: list[Candidate] = []
-        for sentence in sentences(text):
-            if len(sentence) > MAX_SENTENCE:
-                continue  # a wall of text without a full stop states no fact we could keep whole
-            if _control(sentence, e, sp, pool, ops, cands):
-                continue
-            if has_cjk(sentence):
-                per_entry.extend(_chinese(sentence, e, sp))
-            else:
-                c = _english(sentence, e, sp, vocatives)
-                if c is not None:
-                    per_entry.append(c)
-        if per_entry:
-            per_entry.sort(key=lambda c: -c.score)
-            best = [per_entry[0]]
-            for c in per_entry[1:]:
-                if c.score >= SECOND_SCORE and not any(similar(c.text, b.text) for b in best) and len(best) < 2:
-                    best.append(c)
-            for c in best:
-                c.order = len(cands)
-                cands.append(c)
-                pool.append(_Known(None, c))
+        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands)):
+            c.order = len(cands)
+            cands.append(c)
+            pool.append(_Known(None, c))
         if e.role == "note" and (len(ops), len(cands)) == before:
             _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
@@ -944,6 +950,37 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
     ops.extend(command_facts(entries, known))  # coding sessions: the commands of the verification loop
     ops.extend(manifest_facts(entries, known))  # ... and what the project's own manifests declare
     return ops
+
+
+def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], pool: list[_Known],
+                      ops: list[FactOp], cands: list[Candidate]) -> list[Candidate]:
+    """The candidates of the sentences of one entry's ``text``; a control sentence ("forget that ...")
+    writes its operations into ``ops`` / ``cands`` instead."""
+    per_entry: list[Candidate] = []
+    for sentence in sentences(text):
+        if len(sentence) > MAX_SENTENCE:
+            continue  # a wall of text without a full stop states no fact we could keep whole
+        if _control(sentence, e, sp, pool, ops, cands):
+            continue
+        if has_cjk(sentence):
+            per_entry.extend(_chinese(sentence, e, sp))
+        else:
+            c = _english(sentence, e, sp, vocatives)
+            if c is not None:
+                per_entry.append(c)
+    return per_entry
+
+
+def _best_of(per_entry: list[Candidate]) -> list[Candidate]:
+    """The best candidate of one entry, and a second one if it scores well and says something else."""
+    if not per_entry:
+        return []
+    per_entry = sorted(per_entry, key=lambda c: -c.score)
+    best = [per_entry[0]]
+    for c in per_entry[1:]:
+        if c.score >= SECOND_SCORE and not any(similar(c.text, b.text) for b in best) and len(best) < 2:
+            best.append(c)
+    return best
 
 
 def _ended(entries: list[Entry], active: list[ExistingFact], ops: list[FactOp]) -> list[FactOp]:

@@ -114,115 +114,153 @@ def third_person(sentence: str, name: str, *, team: bool = False) -> str | None:
     s = sentence.replace("\u2019", "'").replace("\u2018", "'")
     if SECOND_PERSON.search(s):
         return None
-    toks = _TOKEN.findall(s)
-    out: list[str] = []
-    words_idx = [i for i, t in enumerate(toks) if t.strip() and re.match(r"[A-Za-z]", t)]
-    pos_in_words = {i: k for k, i in enumerate(words_idx)}
-    first_subject = ""
-    i = 0
-    pending_verb = False  # the next verb agrees with a singular third person subject
-    second_verb = False  # a present verb agreed: a verb after "and" agrees too ("practices and trains")
-    sentence_start = True
-    poss = possessive(name)
-
-    def emit(text: str) -> None:
-        nonlocal sentence_start
-        out.append(_cap(text) if sentence_start and text.strip() else text)
-        if text.strip():
-            sentence_start = text.strip()[-1:] in ".!?:"  # a new sentence inside (rare)
-
-    while i < len(toks):
-        t = toks[i]
-        if not t.strip() or not re.match(r"[A-Za-z]", t):
-            if t.strip() in (";", ".", "!", "?", ":", "-", "–", "—") or (t.strip() == "," and _next_word(toks, i) != "and"):
-                second_verb = False  # a comma before "and" keeps the subject: "I prefer X, and always use Y"
-            out.append(t)
-            if t.strip() in (".", "!", "?", ":"):
-                sentence_start = True
-            elif t.strip() and t.strip() not in ('"', "'", "(", "*"):
-                sentence_start = False
-            i += 1
-            continue
-        low = t.lower()
-        prev_word = toks[words_idx[pos_in_words[i] - 1]].lower() if pos_in_words[i] > 0 else ""
-        if low in ("i", "i'm", "i've", "i'll", "i'd"):
-            plural = (not first_subject and prev_word == "and" and _prev_token(toks, i, 2)[:1].isalpha()
-                      and _prev_token(toks, i, 3).lower() not in _NOT_COMPOUND) or _next_word(toks, i) == "and"
-            first_subject = first_subject or "i"
-            emit(name)
-            if low == "i'm":
-                out.append(" are" if plural else " is")
-            elif low == "i've":
-                out.append(" have" if plural else " has")
-            elif low == "i'll":
-                out.append(" will")
-            elif low == "i'd":
-                out.append(" had" if _next_word(toks, i) in _PARTICIPLE_AFTER_D else " would")
-            else:
-                pending_verb = not plural and prev_word not in _AUXILIARIES  # "was I tired": no agreement
-            i += 1
-            continue
-        if low in ("we", "we're", "we've", "we'll", "we'd"):
-            first_subject = first_subject or "we"
-            if team:
-                emit("the team")
-                rest = {"we're": " is", "we've": " has", "we'll": " will", "we'd": " would"}.get(low)
-                if rest:
-                    out.append(rest)
-                else:
-                    pending_verb = True
-            else:
-                emit("they" + t[2:] if len(t) > 2 else "they")
-            i += 1
-            continue
-        if pending_verb:
-            if low in ADVERBS:
-                emit(t)
-                i += 1
-                continue
-            pending_verb = False
-            if low == "not":
-                emit(t)
-                i += 1
-                continue
-            agreed = _agree(t)
-            second_verb = agreed != t
-            emit(agreed)
-            i += 1
-            continue
-        if second_verb and _prev_word_skipping_adverbs(toks, words_idx, pos_in_words[i]) == "and" and low not in ADVERBS:
-            if low in COMMON_VERBS:
-                emit(third_s(t))
-                second_verb = False
-                i += 1
-                continue
-            second_verb = False
-        if low == "me":
-            emit(name)
-        elif low == "my" or low == "mine":
-            emit(poss)
-        elif low == "myself":
-            emit("themself")
-        elif low == "our":
-            first_subject = first_subject or "we"
-            nxt = _next_word(toks, i)
-            emit(("the project's" if nxt in _PROJECT_NOUNS else "the team's") if team else "their")
-        elif low == "ours":
-            emit("the team's" if team else "theirs")
-        elif low == "us" and t == "us":
-            first_subject = first_subject or "we"
-            emit("the team" if team else "them")
-        elif low == "ourselves":
-            emit("the team" if team else "themselves")
-        else:
-            emit(t)
-        i += 1
-    text = "".join(out)
-    if first_subject == "we" and not team:
+    rewriter = _Rewriter(_TOKEN.findall(s), name, team)
+    for i in range(len(rewriter.toks)):
+        rewriter.step(i)
+    text = "".join(rewriter.out)
+    if rewriter.first_subject == "we" and not team:
         text = f"{_cap(name)} says {text[:1].lower() + text[1:] if not _starts_with_proper(text) else text}"
-    if FIRST_PERSON.search(text.replace(name, "").replace(poss, "")):
+    if FIRST_PERSON.search(text.replace(name, "").replace(rewriter.poss, "")):
         return None
     return text
+
+
+_CLAUSE_BREAKS = (";", ".", "!", "?", ":", "-", "–", "—")
+_SENTENCE_ENDS = (".", "!", "?", ":")
+_WE_CONTRACTIONS = {"we're": " is", "we've": " has", "we'll": " will", "we'd": " would"}
+
+
+class _Rewriter:
+    """The state of one ``third_person`` pass: the tokens, what is written so far, and what the
+    next verb must agree with. ``step(i)`` writes the rewrite of token ``i``."""
+
+    def __init__(self, toks: list[str], name: str, team: bool) -> None:
+        self.toks = toks
+        self.name = name
+        self.team = team
+        self.poss = possessive(name)
+        self.out: list[str] = []
+        self.words_idx = [i for i, t in enumerate(toks) if t.strip() and re.match(r"[A-Za-z]", t)]
+        self.pos_in_words = {i: k for k, i in enumerate(self.words_idx)}
+        self.first_subject = ""
+        self.pending_verb = False  # the next verb agrees with a singular third person subject
+        self.second_verb = False  # a present verb agreed: a verb after "and" agrees too ("practices and trains")
+        self.sentence_start = True
+
+    def emit(self, text: str) -> None:
+        self.out.append(_cap(text) if self.sentence_start and text.strip() else text)
+        if text.strip():
+            self.sentence_start = text.strip()[-1:] in ".!?:"  # a new sentence inside (rare)
+
+    def step(self, i: int) -> None:
+        t = self.toks[i]
+        if not t.strip() or not re.match(r"[A-Za-z]", t):
+            self._non_word(i, t)
+            return
+        low = t.lower()
+        if low in ("i", "i'm", "i've", "i'll", "i'd"):
+            self._first_singular(i, low)
+        elif low in ("we", "we're", "we've", "we'll", "we'd"):
+            self._first_plural(t, low)
+        elif self.pending_verb:
+            self._pending_verb(t, low)
+        elif not self._second_verb(i, t, low):
+            self._other_word(i, t, low)
+
+    def _non_word(self, i: int, t: str) -> None:
+        """Spaces and punctuation: copied; a clause break ends the "and <verb>" agreement."""
+        mark = t.strip()
+        if mark in _CLAUSE_BREAKS or (mark == "," and _next_word(self.toks, i) != "and"):
+            self.second_verb = False  # a comma before "and" keeps the subject: "I prefer X, and always use Y"
+        self.out.append(t)
+        if mark in _SENTENCE_ENDS:
+            self.sentence_start = True
+        elif mark and mark not in ('"', "'", "(", "*"):
+            self.sentence_start = False
+
+    def _prev_word(self, i: int) -> str:
+        k = self.pos_in_words[i]
+        return self.toks[self.words_idx[k - 1]].lower() if k > 0 else ""
+
+    def _first_singular(self, i: int, low: str) -> None:
+        """"I" / "I'm" / "I've" / "I'll" / "I'd": the name, with the verb it carries agreeing."""
+        toks = self.toks
+        prev_word = self._prev_word(i)
+        plural = (not self.first_subject and prev_word == "and" and _prev_token(toks, i, 2)[:1].isalpha()
+                  and _prev_token(toks, i, 3).lower() not in _NOT_COMPOUND) or _next_word(toks, i) == "and"
+        self.first_subject = self.first_subject or "i"
+        self.emit(self.name)
+        if low == "i'm":
+            self.out.append(" are" if plural else " is")
+        elif low == "i've":
+            self.out.append(" have" if plural else " has")
+        elif low == "i'll":
+            self.out.append(" will")
+        elif low == "i'd":
+            self.out.append(" had" if _next_word(toks, i) in _PARTICIPLE_AFTER_D else " would")
+        else:
+            self.pending_verb = not plural and prev_word not in _AUXILIARIES  # "was I tired": no agreement
+
+    def _first_plural(self, t: str, low: str) -> None:
+        """"we" and its contractions: "they", or "the team" (singular verb) with ``team``."""
+        self.first_subject = self.first_subject or "we"
+        if not self.team:
+            self.emit("they" + t[2:] if len(t) > 2 else "they")
+            return
+        self.emit("the team")
+        rest = _WE_CONTRACTIONS.get(low)
+        if rest:
+            self.out.append(rest)
+        else:
+            self.pending_verb = True
+
+    def _pending_verb(self, t: str, low: str) -> None:
+        """The word after a singular subject: adverbs are kept and wait; the verb agrees."""
+        if low in ADVERBS:
+            self.emit(t)
+            return
+        self.pending_verb = False
+        if low == "not":
+            self.emit(t)
+            return
+        agreed = _agree(t)
+        self.second_verb = agreed != t
+        self.emit(agreed)
+
+    def _second_verb(self, i: int, t: str, low: str) -> bool:
+        """A common verb after "and" that shares the agreed subject; True when it was written."""
+        if not self.second_verb or low in ADVERBS:
+            return False
+        if _prev_word_skipping_adverbs(self.toks, self.words_idx, self.pos_in_words[i]) != "and":
+            return False
+        self.second_verb = False
+        if low in COMMON_VERBS:
+            self.emit(third_s(t))
+            return True
+        return False
+
+    def _other_word(self, i: int, t: str, low: str) -> None:
+        """Object and possessive first-person words; any other word is copied."""
+        team = self.team
+        if low == "me":
+            self.emit(self.name)
+        elif low in ("my", "mine"):
+            self.emit(self.poss)
+        elif low == "myself":
+            self.emit("themself")
+        elif low == "our":
+            self.first_subject = self.first_subject or "we"
+            nxt = _next_word(self.toks, i)
+            self.emit(("the project's" if nxt in _PROJECT_NOUNS else "the team's") if team else "their")
+        elif low == "ours":
+            self.emit("the team's" if team else "theirs")
+        elif low == "us" and t == "us":
+            self.first_subject = self.first_subject or "we"
+            self.emit("the team" if team else "them")
+        elif low == "ourselves":
+            self.emit("the team" if team else "themselves")
+        else:
+            self.emit(t)
 
 
 def _starts_with_proper(text: str) -> bool:
