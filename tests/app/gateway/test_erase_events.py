@@ -22,8 +22,8 @@ from eventlog.app.gateway.event_store import MySQLEventStore
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.events import MessageAppended, SessionCreated
 from eventlog.replication import sync
-from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 from tests.app.gateway.test_sync_http import PASSWORD, account
+from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 
 pytestmark = [pytest.mark.mysql, requires_mysql]
 
