@@ -191,7 +191,8 @@ class EmbeddingCache:
             self.db.execute("COMMIT")
 
     def count(self, model: str) -> int:
-        return self.db.execute("SELECT count(*) FROM vec WHERE model = ?", (model,)).fetchone()[0]
+        n: int = self.db.execute("SELECT count(*) FROM vec WHERE model = ?", (model,)).fetchone()[0]
+        return n
 
     def close(self) -> None:
         self.db.close()
