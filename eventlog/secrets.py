@@ -902,60 +902,83 @@ _ANCHOR = re.compile("|".join([
 ]))
 
 
+def _at_c(text: str, m: re.Match[str], out: Out) -> None:
+    """``curl``, stripe's ``whsec_`` (by its ``c_``), or the end of ``secret`` and its separator."""
+    g = m.group()
+    if g == "curl":
+        _at_curl(text, m.start(), out)
+    elif g == "c_":
+        _at_stripe(text, m.start() - 4, out)
+    else:
+        _at_assign(text, m, out)
+
+
+def _at_underscore(text: str, m: re.Match[str], out: Out) -> None:
+    """``hf_`` or ``npm_``, by the character before the ``_``."""
+    a = m.start()
+    if text[a - 1] == "f":
+        _at_hf(text, a - 2, out)
+    else:
+        _at_npm(text, a - 3, out)
+
+
+def _at_colon(text: str, m: re.Match[str], out: Out) -> None:
+    """``://`` (a URL) or openssl's ``pass:``."""
+    if m.group() == "://":
+        _at_url(text, m.start(), out)
+    else:
+        _at_pass_colon(text, m.start(), out)
+
+
+def _at_k(text: str, m: re.Match[str], out: Out) -> None:
+    """``Cookie``, ``sk-``, stripe's ``sk_``/``rk_``, a slack hook, or the end of ``key``/``token``."""
+    a = m.start()
+    second = m.group()[1]
+    if second == "i":
+        _at_cookie(text, a, out)
+    elif second == "-":
+        _at_sk(text, a - 1, out)
+    elif second == "_":
+        if text[a - 1:a] in ("s", "r"):
+            _at_stripe(text, a - 1, out)
+    elif second == "s":
+        _at_slack_hook(text, a - 3, out)
+    else:
+        _at_assign(text, m, out)
+
+
+def _at_w(text: str, m: re.Match[str], out: Out) -> None:
+    """``htpasswd``, or the end of ``password``/``passwd``/``pwd`` and its separator."""
+    a = m.start()
+    if text.endswith("htpass", 0, a):
+        _at_htpasswd(text, a + 2, out)
+    else:
+        _at_assign(text, m, out)
+
+
+#: the shape to match, by the first character of the anchor (``_ANCHOR``); any other first
+#: character (S, C, W, K) is the end of a name and its separator (``_at_assign``)
+_BY_FIRST: dict[str, Callable[[str, re.Match[str], Out], None]] = {
+    "c": _at_c,
+    "_": _at_underscore,
+    "g": lambda text, m, out: _at_g(text, m.start(), out),
+    ":": _at_colon,
+    "-": lambda text, m, out: _at_flag(text, m.start(), out),
+    "x": lambda text, m, out: _at_x(text, m.start(), out),
+    "y": lambda text, m, out: _at_ya29(text, m.start(), out),
+    "k": _at_k,
+    "w": _at_w,
+    "A": lambda text, m, out: _at_a(text, m.start(), out),
+    "B": lambda text, m, out: _at_pem(text, m.start() - 5, out),
+    "z": lambda text, m, out: _at_auth(text, m.start() - 6, out),
+    "G": lambda text, m, out: _at_g_upper(text, m.start(), out),
+    "J": lambda text, m, out: _at_jwt(text, m.start() - 2, out),
+}
+
+
 def _dispatch(text: str, m: re.Match[str], out: Out) -> None:
     """Match the shape the anchor ``m`` announces."""
-    a = m.start()
-    g = m.group()
-    c = g[0]
-    if c == "c":
-        if g == "curl":
-            _at_curl(text, a, out)
-        elif g == "c_":
-            _at_stripe(text, a - 4, out)
-        else:
-            _at_assign(text, m, out)
-    elif c == "_":
-        if text[a - 1] == "f":
-            _at_hf(text, a - 2, out)
-        else:
-            _at_npm(text, a - 3, out)
-    elif c == "g":
-        _at_g(text, a, out)
-    elif c == ":":
-        if g == "://":
-            _at_url(text, a, out)
-        else:
-            _at_pass_colon(text, a, out)
-    elif c == "-":
-        _at_flag(text, a, out)
-    elif c == "x":
-        _at_x(text, a, out)
-    elif c == "y":
-        _at_ya29(text, a, out)
-    elif c == "k" and g[1] == "i":
-        _at_cookie(text, a, out)
-    elif c == "w" and text.endswith("htpass", 0, a):
-        _at_htpasswd(text, a + 2, out)
-    elif c == "k" and g[1] in "-_s":
-        if g[1] == "-":
-            _at_sk(text, a - 1, out)
-        elif g[1] == "_":
-            if text[a - 1:a] in ("s", "r"):
-                _at_stripe(text, a - 1, out)
-        else:
-            _at_slack_hook(text, a - 3, out)
-    elif c == "A":
-        _at_a(text, a, out)
-    elif c == "B":
-        _at_pem(text, a - 5, out)
-    elif c == "z":
-        _at_auth(text, a - 6, out)
-    elif c == "G":
-        _at_g_upper(text, a, out)
-    elif c == "J":
-        _at_jwt(text, a - 2, out)
-    else:  # w, k(ey|en), S, C, W, K: the end of a name and its separator
-        _at_assign(text, m, out)
+    _BY_FIRST.get(m.group()[0], _at_assign)(text, m, out)
 
 
 #: rounds of ``find`` + replace at most (a replacement can uncover a shape that a boundary hid)
