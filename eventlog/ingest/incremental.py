@@ -415,20 +415,37 @@ def _parse_claude(st: SourceState, new: list[_Rec], path: str) -> _Chunk:
     records = ctx + new
     pf = claude_code.parse(((r.line, r.value) for r in records), path)
     first_new = new[0].line if new else 0
-    # tool results whose tool_use was read in an earlier call: name them as a full parse would
-    if st.tools:
-        for s in pf.sessions:
-            for m in s.messages:
-                if m.role == "tool" and "name" not in m.extra and m.line >= first_new:
-                    tid = m.extra.get("tool_use_id")
-                    if isinstance(tid, str) and tid in st.tools:
-                        m.extra = _with_name(m.extra, st.tools[tid])
-    # an inline sidechain's or subagent's project is its parent session's first cwd
+    _name_earlier_tool_results(st, pf, first_new)
+    _inherit_parent_project(st, pf)
+    # --- the state for the next call
+    _remember_tools_and_cwds(st, pf)
+    _remember_sidechains(st, new, stem)
+    _track_open(st, ctx, new, pf)
+    return _Chunk(pf, _resolve_summaries(st, pf, path))
+
+
+def _name_earlier_tool_results(st: SourceState, pf: ParsedFile, first_new: int) -> None:
+    """Tool results whose tool_use was read in an earlier call: name them as a full parse would."""
+    if not st.tools:
+        return
+    for s in pf.sessions:
+        for m in s.messages:
+            if m.role == "tool" and "name" not in m.extra and m.line >= first_new:
+                tid = m.extra.get("tool_use_id")
+                if isinstance(tid, str) and tid in st.tools:
+                    m.extra = _with_name(m.extra, st.tools[tid])
+
+
+def _inherit_parent_project(st: SourceState, pf: ParsedFile) -> None:
+    """An inline sidechain's or subagent's project is its parent session's first cwd."""
     for s in pf.sessions:
         parent = s.metadata.get("parent_session")
         if isinstance(parent, str) and parent in st.cwds:
             s.project = st.cwds[parent]
-    # --- the state for the next call
+
+
+def _remember_tools_and_cwds(st: SourceState, pf: ParsedFile) -> None:
+    """Keep each tool call's name by its id, and each session's first cwd, for the next call."""
     for s in pf.sessions:
         for m in s.messages:
             for call in m.tool_calls or ():
@@ -438,6 +455,10 @@ def _parse_claude(st: SourceState, new: list[_Rec], path: str) -> _Chunk:
         cwd = cwd if isinstance(cwd, str) else ""
         if not st.cwds.get(s.key):
             st.cwds[s.key] = cwd
+
+
+def _remember_sidechains(st: SourceState, new: list[_Rec], stem: str) -> None:
+    """Keep each subagent's session, and the root of each inline sidechain record, for the next call."""
     info: dict[str, tuple[str, bool, str]] = {}
     for r in new:
         v = r.value
@@ -454,8 +475,10 @@ def _parse_claude(st: SourceState, new: list[_Rec], path: str) -> _Chunk:
     for uuid, (_parent, side, agent) in info.items():
         if side and not agent:
             st.roots[uuid] = _root(uuid, info, st.roots)
-    _track_open(st, ctx, new, pf)
-    # summaries: resolve those whose leaf is known now (titles are written once per leaf and title)
+
+
+def _resolve_summaries(st: SourceState, pf: ParsedFile, path: str) -> list[tuple[str, str, str]]:
+    """Summaries: resolve those whose leaf is known now (titles are written once per leaf and title)."""
     st.summaries.extend((s.leaf_uuid, s.title, s.line) for s in pf.summaries)
     wanted = {leaf for leaf, _t, _l in st.summaries if leaf not in st.leaves}
     for uuid in wanted & pf.uuids.keys():
@@ -466,7 +489,7 @@ def _parse_claude(st: SourceState, new: list[_Rec], path: str) -> _Chunk:
         leaves = {leaf: (key, ts, 0) for leaf, (key, ts) in st.leaves.items()}
         by_file, _notes = _resolve_titles([path], known, leaves)
         titles = by_file.get(0, [])
-    return _Chunk(pf, titles)
+    return titles
 
 
 def _with_name(extra: dict[str, Any], name: str) -> dict[str, Any]:
