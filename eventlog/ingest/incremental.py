@@ -59,7 +59,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import xxhash
@@ -634,80 +634,165 @@ def _fail(result: SourceResult, e: IngestError, path: str) -> str:
     return result.file.error
 
 
+@dataclass
+class _Open:
+    """One open source file being ingested: what every step of ``_ingest_open`` reads or fills in."""
+
+    f: Any
+    s: os.stat_result
+    path: str
+    real: str
+    state_dir: str
+    result: SourceResult
+
+    def remember(self, st: SourceState, *, error: str = "", fingerprint: Any = None) -> None:
+        _remember(st, self.s, self.state_dir, self.path, self.result, error=error, fingerprint=fingerprint)
+
+
+class _Read(NamedTuple):
+    """The complete lines read from byte ``start``: records, bytes and lines consumed, a partial line taken."""
+
+    records: list[_Rec]
+    start: int
+    consumed: int
+    nlines: int
+    took_partial: bool
+
+
 def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt: str, project: str,
                  final: bool, max_bytes: int | None, max_line: int | None) -> SourceResult:
     s = os.fstat(f.fileno())
-    result = SourceResult(path=path, size=s.st_size, file=FileResult(path))
-    warnings = result.file.warnings
-    st = load_state(state_dir, path) or SourceState(path=real)
-    reason = _reset_reason(st, f, s)
-    if reason:
-        result.reset = reason
-        st = SourceState(path=real)
-    st.dev, st.ino = s.st_dev, s.st_ino
+    op = _Open(f, s, path, real, state_dir, SourceResult(path=path, size=s.st_size, file=FileResult(path)))
+    result = op.result
+    st = _opening_state(op)
     known_fmt = st.format or ("" if fmt == "auto" else fmt)
     if s.st_size == st.position:
-        _remember(st, s, state_dir, path, result)
+        op.remember(st)
         return result
     whole = known_fmt == catbuddy.FORMAT  # a snapshot its harness rewrites: read whole when it changed
     if whole and st.position:
         st = SourceState(path=real, dev=s.st_dev, ino=s.st_ino, format=known_fmt)
+    read = _read_new(op, st, cap=None if whole else max_bytes, final=final or whole, max_line=max_line)
+    if read is None:
+        return result
+    known_fmt = _format_of(op, st, known_fmt, read.records)
+    if not known_fmt:
+        return result
+    result.file.format = known_fmt
+    if _claude_needs_full(known_fmt, st, read):
+        result.reset = "a summary line points at a line read in an earlier call"
+        st = SourceState(path=real, dev=s.st_dev, ino=s.st_ino)
+        read = _reread_whole(op, st, final=final, max_line=max_line)
+        if read is None:
+            return result
+    _store(op, log, st, read, fmt=known_fmt, capped=not whole and max_bytes is not None
+           and s.st_size - read.start > max_bytes, project=project)
+    return result
+
+
+def _opening_state(op: _Open) -> SourceState:
+    """The state kept for the file, or a fresh one when the file was replaced or truncated (``result.reset``)."""
+    st = load_state(op.state_dir, op.path) or SourceState(path=op.real)
+    reason = _reset_reason(st, op.f, op.s)
+    if reason:
+        op.result.reset = reason
+        st = SourceState(path=op.real)
+    st.dev, st.ino = op.s.st_dev, op.s.st_ino
+    return st
+
+
+def _read_new(op: _Open, st: SourceState, *, cap: int | None, final: bool, max_line: int | None) -> _Read | None:
+    """The lines after ``st.position``; None when there are none to parse (the state is then remembered)."""
     start = st.position
     try:
         records, consumed, nlines, took_partial = _read_lines(
-            f, start, s.st_size, st.line, cap=None if whole else max_bytes, final=final or whole,
-            skip_newline=st.partial_taken, path=path, warnings=warnings, max_line=max_line)
+            op.f, start, op.s.st_size, st.line, cap=cap, final=final,
+            skip_newline=st.partial_taken, path=op.path, warnings=op.result.file.warnings, max_line=max_line)
     except IngestError as e:
-        _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
-        return result
+        op.remember(st, error=_fail(op.result, e, op.path))
+        return None
     if consumed == 0:
-        result.mode = "waiting"
-        _remember(st, s, state_dir, path, result)
-        return result
+        op.result.mode = "waiting"
+        op.remember(st)
+        return None
     if not records:  # blank lines only
         st.position, st.line, st.partial_taken = start + consumed, st.line + nlines, took_partial
-        result.mode = "waiting"
-        _remember(st, s, state_dir, path, result, fingerprint=f)
-        return result
+        op.result.mode = "waiting"
+        op.remember(st, fingerprint=op.f)
+        return None
+    return _Read(records, start, consumed, nlines, took_partial)
+
+
+def _format_of(op: _Open, st: SourceState, known_fmt: str, records: list[_Rec]) -> str:
+    """``known_fmt``, else the format the first record shows; "" when none (the error is then remembered)."""
+    if known_fmt:
+        return known_fmt
+    first = records[0].value
+    known_fmt = detect(first) or ""
     if not known_fmt:
-        first = records[0].value
-        known_fmt = detect(first) or ""
-        if not known_fmt:
-            line = records[0].line
-            result.file.error = (f"{path}:{line}: not a transcript (not catbuddy, nanobot, claude-code or codex): "
-                                 f"line {line} is {describe(first)}")
-            result.file.error_line = line
-            _remember(st, s, state_dir, path, result, error=result.file.error)
-            return result
-    result.file.format = known_fmt
-    if known_fmt == claude_code.FORMAT and start > 0 and _claude_summaries_need_full(st, records):
-        result.reset = "a summary line points at a line read in an earlier call"
-        st = SourceState(path=real, dev=s.st_dev, ino=s.st_ino)
-        start = 0
-        try:
-            warnings.clear()
-            records, consumed, nlines, took_partial = _read_lines(f, 0, s.st_size, 0, cap=None, final=final,
-                                                                  skip_newline=False, path=path, warnings=warnings,
-                                                                  max_line=max_line)
-        except IngestError as e:
-            _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
-            return result
+        line = records[0].line
+        op.result.file.error = (f"{op.path}:{line}: not a transcript (not catbuddy, nanobot, claude-code or codex): "
+                                f"line {line} is {describe(first)}")
+        op.result.file.error_line = line
+        op.remember(st, error=op.result.file.error)
+    return known_fmt
+
+
+def _claude_needs_full(fmt: str, st: SourceState, read: _Read) -> bool:
+    """Whether a Claude Code file read from the middle must be read again whole (a summary points back)."""
+    return fmt == claude_code.FORMAT and read.start > 0 and _claude_summaries_need_full(st, read.records)
+
+
+def _reread_whole(op: _Open, st: SourceState, *, final: bool, max_line: int | None) -> _Read | None:
+    """The whole file, from its first byte; None on a bad line (the error is then remembered)."""
+    warnings = op.result.file.warnings
+    try:
+        warnings.clear()
+        records, consumed, nlines, took_partial = _read_lines(op.f, 0, op.s.st_size, 0, cap=None, final=final,
+                                                              skip_newline=False, path=op.path, warnings=warnings,
+                                                              max_line=max_line)
+    except IngestError as e:
+        op.remember(st, error=_fail(op.result, e, op.path))
+        return None
+    return _Read(records, 0, consumed, nlines, took_partial)
+
+
+def _parse_chunk(fmt: str, work: SourceState, records: list[_Rec], path: str) -> _Chunk:
+    if fmt == claude_code.FORMAT:
+        return _parse_claude(work, records, path)
+    if fmt in (nanobot.FORMAT, codex.FORMAT):
+        return _parse_headed(fmt, work, records, path)
+    return _Chunk(_parse(fmt, records, path))
+
+
+def _store(op: _Open, log: Any, st: SourceState, read: _Read, *, fmt: str, capped: bool, project: str) -> None:
+    """Parse ``read``, append its events, and remember the state after it (or the error)."""
+    result = op.result
     work = msgspec.structs.replace(st)  # the state advances only once the events are in the log
     _copy_containers(work)
     try:
-        if known_fmt == claude_code.FORMAT:
-            chunk = _parse_claude(work, records, path)
-        elif known_fmt in (nanobot.FORMAT, codex.FORMAT):
-            chunk = _parse_headed(known_fmt, work, records, path)
-        else:
-            chunk = _Chunk(_parse(known_fmt, records, path))
+        chunk = _parse_chunk(fmt, work, read.records, op.path)
     except IngestError as e:
-        _remember(st, s, state_dir, path, result, error=_fail(result, e, path))
-        return result
-    result.mode = "full" if start == 0 else "incremental"
-    result.bytes_read = consumed
-    result.capped = not whole and max_bytes is not None and s.st_size - start > max_bytes
+        op.remember(st, error=_fail(result, e, op.path))
+        return
+    result.mode = "full" if read.start == 0 else "incremental"
+    result.bytes_read = read.consumed
+    result.capped = capped
     result.file.notes = list(chunk.pf.notes)
+    _write_chunk(log, chunk, work, project, result)
+    if result.file.error is not None:
+        op.remember(st, error=result.file.error)
+        return
+    work.format = fmt
+    work.position = read.start + read.consumed
+    work.line = st.line + read.nlines
+    work.partial_taken = read.took_partial
+    work.capped = result.capped and work.position < op.s.st_size
+    op.remember(work, fingerprint=op.f)
+
+
+def _write_chunk(log: Any, chunk: _Chunk, work: SourceState, project: str, result: SourceResult) -> None:
+    """Append the chunk's events, then the session updates its metadata calls for."""
     target = log() if callable(log) else log
     # One turn of the write lock: the dedup lookups that decide "new", "grown" or "already there"
     # must see what other writers appended (a response another process stored a moment ago).
@@ -719,16 +804,6 @@ def _ingest_open(log: Any, path: str, real: str, f: Any, *, state_dir: str, fmt:
                 extra, _found = _redact(extra)
                 last = target.last_seq
                 result.file.events += sum(1 for seq in target.append_batch(extra) if seq > last)
-    if result.file.error is not None:
-        _remember(st, s, state_dir, path, result, error=result.file.error)
-        return result
-    work.format = known_fmt
-    work.position = start + consumed
-    work.line = st.line + nlines
-    work.partial_taken = took_partial
-    work.capped = result.capped and work.position < s.st_size
-    _remember(work, s, state_dir, path, result, fingerprint=f)
-    return result
 
 
 def _copy_containers(st: SourceState) -> None:
