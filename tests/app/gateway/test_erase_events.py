@@ -78,7 +78,9 @@ def _remote(how: str, ws: Workspace, owner: str, request: Any) -> Any:
 
 
 @pytest.mark.parametrize("how", ["direct", "http"])
-def test_an_erase_empties_the_erased_events_at_the_gateway_and_nothing_brings_them_back(tmp_path, how, request):
+def test_an_erase_empties_the_erased_events_at_the_gateway_and_nothing_brings_them_back(tmp_path, how, request,
+                                                                                      server):
+    # ``server`` first in both modes: starting the gateway migrates the schema, which account() needs on a new database
     secret = f"PERSIMMON-{uuid.uuid4().hex}"
     owner, mate = account("owner"), fresh_email("mate")
     store = MySQLEventStore(MYSQL_URL)
