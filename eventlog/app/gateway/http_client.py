@@ -202,6 +202,23 @@ class Client:
 # --------------------------------------------------------------------------- logging in
 
 
+def connect(url: str | GatewayURL, token: str, *, timeouts: Timeouts | None = None) -> tuple[Client, W.Me]:
+    """A client of the gateway server with the token, and who the server says the token is (``/me``).
+
+    Refused (``BackendError``, the client closed) when the server speaks another sync API version.
+    """
+    client = Client(url, token=token, timeouts=timeouts)
+    try:
+        me = client.request("GET", "/me", None, W.Me)
+    except BaseException:
+        client.close()
+        raise
+    if me.api != W.API_VERSION:
+        client.close()
+        raise BackendError(f"gateway {client.url.base} speaks sync API {me.api}, this evlog {W.API_VERSION}")
+    return client, me
+
+
 def login(home: str, url: str, email: str, password: str, *, label: str = "",
           timeouts: Timeouts | None = None) -> W.LoginResult:
     """Get a sync token for ``email`` from the gateway at ``url`` and keep it in the workspace at ``home``."""
@@ -255,15 +272,7 @@ class HttpRemote(Remote):
     """The gateway as an HTTP sync API (see the module docstring); a ``sync.Remote``."""
 
     def __init__(self, url: str | GatewayURL, token: str, *, timeouts: Timeouts | None = None) -> None:
-        self.client = Client(url, token=token, timeouts=timeouts)
-        try:
-            me = self.client.request("GET", "/me", None, W.Me)
-        except BaseException:
-            self.client.close()
-            raise
-        if me.api != W.API_VERSION:
-            self.client.close()
-            raise BackendError(f"gateway {self.client.url.base} speaks sync API {me.api}, this evlog {W.API_VERSION}")
+        self.client, me = connect(url, token, timeouts=timeouts)
         self.user = User(me.user_id, me.email, me.created_ms)
         self.target = me.target
         self.max_row_bytes = me.max_row_bytes

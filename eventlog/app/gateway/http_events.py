@@ -31,10 +31,9 @@ from typing import Annotated, Any
 
 import msgspec
 
-from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.connection import Timeouts
 from eventlog.app.gateway.event_store import screen_envelopes
-from eventlog.app.gateway.http_client import Client, GatewayURL, NoRoute
+from eventlog.app.gateway.http_client import GatewayURL, NoRoute, connect
 from eventlog.app.gateway.users import normalize_email
 from eventlog.errors import BackendError, ConfigError
 from eventlog.replication.envelope import Replicated
@@ -83,15 +82,7 @@ class HttpEventStore:
     """``EventStore`` of the token's account at a gateway server (see the module docstring)."""
 
     def __init__(self, url: str | GatewayURL, token: str, *, timeouts: Timeouts | None = None) -> None:
-        self.client = Client(url, token=token, timeouts=timeouts)
-        try:
-            me = self.client.request("GET", "/me", None, W.Me)
-        except BaseException:
-            self.client.close()
-            raise
-        if me.api != W.API_VERSION:
-            self.client.close()
-            raise BackendError(f"gateway {self.client.url.base} speaks sync API {me.api}, this evlog {W.API_VERSION}")
+        self.client, me = connect(url, token, timeouts=timeouts)
         self.account = me.email
         self.max_body_bytes = me.max_body_bytes
 
