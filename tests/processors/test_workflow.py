@@ -18,7 +18,7 @@ from processors.extract.offline import extract
 from processors.extract.workflow import command_facts, manifest_facts, normalise
 from tests.conftest import REPO, real_data
 
-P = "/work/p"
+P = "/srv/p"
 
 
 def call(n: int, name: str, **args: object) -> Entry:
@@ -53,7 +53,7 @@ def texts(ops) -> list[str]:  # noqa: ANN001
 
 def test_a_command_run_again_after_edits_is_a_project_command_whatever_its_name() -> None:
     s = session(("edit", ""), ("bash", "zork verify --deep 2>&1 | tail -20"), ("edit", ""),
-                ("bash", "cd /work/p && zork verify --deep tests/unit_test.zz"))
+                ("bash", "cd /srv/p && zork verify --deep tests/unit_test.zz"))
     ops = command_facts(s)
     assert texts(ops) == ["The project is worked on with `zork verify --deep` (run 2 times after edits)."]
     assert ops[0].scope == "project" and ops[0].subject == "project" and ops[0].project == P
