@@ -6,6 +6,7 @@ its own (one day apart), and Dream runs after each one, as it would between sess
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -72,3 +73,21 @@ def outcome(facts: list[Fact], case: Case) -> str:
     if not any(holds(t, case.gone) for t in left):
         return f"no superseded fact holds {case.gone!r}; all: {[(f.state, f.text) for f in facts]}"
     return "ok"
+
+
+def failures_of(cases: list[Case], root: os.PathLike[str]) -> list[str]:
+    """Each case in a workspace of its own under ``root`` (a path): "name: what went wrong" for every case not ok."""
+    from eventlog.app.workspace import init_workspace
+
+    failures = []
+    for i, case in enumerate(cases):
+        home = os.path.join(root, f"case{i}")
+        init_workspace(home)
+        ws = Workspace.open(home, writable=True)
+        try:
+            result = outcome(run_case(ws, case), case)
+        finally:
+            ws.close()
+        if result != "ok":
+            failures.append(f"{case.name}: {result}")
+    return failures

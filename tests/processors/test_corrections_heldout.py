@@ -6,8 +6,7 @@ Its rate is reported on its own: the rules were not shaped by these cases. Run i
 
 from __future__ import annotations
 
-from eventlog.app.workspace import Workspace, init_workspace
-from tests.memory_pipeline import Case, outcome, run_case
+from tests.memory_pipeline import Case, failures_of
 
 HELD_OUT = [
     Case("moved", ("I live in Madrid.", "I've moved to Valencia."), "Valencia", "Madrid"),
@@ -51,17 +50,7 @@ FLOOR = 0.7
 
 
 def test_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
-    failures = []
-    for i, case in enumerate(HELD_OUT):
-        home = str(evlog_home / f"case{i}")
-        init_workspace(home)
-        ws = Workspace.open(home, writable=True)
-        try:
-            result = outcome(run_case(ws, case), case)
-        finally:
-            ws.close()
-        if result != "ok":
-            failures.append(f"{case.name}: {result}")
+    failures = failures_of(HELD_OUT, evlog_home)
     rate = 1 - len(failures) / len(HELD_OUT)
     with capsys.disabled():
         print(f"\nheld-out corrections: {len(HELD_OUT) - len(failures)}/{len(HELD_OUT)} = {rate:.0%} "

@@ -7,8 +7,7 @@ them: their rate is reported on its own, beside the first held-out set and the t
 
 from __future__ import annotations
 
-from eventlog.app.workspace import Workspace, init_workspace
-from tests.memory_pipeline import Case, outcome, run_case
+from tests.memory_pipeline import Case, failures_of
 
 HELD_OUT_2 = [
     Case("moved back", ("I live in Chicago.", "We moved back to Denver in the spring."), "Denver", "Chicago"),
@@ -56,17 +55,7 @@ FLOOR = 0.8  # 17/26 = 65% before the second round of tuning, 22/26 = 85% after 
 
 
 def test_second_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
-    failures = []
-    for i, case in enumerate(HELD_OUT_2):
-        home = str(evlog_home / f"case{i}")
-        init_workspace(home)
-        ws = Workspace.open(home, writable=True)
-        try:
-            result = outcome(run_case(ws, case), case)
-        finally:
-            ws.close()
-        if result != "ok":
-            failures.append(f"{case.name}: {result}")
+    failures = failures_of(HELD_OUT_2, evlog_home)
     ok = len(HELD_OUT_2) - len(failures)
     with capsys.disabled():
         print(f"\nsecond held-out corrections: {ok}/{len(HELD_OUT_2)} = {ok / len(HELD_OUT_2):.0%} "
