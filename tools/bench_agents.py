@@ -26,6 +26,14 @@ noisy: medians over many runs, not a best case).
     prompt, a response with a tool call, its result). Baseline: ``evlog --help``. The
     details also give the time of ``evlog ingest`` of the whole file (nothing new), what a
     hook without incremental reading would pay at least.
+``hooks_warm_1m`` (target: p95 <= 150 ms)
+    p95 wall time of the ``SessionStart`` and ``UserPromptSubmit`` hooks (``evlog hook
+    claude-code`` as a subprocess, alternating) on a workspace of 1,000,000 messages (100,000
+    with ``--quick``) with its recall index and full MEMORY.md files, while ``evlog daemon``
+    runs (its first round done): the daemon answers them on its socket
+    (``eventlog.app.agents.hook_socket``). Baseline: ``python -c pass``, the floor of any
+    Python process. The details give the same hooks with no daemon (in their own process),
+    which must be no worse than before.
 ``mcp_recall_1m`` (target: p50 <= 50 ms)
     Round trip of the MCP tool ``recall`` (the SDK's stdio client against an ``evlog mcp``
     subprocess, after start-up and a warm-up call) over a workspace of 1,000,000 messages
@@ -365,7 +373,88 @@ def bench_recall(tmp: str, quick: bool, runs: int) -> Result:
                            "build_s": round(built, 1), "load": load()})
 
 
+def _wait_for_first_round(home: str, proc: subprocess.Popen, limit: float = 900.0) -> None:
+    from eventlog.app.agents.hook_socket import socket_path
+    from processors.daemon import read_daemon_state
+
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the daemon exited")
+        state = read_daemon_state(home) or {}
+        jobs = [j for j in state.get("jobs", {}).values() if j.get("interval")]
+        if (os.path.exists(socket_path(home)) and jobs and "current_job" not in state
+                and all(j.get("runs") for j in jobs)):
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the daemon's first round did not end in time")
+
+
+def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
+    from eventlog.app import recall
+    from eventlog.app.workspace import Workspace
+
+    rng = random.Random(SEED + 3)
+    n = 100_000 if quick else 1_000_000
+    home = os.path.join(tmp, "warm")
+    project = os.path.join(tmp, "wrepo")
+    os.makedirs(os.path.join(project, "src"))
+    progress(f"warm hooks: building a workspace of {n} messages, its memory and recall index")
+    build_messages(home, n, sessions=2000, rng=rng, project=project)
+    add_memory(home, project, rng)
+    with Workspace.open(home, writable=True) as ws:
+        recall.rebuild(ws)
+        ws.flush()
+    cwd = os.path.join(project, "src")
+    start = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup", "cwd": cwd,
+             "transcript_path": os.path.join(tmp, "none.jsonl")}
+    prompt = {**start, "hook_event_name": "UserPromptSubmit", "prompt": sentence(rng, 8)}
+    hook = [sys.executable, "-c", "from eventlog.entry import main; main()", "--home", home, "hook", "claude-code"]
+
+    def one(payload: dict[str, Any]) -> float:
+        t0 = time.perf_counter()
+        r = subprocess.run(hook, input=json.dumps(payload).encode(), capture_output=True, cwd=REPO, env=ENV)
+        took = time.perf_counter() - t0
+        if r.returncode != 0 or r.stderr:
+            raise RuntimeError(f"hook failed: {r.returncode} {r.stderr.decode(errors='replace')}")
+        return took
+
+    def floor() -> float:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=ENV)
+        return time.perf_counter() - t0
+
+    turn = iter(range(10**9))
+
+    def either() -> float:
+        return one(start if next(turn) % 2 else prompt)
+
+    progress("warm hooks: no daemon (each hook in its own process)")
+    cold, _ = interleaved(max(runs // 2, 5), either, floor)
+    progress("warm hooks: starting the daemon and waiting for its first round")
+    daemon = subprocess.Popen([*hook[:3], "--home", home, "daemon", "--llm", "offline"], cwd=REPO, env=ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_first_round(home, daemon)
+        progress("warm hooks: timing with the daemon")
+        warm, base = interleaved(runs * 2, either, floor)
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
+
+    def p95(xs: list[float]) -> float:
+        return sorted(xs)[min(len(xs) - 1, int(len(xs) * 0.95))] * 1000
+
+    return Result("hooks_warm_1m", p95(warm), statistics.median(base) * 1000, "ms", len(warm),
+                  "python -c pass (median)", 150.0, "ours",
+                  details={"messages": n, "runs": len(warm), "load": load(),
+                           "warm_p50_ms": round(statistics.median(warm) * 1000, 1),
+                           "no_daemon_p50_ms": round(statistics.median(cold) * 1000, 1),
+                           "no_daemon_p95_ms": round(p95(cold), 1)})
+
+
 BENCHES: dict[str, Callable[[str, bool, int], Result]] = {
+    "hooks_warm_1m": bench_warm_hooks,
     "hook_session_start_100k": bench_session_start,
     "hook_stop_20mb": bench_stop,
     "mcp_recall_1m": bench_recall,

@@ -28,8 +28,10 @@ def daemon(ctx: click.Context, llm_kind: str | None, model: str | None, once: bo
     is committed). Intervals are the 'schedule' in evlog.json (seconds; 0 turns a job
     off; a job missing there runs at its default). watch (ingest grown transcripts of
     the folders in 'watch', like 'evlog watch') is off until schedule.watch is set.
-    A second daemon on a workspace whose daemon runs is refused.
-    'evlog daemon install' runs it as a user service instead.
+    A second daemon on a workspace whose daemon runs is refused. While it runs it answers
+    the SessionStart and UserPromptSubmit hooks of its workspace on run/hooks.sock (a 0700
+    folder), so a hook pays only Python's start-up; with no daemon, hooks run in their own
+    process as before. 'evlog daemon install' runs it as a user service instead.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -37,6 +39,7 @@ def daemon(ctx: click.Context, llm_kind: str | None, model: str | None, once: bo
     import sys
     import threading
 
+    from eventlog.app.agents.hook_socket import HookServer
     from eventlog.app.agents.watch import run_once as watch_once
     from processors.daemon import Heartbeat, close_logger, daemon_logger, run_daemon
 
@@ -45,10 +48,14 @@ def daemon(ctx: click.Context, llm_kind: str | None, model: str | None, once: bo
         signal.signal(sig, lambda *_: stop.set())
     with open_workspace(ctx, writable=True) as ws:
         logger = daemon_logger(ws.home, stream=sys.stderr)
+        hooks = HookServer(ws.home, log=logger.info)
         try:
+            if not once:
+                hooks.start()  # SessionStart/UserPromptSubmit hooks answered warm (or, if it cannot, in their process)
             run_daemon(ws, _llm(llm_kind, model, ws, on_fallback=logger.warning), stop=stop, log=logger.info, once=once,
                        jobs={"watch": watch_once}, heartbeat=Heartbeat(ws.home))
         finally:
+            hooks.close()
             close_logger(logger)
 
 

@@ -1,0 +1,116 @@
+"""The ``evlog`` console script: a context hook goes to the warm daemon, everything else to the CLI.
+
+``evlog [--home H] hook claude-code|codex [--budget N] [--max-bytes N] [--timeout S]`` with
+a ``SessionStart`` or ``UserPromptSubmit`` payload on stdin is first offered to the running
+daemon (``eventlog.app.agents.hook_socket``) before click or any of evlog's layers is
+imported, so the hook pays only Python's start-up. Any other command line, any other event,
+``$EVLOG_HEADLESS``, an option this parser does not know, or no daemon: the payload already
+read is handed to the normal CLI (``eventlog.cli.main``), which behaves exactly as it would
+have (its own option errors included).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import NamedTuple
+
+_GLOBAL_OPTIONS = ("--home", "--lock-timeout")
+_HOOK_OPTIONS = ("--budget", "--max-bytes", "--timeout")
+
+
+class HookPlan(NamedTuple):
+    """A hook command line the daemon may answer, with the CLI's defaults filled in."""
+
+    home: str
+    harness: str
+    budget: int = 8000
+    max_bytes: int = 8 * 1024 * 1024
+    timeout: float = 20.0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    plan = hook_plan(sys.argv[1:], os.environ)
+    if plan is not None:
+        raw = sys.stdin.buffer.read(_max_payload() + 1)
+        if _served_by_daemon(plan, raw):
+            return
+        sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    from eventlog.cli import main as cli_main
+
+    cli_main()
+
+
+def hook_plan(argv: list[str], env: dict[str, str] | os._Environ[str]) -> HookPlan | None:
+    """The plan of a hook command line this module may serve, else None (the CLI handles it)."""
+    if env.get("EVLOG_HEADLESS"):
+        return None
+    values: dict[str, str] = {}
+    rest = _take_options(argv, _GLOBAL_OPTIONS, values)
+    if rest is None or len(rest) < 2 or rest[0] != "hook" or rest[1] not in ("claude-code", "codex"):
+        return None
+    hook_values: dict[str, str] = {}
+    if _take_options(rest[2:], _HOOK_OPTIONS, hook_values) != []:
+        return None
+    home = values.get("--home") or env.get("EVLOG_HOME") or os.path.join(os.path.expanduser("~"), ".evlog")
+    budget = _number(hook_values.get("--budget"), int, 500, 8000)
+    max_bytes = _number(hook_values.get("--max-bytes"), int, 1024, 8 * 1024 * 1024)
+    timeout = _number(hook_values.get("--timeout"), float, 0.5, 20.0)
+    if budget is None or max_bytes is None or timeout is None:
+        return None  # the CLI says what is wrong
+    return HookPlan(home, rest[1], int(budget), int(max_bytes), float(timeout))
+
+
+def _number(text: str | None, kind: type[int] | type[float], least: float, default: float) -> float | None:
+    """The option's value (``default`` when absent), or None when the CLI would refuse it."""
+    if text is None:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        return None
+    return value if value >= least else None
+
+
+def _take_options(argv: list[str], names: tuple[str, ...], into: dict[str, str]) -> list[str] | None:
+    """``argv`` after its leading ``--name value`` / ``--name=value`` options (None at an unknown option)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        name, eq, value = argv[i].partition("=")
+        if name not in names:
+            return None
+        if not eq:
+            if i + 1 >= len(argv):
+                return None
+            value = argv[i + 1]
+            i += 1
+        into[name] = value
+        i += 1
+    return argv[i:]
+
+
+def _max_payload() -> int:
+    from eventlog.app.agents.hook_socket import MAX_PAYLOAD_BYTES
+
+    return MAX_PAYLOAD_BYTES
+
+
+def _served_by_daemon(plan: HookPlan, raw: bytes) -> bool:
+    """True when the daemon answered (its output printed); False: run the hook in this process."""
+    from eventlog.app.agents import hook_socket
+
+    if len(raw) > hook_socket.MAX_PAYLOAD_BYTES or not hook_socket.context_event(raw):
+        return False
+    answer = hook_socket.ask_daemon(plan.home, plan.harness, raw, budget=plan.budget, max_bytes=plan.max_bytes,
+                                    timeout=min(3.0, plan.timeout / 2))
+    if answer is None:
+        return False
+    stdout, notes = answer
+    for line in notes:
+        sys.stderr.write(f"evlog hook: {line}\n")
+    if stdout:
+        sys.stdout.write(stdout + "\n")
+        sys.stdout.flush()
+    return True
