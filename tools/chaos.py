@@ -505,6 +505,8 @@ class Chaos:
         for dirpath, _dirs, files in os.walk(self.a):
             for name in files:
                 path = os.path.join(dirpath, name)
+                if not os.path.isfile(path) or os.path.islink(path):
+                    continue  # the daemon's hook socket: no bytes
                 with open(path, "rb") as f:
                     data = f.read()
                 found += [f"{os.path.relpath(path, self.a)}: {t.decode()}" for t in wanted if t in data]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -456,6 +457,8 @@ def _workspace_files(ws: Workspace, *, segments: bool = False) -> Iterator[str]:
             path = os.path.join(root, name)
             if not segments and os.path.abspath(root) == log_dir and name.endswith(".jsonl"):
                 continue
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                continue  # the daemon's hook socket (run/hooks.sock), a FIFO: no bytes to erase
             yield path
     projects = list(getattr(ws.config, "projects", []) or [])
     for project in projects:

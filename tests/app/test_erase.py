@@ -644,3 +644,47 @@ def test_the_daemons_log_and_heartbeat_lose_an_erased_text(tmp_path):
         lines = f.read().splitlines()
     assert lines[0].endswith("dream ok") and lines[2].endswith("snapshot ok") and len(lines) == 3
     assert not os.path.exists(os.path.join(home, "state", "daemon.json"))
+
+
+def test_erase_works_beside_the_daemons_hook_socket(tmp_path):
+    """A running (or killed) daemon leaves run/hooks.sock in the workspace: erase skips it, it has no bytes."""
+    import socket
+    import tempfile
+
+    short = tempfile.mkdtemp(prefix="evs-", dir="/tmp")  # a socket path must stay short
+    try:
+        home = os.path.join(short, "ws")
+        _build(home)
+        os.makedirs(os.path.join(home, "run"), mode=0o700)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(os.path.join(home, "run", "hooks.sock"))
+        try:
+            with Workspace.open(home, writable=True) as ws:
+                assert erase(ws, Target("session", "secret-s")).remaining == []
+        finally:
+            sock.close()
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def test_a_fifo_in_the_workspace_does_not_stall_erase(tmp_path):
+    """Reading a FIFO blocks until a writer comes: erase looks only at regular files."""
+    import threading
+
+    home = str(tmp_path / "ws")
+    _build(home)
+    fifo = os.path.join(home, "state", "stray.fifo")
+    os.mkfifo(fifo)
+    done: list[object] = []
+
+    def run() -> None:
+        with Workspace.open(home, writable=True) as ws:
+            done.append(erase(ws, Target("session", "secret-s")).remaining)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(60)
+    if t.is_alive():  # unblock the reader so the test process can end
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        t.join(60)
+    assert done == [[]], "erase stalled on a FIFO"
