@@ -33,6 +33,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from processors.extract import manifests
 from processors.extract.model import Entry, FactOp
 
 MIN_RUNS = 2
@@ -47,6 +48,7 @@ _EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_pa
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;)\s*")
 _REDIRECT = re.compile(r"^\d?>>?|^&>|^<")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish"})
 _PATHISH = re.compile(r"/|\.\w{1,5}$|^\.{1,2}$|^~")
 
 
@@ -58,6 +60,8 @@ class _Seen:
     after_edit: bool = False
     typed: bool = False
     first_time: str = ""
+    fixed: bool = False  # it failed, files were edited, then it succeeded: the check of a fix
+    failed_at: int = -1  # the edit count when it last failed (-1: it has not failed since it last passed)
 
 
 def normalise(command: str) -> str:
@@ -104,6 +108,18 @@ def _calls(e: Entry) -> list[tuple[str, str, dict]]:
     return out
 
 
+def shell_line(args: dict) -> str | None:
+    """The shell line a tool call runs: a ``command`` string, or an argv list (``["bash", "-lc", LINE]``)."""
+    command = args.get("command")
+    if isinstance(command, str):
+        return command
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        if len(command) >= 3 and command[-2] in ("-c", "-lc") and command[0].rsplit("/", 1)[-1] in _SHELLS:
+            return command[-1]
+        return shlex.join(command)
+    return None
+
+
 def _failed(entries: list[Entry]) -> set[str]:
     """The ids of tool calls whose result is an error or a refusal."""
     return {str(e.meta.get("tool_call_id")) for e in entries
@@ -124,35 +140,44 @@ def _user_words(entries: list[Entry]) -> list[tuple[Entry, str]]:
     return out
 
 
+def _typed(e: Entry, seen: dict[str, _Seen]) -> None:
+    for typed in _BASH_INPUT.findall(e.text or ""):
+        cmd = normalise(typed.strip())
+        if cmd:
+            s = seen.setdefault(cmd, _Seen(cmd, first_time=e.time))
+            s.typed, s.runs = True, s.runs + 1
+            s.refs.append(e.ref)
+
+
 def _scan(entries: list[Entry]) -> dict[str, _Seen]:
     failed = _failed(entries)
     seen: dict[str, _Seen] = {}
-    edited = False
+    fails: dict[str, int] = {}  # command -> the edit count when it last failed
+    edits = 0
     for e in entries:
         if e.role == "user":
-            for typed in _BASH_INPUT.findall(e.text or ""):
-                cmd = normalise(typed.strip())
-                if cmd:
-                    s = seen.setdefault(cmd, _Seen(cmd, first_time=e.time))
-                    s.typed, s.runs = True, s.runs + 1
-                    s.refs.append(e.ref)
+            _typed(e, seen)
             continue
         if e.role != "assistant":
             continue  # a subagent's calls count too: they ran in the same project, with the same approval
         for call_id, name, args in _calls(e):
-            if name in _EDIT_TOOLS and call_id not in failed:
-                edited = True
+            if name in _EDIT_TOOLS:
+                edits += call_id not in failed
                 continue
-            command = args.get("command")
-            if not isinstance(command, str) or call_id in failed:
+            line = shell_line(args)
+            cmd = normalise(line) if line else ""
+            if not cmd:
                 continue
-            cmd = normalise(command)
-            if cmd:
-                s = seen.setdefault(cmd, _Seen(cmd, first_time=e.time))
-                s.runs += 1
-                s.after_edit = s.after_edit or edited
-                if e.ref not in s.refs:
-                    s.refs.append(e.ref)
+            if call_id in failed:
+                fails[cmd] = edits
+                continue
+            s = seen.setdefault(cmd, _Seen(cmd, first_time=e.time))
+            s.runs += 1
+            s.after_edit = s.after_edit or edits > 0
+            s.fixed = s.fixed or (cmd in fails and edits > fails[cmd])  # failed, files changed, now it passes
+            fails.pop(cmd, None)
+            if e.ref not in s.refs:
+                s.refs.append(e.ref)
     return seen
 
 
@@ -163,14 +188,36 @@ def _merged(seen: dict[str, _Seen]) -> dict[str, _Seen]:
         s = seen[cmd]
         base = next((b for b in out if cmd.startswith(b + " ")), None)
         if base is None:
-            out[cmd] = _Seen(cmd, list(s.refs), s.runs, s.after_edit, s.typed, s.first_time)
+            out[cmd] = _Seen(cmd, list(s.refs), s.runs, s.after_edit, s.typed, s.first_time, s.fixed)
             continue
         b = out[base]
         b.runs += s.runs
         b.after_edit = b.after_edit or s.after_edit
         b.typed = b.typed or s.typed
+        b.fixed = b.fixed or s.fixed
         b.refs += [r for r in s.refs if r not in b.refs]
     return out
+
+
+def _declared_task(command: str, declared: set[str]) -> str:
+    """The part of ``command`` that runs a task the project's files declare (``pnpm dev``, ``npm run build``), or ""."""
+    words = command.split()
+    at = 2 if len(words) > 2 and words[1] == "run" else 1
+    return " ".join(words[:at + 1]) if words[at].casefold() in declared else ""
+
+
+def _fact_text(s: _Seen, declared: set[str]) -> str:
+    times = "once" if s.runs == 1 else f"{s.runs} times"
+    if s.typed:
+        return f"The user runs `{s.command}` in this project."
+    if s.runs >= MIN_RUNS and s.after_edit:
+        return f"The project is worked on with `{s.command}` (run {s.runs} times after edits)."
+    if s.fixed:
+        return f"The project is worked on with `{s.command}` (it failed, files were edited, then it passed)."
+    task = _declared_task(s.command, declared)
+    if task:
+        return f"The project is worked on with `{task}` (a task the project's own files declare; run {times})."
+    return ""
 
 
 def command_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
@@ -181,17 +228,15 @@ def command_facts(entries: list[Entry], known: frozenset[str] | set[str] = froze
     ops: list[FactOp] = []
     project = next((e.project for e in entries if e.project), "")
     words = _user_words(entries)
+    declared = {n.casefold() for m in _manifest_reads(entries) for n in m[3].declared}
+    declared |= {n.casefold() for k in known for n in manifests.declared_in(k)}
     for s in _merged(_scan(entries)).values():
         named = next((e for e, w in words if f" {s.command.casefold()} " in w), None) if not s.typed else None
         if named is not None:  # the user named it in their own words, and it then ran: their command
             s.typed, s.refs, s.first_time = True, [named.ref], named.time
-        if s.typed:
-            text = f"The user runs `{s.command}` in this project."
-        elif s.runs >= MIN_RUNS and s.after_edit:
-            text = f"The project is worked on with `{s.command}` (run {s.runs} times after edits)."
-        else:
-            continue
-        if any(f"`{s.command}`" in k for k in known):
+        text = _fact_text(s, declared)
+        shown = text[text.find("`"):text.find("`", text.find("`") + 1) + 1].casefold()
+        if not text or any(shown in k for k in known) or any(shown in o.text.casefold() for o in ops):
             continue
         ops.append(FactOp(op="add", text=text, subject="project", scope="project", section="Project Context",
                           when=s.first_time, sources=s.refs[:3], project=project,
@@ -203,92 +248,73 @@ def command_facts(entries: list[Entry], known: frozenset[str] | set[str] = froze
 
 _LINE_NO = re.compile(r"^\s*\d+(?:→|\t)", re.MULTILINE)
 _READ_TOOLS = frozenset({"Read", "read_file", "view"})
-MAX_DEPS = 10
+#: Shell programs that print a file: ``cat package.json`` in a shell-only agent (Codex) is a read.
+_PRINTERS = frozenset({"cat", "head", "sed", "nl", "bat", "less", "more", "type", "Get-Content"})
 
 
-def _package_json(text: str) -> list[str]:
-    data, _end = json.JSONDecoder().raw_decode(text.lstrip())  # a harness may append a note after the file
-    if not isinstance(data, dict):
-        return []
-    out = []
-    deps = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
-    if deps:
-        named = [f"{k} {v}" for k, v in deps.items() if isinstance(v, str) and not k.startswith("@types/")][:MAX_DEPS]
-        out.append("depends on " + ", ".join(named))
-    scripts = data.get("scripts") or {}
-    if isinstance(scripts, dict) and scripts:
-        out.append("has the scripts " + ", ".join(f"{k} ({v})" for k, v in list(scripts.items())[:8]
-                                                  if isinstance(v, str)))
-    if isinstance(data.get("packageManager"), str):
-        out.append(f"uses the package manager {data['packageManager']}")
-    return out
+def _shell_read(line: str) -> str:
+    """The file a shell line prints whole or in part (``cd app && cat package.json``, ``sed -n 1,80p go.mod``), or ""."""
+    parts = [p for p in _SPLIT.split(line.strip()) if p]
+    if not parts or len(parts) > 2 or "|" in parts[-1]:
+        return ""
+    where = parts[0][3:].strip() if len(parts) == 2 and parts[0].startswith("cd ") else ""
+    try:
+        tokens = shlex.split(parts[-1])
+    except ValueError:
+        return ""
+    files = [t for t in tokens[1:] if not t.startswith("-") and not re.match(r"^\d+(,\d+)?p$", t)]
+    if not tokens or tokens[0] not in _PRINTERS or len(files) != 1:
+        return ""
+    return f"{where.rstrip('/')}/{files[0]}" if where and not files[0].startswith("/") else files[0]
 
 
-def _mix_exs(text: str) -> list[str]:
-    out = []
-    elixir = re.search(r'elixir:\s*"([^"]+)"', text)
-    deps = re.findall(r'\{:(\w+),\s*"([^"]+)"', text)
-    if elixir:
-        out.append(f"needs Elixir {elixir.group(1)}")
-    if deps:
-        out.append("depends on " + ", ".join(f"{n} {v}" for n, v in deps[:MAX_DEPS]))
-    return out
+def _where(path: str, project: str) -> str:
+    """How a fact names the file: its path under the project ("todo-app/package.json"), else its name."""
+    path = path.replace("\\", "/")
+    name = path.rsplit("/", 1)[-1]
+    if project and path.startswith(project.rstrip("/") + "/"):
+        return path[len(project.rstrip("/")) + 1:]
+    if not path.startswith(("/", "~")) and ".." not in path.split("/"):
+        return path.removeprefix("./")
+    return name
 
 
-def _toml(text: str) -> list[str]:
-    import tomllib
-
-    data = tomllib.loads(text)
-    raw = data.get("project")
-    project: dict = raw if isinstance(raw, dict) else {}
-    out = []
-    if isinstance(project.get("requires-python"), str):
-        out.append(f"needs Python {project['requires-python']}")
-    deps = project.get("dependencies") or list((data.get("dependencies") or {}).items())
-    named = [d if isinstance(d, str) else f"{d[0]} {d[1] if isinstance(d[1], str) else d[1].get('version', '')}".strip()
-             for d in deps[:MAX_DEPS] if isinstance(d, str | tuple)]
-    if named:
-        out.append("depends on " + ", ".join(named))
-    return out
-
-
-def _go_mod(text: str) -> list[str]:
-    go = re.search(r"^go\s+(\S+)", text, re.MULTILINE)
-    reqs = re.findall(r"^\s*([\w.\-/]+)\s+(v[\w.\-+]+)", text, re.MULTILINE)
-    return ([f"needs Go {go.group(1)}"] if go else []) + (
-        ["depends on " + ", ".join(f"{n} {v}" for n, v in reqs[:MAX_DEPS])] if reqs else [])
-
-
-#: Manifest file names and how to read them: what a project declares about its stack.
-MANIFESTS = {"package.json": _package_json, "mix.exs": _mix_exs, "pyproject.toml": _toml, "Cargo.toml": _toml,
-             "go.mod": _go_mod}
-
-
-def manifest_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
-    """Project facts from the manifests (``MANIFESTS``) a tool call read successfully, marked as from that file."""
+def _manifest_reads(entries: list[Entry]) -> list[tuple[str, str, Entry, manifests.Manifest]]:
+    """(file as named, file name, the call, what it declares) for each manifest a tool call read successfully."""
     reads: dict[str, tuple[str, Entry]] = {}
     for e in entries:
         if e.role == "assistant":
             for call_id, name, args in _calls(e):
-                path = args.get("file_path") or args.get("path")
-                if name in _READ_TOOLS and isinstance(path, str) and path.rsplit("/", 1)[-1] in MANIFESTS:
-                    reads[call_id] = (path.rsplit("/", 1)[-1], e)
-    ops: list[FactOp] = []
+                path = args.get("file_path") or args.get("path") if name in _READ_TOOLS else None
+                line = shell_line(args) if path is None else None
+                path = path if isinstance(path, str) else _shell_read(line) if line else ""
+                if path.replace("\\", "/").rsplit("/", 1)[-1] in manifests.PARSERS:
+                    reads[call_id] = (path, e)
+    out = []
     done: set[str] = set()
     for e in entries:
         call_id = str(e.meta.get("tool_call_id") or "")
         if e.role != "tool" or call_id not in reads or e.meta.get("is_error"):
             continue
-        name, call = reads[call_id]
-        if name in done:
+        path, call = reads[call_id]
+        where = _where(path, call.project)
+        if where in done:
             continue
         try:
-            said = MANIFESTS[name](_LINE_NO.sub("", e.text or ""))
-        except (ValueError, TypeError, AttributeError, IndexError):
+            said = manifests.read(where.rsplit("/", 1)[-1], _LINE_NO.sub("", e.text or ""))
+        except (ValueError, TypeError, AttributeError, IndexError, KeyError):
             continue  # a cut or odd file: nothing read from it
-        done.add(name)
-        for part in said:
-            text = f"The project's {name} {part} (read from the project's own file)."
+        done.add(where)
+        out.append((where, where.rsplit("/", 1)[-1], call, said))
+    return out
+
+
+def manifest_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
+    """Project facts from the manifests (``manifests.PARSERS``) a tool call read successfully, marked as from that file."""
+    ops: list[FactOp] = []
+    for where, name, call, said in _manifest_reads(entries):
+        for part in said.said:
+            text = f"The project's {where} {part} (read from the project's own file)."
             if text.casefold() in known or len(text) > 400:
                 continue
             ops.append(FactOp(op="add", text=text, subject="project", scope="project", section="Project Context",
