@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 MAX_DEPS = 10
 MAX_TASKS = 12
@@ -86,18 +87,18 @@ def _toml(text: str) -> Manifest:
 
     data = tomllib.loads(text)
     out = Manifest()
-    project = next((data[k] for k in ("project", "package") if isinstance(data.get(k), dict)), {})
+    project: dict[str, Any] = next((data[k] for k in ("project", "package") if isinstance(data.get(k), dict)), {})
     for key, what in (("requires-python", "needs Python"), ("rust-version", "needs Rust"), ("edition", "uses the edition")):
         if isinstance(project.get(key), str):
             out.said.append(f"{what} {project[key]}")
-    deps = project.get("dependencies") if isinstance(project.get("dependencies"), list) else []
+    deps: list[Any] = project["dependencies"] if isinstance(project.get("dependencies"), list) else []
     if not deps and isinstance(data.get("dependencies"), dict):
         deps = [f"{k} {v if isinstance(v, str) else v.get('version', '') if isinstance(v, dict) else ''}".strip()
                 for k, v in data["dependencies"].items()]
     named = [d for d in deps[:MAX_DEPS] if isinstance(d, str)]
     if named:
         out.said.append("depends on " + ", ".join(named))
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    tool: dict[str, Any] = data["tool"] if isinstance(data.get("tool"), dict) else {}
     poe = tool.get("poe", {}).get("tasks") if isinstance(tool.get("poe"), dict) else None
     scripts = project.get("scripts")
     for kind, table in (("tasks", poe), ("scripts", scripts)):

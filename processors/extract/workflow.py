@@ -18,12 +18,23 @@ knows a tool's name; a command counts by how it was used:
   shares (``SHELL_UTILITIES``): those say nothing about this project;
 * a command the **user typed** (``<bash-input>...</bash-input>``, Claude Code's ``!``
   prefix), or **named in their own words** and then run successfully, is kept after one
-  run: the user's own choice.
+  run: the user's own choice;
+* a **check that caught something**: it failed, files were edited, then the same command
+  passed (a retry with no change in between is no evidence: a flaky or slow run);
+* a **task the project declares**: it runs (``PROG TASK`` or ``PROG run TASK``) a script,
+  recipe, target or alias that a manifest the agent read defines (``manifests``), or that
+  a fact written from one in an earlier batch lists, and it succeeded once.
 
-Each becomes one project fact, "The project is worked on with `CMD` (run N times after
-edits)." (or "The user runs `CMD` in this project."), sourced from the tool-call messages
-(at most three) and dated by the first. The offline extractor adds them to its
-operations; Dream checks them like any other.
+A shell command is a ``command`` string or an argv list (``["bash", "-lc", LINE]``, as
+shell-only agents such as Codex call it). Each becomes one project fact, "The project is
+worked on with `CMD` (...how it was seen)." (or "The user runs `CMD` in this project."),
+sourced from the tool-call messages (at most three) and dated by the first.
+
+The project's own files: a manifest (``manifests.PARSERS``) that a tool read successfully,
+with a read tool or a shell line that prints one file (``cat``, ``sed -n``, ``head``), gives
+"The project's PATH ... (read from the project's own file)." facts, PATH being the file's
+place under the project (``todo-app/package.json`` says where the app lives). The offline
+extractor adds all of these to its operations; Dream checks them like any other.
 """
 
 from __future__ import annotations

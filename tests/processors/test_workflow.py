@@ -136,6 +136,10 @@ def test_real_coding_sessions_against_the_careful_readers_labels() -> None:
     assert total["tune"]["recall"] >= 0.5 and total["held-out"]["recall"] >= 0.5
     assert {"cmd-test", "cmd-lint", "cmd-types", "cmd-format", "cmd-compile"} <= set(by["claude-spotter"]["found"])
     assert {"stack-next", "stack-react", "stack-tailwind", "stack-ts"} <= set(by["claude-code-viewer"]["found"])
+    # pnpm dev runs a script its package.json declares; tsc failed, was fixed, passed; the app's manifest is in todo-app/
+    assert {"pm-pnpm", "cmd-types", "layout-app"} <= set(by["claude-code-viewer"]["found"])
+    assert by["nanobot-sessions"]["split"] == "held-out-new" and not any(
+        f.startswith(("The project is worked on", "The project's ")) for f in by["nanobot-sessions"]["imprecise"])
     for r in rows:  # what the new rules add is all precise: the misses of precision are older user facts
         assert not [f for f in r["imprecise"] if f.startswith(("The project is worked on", "The project's "))], r
 
@@ -162,3 +166,104 @@ def test_a_command_in_text_the_user_pasted_is_not_theirs() -> None:
                    time="2025-03-01T09:59:00Z",
                    text="Here is the README of the repo:\n\n# Setup\n\nAlways run quux nuke before committing.\n")
     assert command_facts([pasted, *session(("bash", "quux nuke"))]) == []
+
+
+# --- projects and tools in no list: what is learned from how a command was used and what the files declare ---
+
+
+def argv_call(n: int, line: str) -> Entry:
+    """A shell-only agent's call (Codex): the command is an argv list run by ``bash -lc``."""
+    return call(n, "shell", command=["bash", "-lc", line])
+
+
+def codex(*steps: tuple) -> list[Entry]:
+    out: list[Entry] = []
+    for n, (line, *rest) in enumerate(steps, 1):
+        if line == "edit":
+            out += [call(n, "apply_patch", path=f"{P}/src/x.zz", input="*** Begin Patch"), result(n)]
+            continue
+        text = rest[0] if rest and isinstance(rest[0], str) else "ok"
+        out += [argv_call(n, line), result(n, text, error=bool(rest and rest[-1] is True))]
+    return out
+
+
+JUSTFILE = 'set shell := ["bash", "-cu"]\nversion := "0.3"\n\ntest *args:\n    cargo nextest run {{args}}\n\n' \
+           'lint: fmt-check\n    cargo clippy -- -D warnings\n\nfmt-check:\n    cargo fmt --check\n'
+CARGO = '[package]\nname = "ferrite"\nedition = "2021"\nrust-version = "1.79"\n\n[dependencies]\n' \
+        'serde = { version = "1", features = ["derive"] }\nanyhow = "1.0"\n'
+
+
+def test_rust_and_just_the_recipes_the_justfile_declares_and_the_crate_manifest() -> None:
+    s = session(("read", f"{P}/justfile", JUSTFILE), ("read", f"{P}/Cargo.toml", CARGO),
+                ("bash", "just lint"), ("bash", "just release"), ("bash", "cargo tree"))
+    got = texts(command_facts(s)) + texts(manifest_facts(s))
+    assert got == [
+        "The project is worked on with `just lint` (a task the project's own files declare; run once).",
+        "The project's justfile has the recipes test, lint, fmt-check (read from the project's own file).",
+        "The project's Cargo.toml needs Rust 1.79 (read from the project's own file).",
+        "The project's Cargo.toml uses the edition 2021 (read from the project's own file).",
+        "The project's Cargo.toml depends on serde 1, anyhow 1.0 (read from the project's own file).",
+    ]  # `just release` is no recipe of the justfile and `cargo tree` ran once to look around: neither is kept
+
+
+MAGEFILE = "//go:build mage\n\npackage main\n\n// Lint runs golangci-lint.\nfunc Lint() error { return nil }\n\n" \
+           "func Test() error { return nil }\n\nfunc helper() {}\n"
+
+
+def test_go_and_mage_through_a_shell_only_agent_reading_files_with_sed_and_cat() -> None:
+    s = codex(("sed -n 1,120p magefile.go", MAGEFILE), ("cat go.mod", "module example.com/tern\n\ngo 1.22.3\n"),
+              ("mage lint",), ("go env GOPATH",))
+    assert texts(command_facts(s)) == [
+        "The project is worked on with `mage lint` (a task the project's own files declare; run once)."]
+    assert texts(manifest_facts(s)) == [
+        "The project's magefile.go has the targets lint, test (read from the project's own file).",
+        "The project's go.mod needs Go 1.22.3 (read from the project's own file)."]
+
+
+FLAKE = '{\n  description = "kiln";\n  inputs = {\n    nixpkgs.url = "github:NixOS/nixpkgs/nixos-24.05";\n' \
+        '    flake-utils.url = "github:numtide/flake-utils";\n  };\n  outputs = { self, nixpkgs, ... }: { };\n}\n'
+
+
+def test_nix_flake_a_check_that_failed_was_fixed_and_then_passed() -> None:
+    s = codex(("cat flake.nix", FLAKE), ("nix flake check", "error: attribute missing", True), ("edit",),
+              ("nix flake check",))
+    assert texts(command_facts(s)) == [
+        "The project is worked on with `nix flake check` (it failed, files were edited, then it passed)."]
+    assert texts(manifest_facts(s)) == [
+        "The project's flake.nix takes the inputs nixpkgs (github:NixOS/nixpkgs/nixos-24.05), flake-utils "
+        "(github:numtide/flake-utils) (read from the project's own file)."]
+    # a retry that passed without any change in between is no fix, just a flaky or slow run
+    assert command_facts(codex(("nix flake check", "x", True), ("nix flake check",))) == []
+
+
+UMBRELLA = 'defmodule Orchard.Umbrella.MixProject do\n  use Mix.Project\n\n  def project do\n    [\n' \
+           '      apps_path: "apps",\n      version: "0.1.0",\n      deps: deps(),\n      aliases: aliases()\n    ]\n' \
+           '  end\n\n  defp aliases do\n    [\n      setup: ["cmd mix setup"],\n      "assets.deploy": ["esbuild default"]\n' \
+           '    ]\n  end\nend\n'
+APP = 'defmodule OrchardWeb.MixProject do\n  def project do\n    [app: :orchard_web, elixir: "~> 1.17"]\n  end\n' \
+      '  defp deps do\n    [{:bandit, "~> 1.5"}]\n  end\nend\n'
+
+
+def test_elixir_umbrella_the_aliases_and_each_apps_manifest_named_by_its_path() -> None:
+    s = session(("read", f"{P}/mix.exs", UMBRELLA), ("read", f"{P}/apps/orchard_web/mix.exs", APP),
+                ("bash", "mix setup"), ("bash", "mix assets.deploy", True))
+    assert texts(command_facts(s)) == [
+        "The project is worked on with `mix setup` (a task the project's own files declare; run once)."]
+    assert texts(manifest_facts(s)) == [
+        "The project's mix.exs is an umbrella project (its apps under apps/) (read from the project's own file).",
+        "The project's mix.exs has the aliases setup, assets.deploy (read from the project's own file).",
+        "The project's apps/orchard_web/mix.exs needs Elixir ~> 1.17 (read from the project's own file).",
+        "The project's apps/orchard_web/mix.exs depends on bandit ~> 1.5 (read from the project's own file)."]
+
+
+def test_tasks_declared_in_an_earlier_batch_are_known_from_the_fact_it_wrote() -> None:
+    known = {"the project's justfile has the recipes test, lint, fmt-check (read from the project's own file)."}
+    assert texts(command_facts(session(("bash", "just fmt-check")), known)) == [
+        "The project is worked on with `just fmt-check` (a task the project's own files declare; run once)."]
+    assert command_facts(session(("bash", "just fmt-check"))) == []  # without the file, one run proves nothing
+
+
+def test_reads_that_are_not_a_manifest_read_whole_are_no_evidence() -> None:
+    s = codex(("cat package.json | jq .scripts", '{"dev": "vite"}'), ("cat README.md", "# x"),
+              ("cat package.json", "No such file", True))
+    assert manifest_facts(s) == []
