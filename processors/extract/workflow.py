@@ -279,15 +279,24 @@ def _shell_read(line: str) -> str:
     return f"{where.rstrip('/')}/{files[0]}" if where and not files[0].startswith("/") else files[0]
 
 
+#: Where the package managers put the code a project depends on: a manifest in there is a dependency's.
+DEPENDENCY_DIRS = frozenset({"node_modules", "deps", "vendor", "_build", "target", ".venv", "venv",
+                             "site-packages", "Pods", ".git"})
+
+
 def _where(path: str, project: str) -> str:
-    """How a fact names the file: its path under the project ("todo-app/package.json"), else its name."""
+    """How a fact names the file: its path under the project ("todo-app/package.json"), its name when the
+    project is unknown, "" when it is no file of the project's own (outside it, or an installed dependency's)."""
     path = path.replace("\\", "/")
-    name = path.rsplit("/", 1)[-1]
-    if project and path.startswith(project.rstrip("/") + "/"):
-        return path[len(project.rstrip("/")) + 1:]
-    if not path.startswith(("/", "~")) and ".." not in path.split("/"):
-        return path.removeprefix("./")
-    return name
+    root = project.rstrip("/").replace("\\", "/")
+    if root and path.startswith(root + "/"):
+        where = path[len(root) + 1:]
+    elif not path.startswith(("/", "~")) and not re.match(r"^[A-Za-z]:/", path):
+        where = path.removeprefix("./")
+    else:
+        where = "" if root else path.rsplit("/", 1)[-1]
+    parts = where.split("/")
+    return "" if ".." in parts or DEPENDENCY_DIRS.intersection(parts[:-1]) else where
 
 
 def _manifest_reads(entries: list[Entry]) -> list[tuple[str, str, Entry, manifests.Manifest]]:
@@ -309,7 +318,7 @@ def _manifest_reads(entries: list[Entry]) -> list[tuple[str, str, Entry, manifes
             continue
         path, call = reads[call_id]
         where = _where(path, call.project)
-        if where in done:
+        if not where or where in done:
             continue
         try:
             said = manifests.read(where.rsplit("/", 1)[-1], _LINE_NO.sub("", e.text or ""))

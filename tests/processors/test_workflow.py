@@ -267,3 +267,12 @@ def test_reads_that_are_not_a_manifest_read_whole_are_no_evidence() -> None:
     s = codex(("cat package.json | jq .scripts", '{"dev": "vite"}'), ("cat README.md", "# x"),
               ("cat package.json", "No such file", True))
     assert manifest_facts(s) == []
+
+
+def test_a_dependencys_manifest_or_another_projects_is_not_the_projects_own() -> None:
+    pkg = json.dumps({"dependencies": {"left-pad": "1.3.0"}, "scripts": {"nuke": "rm -rf /"}})
+    s = session(("read", f"{P}/node_modules/left-pad/package.json", pkg), ("read", f"{P}/deps/jason/mix.exs",
+                '[elixir: "~> 1.0"]'), ("read", "/home/u/other/go.mod", "go 1.21\n"), ("bash", "npm run nuke"))
+    assert manifest_facts(s) == [] and command_facts(s) == []
+    assert texts(manifest_facts(session(("read", f"{P}/web/go.mod", "go 1.21\n")))) == [
+        "The project's web/go.mod needs Go 1.21 (read from the project's own file)."]
