@@ -7,10 +7,12 @@ succeeded, again and again, after files were changed: the verification loop. Not
 knows a tool's name; a command counts by how it was used:
 
 * **approved and succeeded**: its tool result is not an error (a refused or failed call is
-  no evidence);
+  no evidence; a result that reports a non-zero exit status, as shell-only agents print it,
+  is a failure too);
 * **part of the loop**: run at least ``MIN_RUNS`` times in the batch, at least once after
   a file was edited or written by a tool call (``Edit``, ``Write``, ``MultiEdit``,
-  ``NotebookEdit``, or an ``apply_patch``-like call whose arguments hold a path and new text);
+  ``NotebookEdit``, ``apply_patch``, or a shell line that writes a file: a patch, a
+  here-document into a file, ``sed -i``);
 * **a project command**: what is left of it after the shape is normalised (``cd DIR &&``
   prefixes, pipes into a pager or filter, redirections, file and path arguments, numbers
   and quoted text dropped) has a program and a subcommand word, and the program is not one
@@ -131,10 +133,35 @@ def shell_line(args: dict) -> str | None:
     return None
 
 
+#: How a shell tool reports a command's status in its output, when the harness marks no error
+#: (Codex: ``Exit code: 1`` or ``{"metadata": {"exit_code": 1}}``; nanobot's exec: a last ``Exit code: 1`` line).
+_EXIT_CODE = re.compile(r'(?:^|\n)\s*exit code:?\s*(-?\d+)\s*(?:\n|$)|"exit_code"\s*:\s*(-?\d+)', re.IGNORECASE)
+
+
+def _exit_status(text: str) -> int:
+    """The exit status a tool result reports (0 when it reports none)."""
+    m = _EXIT_CODE.search(text[:400]) or _EXIT_CODE.search(text[-200:])
+    return int(m.group(1) or m.group(2)) if m else 0
+
+
 def _failed(entries: list[Entry]) -> set[str]:
-    """The ids of tool calls whose result is an error or a refusal."""
+    """The ids of tool calls whose result is an error, a refusal, or reports a non-zero exit status."""
     return {str(e.meta.get("tool_call_id")) for e in entries
-            if e.role == "tool" and e.meta.get("is_error") and e.meta.get("tool_call_id")}
+            if e.role == "tool" and e.meta.get("tool_call_id")
+            and (e.meta.get("is_error") or _exit_status(e.text or ""))}
+
+
+#: A shell line that changes the project's files: a patch, a here-document into a file, an in-place edit.
+_SHELL_WRITE = re.compile(r"^\s*apply_patch\b|<<.*?>{1,2}\s*(?!/dev/|/tmp/)[\w./-]+|>{1,2}\s*(?!/dev/|/tmp/)[\w./-]+.*?<<"
+                          r"|\b(?:sed|perl)\s+-[a-z]*i\b")
+
+
+def _edits(name: str, args: dict) -> bool:
+    """Whether a tool call changes files: an edit tool, or a shell line that writes (``_SHELL_WRITE``)."""
+    if name in _EDIT_TOOLS:
+        return True
+    line = shell_line(args)
+    return bool(line and _SHELL_WRITE.search(line.split("\n", 1)[0]))
 
 
 def _user_words(entries: list[Entry]) -> list[tuple[Entry, str]]:
@@ -172,7 +199,7 @@ def _scan(entries: list[Entry]) -> dict[str, _Seen]:
         if e.role != "assistant":
             continue  # a subagent's calls count too: they ran in the same project, with the same approval
         for call_id, name, args in _calls(e):
-            if name in _EDIT_TOOLS:
+            if _edits(name, args):
                 edits += call_id not in failed
                 continue
             line = shell_line(args)

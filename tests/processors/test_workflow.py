@@ -276,3 +276,14 @@ def test_a_dependencys_manifest_or_another_projects_is_not_the_projects_own() ->
     assert manifest_facts(s) == [] and command_facts(s) == []
     assert texts(manifest_facts(session(("read", f"{P}/web/go.mod", "go 1.21\n")))) == [
         "The project's web/go.mod needs Go 1.21 (read from the project's own file)."]
+
+
+def test_a_shell_only_agent_whose_failures_show_only_as_an_exit_code_in_the_output() -> None:
+    """Codex marks no error on a failed shell call: the status is in the output text; its edits are patches."""
+    fail, passed = "Exit code: 1\nWall time: 0.4 seconds\nOutput:\n1 failed", "Exit code: 0\nOutput:\nok"
+    s = codex(("edit",), ("zig build test", fail), ("zig build test", fail))
+    assert command_facts(s) == []  # it never passed: no evidence that this is how the project is checked
+    s = codex(("zig build test", '{"output": "1 failed", "metadata": {"exit_code": 1}}'),
+              ("cat > src/main.zig <<'EOF'\nconst std = @import(\"std\");\nEOF",), ("zig build test", passed))
+    assert texts(command_facts(s)) == [
+        "The project is worked on with `zig build test` (it failed, files were edited, then it passed)."]
