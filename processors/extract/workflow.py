@@ -290,6 +290,22 @@ _READ_TOOLS = frozenset({"Read", "read_file", "view"})
 _PRINTERS = frozenset({"cat", "head", "sed", "nl", "bat", "less", "more", "type", "Get-Content"})
 
 
+_OUTPUT_HEADER = re.compile(r"^Exit code: 0\n(?:[A-Z][\w ]*: [^\n]*\n)*?Output:\n")
+
+
+def _file_text(text: str) -> str:
+    """The file a read printed, without the shell tool's framing (Codex's ``Exit code: 0 ... Output:`` header or
+    ``{"output": ..., "metadata": ...}`` wrapper) and without the line numbers a read tool adds."""
+    if text.startswith('{"output"'):
+        try:
+            wrapped = json.loads(text)
+        except ValueError:
+            wrapped = None
+        if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
+            text = wrapped["output"]
+    return _LINE_NO.sub("", _OUTPUT_HEADER.sub("", text, count=1))
+
+
 def _shell_read(line: str) -> str:
     """The file a shell line prints whole or in part (``cd app && cat package.json``, ``sed -n 1,80p go.mod``), or ""."""
     parts = [p for p in _SPLIT.split(line.strip()) if p]
@@ -348,7 +364,7 @@ def _manifest_reads(entries: list[Entry]) -> list[tuple[str, str, Entry, manifes
         if not where or where in done:
             continue
         try:
-            said = manifests.read(where.rsplit("/", 1)[-1], _LINE_NO.sub("", e.text or ""))
+            said = manifests.read(where.rsplit("/", 1)[-1], _file_text(e.text or ""))
         except (ValueError, TypeError, AttributeError, IndexError, KeyError):
             continue  # a cut or odd file: nothing read from it
         done.add(where)

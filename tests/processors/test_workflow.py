@@ -287,3 +287,40 @@ def test_a_shell_only_agent_whose_failures_show_only_as_an_exit_code_in_the_outp
               ("cat > src/main.zig <<'EOF'\nconst std = @import(\"std\");\nEOF",), ("zig build test", passed))
     assert texts(command_facts(s)) == [
         "The project is worked on with `zig build test` (it failed, files were edited, then it passed)."]
+
+
+def test_a_codex_rollout_end_to_end_through_ingest(tmp_path) -> None:  # noqa: ANN001
+    """A made-up Codex session in the rollout format: ingested with the ``evlog`` command line, then extracted."""
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    import eval_memory
+
+    lines: list[dict] = [{"type": "session_meta", "payload": {"id": "019f0002-0000-7000-8000-0000000000aa",
+                                                               "cwd": "/home/dev/kiln", "cli_version": "0.135.0"}},
+                         {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+                             {"type": "input_text", "text": "Add the glaze parser and keep the checks green."}]}}]
+
+    def shell(n: int, line: str, output: str) -> None:
+        lines.append({"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": f"c{n}",
+                                                           "arguments": json.dumps({"command": ["bash", "-lc", line]})}})
+        lines.append({"type": "response_item", "payload": {"type": "function_call_output", "call_id": f"c{n}",
+                                                           "output": output}})
+
+    shell(1, "cat package.json", 'Exit code: 0\nWall time: 0.1 seconds\nOutput:\n'
+          + json.dumps({"scripts": {"check": "tsc && vitest run"}, "dependencies": {"effect": "3.10.0"}}))
+    shell(2, "bun run check", "Exit code: 1\nWall time: 2 seconds\nOutput:\nerror TS2304")
+    lines.append({"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch",
+                                                       "call_id": "c3", "input": "*** Begin Patch\n*** End Patch"}})
+    lines.append({"type": "response_item", "payload": {"type": "custom_tool_call_output", "call_id": "c3",
+                                                       "output": "Success. Updated the following files"}})
+    shell(4, "bun run check", "Exit code: 0\nWall time: 3 seconds\nOutput:\n12 passed")
+    shell(5, "bun x cowsay hi", "Exit code: 0\nOutput:\nhi")
+    path = tmp_path / "rollout-2026-12-01T10-00-00-019f0002-0000-7000-8000-0000000000aa.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": f"2026-12-01T10:00:{i:02d}.000Z", **x}) + "\n"
+                            for i, x in enumerate(lines)), encoding="utf-8")
+    entries = eval_memory.real_entries(str(path))
+    got = texts(command_facts(entries)) + texts(manifest_facts(entries))
+    assert got == [
+        "The project is worked on with `bun run check` (it failed, files were edited, then it passed).",
+        "The project's package.json depends on effect 3.10.0 (read from the project's own file).",
+        "The project's package.json has the scripts check (tsc && vitest run) (read from the project's own file)."]
+    assert {e.project for e in entries if e.role == "assistant"} == {"/home/dev/kiln"}
