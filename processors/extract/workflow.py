@@ -74,7 +74,6 @@ class _Seen:
     typed: bool = False
     first_time: str = ""
     fixed: bool = False  # it failed, files were edited, then it succeeded: the check of a fix
-    failed_at: int = -1  # the edit count when it last failed (-1: it has not failed since it last passed)
 
 
 def normalise(command: str) -> str:
@@ -258,6 +257,14 @@ def _fact_text(s: _Seen, declared: set[str]) -> str:
     return ""
 
 
+def _reason(text: str) -> str:
+    if text.startswith("The user runs"):
+        return "a command the user typed or named, and that ran"
+    if "(a task the project's own files declare" in text:
+        return "a task a manifest of the project declares, run successfully"
+    return "a command run and approved in the session's verification loop"
+
+
 def command_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
     """Project facts for the commands a batch shows the project is worked with (see the module docstring).
 
@@ -278,7 +285,7 @@ def command_facts(entries: list[Entry], known: frozenset[str] | set[str] = froze
             continue
         ops.append(FactOp(op="add", text=text, subject="project", scope="project", section="Project Context",
                           when=s.first_time, sources=s.refs[:3], project=project,
-                          reason="a command run and approved in the session's verification loop"))
+                          reason=_reason(text)))
     return ops
 
 
