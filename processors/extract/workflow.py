@@ -62,6 +62,8 @@ _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;)\s*")
 _REDIRECT = re.compile(r"^\d?>>?|^&>|^<")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish"})
+#: What runs the command that follows it: ``sudo make install`` is ``make install``, ``sudo rm`` is ``rm``.
+_PREFIXES = frozenset({"sudo", "time", "nohup", "exec", "env", "command", "nice", "doas"})
 _PATHISH = re.compile(r"/|\.\w{1,5}$|^\.{1,2}$|^~")
 
 
@@ -76,31 +78,60 @@ class _Seen:
     fixed: bool = False  # it failed, files were edited, then it succeeded: the check of a fix
 
 
+_WORD = re.compile(r"^[A-Za-z][\w.+:-]*$")
+_OPTION = re.compile(r"^(?:-{1,2}[A-Za-z][\w-]*|\+[\w.-]+)$")  # -m, --manifest, +nightly (a toolchain)
+
+
+def _program(token: str) -> str:
+    """How a teammate types the program: as written when it is the project's own (``./gradlew``, ``bin/rails``,
+    ``.venv/bin/python``), its name when it is a path of this machine (``/usr/bin/make`` -> ``make``)."""
+    if token.startswith(("/", "~")) or re.match(r"^[A-Za-z]:[\\/]", token):
+        return re.split(r"[\\/]", token)[-1]
+    return token
+
+
+def _words(tokens: list[str]) -> tuple[list[str], bool]:
+    """A command's words without its arguments (files and paths, numbers, quoted text, ``--x=y`` options), and
+    whether a positional argument was dropped; a script the program runs (``python3 manage.py test``) stays
+    when a subcommand word follows it."""
+    kept: list[str] = []
+    dropped = False
+    for i, t in enumerate(tokens):
+        if _REDIRECT.match(t) or t in ("2>&1", "&", "--"):
+            break  # a redirection, or the arguments passed through to the tool
+        script = i == 1 and "/" not in t and len(tokens) > 2 and bool(_WORD.match(tokens[2]))
+        if i == 0:
+            kept.append(_program(t))
+        elif script or not (_PATHISH.search(t) or t.isdigit() or " " in t or (t.startswith("-") and "=" in t)):
+            kept.append(t)
+        else:
+            dropped = dropped or not t.startswith("-")
+    return kept, dropped
+
+
 def normalise(command: str) -> str:
     """The project command a shell line runs ("" when it is none; see the module docstring)."""
     if "\n" in command.strip() or "<<" in command or len(command) > 400:
         return ""  # a script or a here-document: not a command someone reruns
-    parts = [p for p in _SPLIT.split(command.strip()) if p]
-    parts = [p for p in parts if not p.startswith("cd ")]
+    parts = [p for p in _SPLIT.split(command.strip()) if p and not p.startswith("cd ")]
     if not parts:
         return ""
-    first = parts[0].split("|")[0].strip()
     try:
-        tokens = shlex.split(first)
+        tokens = shlex.split(parts[0].split("|")[0].strip())
     except ValueError:
         return ""
-    kept: list[str] = []
-    for t in tokens:
-        if _REDIRECT.match(t) or t in ("2>&1", "&", "--"):
-            break  # a redirection, or the arguments passed through to the tool
-        if _PATHISH.search(t) or t.isdigit() or " " in t or (t.startswith("-") and "=" in t):
-            continue
-        kept.append(t)
-    while kept and "=" in kept[0] and not kept[0].startswith("-"):  # FOO=1 cmd ...
-        kept.pop(0)
-    if len(kept) < 2 or kept[0] in SHELL_UTILITIES or not re.match(r"^[A-Za-z][\w.+-]*$", kept[1]):
+    while tokens and (tokens[0] in _PREFIXES or ("=" in tokens[0] and not tokens[0].startswith("-"))):
+        tokens.pop(0)  # FOO=1 cmd, sudo cmd, time cmd: the command is what follows
+    kept, dropped = _words(tokens)
+    if not kept or kept[0].rsplit("/", 1)[-1] in SHELL_UTILITIES:
         return ""
-    out = " ".join(kept[:4])
+    if len(kept) == 1 or all(_OPTION.match(k) for k in kept[1:]):
+        out = "" if dropped else " ".join(kept[:3])  # ``pytest -q``, ``make``: the program on the project itself;
+        # ``python3 x.py`` or ``node build.js`` run one file, and say nothing about how the project is worked
+    elif _WORD.match(kept[1]) or (_OPTION.match(kept[1]) and _WORD.match(kept[2])):
+        out = " ".join(kept[:5])  # ``PROG SUBCOMMAND ...`` or ``PROG -m MODULE ...``
+    else:
+        out = ""
     return out if len(out) <= MAX_COMMAND_CHARS else ""
 
 
@@ -223,7 +254,8 @@ def _merged(seen: dict[str, _Seen]) -> dict[str, _Seen]:
     out: dict[str, _Seen] = {}
     for cmd in sorted(seen, key=lambda c: (len(c.split()), c)):
         s = seen[cmd]
-        base = next((b for b in out if cmd.startswith(b + " ")), None)
+        base = next((b for b in out if cmd.startswith(b + " ") and (" " in b or cmd.split()[1][0] in "-+")), None)
+        # (a bare program absorbs its options, ``pytest -q`` into ``pytest``, never a subcommand: ``make check``)
         if base is None:
             out[cmd] = _Seen(cmd, list(s.refs), s.runs, s.after_edit, s.typed, s.first_time, s.fixed)
             continue
@@ -240,7 +272,7 @@ def _declared_task(command: str, declared: set[str]) -> str:
     """The part of ``command`` that runs a task the project's files declare (``pnpm dev``, ``npm run build``), or ""."""
     words = command.split()
     at = 2 if len(words) > 2 and words[1] == "run" else 1
-    return " ".join(words[:at + 1]) if words[at].casefold() in declared else ""
+    return " ".join(words[:at + 1]) if len(words) > at and words[at].casefold() in declared else ""
 
 
 def _fact_text(s: _Seen, declared: set[str]) -> str:

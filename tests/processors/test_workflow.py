@@ -324,3 +324,26 @@ def test_a_codex_rollout_end_to_end_through_ingest(tmp_path) -> None:  # noqa: A
         "The project's package.json depends on effect 3.10.0 (read from the project's own file).",
         "The project's package.json has the scripts check (tsc && vitest run) (read from the project's own file)."]
     assert {e.project for e in entries if e.role == "assistant"} == {"/home/dev/kiln"}
+
+
+@pytest.mark.parametrize(("line", "command"), [
+    (".venv/bin/python -m pytest -q tests/unit", ".venv/bin/python -m pytest -q"),  # a module run by the venv
+    ("poetry run python -m mypy src", "poetry run python -m mypy"),
+    ("./gradlew test --info", "./gradlew test --info"), ("bin/rails test", "bin/rails test"),  # the project's own
+    ("python3 manage.py migrate", "python3 manage.py migrate"),  # a script of the project with its subcommand
+    ("/usr/local/bin/tox -e py312", "tox -e py312"), ("cargo +nightly fmt", "cargo +nightly fmt"),
+    ("sudo make install", "make install"), ("time cargo build --release", "cargo build --release"),
+    ("pytest -q", "pytest -q"), ("make", "make"),  # a program run on the project itself
+    ("python3 scratch.py", ""), ("node tmp/probe.js", ""), ("python -c 'print(1)'", ""),  # one file, one-off
+    ("sudo rm -rf build", ""), ("/usr/bin/git status", ""),
+])
+def test_the_shapes_of_commands_in_projects_of_other_stacks(line: str, command: str) -> None:
+    assert normalise(line) == command
+
+
+def test_a_bare_program_absorbs_its_options_but_not_its_subcommands() -> None:
+    s = session(("edit", ""), ("bash", "make"), ("bash", "make check"), ("edit", ""), ("bash", "make check"),
+                ("bash", "pytest -q"), ("bash", "pytest"))
+    assert sorted(texts(command_facts(s))) == ["The project is worked on with `make check` (run 2 times after edits).",
+                                               "The project is worked on with `pytest` (run 2 times after edits)."]
+    # (`make` ran once: alone it is no evidence)
