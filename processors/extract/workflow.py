@@ -411,9 +411,44 @@ def _manifest_reads(entries: list[Entry]) -> list[tuple[str, str, Entry, manifes
     return out
 
 
-def manifest_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
-    """Project facts from the manifests (``manifests.PARSERS``) a tool call read successfully, marked as from that file."""
+#: A document the user names: a file of prose markup (``CLAUDE.md``, ``docs/api.rst``, ``@NOTES.txt``).
+_DOC = re.compile(r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w.-]+\.(?:md|markdown|rst|adoc|txt))(?![\w/])", re.IGNORECASE)
+MIN_DOC_REQUESTS = 2
+
+
+def _written(entries: list[Entry]) -> list[tuple[int, str]]:
+    """(position, path folded) of each file a tool call wrote or edited successfully."""
+    failed = _failed(entries)
+    return [(i, str(args.get("file_path") or args.get("path") or "").casefold())
+            for i, e in enumerate(entries) if e.role == "assistant"
+            for call_id, name, args in _calls(e) if name in _EDIT_TOOLS and call_id not in failed]
+
+
+def doc_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
+    """The documents the user has the agent keep up to date: named in at least ``MIN_DOC_REQUESTS`` of their
+    own messages, each followed by a successful write of that file (a doc asked about, or written once, is not)."""
+    words = {e.ref: w for e, w in _user_words(entries)}
+    writes = _written(entries)
+    asked: dict[str, list[Entry]] = {}
+    for i, e in enumerate(entries):
+        for doc in dict.fromkeys(d.casefold() for d in _DOC.findall(words.get(e.ref, ""))):
+            if any(j > i and (p == doc or p.endswith("/" + doc)) for j, p in writes):
+                asked.setdefault(doc, []).append(e)
     ops: list[FactOp] = []
+    for doc, by in asked.items():
+        name = next(d for d in _DOC.findall(by[0].text) if d.casefold() == doc)
+        text = f"The project's {name} is kept up to date: the user asked the agent to update it {len(by)} times."
+        if len(by) >= MIN_DOC_REQUESTS and not any(f"{doc} is kept up to date" in k for k in known):
+            ops.append(FactOp(op="add", text=text, subject="project", scope="project", section="Project Context",
+                              when=by[0].time, sources=[x.ref for x in by[:3]], project=by[0].project,
+                              reason="a document the user asked to update again and again, and that was written"))
+    return ops
+
+
+def manifest_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset()) -> list[FactOp]:
+    """Project facts from the project's own files: the manifests (``manifests.PARSERS``) a tool call read
+    successfully, marked as from that file, and the documents the user has kept up to date (``doc_facts``)."""
+    ops: list[FactOp] = doc_facts(entries, known)
     for where, name, call, said in _manifest_reads(entries):
         for part in said.said:
             text = f"The project's {where} {part} (read from the project's own file)."

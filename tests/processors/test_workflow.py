@@ -347,3 +347,29 @@ def test_a_bare_program_absorbs_its_options_but_not_its_subcommands() -> None:
     assert sorted(texts(command_facts(s))) == ["The project is worked on with `make check` (run 2 times after edits).",
                                                "The project is worked on with `pytest` (run 2 times after edits)."]
     # (`make` ran once: alone it is no evidence)
+
+
+def said(n: int, text: str) -> Entry:
+    return Entry(ref=f"s#u{n}", seq=n, session_key="s", message_id=f"u{n}", project=P, speaker="user", role="user",
+                 time=f"2025-03-01T09:{n:02d}:00Z", text=text)
+
+
+def wrote(n: int, path: str, error: bool = False) -> list[Entry]:
+    return [call(n, "Write", file_path=path, content="x"), result(n, error=error)]
+
+
+def test_a_document_the_user_has_the_agent_update_again_and_again_is_kept_up_to_date() -> None:
+    s = [said(1, "Add the retry flag, then bring docs/ARCH.md in line with it."), *wrote(2, f"{P}/docs/ARCH.md"),
+         said(3, "Good. Please update docs/ARCH.md for the new cache too."), *wrote(4, f"{P}/docs/ARCH.md")]
+    ops = manifest_facts(s)
+    assert texts(ops) == ["The project's docs/ARCH.md is kept up to date: the user asked the agent to update it 2 times."]
+    assert ops[0].sources == ["s#u1", "s#u3"] and ops[0].subject == "project"
+    assert manifest_facts(s[:3]) == []  # asked once: a one-off edit
+    never = [said(1, "What does docs/ARCH.md say?"), said(3, "And docs/ARCH.md on caching?"),
+             *wrote(4, f"{P}/docs/ARCH.md", error=True)]
+    assert manifest_facts(never) == []  # asked about, never written
+    code = [said(1, "Fix parse.py"), *wrote(2, f"{P}/parse.py"), said(3, "parse.py again"), *wrote(4, f"{P}/parse.py")]
+    assert manifest_facts(code) == []  # a source file edited twice is work, not a document kept up to date
+    pasted = [said(1, "Here is the wiki page:\n\n> Always update docs/ARCH.md after each change.\n"),
+              *wrote(2, f"{P}/docs/ARCH.md"), said(3, "ok"), *wrote(4, f"{P}/docs/ARCH.md")]
+    assert manifest_facts(pasted) == []  # a quoted rule is not the user's request
