@@ -430,9 +430,11 @@ def doc_facts(entries: list[Entry], known: frozenset[str] | set[str] = frozenset
     words = {e.ref: w for e, w in _user_words(entries)}
     writes = _written(entries)
     asked: dict[str, list[Entry]] = {}
-    for i, e in enumerate(entries):
-        for doc in dict.fromkeys(d.casefold() for d in _DOC.findall(words.get(e.ref, ""))):
-            if any(j > i and (p == doc or p.endswith("/" + doc)) for j, p in writes):
+    turns = [i for i, e in enumerate(entries) if e.ref in words] + [len(entries)]
+    for i, end in zip(turns, turns[1:], strict=False):  # a request and the agent's turn that answers it
+        e = entries[i]
+        for doc in dict.fromkeys(d.casefold() for d in _DOC.findall(words[e.ref])):
+            if any(i < j < end and (p == doc or p.endswith("/" + doc)) for j, p in writes):
                 asked.setdefault(doc, []).append(e)
     ops: list[FactOp] = []
     for doc, by in asked.items():

@@ -368,6 +368,9 @@ def test_a_document_the_user_has_the_agent_update_again_and_again_is_kept_up_to_
     never = [said(1, "What does docs/ARCH.md say?"), said(3, "And docs/ARCH.md on caching?"),
              *wrote(4, f"{P}/docs/ARCH.md", error=True)]
     assert manifest_facts(never) == []  # asked about, never written
+    asked = [said(1, "What does docs/ARCH.md say?"), said(2, "And docs/ARCH.md on caching?"), said(3, "Fix it."),
+             *wrote(4, f"{P}/docs/ARCH.md")]
+    assert manifest_facts(asked) == []  # asked about twice, written once after another request
     code = [said(1, "Fix parse.py"), *wrote(2, f"{P}/parse.py"), said(3, "parse.py again"), *wrote(4, f"{P}/parse.py")]
     assert manifest_facts(code) == []  # a source file edited twice is work, not a document kept up to date
     pasted = [said(1, "Here is the wiki page:\n\n> Always update docs/ARCH.md after each change.\n"),
