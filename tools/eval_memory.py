@@ -66,6 +66,7 @@ call, as Dream batches), and the facts are printed with their sources.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -76,6 +77,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -573,6 +575,20 @@ def run_coding(args: argparse.Namespace | None, batch_size: int = 0) -> tuple[li
 # --- output -------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def signals_dropped(kinds: set[str]) -> Iterator[None]:
+    """While inside, ``signals`` writes no sentence of these kinds (``--drop-signals``: what the other rules
+    give without the word-list signals, or without the language one)."""
+    from processors.extract import signals
+
+    real = signals.signal_sentences
+    signals.signal_sentences = lambda found, known=(): real([x for x in found if x.kind not in kinds], known)
+    try:
+        yield
+    finally:
+        signals.signal_sentences = real
+
+
 def emit_coding(args: argparse.Namespace, emit: Any) -> None:
     """Print ``run_coding``: a line per source, then the recall and precision of each split.
 
@@ -580,7 +596,8 @@ def emit_coding(args: argparse.Namespace, emit: Any) -> None:
     (a stricter setting: a loop cut between two calls is seen in neither).
     """
     for size in (args.batch, BATCH) if args.batch != BATCH else (BATCH,):
-        rows, total = run_coding(args, size)
+        with signals_dropped(set(filter(None, args.drop_signals.split(",")))):
+            rows, total = run_coding(args, size)
         for r in rows:
             emit(r, f"{r['source']} ({r['split']}): {len(r['found'])}/{r['labels']} labels found, "
                     f"{r['precise']}/{r['facts']} facts precise; missed {r['missed']}; imprecise {r['imprecise']}")
@@ -600,6 +617,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=0,
                    help="coding: entries per extractor call (default: Dream's offline batch; batches of "
                         f"{BATCH} are always measured too)")
+    p.add_argument("--drop-signals", default="", metavar="KINDS",
+                   help="coding: signals.py writes no sentence of these kinds (comma-separated: stack, checks, "
+                        "tracking, instructions, language)")
     p.add_argument("--max-lines", type=int, default=budget_mod.MAX_LINES)
     p.add_argument("--max-bytes", type=int, default=budget_mod.MAX_BYTES)
     p.add_argument("--pipeline", action="store_true",

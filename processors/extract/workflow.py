@@ -35,8 +35,11 @@ sourced from the tool-call messages (at most three) and dated by the first.
 The project's own files: a manifest (``manifests.PARSERS``) that a tool read successfully,
 with a read tool or a shell line that prints one file (``cat``, ``sed -n``, ``head``), gives
 "The project's PATH ... (read from the project's own file)." facts, PATH being the file's
-place under the project (``todo-app/package.json`` says where the app lives). The offline
-extractor adds all of these to its operations; Dream checks them like any other.
+place under the project (``todo-app/package.json`` says where the app lives); one outside
+the project or inside an installed dependency's folder is not the project's own. A document
+the user has the agent update again and again (``doc_facts``: named in two of their own
+messages, written in each answering turn) is kept up to date. The offline extractor adds
+all of these to its operations; Dream checks them like any other.
 """
 
 from __future__ import annotations

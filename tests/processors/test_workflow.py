@@ -376,3 +376,15 @@ def test_a_document_the_user_has_the_agent_update_again_and_again_is_kept_up_to_
     pasted = [said(1, "Here is the wiki page:\n\n> Always update docs/ARCH.md after each change.\n"),
               *wrote(2, f"{P}/docs/ARCH.md"), said(3, "ok"), *wrote(4, f"{P}/docs/ARCH.md")]
     assert manifest_facts(pasted) == []  # a quoted rule is not the user's request
+
+
+def test_the_evaluation_can_measure_without_some_signals_and_restores_them() -> None:
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    import eval_memory
+
+    msgs = [said(i, "I keep refactoring the billing module and the tests keep breaking on the retry path.")
+            for i in (1, 2, 3)]
+    assert any(t.startswith("The user writes to the agent in") for t in texts(extract(msgs, [])))
+    with eval_memory.signals_dropped({"language"}):
+        assert not any(t.startswith("The user writes to the agent in") for t in texts(extract(msgs, [])))
+    assert any(t.startswith("The user writes to the agent in") for t in texts(extract(msgs, [])))
