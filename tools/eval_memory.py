@@ -66,6 +66,7 @@ call, as Dream batches), and the facts are printed with their sources.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -76,6 +77,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -483,15 +485,16 @@ def real_entries(path: str) -> list[Entry]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def extract_in_batches(entries: list[Entry], extract=offline.extract) -> tuple[list[ExistingFact], list[FactOp]]:
-    """Feed ``entries`` to ``extract`` as Dream would: one project per call, at most ``BATCH`` entries, in order."""
+def extract_in_batches(entries: list[Entry], extract=offline.extract,
+                       batch_size: int = BATCH) -> tuple[list[ExistingFact], list[FactOp]]:
+    """Feed ``entries`` to ``extract`` as Dream would: one project per call, at most ``batch_size`` entries, in order."""
     facts: list[ExistingFact] = []
     all_ops: list[FactOp] = []
     i = 0
     while i < len(entries):
         project = entries[i].project
         batch = []
-        while i < len(entries) and entries[i].project == project and len(batch) < BATCH:
+        while i < len(entries) and entries[i].project == project and len(batch) < batch_size:
             batch.append(entries[i])
             i += 1
         ops = extract(batch, [f for f in facts if f.state == "active"])
@@ -539,20 +542,27 @@ def score_coding(facts: list[str], items: list[dict[str, Any]]) -> dict[str, Any
             "facts": len(facts), "precise": len(precise), "imprecise": [f for f in facts if f not in precise]}
 
 
-def run_coding(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Recall and precision of the offline extractor against the careful reader's labels, per project and split."""
+def run_coding(args: argparse.Namespace | None, batch_size: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Recall and precision of the offline extractor against the careful reader's labels, per project and split.
+
+    ``batch_size`` entries per extractor call (0: Dream's own offline batch, ``dream.OFFLINE_BATCH``); the
+    splits are those the labels file names (``tune``, ``held-out``, and ``held-out-new`` for projects labelled
+    later, reported apart).
+    """
+    from processors.dream import OFFLINE_BATCH
+
     with open(CODING_LABELS, encoding="utf-8") as f:
         labels = json.load(f)["projects"]
     root = _real_root()
     rows = []
     for name, spec in labels.items():
         entries = real_entries(os.path.join(root, name))
-        facts, _ops = extract_in_batches(entries)
+        facts, _ops = extract_in_batches(entries, batch_size=batch_size or OFFLINE_BATCH)
         texts = [x.text for x in facts if x.state == "active"]
         rows.append({"kind": "coding_source", "source": name, "split": spec["split"],
                      **score_coding(texts, spec["items"])})
-    total: dict[str, Any] = {"kind": "coding_summary"}
-    for split in ("tune", "held-out"):
+    total: dict[str, Any] = {"kind": "coding_summary", "batch": batch_size or OFFLINE_BATCH}
+    for split in dict.fromkeys(r["split"] for r in rows):
         mine = [r for r in rows if r["split"] == split]
         n_labels, n_found = sum(r["labels"] for r in mine), sum(len(r["found"]) for r in mine)
         n_facts, n_precise = sum(r["facts"] for r in mine), sum(r["precise"] for r in mine)
@@ -565,15 +575,35 @@ def run_coding(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str
 # --- output -------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def signals_dropped(kinds: set[str]) -> Iterator[None]:
+    """While inside, ``signals`` writes no sentence of these kinds (``--drop-signals``: what the other rules
+    give without the word-list signals, or without the language one)."""
+    from processors.extract import signals
+
+    real = signals.signal_sentences
+    signals.signal_sentences = lambda found, known=(): real([x for x in found if x.kind not in kinds], known)
+    try:
+        yield
+    finally:
+        signals.signal_sentences = real
+
+
 def emit_coding(args: argparse.Namespace, emit: Any) -> None:
-    """Print ``run_coding``: a line per source, then the recall and precision of each split."""
-    rows, total = run_coding(args)
-    for r in rows:
-        emit(r, f"{r['source']} ({r['split']}): {len(r['found'])}/{r['labels']} labels found, "
-                f"{r['precise']}/{r['facts']} facts precise; missed {r['missed']}; imprecise {r['imprecise']}")
-    emit(total, "coding: " + "; ".join(f"{k}: recall {v['recall']} ({v['found']}/{v['labels']}), precision "
-                                       f"{v['precision']} ({v['precise']}/{v['facts']})"
-                                       for k, v in total.items() if k != "kind"))
+    """Print ``run_coding``: a line per source, then the recall and precision of each split.
+
+    Measured as Dream's offline extractor batches its input, then again in batches of ``BATCH`` entries
+    (a stricter setting: a loop cut between two calls is seen in neither).
+    """
+    for size in (args.batch, BATCH) if args.batch != BATCH else (BATCH,):
+        with signals_dropped(set(filter(None, args.drop_signals.split(",")))):
+            rows, total = run_coding(args, size)
+        for r in rows:
+            emit(r, f"{r['source']} ({r['split']}): {len(r['found'])}/{r['labels']} labels found, "
+                    f"{r['precise']}/{r['facts']} facts precise; missed {r['missed']}; imprecise {r['imprecise']}")
+        emit(total, f"coding, batches of {total['batch']} entries: " + "; ".join(
+            f"{k}: recall {v['recall']} ({v['found']}/{v['labels']}), precision {v['precision']} "
+            f"({v['precise']}/{v['facts']})" for k, v in total.items() if isinstance(v, dict)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -584,6 +614,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sample", type=int, default=0, help="print N random in-budget LoCoMo facts with their sources")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--conversations", type=int, default=0, help="only the first N LoCoMo conversations")
+    p.add_argument("--batch", type=int, default=0,
+                   help="coding: entries per extractor call (default: Dream's offline batch; batches of "
+                        f"{BATCH} are always measured too)")
+    p.add_argument("--drop-signals", default="", metavar="KINDS",
+                   help="coding: signals.py writes no sentence of these kinds (comma-separated: stack, checks, "
+                        "tracking, instructions, language)")
     p.add_argument("--max-lines", type=int, default=budget_mod.MAX_LINES)
     p.add_argument("--max-bytes", type=int, default=budget_mod.MAX_BYTES)
     p.add_argument("--pipeline", action="store_true",
