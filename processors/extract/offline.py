@@ -1139,20 +1139,13 @@ def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
     return _finish(converted) if converted else ""
 
 
-_FROM_TO = re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$|\breplaced\s+(?P<old2>.+?)\s+with\s+(?P<new2>.+?)\s*$"
-                      r"|从\s*(?P<old3>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)了?\s*(?P<new3>[^，。]+?)\s*$")
-
-
 def _swapped(s: str, old_fact: str) -> str:
-    """For "from X to Y" / "replaced X with Y": the old fact with X replaced by Y, when it holds X as written."""
-    m = _FROM_TO.search(s.rstrip(" .!。"))
-    if not m:
+    """For "from X to Y", "replaced X with Y", "not X but Y" (``slots.swap``): the old fact with X replaced by Y, when
+    it holds X as written."""
+    pair = sl.swap(s)
+    if not pair:
         return ""
-    old = (m.group("old") or m.group("old2") or m.group("old3") or "").strip()
-    new = (m.group("new") or m.group("new2") or m.group("new3") or "").strip()
-    new = re.sub(r"\s+(?:last|this|in|on|since)\s+.*$", "", new)
-    if not old or not new or len(new.split()) > 5:
-        return ""
+    old, new = pair
     pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
     if not pattern.search(old_fact):
         return ""

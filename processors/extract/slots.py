@@ -38,7 +38,8 @@ _SUBJ = r"(?:the\s+user|the\s+team|the\s+project|[A-Z][a-z]+)"
 _CUE = re.compile(
     r"\b(?:now|nowadays|these\s+days|currently|actually|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|"
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
-    r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped)\b", re.IGNORECASE)
+    r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped|again|ended\s+up|"
+    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more)\b", re.IGNORECASE)
 _ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|其实|如今|目前|不.{0,4}了")
 #: Trailing or leading change words a restated fact does without.
 _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s*more|any\s+longer|actually|"
@@ -50,7 +51,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:working|staying)\s+(?:from|in)\s+(?P<v>(?-i:{_CAP}))(?!\s+(?:office|branch|site)\b)"
-                        rf"|\bback\s+home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
+                        rf"|\b(?:back\s+)?home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at)\s+(?P<v>(?-i:{_CAP}))",
@@ -58,7 +59,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(rf"\b(?:is|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
     ("name", re.compile(r"\bname\s+is\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
-    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
+    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
     ("role", re.compile(r"\b(?:promoted|demoted)\s+to\s+(?:(?:a|an|the)\s+)?(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|since|last|this)\b|[.,;]|$)")),
@@ -68,10 +69,10 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("use", re.compile(r"\b(?:uses|use|is\s+using|runs|run|prefers|prefer|switched\s+(?:over\s+)?to|moved\s+to|"
                        r"migrated\s+to|changed\s+to)\s+(?P<v>.+?)\s+(?:for|as|to)\s+(?P<k>[^.,;]+)", re.IGNORECASE)),
 ]
-_HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?[a-z]+(?:\s+[a-z]+)?)\s+"
+_HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?(?:[a-z]+|[A-Z]{2,})(?:\s+[a-z]+)?)\s+"
                   r"(?:is|are|moved\s+to|is\s+now|changed\s+to)\s+(?:(?:a|an|the|at|on|in)\s+)?(?P<v>[^.,;]+)")
-_CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:the\s+user's|the\s+team's|"
-                         r"the\s+project's|the|their|its)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:from\s+.+?\s+)?to\s+"
+_CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
+                         r"the\s+project's|the|their|its)\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+"
                          r"(?:(?:a|an|the)\s+)?(?P<v>[^.,;]+)")
 _VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+to)?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
                       r"(?!\s*(?:am|pm|years?|days?|months?|weeks?|hours?|minutes?|times?|people|kids?|cats?|dogs?)\b)")
@@ -89,6 +90,14 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
 ]
+#: The tool a subject does something with: "The team installs packages with pip", "The user writes code in Sublime
+#: Text", "The user develops on Windows" (key = the thing done, its object if it has one, else its verb).
+_INSTRUMENT = re.compile(
+    rf"\b(?:the\s+user|the\s+team|the\s+project)\s+(?:(?:usually|now|still|currently|also|mostly)\s+)?"
+    rf"(?!(?:is|are|was|were|has|have|had|lives|works|moved|relocated|stays|stayed|goes|went|got)\b)(?P<verb>[a-z]+)\s+"
+    rf"(?P<obj>(?:(?:all|most|the\s+user's|the\s+team's|the|its|their)\s+)*(?:[a-z]+\s+){{0,2}}?)"
+    rf"(?:with|using|via|through|on|in)\s+(?:(?:a|an|the)\s+)?(?P<v>(?-i:{_CAP})|[a-z][\w.+-]*)"
+    rf"(?=\s*(?:now|these\s+days|nowadays|instead|again|\(|[.,;]|$))", re.IGNORECASE)
 _ZH_HAS_USE = re.compile(r"(?:用|使用)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)?(?P<k>[\u4e00-\u9fff]{2,6})")
 
 
@@ -106,7 +115,8 @@ def _norm(text: str) -> str:
 
 
 def _key(text: str) -> str:
-    words = [w for w in _norm(text).split() if w not in ("user's", "team's", "project's", "main", "new", "current")]
+    text = _CUE_WORDS.sub(" ", re.sub(r"\(as of [^)]*\)", " ", text))
+    words = [w for w in _norm(text).split() if w not in ("user's", "team's", "project's", "main", "new", "current", "all")]
     words = ["favorite" if w == "favourite" else w for w in words]
     return " ".join(words)
 
@@ -148,6 +158,9 @@ def _slots(text: str) -> tuple[Slot, ...]:
                 elif kind == "prefer":
                     key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
                 out.append(Slot(kind, key, _value(v)))
+        for m in _INSTRUMENT.finditer(t):
+            obj = _key(m.group("obj"))
+            out.append(Slot("use", obj or _key(m.group("verb")), _value(m.group("v"))))
         for pat in (_HAS, _CHANGE_HAS):
             for m in pat.finditer(t):
                 key = _key(m.group("k"))
@@ -176,7 +189,35 @@ _GONE_EN = [
                rf"(?:any\s*more|any\s+longer)"),
     re.compile(rf"(?:^|[,;]\s*)not\s+(?:(?:a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*(?:[,;.]|$)"),
     re.compile(rf"\binstead\s+of\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"\b(?:moved|switched|migrated|got)\s+(?:off|away\s+from|rid\s+of)\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"
+               rf"|\b(?i:ditched|no\s+more)\s+{_NOT_NP}(?P<old2>{_CAP}|{_NP})"),
+    re.compile(rf"\bnot\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*,?\s+but\b"),
+    re.compile(rf"(?P<old>{_CAP})\s+in\s+favou?r\s+of\b"),
 ]
+#: "from X to Y", "replaced X with Y", "not X but Y", "Y now, not X", "dropped X in favour of Y": (X, Y) as written.
+_SWAP = [
+    re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$"),
+    re.compile(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>.+?)\s*$"),
+    re.compile(r"\bnot\s+(?P<old>[^,;]+?)\s*,?\s+but\s+(?P<new>[^,;]+?)(?=\s+(?:where|who|that|which|for|as)\b|[,;]|$)"),
+    re.compile(rf"\b(?:is|are|uses?|runs?)\s+(?P<new>(?-i:{_CAP}))(?:\s+now)?\s*,\s*not\s+(?P<old>(?-i:{_CAP}))\s*$",
+               re.IGNORECASE),
+    re.compile(rf"\b(?:dropped|ditched|replaced|left)\s+(?P<old>(?-i:{_CAP}))\s+(?:in\s+favou?r\s+of|for)\s+"
+               rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
+    re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)了?\s*(?P<new>[^，。]+?)\s*$"),
+]
+
+
+def swap(text: str) -> tuple[str, str] | None:
+    """The (old, new) values a statement swaps ("from X to Y", "not X but Y", "Y now, not X" ...), or None."""
+    t = text.rstrip(" .!。")
+    for pat in _SWAP:
+        m = pat.search(t)
+        if m:
+            new = re.sub(r"\s+(?:last|this|in|on|since)\s+.*$", "", _value(m.group("new")))
+            old = _value(m.group("old"))
+            if old and new and len(new.split()) <= 5 and len(old.split()) <= 5:
+                return old, new
+    return None
 _GONE_ZH = [
     re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)"),
     re.compile(r"(?:离开了?|不再[\u4e00-\u9fff]?|不[\u4e00-\u9fff](?=.{1,8}了))\s*(?P<old>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,\s]|$)"),
@@ -189,7 +230,7 @@ def gone_values(text: str) -> list[str]:
     out = []
     for pat in _GONE_ZH if has_cjk(text) else _GONE_EN:
         for m in pat.finditer(text):
-            v = _value(m.group("old"))
+            v = _value(m.group("old") or m.groupdict().get("old2") or "")
             if v and (has_cjk(v) or content_tokens(v)):
                 out.append(v)
     return out
@@ -220,11 +261,23 @@ SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use
 NEEDS_CUE = frozenset({"role", "use", "place", "like"})
 
 
+def stem(w: str) -> str:
+    """A crude English stem: "coding", "code" -> "cod"; "development", "develops" -> "develop"."""
+    for suf in ("ment", "ing", "ies", "es", "ed", "s", "e"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            return w[: -len(suf)] + ("y" if suf == "ies" else "")
+    return w
+
+
 def _keys_meet(a: str, b: str) -> bool:
     if a == b:
         return True
-    wa, wb = set(a.split()), set(b.split())
+    wa, wb = {stem(w) for w in a.split()}, {stem(w) for w in b.split()}
     return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+#: Kinds whose slots meet across kinds when their keys meet ("the user's shell is bash" / "uses zsh as the shell").
+_ALIKE = frozenset({"has", "use"})
 
 
 #: The kinds a conversation between people corrects (the rest are the memory owner's: the user's).
@@ -236,7 +289,7 @@ def shared_slot(old: str, new: str, *, cue: bool, kinds: frozenset[str] | None =
     new_slots = [n for n in slots(new) if kinds is None or n.kind in kinds]
     for o in slots(old):
         for n in new_slots:
-            if o.kind != n.kind or not _keys_meet(o.key, n.key):
+            if (o.kind != n.kind and not {o.kind, n.kind} <= _ALIKE) or not _keys_meet(o.key, n.key):
                 continue
             if _same_value(o.value, n.value):
                 continue
@@ -255,7 +308,13 @@ _ALIGN_DROP = re.compile(r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|actual
 
 
 def one_span_changed(old: str, new: str) -> bool:
-    """Whether ``new`` is ``old`` with one short span (1-4 words each side) changed, the rest (3+ words) the same."""
+    """Whether ``new`` (or one of its clauses) is ``old`` with one short span (1-4 words each side) changed, the rest
+    (3+ words) the same."""
+    clauses = [c for c in re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+but\s+)\s*", new) if c.strip()]
+    return any(_one_span(old, c) for c in [new, *(clauses if len(clauses) > 1 else [])])
+
+
+def _one_span(old: str, new: str) -> bool:
     a = _ALIGN_DROP.sub(" ", old.casefold()).replace(".", " ").split()
     b = _ALIGN_DROP.sub(" ", new.casefold()).replace(".", " ").split()
     p = 0
