@@ -136,40 +136,45 @@ def slots(text: str) -> list[Slot]:
 
 @functools.lru_cache(maxsize=8192)
 def _slots(text: str) -> tuple[Slot, ...]:
-    out: list[Slot] = []
-    if has_cjk(text):
-        for kind, pat in _ZH:
-            for m in pat.finditer(text):
-                key = m.groupdict().get("k") or ""
-                out.append(Slot(kind, key, m.group("v").strip()))
-        for m in _ZH_HAS_USE.finditer(text):
-            out.append(Slot("use", m.group("k"), m.group("v").strip()))
-    else:
-        t = text.replace("\u2019", "'")
-        for kind, pat in _EN:
-            for m in pat.finditer(t):
-                gd = m.groupdict()
-                v = next((gd[g] for g in ("v", "v2", "v3", "v4") if gd.get(g)), "")
-                if not v:
-                    continue
-                key = ""
-                if kind in ("use", "place"):
-                    key = _key(gd["k"])
-                elif kind == "prefer":
-                    key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
-                out.append(Slot(kind, key, _value(v)))
-        for m in _INSTRUMENT.finditer(t):
-            obj = _key(m.group("obj"))
-            out.append(Slot("use", obj or _key(m.group("verb")), _value(m.group("v"))))
-        for pat in (_HAS, _CHANGE_HAS):
-            for m in pat.finditer(t):
-                key = _key(m.group("k"))
-                if key and key not in ("name", "user", "team"):
-                    out.append(Slot("has", key, _value(m.group("v"))))
+    out = _zh_slots(text) if has_cjk(text) else _en_slots(text.replace("\u2019", "'"))
     for m in _VERSION.finditer(text):
         if m.group("k").casefold() not in _MONTHS:
             out.append(Slot("version", m.group("k").casefold(), m.group("v")))
     return tuple(s for s in out if (len(s.value) >= 2 or s.value.isdigit()) and (not s.key or len(s.key) >= 2))
+
+
+def _zh_slots(text: str) -> list[Slot]:
+    out = []
+    for kind, pat in _ZH:
+        for m in pat.finditer(text):
+            out.append(Slot(kind, m.groupdict().get("k") or "", m.group("v").strip()))
+    for m in _ZH_HAS_USE.finditer(text):
+        out.append(Slot("use", m.group("k"), m.group("v").strip()))
+    return out
+
+
+def _en_slots(t: str) -> list[Slot]:
+    out = []
+    for kind, pat in _EN:
+        for m in pat.finditer(t):
+            gd = m.groupdict()
+            v = next((gd[g] for g in ("v", "v2", "v3", "v4") if gd.get(g)), "")
+            if not v:
+                continue
+            key = ""
+            if kind in ("use", "place"):
+                key = _key(gd["k"])
+            elif kind == "prefer":
+                key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
+            out.append(Slot(kind, key, _value(v)))
+    for m in _INSTRUMENT.finditer(t):
+        out.append(Slot("use", _key(m.group("obj")) or _key(m.group("verb")), _value(m.group("v"))))
+    for pat in (_HAS, _CHANGE_HAS):
+        for m in pat.finditer(t):
+            key = _key(m.group("k"))
+            if key and key not in ("name", "user", "team"):
+                out.append(Slot("has", key, _value(m.group("v"))))
+    return out
 
 
 def has_cue(text: str) -> bool:
