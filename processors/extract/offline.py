@@ -472,7 +472,7 @@ _CORRECTION_WEAK = re.compile(
     re.IGNORECASE,
 )
 _FORGET = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|kindly\s+)?(?:forget|don'?t\s+remember|stop\s+remembering|"
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|you\s+can\s+|kindly\s+)?(?:forget|don'?t\s+remember|stop\s+remembering|"
     r"remove\s+(?:the\s+)?(?:fact|memory|note)|delete\s+(?:the\s+)?(?:fact|memory|note)|erase\s+(?:the\s+)?(?:fact|memory))"
     r"(?:\s+(?:that|about|the\s+fact\s+that|what\s+I\s+said\s+about|my))?\s*[,:]?\s*(.*)$",
     re.IGNORECASE,
@@ -831,7 +831,8 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
 # --- corrections and forget requests ----------------------------------------------------------
 
 
-_CLAUSE_JOIN = re.compile(r",?\s+and\s+(?=(?:the\s+user|the\s+team|[A-Z][a-z]+)\b)|;\s+|，|、")
+_CLAUSE_JOIN = re.compile(r",?\s+and\s+(?=(?:the\s+user|the\s+team|[A-Z][a-z]+)\b)|,\s+(?=(?:the\s+user|the\s+team)\b)|;\s+"
+                          r"|，|、")
 
 
 def _without_part(fact: str, target: str, sp: Speaker, *, kind: str | None = None) -> str:
@@ -1160,7 +1161,7 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     zh = has_cjk(s)
     if zh and not re.search(r"我|这个项目|本项目", s):
         return False
-    if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s)
+    if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
                        or _PROJECT_THING.match(s)):
         return False

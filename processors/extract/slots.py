@@ -67,7 +67,9 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("prefer", re.compile(r"\bprefers?\s+(?P<v>.+?)\s+(?:over|to|rather\s+than|instead\s+of)\s+(?P<o>[^.,;]+)",
                           re.IGNORECASE)),
     ("use", re.compile(r"\b(?:uses|use|is\s+using|runs|run|prefers|prefer|switched\s+(?:over\s+)?to|moved\s+to|"
-                       r"migrated\s+to|changed\s+to)\s+(?P<v>.+?)\s+(?:for|as|to)\s+(?P<k>[^.,;]+)", re.IGNORECASE)),
+                       r"migrated\s+to|changed\s+to|(?:going|went|go|gone|settled|decided)\s+(?:with|on)|chose|picked|opted\s+for)\s+"
+                       r"(?P<v>.+?)\s+(?:for|as|to)\s+(?P<k>[^.,;]+)", re.IGNORECASE)),
+    ("age", re.compile(r"(?:\bis|'m|\bam)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?(?=\s+and\b|[.,;]|$)")),
 ]
 _HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?(?:[a-z]+|[A-Z]{2,})(?:\s+[a-z]+)?)\s+"
                   r"(?:is|are|moved\s+to|is\s+now|changed\s+to)\s+(?:(?:a|an|the|at|on|in)\s+)?(?P<v>[^.,;]+)")
@@ -93,7 +95,7 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
 #: The tool a subject does something with: "The team installs packages with pip", "The user writes code in Sublime
 #: Text", "The user develops on Windows" (key = the thing done, its object if it has one, else its verb).
 _INSTRUMENT = re.compile(
-    rf"\b(?:the\s+user|the\s+team|the\s+project)\s+(?:(?:usually|now|still|currently|also|mostly)\s+)?"
+    rf"\b(?:the\s+user|the\s+team|the\s+project|I|we)\s+(?:(?:usually|now|still|currently|also|mostly)\s+)?"
     rf"(?!(?:is|are|was|were|has|have|had|lives|works|moved|relocated|stays|stayed|goes|went|got)\b)(?P<verb>[a-z]+)\s+"
     rf"(?P<obj>(?:(?:all|most|the\s+user's|the\s+team's|the|its|their)\s+)*(?:[a-z]+\s+){{0,2}}?)"
     rf"(?:with|using|via|through|on|in)\s+(?:(?:a|an|the)\s+)?(?P<v>(?-i:{_CAP})|[a-z][\w.+-]*)"
@@ -261,7 +263,7 @@ def holds_value(fact: str, value: str) -> bool:
 
 
 #: Slot kinds that hold one value at a time (a later value replaces the earlier one).
-SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like"})
+SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age"})
 #: Kinds that only a statement with a sign of change replaces.
 NEEDS_CUE = frozenset({"role", "use", "place", "like"})
 
@@ -341,11 +343,13 @@ def restate_clause(text: str, gone: list[str]) -> str:
     parts = re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+and\s+(?=(?:now\s+)?(?:the\s+user|the\s+team|I|we|"
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
     keep = [p for p in parts if p.strip() and not any(holds_value(p, g) for g in gone)
-            and not re.search(r"\b(?:no\s+longer|not|n't|any\s*more)\b|不再|不.{0,4}了|离开", p)]
-    out = keep[-1] if keep else text
+            and not re.search(r"\b(?:no\s+longer|not|any\s*more)\b|n't\b|不再|不.{0,4}了|离开", p)]
+    own = [p for p in keep if not has_cjk(p) and re.search(r"\b(?:I|me|my|we|us|our)\b|\bI'", p)]  # the speaker's clause
+    out = (own or keep or [text])[-1]
     out = _CUE_WORDS.sub("", out)
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
-    return " ".join(out.split()).strip(" ,;")
+    out = " ".join(out.split()).strip(" ,;")
+    return out[:1].upper() + out[1:]  # a clause of its own starts a sentence
 
 
 #: A forget request that names a slot, not its value ("forget where I live", "forget my job", 忘记我住在哪).
@@ -354,6 +358,7 @@ _ASKED_EN = [
                         r"(?:my\s+)?(?:home|address|home\s+town|city))\W*$", re.IGNORECASE)),
     ("employer", re.compile(r"^(?:where\s+I\s+work|who\s+I\s+work\s+for|(?:my\s+)?(?:employer|company|workplace))\W*$",
                             re.IGNORECASE)),
+    ("age", re.compile(r"^(?:my\s+)?(?:age|birth\s*year)|^how\s+old\s+I\s+am", re.IGNORECASE)),
     ("name", re.compile(r"^(?:what\s+I'?m\s+called|what\s+(?:I\s+am|to)\s+call(?:ed)?(?:\s+me)?|(?:my\s+)?name)\W*$",
                         re.IGNORECASE)),
     ("role", re.compile(r"^(?:what\s+I\s+do(?:\s+for\s+a\s+living)?|(?:my\s+)?(?:job|role|job\s+title|profession|"
