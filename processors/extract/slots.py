@@ -170,6 +170,8 @@ def _en_slots(t: str) -> list[Slot]:
                 key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
             out.append(Slot(kind, key, _value(v)))
     for m in _INSTRUMENT.finditer(t):
+        if m.group("v").casefold() in STOPWORDS:
+            continue  # "did some stuff with it": no tool
         out.append(Slot("use", _key(m.group("obj")) or _key(m.group("verb")), _value(m.group("v"))))
     for pat in (_HAS, _CHANGE_HAS):
         for m in pat.finditer(t):
