@@ -501,7 +501,7 @@ _ZH_TRIGGER = re.compile(
 )
 _ZH_QUESTION_END = re.compile(r"[吗嘛么呢][\s~～。！!…]*$")
 _ZH_QUESTION_START = re.compile(r"^(?:请问|你|您)?(?:能不能|可不可以|是不是|要不要|有没有|为什么|怎么|什么|哪)")
-_ZH_REQUEST = re.compile(r"^(?:请?帮我|你(?:帮|给|去|能|可以)|麻烦)")
+_ZH_REQUEST = re.compile(r"^(?:请?帮我|你(?:帮|给|去|能|可以)(?!叫我)|麻烦)")
 _ZH_IMPERATIVE = re.compile(r"^(?:请|千万)?(?:不要|别)")
 _ZH_REMEMBER = re.compile(r"^请?记住\s*[,:：，]?\s*")
 _ZH_FORGET = re.compile(r"^(?:请|你)?(?:忘记|忘掉|忘了|别记(?:住)?|不要记(?:住)?|删除|删掉)(?:掉)?\s*[,:：，]?\s*(.*)$")
@@ -796,7 +796,7 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         c = clause.strip()
         if not c or _ZH_QUESTION_END.search(c) or _ZH_QUESTION_START.match(c) or _ZH_REQUEST.match(c):
             continue
-        if _ZH_TRIGGER.search(c):
+        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and any(x.kind in sl.SINGLE for x in sl.slots(c))):
             groups.append("，".join([*pending, c]))
             pending = []
         elif groups:

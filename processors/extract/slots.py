@@ -88,7 +88,15 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
-    ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去))(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
+    ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去|用)?)(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
+    # a habit: what one drinks or eats every day, or has changed to (我每天早上喝牛奶, 我现在早上改喝豆浆了)
+    ("habit", re.compile(r"(?:每天|每周|平时|经常|通常|一般|总是|早上|晚上|中午|改)(?P<k>喝|吃|穿|骑|坐)"
+                         r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=了|[，。,.\s]|$)")),
+    ("keeps", re.compile(r"(?P<k>养)了?一?[只条个头匹](?P<v>[\u4e00-\u9fff]{1,4}?)(?=了|[，。,.\s]|$)")),
+    ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
+    ("home", re.compile(r"(?:现在|目前|如今|又|回到了?)在?(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
+    ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:出差|旅行|旅游|度假|开会)")),
+    ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
 ]
@@ -142,7 +150,8 @@ def _slots(text: str) -> tuple[Slot, ...]:
     for m in _VERSION.finditer(text):
         if m.group("k").casefold() not in _MONTHS:
             out.append(Slot("version", m.group("k").casefold(), m.group("v")))
-    return tuple(s for s in out if (len(s.value) >= 2 or s.value.isdigit()) and (not s.key or len(s.key) >= 2))
+    return tuple(s for s in out if (len(s.value) >= 2 or s.value.isdigit() or has_cjk(s.value))
+                 and (not s.key or len(s.key) >= 2 or has_cjk(s.key)))  # one Chinese character is a word (猫, 喝)
 
 
 def _zh_slots(text: str) -> list[Slot]:
@@ -265,9 +274,9 @@ def holds_value(fact: str, value: str) -> bool:
 
 
 #: Slot kinds that hold one value at a time (a later value replaces the earlier one).
-SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age"})
+SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age", "habit", "keeps"})
 #: Kinds that only a statement with a sign of change replaces.
-NEEDS_CUE = frozenset({"role", "use", "place", "like"})
+NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps"})
 
 
 def stem(w: str) -> str:
@@ -281,6 +290,8 @@ def stem(w: str) -> str:
 def _keys_meet(a: str, b: str) -> bool:
     if a == b:
         return True
+    if has_cjk(a) or has_cjk(b):
+        return bool(a and b) and (a in b or b in a)  # 喜欢用 / 喜欢
     wa, wb = {stem(w) for w in a.split()}, {stem(w) for w in b.split()}
     return bool(wa and wb) and (wa <= wb or wb <= wa)
 
