@@ -69,6 +69,27 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("use", re.compile(r"\b(?:uses|use|is\s+using|runs|run|prefers|prefer|switched\s+(?:over\s+)?to|moved\s+to|"
                        r"migrated\s+to|changed\s+to|(?:going|went|go|gone|settled|decided)\s+(?:with|on)|chose|picked|opted\s+for)\s+"
                        r"(?P<v>.+?)\s+(?:for|as|to)\s+(?P<k>[^.,;]+)", re.IGNORECASE)),
+    # what one is doing these days ("is learning the piano", "back to working full-time"; key = the verb)
+    ("doing", re.compile(r"(?:'m|\bam|\bis|\bare|'re|\bstarted|\bbegan|\bback\s+to)\s+(?!(?:going|getting|having|doing|"
+                         r"thinking|trying|looking|living|feeling|wondering|planning|hoping|using|staying|moving)\b)"
+                         rf"(?P<k>[a-z]{{2,}}ing)\s+(?!(?:on|at|in|for|with|to|from|out|up|about|it|that|this|them|back)\b)"
+                         rf"(?P<v>{_NP})")),
+    # when a recurring thing happens ("a standing meeting with Lee on Mondays", "the retro is on Friday mornings")
+    ("schedule", re.compile(r"\b(?P<k>[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at)\s+"
+                            r"(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
+    # relationship status: the few words English has for it
+    ("partner", re.compile(r"(?:'m|\bam|\bis|\bgot|\bgetting|\bbecame)\s+(?:now\s+)?(?P<v>single|married|engaged|divorced|"
+                           r"separated|widowed)\b|\b(?:is|'m|am)\s+(?P<v2>in\s+a\s+relationship|dating\s+[A-Z]\w+)")),
+    # a plan one is on ("on a keto diet", "on a night shift"; key = the noun)
+    ("has", re.compile(r"(?:\bis|'m|\bam|\bare|'re)\s+(?:now\s+)?on\s+(?:a|an)\s+(?P<v>[\w-]+)\s+(?P<k>[a-z]+)"
+                       r"(?=\s*(?:now|these\s+days|nowadays|since|until|[.,;]|$))")),
+    # how one has a thing ("likes the user's coffee black", "takes the user's coffee with milk")
+    ("use", re.compile(r"\b(?:likes?|takes?|drinks?|wants?|prefers?|has|have)\s+(?:my|the\s+user's|the\s+team's|their|its)\s+"
+                       r"(?P<k>[a-z]+)\s+(?P<v>[a-z-]+)(?=\s*(?:now|these\s+days|nowadays|[.,;]|$))")),
+    # a habit by its frequency ("eats meat most days"; key = the verb)
+    ("habit", re.compile(r"\b(?:I|we|the\s+user|the\s+team)\s+(?:(?:usually|always|often|normally|still)\s+)?(?P<k>[a-z]+)\s+"
+                         r"(?P<v>(?:[a-z]+\s+){0,2}?[a-z]+)\s+(?:most|every|each)\s+(?:days?|mornings?|evenings?|nights?|"
+                         r"weeks?|weekends?)\b", re.IGNORECASE)),
     ("age", re.compile(r"(?:\bis|'m|\bam)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?(?=\s+and\b|[.,;]|$)")),
 ]
 _HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?(?:[a-z]+|[A-Z]{2,})(?:\s+[a-z]+)?)\s+"
@@ -173,7 +194,7 @@ def _en_slots(t: str) -> list[Slot]:
             if not v:
                 continue
             key = ""
-            if kind in ("use", "place"):
+            if kind in ("use", "place", "has", "doing", "schedule", "habit"):
                 key = _key(gd["k"])
             elif kind == "prefer":
                 key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
@@ -274,9 +295,10 @@ def holds_value(fact: str, value: str) -> bool:
 
 
 #: Slot kinds that hold one value at a time (a later value replaces the earlier one).
-SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age", "habit", "keeps"})
+SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age", "habit", "keeps",
+                    "doing", "schedule", "partner"})
 #: Kinds that only a statement with a sign of change replaces.
-NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps"})
+NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps", "doing", "schedule"})
 
 
 def stem(w: str) -> str:
@@ -355,6 +377,7 @@ def restate_clause(text: str, gone: list[str]) -> str:
     out), change words removed; the whole text if no clause is left."""
     parts = re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+and\s+(?=(?:now\s+)?(?:the\s+user|the\s+team|I|we|"
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
+    parts = [q for p in parts for q in _split_verbs(p, gone)]
     keep = [p for p in parts if p.strip() and not any(holds_value(p, g) for g in gone)
             and not re.search(r"\b(?:no\s+longer|not|any\s*more)\b|n't\b|不再|不.{0,4}了|离开", p)]
     own = [p for p in keep if not has_cjk(p) and re.search(r"\b(?:I|me|my|we|us|our)\b|\bI'", p)]  # the speaker's clause
@@ -363,6 +386,17 @@ def restate_clause(text: str, gone: list[str]) -> str:
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
     out = " ".join(out.split()).strip(" ,;")
     return out[:1].upper() + out[1:]  # a clause of its own starts a sentence
+
+
+def _split_verbs(clause: str, gone: list[str]) -> list[str]:
+    """A clause naming a gone value with a second verb after "and" ("I quit Spotify and joined Netflix"): two clauses,
+    the second with the first's subject ("I joined Netflix"); else the clause."""
+    m = re.match(r"^(?P<s>(?:\w+\s+){0,3}?(?:I|we|the\s+user|the\s+team))\s+(?P<a>.+?)\s+and\s+(?P<b>(?!(?:I|we|the)\b)[a-z].+)$",
+                 clause, re.IGNORECASE)
+    if not m or not any(holds_value(m.group("a"), g) for g in gone) or any(holds_value(m.group("b"), g) for g in gone):
+        return [clause]
+    subject = re.sub(r"^.*?\b(I|we|the\s+user|the\s+team)$", r"\1", m.group("s"), flags=re.IGNORECASE)
+    return [f"{m.group('s')} {m.group('a')}", f"{subject} {m.group('b')}"]
 
 
 #: A forget request that names a slot, not its value ("forget where I live", "forget my job", 忘记我住在哪).
