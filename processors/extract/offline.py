@@ -806,7 +806,7 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
     out = []
     for g in groups:
         g = _ZH_REMEMBER.sub("", g.strip(" 。！!～~"))
-        if len(re.findall(r"[\u3400-\u9fff]", g)) < 4:
+        if len(re.findall(r"[\u3400-\u9fff]|[A-Za-z0-9][\w.+-]*", g)) < 4:  # a Latin word (Python, 3.8) counts
             continue
         resolved, dated = resolve(g, e.time)
         if _ZH_IMPERATIVE.match(resolved):
