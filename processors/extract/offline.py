@@ -796,7 +796,7 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         c = clause.strip()
         if not c or _ZH_QUESTION_END.search(c) or _ZH_QUESTION_START.match(c) or _ZH_REQUEST.match(c):
             continue
-        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and any(x.kind in sl.SINGLE for x in sl.slots(c))):
+        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and sl.states_own_slot(c)):
             groups.append("，".join([*pending, c]))
             pending = []
         elif groups:
@@ -1159,7 +1159,7 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if SECOND_PERSON.search(s) and not has_cjk(s):
         return False
     zh = has_cjk(s)
-    if zh and not re.search(r"我|这个项目|本项目", s):
+    if zh and not re.search(r"我|这个项目|本项目", s) and not (not sp.named and sl.has_cue(s) and sl.slots(s)):
         return False
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)

@@ -40,7 +40,8 @@ _CUE = re.compile(
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
     r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped|again|ended\s+up|"
     r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more)\b", re.IGNORECASE)
-_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|其实|如今|目前|不.{0,4}了")
+_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
+                     r"|不.{0,4}了")
 #: Trailing or leading change words a restated fact does without.
 _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s*more|any\s+longer|actually|"
                         r"currently|instead)\b,?", re.IGNORECASE)
@@ -117,6 +118,9 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
     ("home", re.compile(r"(?:现在|目前|如今|又|回到了?)在?(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
     ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:出差|旅行|旅游|度假|开会)")),
+    # when a recurring thing happens (每周一开例会, 例会改到每周三了; key = the thing)
+    ("schedule", re.compile(r"每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])(?:开|有|上|去|做)?(?P<k>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
+    ("schedule", re.compile(r"(?P<k>[\u4e00-\u9fff]{2,4}?)(?:改到了?|改在|改成了?|挪到了?|换到了?)每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])")),
     ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
@@ -209,6 +213,12 @@ def _en_slots(t: str) -> list[Slot]:
             if key and key not in ("name", "user", "team"):
                 out.append(Slot("has", key, _value(m.group("v"))))
     return out
+
+
+def states_own_slot(clause: str) -> bool:
+    """Whether a clause states what fills a single-valued slot (or, with a sign of change, a role): a statement to keep
+    even when no trigger word marks it."""
+    return any(x.kind in SINGLE or (x.kind == "role" and has_cue(clause)) for x in slots(clause))
 
 
 def has_cue(text: str) -> bool:
@@ -378,8 +388,9 @@ def restate_clause(text: str, gone: list[str]) -> str:
     parts = re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+and\s+(?=(?:now\s+)?(?:the\s+user|the\s+team|I|we|"
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
     parts = [q for p in parts for q in _split_verbs(p, gone)]
-    keep = [p for p in parts if p.strip() and not any(holds_value(p, g) for g in gone)
-            and not re.search(r"\b(?:no\s+longer|not|any\s*more)\b|n't\b|不再|不.{0,4}了|离开", p)]
+    plain = [p for p in parts if p.strip() and not re.search(r"\b(?:no\s+longer|not|any\s*more)\b|n't\b|不再|不.{0,4}了|离开", p)]
+    keep = [p for p in plain if not any(holds_value(p, g) for g in gone)] \
+        or [p for p in plain if not any(_names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
     own = [p for p in keep if not has_cjk(p) and re.search(r"\b(?:I|me|my|we|us|our)\b|\bI'", p)]  # the speaker's clause
     out = (own or keep or [text])[-1]
     out = _CUE_WORDS.sub("", out)
@@ -388,12 +399,18 @@ def restate_clause(text: str, gone: list[str]) -> str:
     return out[:1].upper() + out[1:]  # a clause of its own starts a sentence
 
 
+def _names(text: str, value: str) -> bool:
+    """Whether ``text`` holds ``value`` whole (stricter than ``holds_value``)."""
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
+
+
 def _split_verbs(clause: str, gone: list[str]) -> list[str]:
     """A clause naming a gone value with a second verb after "and" ("I quit Spotify and joined Netflix"): two clauses,
     the second with the first's subject ("I joined Netflix"); else the clause."""
     m = re.match(r"^(?P<s>(?:\w+\s+){0,3}?(?:I|we|the\s+user|the\s+team))\s+(?P<a>.+?)\s+and\s+(?P<b>(?!(?:I|we|the)\b)[a-z].+)$",
                  clause, re.IGNORECASE)
-    if not m or not any(holds_value(m.group("a"), g) for g in gone) or any(holds_value(m.group("b"), g) for g in gone):
+    if not m or not any(holds_value(m.group("a"), g) for g in gone) \
+            or any(_names(m.group("b"), g) for g in gone):
         return [clause]
     subject = re.sub(r"^.*?\b(I|we|the\s+user|the\s+team)$", r"\1", m.group("s"), flags=re.IGNORECASE)
     return [f"{m.group('s')} {m.group('a')}", f"{subject} {m.group('b')}"]
