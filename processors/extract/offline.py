@@ -942,7 +942,8 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
             c.order = len(cands)
             cands.append(c)
             pool.append(_Known(None, c))
-        if e.role == "note" and (len(ops), len(cands)) == before:
+        if e.role == "note" and len(cands) == before[1] and _unmatched_only(ops[before[0]:]):
+            del ops[before[0]:]  # a note changing nothing known ("I no longer eat gluten") states what holds now
             _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
     ops.extend(_signal_ops(user_entries, user_texts, active, ops))
@@ -1012,6 +1013,12 @@ def _agent_note_op(e: Entry) -> FactOp:
         return FactOp(op="noop", sources=[e.ref], reason=verdict.reason)
     return FactOp(op="add", text=verdict.text, subject="project", scope="project", project=e.project,
                   section=PROJECT, when=_when(e), sources=[e.ref], reason=verdict.reason)
+
+
+def _unmatched_only(new_ops: list[FactOp]) -> bool:
+    """Whether ``new_ops`` (those of one note) are none, or only corrections that matched no fact."""
+    return all(o.op == "noop" and o.reason.startswith(("correction matches no fact", "correction could not be"))
+               for o in new_ops)
 
 
 def _keep_note(e: Entry, sp: Speaker, ops: list[FactOp], cands: list[Candidate], pool: list[_Known]) -> None:
