@@ -761,7 +761,7 @@ def _states_a_slot(s: str) -> bool:
     body = s.rstrip(" .!")
     if len(body.split()) > 14 or _REQUEST.match(body) or SECOND_PERSON.search(body):
         return False
-    if not re.match(r"(?:(?:until|since|on)\s+\w+,?\s+)?(?:I\b|I'm|we\b|we're|my\b|our\b|everyone\s+calls\s+me\b|"
+    if not re.match(r"(?:(?:until|since|on)\s+\w+,?\s+)?(?:I\b|I'm|we\b|we're|my\b|our\b|[a-z]+\s+calls?\s+me\b|"
                     r"(?:the|this)\s+(?:project|api|app|repo)\b)", body, re.IGNORECASE) and not _PROJECT_THING.match(body):
         return False
     return bool(sl.slots(body)) or bool(_STATE.match(body))
@@ -1127,6 +1127,8 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
         for k in pool:
             if sl.one_span_changed(k.text, third):
                 return k
+        if sl.returns(third):  # "I'm back in the office": the temporary state ("until June") ended
+            return next((k for k in pool if validity.ends_on(k.text) is not None), None)
     return None
 
 

@@ -110,13 +110,15 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
-    ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去|用)?)(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
+    ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去|用)?)\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)?|"
+                        r"[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
+    ("age", re.compile(r"(?P<v>\d{1,3})岁")),
     # a habit: what one drinks or eats every day, or has changed to (我每天早上喝牛奶, 我现在早上改喝豆浆了)
     ("habit", re.compile(r"(?:每天|每周|平时|经常|通常|一般|总是|早上|晚上|中午|改)(?P<k>喝|吃|穿|骑|坐)"
                          r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=了|[，。,.\s]|$)")),
     ("keeps", re.compile(r"(?P<k>养)了?一?[只条个头匹](?P<v>[\u4e00-\u9fff]{1,4}?)(?=了|[，。,.\s]|$)")),
     ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
-    ("home", re.compile(r"(?:现在|目前|如今|又|回到了?)在?(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
+    ("home", re.compile(r"(?:(?:现在|目前|如今|又)在|回到了?)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
     ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:出差|旅行|旅游|度假|开会)")),
     # when a recurring thing happens (每周一开例会, 例会改到每周三了; key = the thing)
     ("schedule", re.compile(r"每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])(?:开|有|上|去|做)?(?P<k>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
@@ -183,7 +185,7 @@ def _zh_slots(text: str) -> list[Slot]:
     out = []
     for kind, pat in _ZH:
         for m in pat.finditer(text):
-            out.append(Slot(kind, m.groupdict().get("k") or "", m.group("v").strip()))
+            out.append(Slot(kind, m.groupdict().get("k") or "", m.group("v").strip(" .")))
     for m in _ZH_HAS_USE.finditer(text):
         out.append(Slot("use", m.group("k"), m.group("v").strip()))
     return out
@@ -221,6 +223,15 @@ def states_own_slot(clause: str) -> bool:
     return any(x.kind in SINGLE or (x.kind == "role" and has_cue(clause)) for x in slots(clause))
 
 
+_RETURN = re.compile(r"\bback\s+(?:in|at|to|home|from|on)\b|\b(?:I'm|I\s+am|we're|we\s+are|is|are)\s+back\b|回来|回到",
+                     re.IGNORECASE)
+
+
+def returns(text: str) -> bool:
+    """Whether ``text`` says its subject is back ("I'm back in the office", 出差回来了): a temporary state ended."""
+    return bool(_RETURN.search(text))
+
+
 def has_cue(text: str) -> bool:
     """Whether ``text`` carries a sign that it changes something (see the module docstring)."""
     return bool(_ZH_CUE.search(text) if has_cjk(text) else _CUE.search(text))
@@ -242,6 +253,7 @@ _GONE_EN = [
                rf"|\b(?i:ditched|no\s+more)\s+{_NOT_NP}(?P<old2>{_CAP}|{_NP})"),
     re.compile(rf"\bnot\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*,?\s+but\b"),
     re.compile(rf"(?P<old>{_CAP})\s+in\s+favou?r\s+of\b"),
+    re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>{_CAP})"),
 ]
 #: "from X to Y", "replaced X with Y", "not X but Y", "Y now, not X", "dropped X in favour of Y": (X, Y) as written.
 _SWAP = [
@@ -253,6 +265,11 @@ _SWAP = [
     re.compile(rf"\b(?:dropped|ditched|replaced|left)\s+(?P<old>(?-i:{_CAP}))\s+(?:in\s+favou?r\s+of|for)\s+"
                rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
     re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)了?\s*(?P<new>[^，。]+?)\s*$"),
+    re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>(?-i:{_CAP}))\s*[,;]?\s*(?:but\s+)?now\s+(?:it's|it\s+is|"
+               rf"(?:I|we)\s+[a-z]+(?:\s+(?:in|at|on|with|for))?)\s+(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
+    re.compile(rf"(?P<new>(?-i:{_CAP}))\s+instead\s+of\s+(?P<old>(?-i:{_CAP}))", re.IGNORECASE),
+    re.compile(rf"\bleft\s+(?P<old>(?-i:{_CAP}))\s+(?:for|to\s+join)\s+(?:an?\s+[a-z]+\s+(?:called|named)\s+)?"
+               rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
 ]
 
 
@@ -393,6 +410,7 @@ def restate_clause(text: str, gone: list[str]) -> str:
         or [p for p in plain if not any(_names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
     own = [p for p in keep if not has_cjk(p) and re.search(r"\b(?:I|me|my|we|us|our)\b|\bI'", p)]  # the speaker's clause
     out = (own or keep or [text])[-1]
+    out = re.sub(r",?\s*\b(?:instead\s+of|rather\s+than)\s+[^,;.]+|,\s*not\s+[^,;.]+$", "", out)  # the old value
     out = _CUE_WORDS.sub("", out)
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
     out = " ".join(out.split()).strip(" ,;")
@@ -428,7 +446,7 @@ _ASKED_EN = [
     ("role", re.compile(r"^(?:what\s+I\s+do(?:\s+for\s+a\s+living)?|(?:my\s+)?(?:job|role|job\s+title|profession|"
                         r"occupation))\W*$", re.IGNORECASE)),
 ]
-_ASKED_ZH = [("home", re.compile(r"^我?(?:住在?哪|的住址|的家)")), ("employer", re.compile(r"^我?(?:在哪(?:里|儿)?(?:工作|上班)|的公司)")),
+_ASKED_ZH = [("home", re.compile(r"^我?(?:住在?哪|的住址|的家)")), ("age", re.compile(r"^我?的?(?:年龄|岁数)|^我?多大")), ("employer", re.compile(r"^我?(?:在哪(?:里|儿)?(?:工作|上班)|的公司)")),
              ("name", re.compile(r"^我?(?:的名字|叫什么)")), ("role", re.compile(r"^我?的(?:职业|工作)$"))]
 
 
