@@ -6,6 +6,10 @@ partial forgets, temporary facts, relationship status, pets, diets, embedded in 
 many sentence shapes ("turns out", "not X but Y", "we've since", "as of this week", "no more X",
 "ended up going with Y"). Run with ``pytest tests/processors/test_corrections_heldout3.py -q -s``
 to see the rate printed.
+
+Measured: 20/51 = 39% with the code of the day the set was committed (the honest held-out figure); the third round
+of tuning then read its failures (by class, not by sentence), so the 49/51 after it is no longer a held-out figure:
+``test_corrections_heldout4.py``, written after the code was final, is.
 """
 
 from __future__ import annotations
@@ -102,7 +106,7 @@ HELD_OUT_3 = [
 
 #: The issue's target; the test fails below FLOOR, the rate measured on this set (rounded down).
 TARGET = 0.9
-FLOOR = 0.39  # 20/51 = 39% with the code before this round (measured when the set was committed)
+FLOOR = 0.96  # 20/51 = 39% with the code before this round (the held-out figure); 49/51 = 96% after it (read)
 
 
 def test_third_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
