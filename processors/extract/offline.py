@@ -683,8 +683,9 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
 
 def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[str, ...]) -> bool:
     """Whether ``s`` states something about its speaker: not a request, a reaction, a generic remark or a mood."""
-    if _REQUEST.match(s) or not (_ANY_FIRST_PERSON.search(s) or (not sp.named and _states_a_slot(s))):
-        return False
+    if (_REQUEST.match(s) and not _CALL_ME.match(s)) or not (_ANY_FIRST_PERSON.search(s)
+                                                              or (not sp.named and _states_a_slot(s))):
+        return False  # "Please call me Dan." is no request: it states a name
     if _REACTION.match(s) or re.search(r"\bI\s+mean\b", s) \
             or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
         return False
@@ -703,7 +704,7 @@ def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], exp
             _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
     min_words = 3 if state or explicit else MIN_WORDS
-    if len(s.split()) < min_words:
+    if len(re.sub(r"'(m|re|s|ve|d|ll)\b", r" \1", s).split()) < min_words:  # "I'm married": three words
         return None
     resolved, dated = resolve(s, e.time)
     score, sections = _english_score(s, sp, vocatives, dated, state=state, explicit=explicit)
@@ -1192,6 +1193,9 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if k is None:
         return False
     text = _swapped(s, k.text) or text or _restated(s, e, sp, gone)
+    olds = [] if gone else sl.old_values(k.text, third)
+    if olds and any(sl.names(text, v) for v in olds):  # the value the matched fact holds is the one gone
+        text = _restated(s, e, sp, olds) or text  # ("handed in my notice at Airbus and now work for Rolls-Royce")
     if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
         return False
     return _apply_update(k, text, s, e, pool, ops)

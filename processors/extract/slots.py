@@ -76,7 +76,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                          rf"(?P<k>[a-z]{{2,}}ing)\s+(?!(?:on|at|in|for|with|to|from|out|up|about|it|that|this|them|back)\b)"
                          rf"(?P<v>{_NP})")),
     # when a recurring thing happens ("a standing meeting with Lee on Mondays", "the retro is on Friday mornings")
-    ("schedule", re.compile(r"\b(?P<k>[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at)\s+"
+    ("schedule", re.compile(r"\b(?P<k>[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at|every)\s+"
                             r"(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
     # relationship status: the few words English has for it
     ("partner", re.compile(r"(?:'m|\bam|\bis|\bgot|\bgetting|\bbecame)\s+(?:now\s+)?(?P<v>single|married|engaged|divorced|"
@@ -91,9 +91,11 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("habit", re.compile(r"\b(?:I|we|the\s+user|the\s+team)\s+(?:(?:usually|always|often|normally|still)\s+)?(?P<k>[a-z]+)\s+"
                          r"(?P<v>(?:[a-z]+\s+){0,2}?[a-z]+)\s+(?:most|every|each)\s+(?:days?|mornings?|evenings?|nights?|"
                          r"weeks?|weekends?)\b", re.IGNORECASE)),
+    # how many of a thing one has ("has two dogs" / "has one dog now"; key = the thing)
+    ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
     ("age", re.compile(r"(?:\bis|'m|\bam)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?(?=\s+and\b|[.,;]|$)")),
 ]
-_HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?(?:[a-z]+|[A-Z]{2,})(?:\s+[a-z]+)?)\s+"
+_HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?(?:[a-z][a-z-]*|[A-Z]{2,})(?:\s+[a-z]+)?)\s+"
                   r"(?:is|are|moved\s+to|is\s+now|changed\s+to)\s+(?:(?:a|an|the|at|on|in)\s+)?(?P<v>[^.,;]+)")
 _CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
                          r"the\s+project's|the|their|its)\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+"
@@ -106,7 +108,7 @@ _MONTHS = frozenset("january february march april may june july august september
 
 _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("home", re.compile(r"(?:住在|搬到了?|搬去了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
-    ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班)")),
+    ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
@@ -123,6 +125,8 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     # when a recurring thing happens (每周一开例会, 例会改到每周三了; key = the thing)
     ("schedule", re.compile(r"每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])(?:开|有|上|去|做)?(?P<k>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("schedule", re.compile(r"(?P<k>[\u4e00-\u9fff]{2,4}?)(?:改到了?|改在|改成了?|挪到了?|换到了?)每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])")),
+    # what a thing of the project uses (我们的后端用 Flask / 后端改成 FastAPI; key = the thing)
+    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:用|使用|改用|改成了?|换成了?)\s*(?P<v>[A-Za-z][\w.+-]*)")),
     ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
@@ -133,7 +137,7 @@ _INSTRUMENT = re.compile(
     rf"\b(?:the\s+user|the\s+team|the\s+project|I|we)\s+(?:(?:usually|now|still|currently|also|mostly)\s+)?"
     rf"(?!(?:is|are|was|were|has|have|had|lives|works|moved|relocated|stays|stayed|goes|went|got)\b)(?P<verb>[a-z]+)\s+"
     rf"(?P<obj>(?:(?:all|most|the\s+user's|the\s+team's|the|its|their)\s+)*(?:[a-z]+\s+){{0,2}}?)"
-    rf"(?:with|using|via|through|on|in)\s+(?:(?:a|an|the)\s+)?(?P<v>(?-i:{_CAP})|[a-z][\w.+-]*)"
+    rf"(?:with|using|via|through|on|in|by)\s+(?:(?:a|an|the)\s+)?(?P<v>(?-i:{_CAP})|[a-z][\w.+-]*)"
     rf"(?=\s*(?:now|these\s+days|nowadays|instead|again|\(|[.,;]|$))", re.IGNORECASE)
 _ZH_HAS_USE = re.compile(r"(?:用|使用)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)?(?P<k>[\u4e00-\u9fff]{2,6})")
 
@@ -200,8 +204,8 @@ def _en_slots(t: str) -> list[Slot]:
             if not v:
                 continue
             key = ""
-            if kind in ("use", "place", "has", "doing", "schedule", "habit"):
-                key = _key(gd["k"])
+            if kind in ("use", "place", "has", "doing", "schedule", "habit", "count"):
+                key = " ".join(stem(w) for w in _key(gd["k"]).split()) if kind == "count" else _key(gd["k"])
             elif kind == "prefer":
                 key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
             out.append(Slot(kind, key, _value(v)))
@@ -323,9 +327,9 @@ def holds_value(fact: str, value: str) -> bool:
 
 #: Slot kinds that hold one value at a time (a later value replaces the earlier one).
 SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age", "habit", "keeps",
-                    "doing", "schedule", "partner"})
+                    "doing", "schedule", "partner", "count"})
 #: Kinds that only a statement with a sign of change replaces.
-NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps", "doing", "schedule"})
+NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps", "doing", "schedule", "count"})
 
 
 def stem(w: str) -> str:
@@ -368,6 +372,14 @@ def shared_slot(old: str, new: str, *, cue: bool, kinds: frozenset[str] | None =
     return None
 
 
+def old_values(old: str, new: str) -> list[str]:
+    """The values ``old`` holds in the slots it shares with ``new`` (what a change statement replaces)."""
+    new_slots = slots(new)
+    return [o.value for o in slots(old) for n in new_slots
+            if (o.kind == n.kind or {o.kind, n.kind} <= _ALIKE) and _keys_meet(o.key, n.key)
+            and not _same_value(o.value, n.value) and _norm(o.value) not in n.key.split(" | ")]  # a reversed pair
+
+
 def _same_value(a: str, b: str) -> bool:
     return _norm(a) == _norm(b) or (bool(_norm(a)) and _norm(a) in _norm(b).split() and len(_norm(b).split()) <= 1)
 
@@ -405,11 +417,13 @@ def restate_clause(text: str, gone: list[str]) -> str:
     parts = re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+and\s+(?=(?:now\s+)?(?:the\s+user|the\s+team|I|we|"
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
     parts = [q for p in parts for q in _split_verbs(p, gone)]
-    plain = [p for p in parts if p.strip() and not re.search(r"\b(?:no\s+longer|not|any\s*more)\b|n't\b|不再|不.{0,4}了|离开", p)]
+    plain = [p for p in parts if p.strip()
+             and not re.search(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别", p)]
     keep = [p for p in plain if not any(holds_value(p, g) for g in gone)] \
-        or [p for p in plain if not any(_names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
-    own = [p for p in keep if not has_cjk(p) and re.search(r"\b(?:I|me|my|we|us|our)\b|\bI'", p)]  # the speaker's clause
-    out = (own or keep or [text])[-1]
+        or [p for p in plain if not any(names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
+    own = [p for p in keep if not has_cjk(p) and re.search(r"\bI\b|\bI'|\b(?i:me|my|we|us|our)\b", p)]  # the speaker's
+    slotted = [p for p in own if slots(p)] or [p for p in keep if slots(p)]  # ... best one that states a slot
+    out = (slotted or own or keep or [text])[-1]
     out = re.sub(r",?\s*\b(?:instead\s+of|rather\s+than)\s+[^,;.]+|,\s*not\s+[^,;.]+$", "", out)  # the old value
     out = _CUE_WORDS.sub("", out)
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
@@ -417,7 +431,7 @@ def restate_clause(text: str, gone: list[str]) -> str:
     return out[:1].upper() + out[1:]  # a clause of its own starts a sentence
 
 
-def _names(text: str, value: str) -> bool:
+def names(text: str, value: str) -> bool:
     """Whether ``text`` holds ``value`` whole (stricter than ``holds_value``)."""
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
 
@@ -428,7 +442,7 @@ def _split_verbs(clause: str, gone: list[str]) -> list[str]:
     m = re.match(r"^(?P<s>(?:\w+\s+){0,3}?(?:I|we|the\s+user|the\s+team))\s+(?P<a>.+?)\s+and\s+(?P<b>(?!(?:I|we|the)\b)[a-z].+)$",
                  clause, re.IGNORECASE)
     if not m or not any(holds_value(m.group("a"), g) for g in gone) \
-            or any(_names(m.group("b"), g) for g in gone):
+            or any(names(m.group("b"), g) for g in gone):
         return [clause]
     subject = re.sub(r"^.*?\b(I|we|the\s+user|the\s+team)$", r"\1", m.group("s"), flags=re.IGNORECASE)
     return [f"{m.group('s')} {m.group('a')}", f"{subject} {m.group('b')}"]
