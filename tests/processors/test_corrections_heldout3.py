@@ -106,7 +106,7 @@ HELD_OUT_3 = [
 
 #: The issue's target; the test fails below FLOOR, the rate measured on this set (rounded down).
 TARGET = 0.9
-FLOOR = 0.96  # 20/51 = 39% with the code before this round (the held-out figure); 49/51 = 96% after it (read)
+FLOOR = 0.98  # 20/51 = 39% with the code before round three (the held-out figure); 50/51 after round four (read)
 
 
 def test_third_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):

@@ -1,7 +1,9 @@
 """A fourth held-out set of corrections (issue 21, item 2), written after the code of the third round was final.
 
 No rule was changed after these cases were written, and none was shaped by them: their rate is the held-out
-figure of the third round (``test_corrections_heldout3.py`` was read while fixing). EN and simplified Chinese,
+figure of the third round (``test_corrections_heldout3.py`` was read while fixing): 12/22 = 55%. Round four then
+read its failures by class, so its 20/22 after that is no longer held out (``test_corrections_heldout5.py`` is).
+EN and simplified Chinese,
 moves, jobs, names, versions, tool and service switches, preference reversals, a partial forget, status, pets,
 habits. Run with ``pytest tests/processors/test_corrections_heldout4.py -q -s`` to see the rate printed.
 """
@@ -51,7 +53,7 @@ HELD_OUT_4 = [
 
 #: The issue's target; the test fails below FLOOR, the rate measured on this set (rounded down).
 TARGET = 0.9
-FLOOR = 0.54  # 12/22 = 55% with the code of the third round, measured once, no rule changed for it
+FLOOR = 0.9  # 12/22 = 55% with the code of the third round (the held-out figure); 20/22 after round four (read)
 
 
 def test_fourth_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
