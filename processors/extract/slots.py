@@ -39,7 +39,8 @@ _CUE = re.compile(
     r"\b(?:now|nowadays|these\s+days|currently|actually|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|"
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
     r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped|again|ended\s+up|"
-    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more)\b", re.IGNORECASE)
+    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently)\b",
+    re.IGNORECASE)
 _ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
                      r"|不.{0,4}了")
 #: Trailing or leading change words a restated fact does without.
@@ -62,6 +63,8 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
     ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
+    ("role", re.compile(r"\b(?:works?|working|employed)\b[^.,;]{1,40}?\bas\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
+                        r"(?=\s+(?:at|for|in|by|and|with|since|now|these|from)\b|[.,;(]|$)")),
     ("role", re.compile(r"\b(?:promoted|demoted)\s+to\s+(?:(?:a|an|the)\s+)?(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|since|last|this)\b|[.,;]|$)")),
     ("place", re.compile(r"\b(?:from|at|in|to)\s+the\s+(?P<v>[A-Z][\w'-]+)\s+(?P<k>[a-z]+)\b")),
@@ -95,6 +98,9 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
     ("age", re.compile(r"(?:\bis|'m|\bam)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?(?=\s+and\b|[.,;]|$)")),
 ]
+#: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
+_TOOL = re.compile(rf"^(?:(?:our|my)\s+[a-z]+|we|I)\s+(?:uses|use|is\s+using|runs|run)\s+(?P<v>(?-i:{_CAP}))\s*$",
+                   re.IGNORECASE)
 _HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?(?:[a-z][a-z-]*|[A-Z]{2,})(?:\s+[a-z]+)?)\s+"
                   r"(?:is|are|moved\s+to|is\s+now|changed\s+to)\s+(?:(?:a|an|the|at|on|in)\s+)?(?P<v>[^.,;]+)")
 _CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
@@ -107,7 +113,7 @@ _MONTHS = frozenset("january february march april may june july august september
                     "nov dec in on at to by since of and the version is my our me us we i".split())
 
 _ZH: list[tuple[str, re.Pattern[str]]] = [
-    ("home", re.compile(r"(?:住在|搬到了?|搬去了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
+    ("home", re.compile(r"(?:住在|搬到了?|搬去了?|搬回(?:到)?了?(?:老家)?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
@@ -127,6 +133,8 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("schedule", re.compile(r"(?P<k>[\u4e00-\u9fff]{2,4}?)(?:改到了?|改在|改成了?|挪到了?|换到了?)每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])")),
     # what a thing of the project uses (我们的后端用 Flask / 后端改成 FastAPI; key = the thing)
     ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:用|使用|改用|改成了?|换成了?)\s*(?P<v>[A-Za-z][\w.+-]*)")),
+    # what a thing of the project is (我们的数据库是 Oracle; key = the thing)
+    ("has", re.compile(r"的(?P<k>[\u4e00-\u9fff]{2,4})是\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)*)")),
     ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
@@ -209,6 +217,9 @@ def _en_slots(t: str) -> list[Slot]:
             elif kind == "prefer":
                 key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
             out.append(Slot(kind, key, _value(v)))
+    m = _TOOL.match(t.strip(" .!"))
+    if m:
+        out.append(Slot("tool", "", _value(m.group("v"))))
     for m in _INSTRUMENT.finditer(t):
         if m.group("v").casefold() in STOPWORDS:
             continue  # "did some stuff with it": no tool
@@ -264,7 +275,7 @@ _SWAP = [
     re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$"),
     re.compile(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>.+?)\s*$"),
     re.compile(r"\bnot\s+(?P<old>[^,;]+?)\s*,?\s+but\s+(?P<new>[^,;]+?)(?=\s+(?:where|who|that|which|for|as)\b|[,;]|$)"),
-    re.compile(rf"\b(?:is|are|uses?|runs?)\s+(?P<new>(?-i:{_CAP}))(?:\s+now)?\s*,\s*not\s+(?P<old>(?-i:{_CAP}))\s*$",
+    re.compile(rf"(?P<new>(?-i:{_CAP}))(?:\s+(?:now|these\s+days|nowadays))?\s*,\s*not\s+(?P<old>(?-i:{_CAP}))\s*$",
                re.IGNORECASE),
     re.compile(rf"\b(?:dropped|ditched|replaced|left)\s+(?P<old>(?-i:{_CAP}))\s+(?:in\s+favou?r\s+of|for)\s+"
                rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
@@ -362,7 +373,7 @@ def shared_slot(old: str, new: str, *, cue: bool, kinds: frozenset[str] | None =
     new_slots = [n for n in slots(new) if kinds is None or n.kind in kinds]
     for o in slots(old):
         for n in new_slots:
-            if (o.kind != n.kind and not {o.kind, n.kind} <= _ALIKE) or not _keys_meet(o.key, n.key):
+            if (o.kind != n.kind and not {o.kind, n.kind} <= _ALIKE) or not _keys_meet(o.key, n.key) or o.kind == "tool":
                 continue
             if _same_value(o.value, n.value):
                 continue
@@ -384,7 +395,8 @@ def _same_value(a: str, b: str) -> bool:
     return _norm(a) == _norm(b) or (bool(_norm(a)) and _norm(a) in _norm(b).split() and len(_norm(b).split()) <= 1)
 
 
-_ALIGN_DROP = re.compile(r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|actually|currently|still|again)\b|,",
+_ALIGN_DROP = re.compile(r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|actually|currently|still|again|lately|"
+                         r"recently|honestly)\b|,|\(as of [^)]*\)",
                          re.IGNORECASE)
 
 
