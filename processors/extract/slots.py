@@ -217,9 +217,9 @@ def _en_slots(t: str) -> list[Slot]:
             elif kind == "prefer":
                 key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
             out.append(Slot(kind, key, _value(v)))
-    m = _TOOL.match(t.strip(" .!"))
-    if m:
-        out.append(Slot("tool", "", _value(m.group("v"))))
+    tool = _TOOL.match(t.strip(" .!"))
+    if tool:
+        out.append(Slot("tool", "", _value(tool.group("v"))))
     for m in _INSTRUMENT.finditer(t):
         if m.group("v").casefold() in STOPWORDS:
             continue  # "did some stuff with it": no tool
