@@ -2,7 +2,8 @@
 
 ``test_corrections_heldout4.py`` was read while fixing (round four), so it no longer measures what the code does on
 new text; these cases were written afterwards, measured once, and no rule was changed for them: their rate is the
-held-out figure of the final code. EN and simplified Chinese. Run with
+held-out figure of round four's code: 14/21 = 67%. Round five then read its failures by class, so its 20/21 after
+that is no longer held out (``test_corrections_heldout6.py`` is). EN and simplified Chinese. Run with
 ``pytest tests/processors/test_corrections_heldout5.py -q -s`` to see the rate printed.
 """
 
@@ -47,7 +48,7 @@ HELD_OUT_5 = [
 
 #: The issue's target; the test fails below FLOOR, the rate measured on this set (rounded down).
 TARGET = 0.9
-FLOOR = 0.66  # 14/21 = 67% with the code of round four, measured once, no rule changed for it
+FLOOR = 0.95  # 14/21 = 67% with the code of round four (the held-out figure); 20/21 after round five (read)
 
 
 def test_fifth_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
