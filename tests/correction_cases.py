@@ -101,4 +101,29 @@ ROUND_2 = [
     Case("zh like to eat", ("我喜欢吃面条。", "我现在更喜欢吃米饭。"), "米饭", "面条"),
 ]
 
-CASES = ISSUE + OWN + ZH + ROUND_2
+#: Round three (tuning, read while fixing): name changes, "used to", "instead of", "left X for", nicknames, a
+#: temporary state that ends with "back", Chinese likes in Latin letters, Chinese ages.
+ROUND_3 = [
+    Case("changed my name", ("My name is Laura Smith.", "I changed my name to Laura Brown."), "Brown", "Smith"),
+    Case("no longer role", ("I'm a lecturer at Leeds University.", "I'm no longer a lecturer; I'm a consultant now."),
+         "consultant", "lecturer"),
+    Case("used to", ("I use Arch Linux on my laptop.", "I used to use Arch Linux, now it's Fedora on my laptop."),
+         "Fedora", "Arch"),
+    Case("these days version", ("We run Ruby 2.7.", "These days we run Ruby 3.3."), "3.3", "2.7"),
+    Case("start date", ("I start at Globex on Monday.", "Actually, I start at Initech on Monday, not Globex."),
+         "Initech", "Globex"),
+    Case("went back", ("I use Windows at home.", "I went back to Linux at home."), "Linux", "Windows"),
+    Case("zh prefer tool", ("我更喜欢用 Vim。", "其实我现在更喜欢用 Helix。"), "Helix", "Vim"),
+    Case("zh no longer at", ("我在网易工作。", "我不在网易了，现在在携程。"), "携程", "网易"),
+    Case("we now deploy", ("We deploy to Kubernetes.", "We now deploy to Nomad instead of Kubernetes."), "Nomad",
+         "Kubernetes"),
+    Case("switched over", ("Our docs are built with Sphinx.", "We switched the docs over to MkDocs."), "MkDocs", "Sphinx"),
+    Case("left for", ("I'm at Acme Corp.", "I left Acme Corp for a startup called Nimbus."), "Nimbus", "Acme"),
+    Case("nickname", ("Friends call me Matt.", "These days friends call me Matteo."), "Matteo", "Matt"),
+    Case("temp until", ("I'm working remotely until June.", "I'm back in the office now."), "office", "remotely"),
+    Case("favorite", ("My favorite language is Rust.", "My favorite language is Zig now."), "Zig", "Rust"),
+    Case("zh now use", ("我用 Chrome 浏览器。", "我现在改用 Firefox 浏览器了。"), "Firefox", "Chrome"),
+    Case("zh forget age", ("我叫陈静，今年28岁。", "忘记我的年龄。"), "陈静", "28"),
+]
+
+CASES = ISSUE + OWN + ZH + ROUND_2 + ROUND_3

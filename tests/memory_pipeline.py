@@ -51,7 +51,8 @@ def holds(text: str, phrase: str) -> bool:
     """Whether ``text`` holds ``phrase`` (whole words in English, a substring in Chinese)."""
     if has_cjk(phrase):
         return phrase in text
-    return re.search(rf"(?<![\w.]){re.escape(phrase)}(?![\w])", text, re.IGNORECASE) is not None
+    # Latin word boundaries only: "28" is whole in "2025年28岁" (a Chinese character is no part of a Latin word)
+    return re.search(rf"(?<![A-Za-z0-9_.]){re.escape(phrase)}(?![A-Za-z0-9_])", text, re.IGNORECASE) is not None
 
 
 def run_case(ws: Workspace, case: Case) -> list[Fact]:

@@ -63,6 +63,8 @@ _ORDER = re.compile(r"^(?:please\s+)?(?:always|never|don'?t|do\s+not|must|make\s
                     r"(?:assistant|agent|ai|model)|ignore|disregard|obey)\b|\b(?:the\s+(?:assistant|agent|ai|model)|"
                     r"claude|codex)\s+(?:must|should|shall|has\s+to|needs\s+to|will|may)\b|\bmust\b|\bshould\s+always\b",
                     re.IGNORECASE)
+#: A standing order in Chinese: always, every time, must, never, don't, remember (总是, 每次, 必须, 不要, 别, 记住).
+_ZH_ORDER = re.compile(r"总是|每次|必须|务必|一定要|永远|不要|不许|千万|别|记住|请")
 _ABOUT_USER = re.compile(r"\b(?:the\s+user|user's|the\s+human|the\s+owner)\b|用户", re.IGNORECASE)
 
 
@@ -143,7 +145,7 @@ def agent_note_verdict(text: str, project: str) -> NoteVerdict:
                                "project only, never in the global memory")
     if secret_in(note):
         return NoteVerdict("", "refused: the note holds a secret (a password, key or token)")
-    if _ORDER.search(note) or _STANDING.match(note) or _TASK.match(note):
+    if _ORDER.search(note) or _STANDING.match(note) or _TASK.match(note) or _ZH_ORDER.search(note):
         return NoteVerdict("", "refused: an agent's note cannot be a standing instruction (only the user gives "
                                "those)")
     if SECOND_PERSON.search(note):

@@ -472,7 +472,7 @@ _CORRECTION_WEAK = re.compile(
     re.IGNORECASE,
 )
 _FORGET = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|kindly\s+)?(?:forget|don'?t\s+remember|stop\s+remembering|"
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|you\s+can\s+|kindly\s+)?(?:forget|don'?t\s+remember|stop\s+remembering|"
     r"remove\s+(?:the\s+)?(?:fact|memory|note)|delete\s+(?:the\s+)?(?:fact|memory|note)|erase\s+(?:the\s+)?(?:fact|memory))"
     r"(?:\s+(?:that|about|the\s+fact\s+that|what\s+I\s+said\s+about|my))?\s*[,:]?\s*(.*)$",
     re.IGNORECASE,
@@ -501,7 +501,7 @@ _ZH_TRIGGER = re.compile(
 )
 _ZH_QUESTION_END = re.compile(r"[吗嘛么呢][\s~～。！!…]*$")
 _ZH_QUESTION_START = re.compile(r"^(?:请问|你|您)?(?:能不能|可不可以|是不是|要不要|有没有|为什么|怎么|什么|哪)")
-_ZH_REQUEST = re.compile(r"^(?:请?帮我|你(?:帮|给|去|能|可以)|麻烦)")
+_ZH_REQUEST = re.compile(r"^(?:请?帮我|你(?:帮|给|去|能|可以)(?!叫我)|麻烦)")
 _ZH_IMPERATIVE = re.compile(r"^(?:请|千万)?(?:不要|别)")
 _ZH_REMEMBER = re.compile(r"^请?记住\s*[,:：，]?\s*")
 _ZH_FORGET = re.compile(r"^(?:请|你)?(?:忘记|忘掉|忘了|别记(?:住)?|不要记(?:住)?|删除|删掉)(?:掉)?\s*[,:：，]?\s*(.*)$")
@@ -683,8 +683,9 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
 
 def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[str, ...]) -> bool:
     """Whether ``s`` states something about its speaker: not a request, a reaction, a generic remark or a mood."""
-    if _REQUEST.match(s) or not (_ANY_FIRST_PERSON.search(s) or (not sp.named and _states_a_slot(s))):
-        return False
+    if (_REQUEST.match(s) and not _CALL_ME.match(s)) or not (_ANY_FIRST_PERSON.search(s)
+                                                              or (not sp.named and _states_a_slot(s))):
+        return False  # "Please call me Dan." is no request: it states a name
     if _REACTION.match(s) or re.search(r"\bI\s+mean\b", s) \
             or (sp.named and not photo and _GENERIC_START.match(s.lstrip("\"'“‘("))):
         return False
@@ -703,7 +704,7 @@ def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], exp
             _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
     min_words = 3 if state or explicit else MIN_WORDS
-    if len(s.split()) < min_words:
+    if len(re.sub(r"'(m|re|s|ve|d|ll)\b", r" \1", s).split()) < min_words:  # "I'm married": three words
         return None
     resolved, dated = resolve(s, e.time)
     score, sections = _english_score(s, sp, vocatives, dated, state=state, explicit=explicit)
@@ -761,7 +762,7 @@ def _states_a_slot(s: str) -> bool:
     body = s.rstrip(" .!")
     if len(body.split()) > 14 or _REQUEST.match(body) or SECOND_PERSON.search(body):
         return False
-    if not re.match(r"(?:(?:until|since|on)\s+\w+,?\s+)?(?:I\b|I'm|we\b|we're|my\b|our\b|everyone\s+calls\s+me\b|"
+    if not re.match(r"(?:(?:until|since|on)\s+\w+,?\s+)?(?:I\b|I'm|we\b|we're|my\b|our\b|[a-z]+\s+calls?\s+me\b|"
                     r"(?:the|this)\s+(?:project|api|app|repo)\b)", body, re.IGNORECASE) and not _PROJECT_THING.match(body):
         return False
     return bool(sl.slots(body)) or bool(_STATE.match(body))
@@ -796,7 +797,7 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         c = clause.strip()
         if not c or _ZH_QUESTION_END.search(c) or _ZH_QUESTION_START.match(c) or _ZH_REQUEST.match(c):
             continue
-        if _ZH_TRIGGER.search(c):
+        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and sl.states_own_slot(c)):
             groups.append("，".join([*pending, c]))
             pending = []
         elif groups:
@@ -806,7 +807,7 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
     out = []
     for g in groups:
         g = _ZH_REMEMBER.sub("", g.strip(" 。！!～~"))
-        if len(re.findall(r"[\u3400-\u9fff]", g)) < 4:
+        if len(re.findall(r"[\u3400-\u9fff]|[A-Za-z0-9][\w.+-]*", g)) < 4:  # a Latin word (Python, 3.8) counts
             continue
         resolved, dated = resolve(g, e.time)
         if _ZH_IMPERATIVE.match(resolved):
@@ -831,7 +832,8 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
 # --- corrections and forget requests ----------------------------------------------------------
 
 
-_CLAUSE_JOIN = re.compile(r",?\s+and\s+(?=(?:the\s+user|the\s+team|[A-Z][a-z]+)\b)|;\s+|，|、")
+_CLAUSE_JOIN = re.compile(r",?\s+and\s+(?=(?:the\s+user|the\s+team|[A-Z][a-z]+)\b)|,\s+(?=(?:the\s+user|the\s+team)\b)|;\s+"
+                          r"|，|、")
 
 
 def _without_part(fact: str, target: str, sp: Speaker, *, kind: str | None = None) -> str:
@@ -941,7 +943,8 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
             c.order = len(cands)
             cands.append(c)
             pool.append(_Known(None, c))
-        if e.role == "note" and (len(ops), len(cands)) == before:
+        if e.role == "note" and len(cands) == before[1] and _unmatched_only(ops[before[0]:]):
+            del ops[before[0]:]  # a note changing nothing known ("I no longer eat gluten") states what holds now
             _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
     ops.extend(_signal_ops(user_entries, user_texts, active, ops))
@@ -1011,6 +1014,12 @@ def _agent_note_op(e: Entry) -> FactOp:
         return FactOp(op="noop", sources=[e.ref], reason=verdict.reason)
     return FactOp(op="add", text=verdict.text, subject="project", scope="project", project=e.project,
                   section=PROJECT, when=_when(e), sources=[e.ref], reason=verdict.reason)
+
+
+def _unmatched_only(new_ops: list[FactOp]) -> bool:
+    """Whether ``new_ops`` (those of one note) are none, or only corrections that matched no fact."""
+    return all(o.op == "noop" and o.reason.startswith(("correction matches no fact", "correction could not be"))
+               for o in new_ops)
 
 
 def _keep_note(e: Entry, sp: Speaker, ops: list[FactOp], cands: list[Candidate], pool: list[_Known]) -> None:
@@ -1119,6 +1128,8 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
         for k in pool:
             if sl.one_span_changed(k.text, third):
                 return k
+        if sl.returns(third):  # "I'm back in the office": the temporary state ("until June") ended
+            return next((k for k in pool if validity.ends_on(k.text) is not None), None)
     return None
 
 
@@ -1139,20 +1150,13 @@ def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
     return _finish(converted) if converted else ""
 
 
-_FROM_TO = re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$|\breplaced\s+(?P<old2>.+?)\s+with\s+(?P<new2>.+?)\s*$"
-                      r"|从\s*(?P<old3>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)了?\s*(?P<new3>[^，。]+?)\s*$")
-
-
 def _swapped(s: str, old_fact: str) -> str:
-    """For "from X to Y" / "replaced X with Y": the old fact with X replaced by Y, when it holds X as written."""
-    m = _FROM_TO.search(s.rstrip(" .!。"))
-    if not m:
+    """For "from X to Y", "replaced X with Y", "not X but Y" (``slots.swap``): the old fact with X replaced by Y, when
+    it holds X as written."""
+    pair = sl.swap(s)
+    if not pair:
         return ""
-    old = (m.group("old") or m.group("old2") or m.group("old3") or "").strip()
-    new = (m.group("new") or m.group("new2") or m.group("new3") or "").strip()
-    new = re.sub(r"\s+(?:last|this|in|on|since)\s+.*$", "", new)
-    if not old or not new or len(new.split()) > 5:
-        return ""
+    old, new = pair
     pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
     if not pattern.search(old_fact):
         return ""
@@ -1165,9 +1169,9 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if SECOND_PERSON.search(s) and not has_cjk(s):
         return False
     zh = has_cjk(s)
-    if zh and not re.search(r"我|这个项目|本项目", s):
+    if zh and not re.search(r"我|这个项目|本项目", s) and not (not sp.named and sl.has_cue(s) and sl.slots(s)):
         return False
-    if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s)
+    if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
                        or _PROJECT_THING.match(s)):
         return False
@@ -1189,6 +1193,9 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if k is None:
         return False
     text = _swapped(s, k.text) or text or _restated(s, e, sp, gone)
+    olds = [] if gone else sl.old_values(k.text, third)
+    if olds and any(sl.names(text, v) for v in olds):  # the value the matched fact holds is the one gone
+        text = _restated(s, e, sp, olds) or text  # ("handed in my notice at Airbus and now work for Rolls-Royce")
     if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
         return False
     return _apply_update(k, text, s, e, pool, ops)

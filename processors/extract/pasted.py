@@ -12,11 +12,13 @@ by its nouns):
 * **introduced pastes**: a line or sentence that introduces someone else's text and ends
   in ``:`` or `` - `` ("Here is the README:", "found this bio on Medium:", "From the
   wiki page:", "My colleague Bob wrote in Slack:", "Quoting Dana:", "Forwarding this
-  email:", "This is what the site says -"): the introduction and everything after it;
+  email:", "This is what the site says -", "Her LinkedIn bio:", 这是我找到的文章：, 同事小王说：): the
+  introduction and everything after it;
 * **reported speech**: a sentence in which someone other than the user wrote, said,
   posted or claimed that ... ("Someone on Reddit wrote that they always ...");
 * **speaker-labelled lines** of a pasted chat or email (``Bob: ...``, ``From: Carl``);
-* **documents**: from a Markdown heading (``# Setup``) to the end of the message;
+* **documents**: from a Markdown or wiki heading (``# Setup``, ``== Setup ==``), an email header
+  line (``From: Carl``) or separator (``-----Original Message-----``) to the end of the message;
 * **quotations** in double quotes that speak in the first person;
 * **long pastes**: a message of at least ``LONG_CHARS`` characters over at least
   ``LONG_LINES`` lines keeps only its first paragraph, if that is short.
@@ -36,8 +38,12 @@ LONG_LINES = 15
 _INTRO_WORDS = re.compile(
     r"\b(?:here(?:'s|\s+is|\s+are)|found|copied|pasted?|pasting|forwarding|forwarded|quoting|excerpt|snippet|"
     r"from\s+(?:the|a|an|this|that|his|her|their|its)\b|this\s+is\s+what|according\s+to|wrote|writes|said|says|"
-    r"posted|commented|replied|tweeted|messaged|told\s+(?:me|us))\b", re.IGNORECASE)
-_INTRO_END = re.compile(r":|\s[-–—]\s")
+    r"posted|commented|replied|tweeted|messaged|told\s+(?:me|us)|his|her|their|"
+    r"(?-i:[A-Z][a-z]+'s))\b", re.IGNORECASE)  # "Bob's bio:", not "our team's conventions:"
+#: The same in Chinese: found, copied, pasted, forwarded, quoted, "here is ... article", or a speaker before 说/写道.
+_ZH_INTRO_WORDS = re.compile(r"找到|复制|粘贴|转发|引用|摘自|以下是|下面是|这是.{0,16}(?:文章|帖子|页面|内容|文档|说明|简介|回答)"
+                             r"|(?<!^我)(?:说|写道|写了|提到|回复|发了?)\s*$")
+_INTRO_END = re.compile(r":|：|\s[-–—]\s")
 _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?])\s+)")
 #: Reported speech: someone other than the user wrote, said ... that.
 _REPORTED = re.compile(r"(?<!\bI\s)(?<!\bwe\s)\b(?:wrote|writes|said|says|posted|claims?|claimed|mentioned|tweeted|"
@@ -46,7 +52,9 @@ _SENTENCES = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*|[.!?\n]")
 MAX_INTRO = 200
 _LABEL = re.compile(r"^\s*(?:\[[^\]\n]{0,40}\]\s*)?(?!(?:Note|PS|P\.S|Edit|Update|Important|Also|Btw|FYI|Actually|"
                     r"Example|Context|Goal|Task|Question)\b)[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,2}\s*:\s*\S")
-_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
+#: Where a document starts: a Markdown or wiki heading, an email's header or separator line.
+_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S|^\s*={2,}[^=\n]+={2,}\s*$|^\s*-{3,}[^-\n]*-{3,}\s*$"
+                      r"|^\s*(?:From|To|Subject|Sent|Date|Cc)\s*:\s*\S")
 _QUOTE = re.compile(r"[\"“][^\"”\n]{1,400}[\"”]")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|we|our|me)\b")
 
@@ -74,7 +82,8 @@ def _cut_at_intro(text: str) -> str:
         for m in _SENTENCES.finditer(line[:2000]):
             sentence = m.group(0)
             end = _INTRO_END.search(sentence, 0, MAX_INTRO + 40)
-            if end and _INTRO_WORDS.search(sentence, 0, end.start()):
+            if end and (_INTRO_WORDS.search(sentence, 0, end.start())
+                        or _ZH_INTRO_WORDS.search(sentence[:end.start()])):
                 return text[:pos + m.start()]
         pos += len(line) + 1
     return text

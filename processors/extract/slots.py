@@ -38,8 +38,11 @@ _SUBJ = r"(?:the\s+user|the\s+team|the\s+project|[A-Z][a-z]+)"
 _CUE = re.compile(
     r"\b(?:now|nowadays|these\s+days|currently|actually|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|"
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
-    r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped)\b", re.IGNORECASE)
-_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|其实|如今|目前|不.{0,4}了")
+    r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped|again|ended\s+up|"
+    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently)\b",
+    re.IGNORECASE)
+_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
+                     r"|不.{0,4}了")
 #: Trailing or leading change words a restated fact does without.
 _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s*more|any\s+longer|actually|"
                         r"currently|instead)\b,?", re.IGNORECASE)
@@ -50,7 +53,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:working|staying)\s+(?:from|in)\s+(?P<v>(?-i:{_CAP}))(?!\s+(?:office|branch|site)\b)"
-                        rf"|\bback\s+home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
+                        rf"|\b(?:back\s+)?home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at)\s+(?P<v>(?-i:{_CAP}))",
@@ -58,20 +61,50 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(rf"\b(?:is|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
     ("name", re.compile(r"\bname\s+is\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
-    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
+    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
+    ("role", re.compile(r"\b(?:works?|working|employed)\b[^.,;]{1,40}?\bas\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
+                        r"(?=\s+(?:at|for|in|by|and|with|since|now|these|from)\b|[.,;(]|$)")),
     ("role", re.compile(r"\b(?:promoted|demoted)\s+to\s+(?:(?:a|an|the)\s+)?(?P<v>(?:[a-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|since|last|this)\b|[.,;]|$)")),
     ("place", re.compile(r"\b(?:from|at|in|to)\s+the\s+(?P<v>[A-Z][\w'-]+)\s+(?P<k>[a-z]+)\b")),
     ("prefer", re.compile(r"\bprefers?\s+(?P<v>.+?)\s+(?:over|to|rather\s+than|instead\s+of)\s+(?P<o>[^.,;]+)",
                           re.IGNORECASE)),
     ("use", re.compile(r"\b(?:uses|use|is\s+using|runs|run|prefers|prefer|switched\s+(?:over\s+)?to|moved\s+to|"
-                       r"migrated\s+to|changed\s+to)\s+(?P<v>.+?)\s+(?:for|as|to)\s+(?P<k>[^.,;]+)", re.IGNORECASE)),
+                       r"migrated\s+to|changed\s+to|(?:going|went|go|gone|settled|decided)\s+(?:with|on)|chose|picked|opted\s+for)\s+"
+                       r"(?P<v>.+?)\s+(?:for|as|to)\s+(?P<k>[^.,;]+)", re.IGNORECASE)),
+    # what one is doing these days ("is learning the piano", "back to working full-time"; key = the verb)
+    ("doing", re.compile(r"(?:'m|\bam|\bis|\bare|'re|\bstarted|\bbegan|\bback\s+to)\s+(?!(?:going|getting|having|doing|"
+                         r"thinking|trying|looking|living|feeling|wondering|planning|hoping|using|staying|moving)\b)"
+                         rf"(?P<k>[a-z]{{2,}}ing)\s+(?!(?:on|at|in|for|with|to|from|out|up|about|it|that|this|them|back)\b)"
+                         rf"(?P<v>{_NP})")),
+    # when a recurring thing happens ("a standing meeting with Lee on Mondays", "the retro is on Friday mornings")
+    ("schedule", re.compile(r"\b(?P<k>[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at|every)\s+"
+                            r"(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
+    # relationship status: the few words English has for it
+    ("partner", re.compile(r"(?:'m|\bam|\bis|\bgot|\bgetting|\bbecame)\s+(?:now\s+)?(?P<v>single|married|engaged|divorced|"
+                           r"separated|widowed)\b|\b(?:is|'m|am)\s+(?P<v2>in\s+a\s+relationship|dating\s+[A-Z]\w+)")),
+    # a plan one is on ("on a keto diet", "on a night shift"; key = the noun)
+    ("has", re.compile(r"(?:\bis|'m|\bam|\bare|'re)\s+(?:now\s+)?on\s+(?:a|an)\s+(?P<v>[\w-]+)\s+(?P<k>[a-z]+)"
+                       r"(?=\s*(?:now|these\s+days|nowadays|since|until|[.,;]|$))")),
+    # how one has a thing ("likes the user's coffee black", "takes the user's coffee with milk")
+    ("use", re.compile(r"\b(?:likes?|takes?|drinks?|wants?|prefers?|has|have)\s+(?:my|the\s+user's|the\s+team's|their|its)\s+"
+                       r"(?P<k>[a-z]+)\s+(?P<v>[a-z-]+)(?=\s*(?:now|these\s+days|nowadays|[.,;]|$))")),
+    # a habit by its frequency ("eats meat most days"; key = the verb)
+    ("habit", re.compile(r"\b(?:I|we|the\s+user|the\s+team)\s+(?:(?:usually|always|often|normally|still)\s+)?(?P<k>[a-z]+)\s+"
+                         r"(?P<v>(?:[a-z]+\s+){0,2}?[a-z]+)\s+(?:most|every|each)\s+(?:days?|mornings?|evenings?|nights?|"
+                         r"weeks?|weekends?)\b", re.IGNORECASE)),
+    # how many of a thing one has ("has two dogs" / "has one dog now"; key = the thing)
+    ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
+    ("age", re.compile(r"(?:\bis|'m|\bam)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?(?=\s+and\b|[.,;]|$)")),
 ]
-_HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?[a-z]+(?:\s+[a-z]+)?)\s+"
+#: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
+_TOOL = re.compile(rf"^(?:(?:our|my)\s+[a-z]+|we|I)\s+(?:uses|use|is\s+using|runs|run)\s+(?P<v>(?-i:{_CAP}))\s*$",
+                   re.IGNORECASE)
+_HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>(?:favou?rite\s+)?(?:[a-z][a-z-]*|[A-Z]{2,})(?:\s+[a-z]+)?)\s+"
                   r"(?:is|are|moved\s+to|is\s+now|changed\s+to)\s+(?:(?:a|an|the|at|on|in)\s+)?(?P<v>[^.,;]+)")
-_CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:the\s+user's|the\s+team's|"
-                         r"the\s+project's|the|their|its)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:from\s+.+?\s+)?to\s+"
+_CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
+                         r"the\s+project's|the|their|its)\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+"
                          r"(?:(?:a|an|the)\s+)?(?P<v>[^.,;]+)")
 _VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+to)?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
                       r"(?!\s*(?:am|pm|years?|days?|months?|weeks?|hours?|minutes?|times?|people|kids?|cats?|dogs?)\b)")
@@ -80,15 +113,40 @@ _MONTHS = frozenset("january february march april may june july august september
                     "nov dec in on at to by since of and the version is my our me us we i".split())
 
 _ZH: list[tuple[str, re.Pattern[str]]] = [
-    ("home", re.compile(r"(?:住在|搬到了?|搬去了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
-    ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班)")),
+    ("home", re.compile(r"(?:住在|搬到了?|搬去了?|搬回(?:到)?了?(?:老家)?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
+    ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
-    ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去))(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
+    ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去|用)?)\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)?|"
+                        r"[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
+    ("age", re.compile(r"(?P<v>\d{1,3})岁")),
+    # a habit: what one drinks or eats every day, or has changed to (我每天早上喝牛奶, 我现在早上改喝豆浆了)
+    ("habit", re.compile(r"(?:每天|每周|平时|经常|通常|一般|总是|早上|晚上|中午|改)(?P<k>喝|吃|穿|骑|坐)"
+                         r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=了|[，。,.\s]|$)")),
+    ("keeps", re.compile(r"(?P<k>养)了?一?[只条个头匹](?P<v>[\u4e00-\u9fff]{1,4}?)(?=了|[，。,.\s]|$)")),
+    ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
+    ("home", re.compile(r"(?:(?:现在|目前|如今|又)在|回到了?)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
+    ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:出差|旅行|旅游|度假|开会)")),
+    # when a recurring thing happens (每周一开例会, 例会改到每周三了; key = the thing)
+    ("schedule", re.compile(r"每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])(?:开|有|上|去|做)?(?P<k>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
+    ("schedule", re.compile(r"(?P<k>[\u4e00-\u9fff]{2,4}?)(?:改到了?|改在|改成了?|挪到了?|换到了?)每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])")),
+    # what a thing of the project uses (我们的后端用 Flask / 后端改成 FastAPI; key = the thing)
+    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:用|使用|改用|改成了?|换成了?)\s*(?P<v>[A-Za-z][\w.+-]*)")),
+    # what a thing of the project is (我们的数据库是 Oracle; key = the thing)
+    ("has", re.compile(r"的(?P<k>[\u4e00-\u9fff]{2,4})是\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)*)")),
+    ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
 ]
+#: The tool a subject does something with: "The team installs packages with pip", "The user writes code in Sublime
+#: Text", "The user develops on Windows" (key = the thing done, its object if it has one, else its verb).
+_INSTRUMENT = re.compile(
+    rf"\b(?:the\s+user|the\s+team|the\s+project|I|we)\s+(?:(?:usually|now|still|currently|also|mostly)\s+)?"
+    rf"(?!(?:is|are|was|were|has|have|had|lives|works|moved|relocated|stays|stayed|goes|went|got)\b)(?P<verb>[a-z]+)\s+"
+    rf"(?P<obj>(?:(?:all|most|the\s+user's|the\s+team's|the|its|their)\s+)*(?:[a-z]+\s+){{0,2}}?)"
+    rf"(?:with|using|via|through|on|in|by)\s+(?:(?:a|an|the)\s+)?(?P<v>(?-i:{_CAP})|[a-z][\w.+-]*)"
+    rf"(?=\s*(?:now|these\s+days|nowadays|instead|again|\(|[.,;]|$))", re.IGNORECASE)
 _ZH_HAS_USE = re.compile(r"(?:用|使用)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)?(?P<k>[\u4e00-\u9fff]{2,6})")
 
 
@@ -106,7 +164,8 @@ def _norm(text: str) -> str:
 
 
 def _key(text: str) -> str:
-    words = [w for w in _norm(text).split() if w not in ("user's", "team's", "project's", "main", "new", "current")]
+    text = _CUE_WORDS.sub(" ", re.sub(r"\(as of [^)]*\)", " ", text))
+    words = [w for w in _norm(text).split() if w not in ("user's", "team's", "project's", "main", "new", "current", "all")]
     words = ["favorite" if w == "favourite" else w for w in words]
     return " ".join(words)
 
@@ -126,37 +185,66 @@ def slots(text: str) -> list[Slot]:
 
 @functools.lru_cache(maxsize=8192)
 def _slots(text: str) -> tuple[Slot, ...]:
-    out: list[Slot] = []
-    if has_cjk(text):
-        for kind, pat in _ZH:
-            for m in pat.finditer(text):
-                key = m.groupdict().get("k") or ""
-                out.append(Slot(kind, key, m.group("v").strip()))
-        for m in _ZH_HAS_USE.finditer(text):
-            out.append(Slot("use", m.group("k"), m.group("v").strip()))
-    else:
-        t = text.replace("\u2019", "'")
-        for kind, pat in _EN:
-            for m in pat.finditer(t):
-                gd = m.groupdict()
-                v = next((gd[g] for g in ("v", "v2", "v3", "v4") if gd.get(g)), "")
-                if not v:
-                    continue
-                key = ""
-                if kind in ("use", "place"):
-                    key = _key(gd["k"])
-                elif kind == "prefer":
-                    key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
-                out.append(Slot(kind, key, _value(v)))
-        for pat in (_HAS, _CHANGE_HAS):
-            for m in pat.finditer(t):
-                key = _key(m.group("k"))
-                if key and key not in ("name", "user", "team"):
-                    out.append(Slot("has", key, _value(m.group("v"))))
+    out = _zh_slots(text) if has_cjk(text) else _en_slots(text.replace("\u2019", "'"))
     for m in _VERSION.finditer(text):
         if m.group("k").casefold() not in _MONTHS:
             out.append(Slot("version", m.group("k").casefold(), m.group("v")))
-    return tuple(s for s in out if (len(s.value) >= 2 or s.value.isdigit()) and (not s.key or len(s.key) >= 2))
+    return tuple(s for s in out if (len(s.value) >= 2 or s.value.isdigit() or has_cjk(s.value))
+                 and (not s.key or len(s.key) >= 2 or has_cjk(s.key)))  # one Chinese character is a word (猫, 喝)
+
+
+def _zh_slots(text: str) -> list[Slot]:
+    out = []
+    for kind, pat in _ZH:
+        for m in pat.finditer(text):
+            out.append(Slot(kind, m.groupdict().get("k") or "", m.group("v").strip(" .")))
+    for m in _ZH_HAS_USE.finditer(text):
+        out.append(Slot("use", m.group("k"), m.group("v").strip()))
+    return out
+
+
+def _en_slots(t: str) -> list[Slot]:
+    out = []
+    for kind, pat in _EN:
+        for m in pat.finditer(t):
+            gd = m.groupdict()
+            v = next((gd[g] for g in ("v", "v2", "v3", "v4") if gd.get(g)), "")
+            if not v:
+                continue
+            key = ""
+            if kind in ("use", "place", "has", "doing", "schedule", "habit", "count"):
+                key = " ".join(stem(w) for w in _key(gd["k"]).split()) if kind == "count" else _key(gd["k"])
+            elif kind == "prefer":
+                key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
+            out.append(Slot(kind, key, _value(v)))
+    tool = _TOOL.match(t.strip(" .!"))
+    if tool:
+        out.append(Slot("tool", "", _value(tool.group("v"))))
+    for m in _INSTRUMENT.finditer(t):
+        if m.group("v").casefold() in STOPWORDS:
+            continue  # "did some stuff with it": no tool
+        out.append(Slot("use", _key(m.group("obj")) or _key(m.group("verb")), _value(m.group("v"))))
+    for pat in (_HAS, _CHANGE_HAS):
+        for m in pat.finditer(t):
+            key = _key(m.group("k"))
+            if key and key not in ("name", "user", "team"):
+                out.append(Slot("has", key, _value(m.group("v"))))
+    return out
+
+
+def states_own_slot(clause: str) -> bool:
+    """Whether a clause states what fills a single-valued slot (or, with a sign of change, a role): a statement to keep
+    even when no trigger word marks it."""
+    return any(x.kind in SINGLE or (x.kind == "role" and has_cue(clause)) for x in slots(clause))
+
+
+_RETURN = re.compile(r"\bback\s+(?:in|at|to|home|from|on)\b|\b(?:I'm|I\s+am|we're|we\s+are|is|are)\s+back\b|回来|回到",
+                     re.IGNORECASE)
+
+
+def returns(text: str) -> bool:
+    """Whether ``text`` says its subject is back ("I'm back in the office", 出差回来了): a temporary state ended."""
+    return bool(_RETURN.search(text))
 
 
 def has_cue(text: str) -> bool:
@@ -176,7 +264,41 @@ _GONE_EN = [
                rf"(?:any\s*more|any\s+longer)"),
     re.compile(rf"(?:^|[,;]\s*)not\s+(?:(?:a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*(?:[,;.]|$)"),
     re.compile(rf"\binstead\s+of\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"\b(?:moved|switched|migrated|got)\s+(?:off|away\s+from|rid\s+of)\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"
+               rf"|\b(?i:ditched|no\s+more)\s+{_NOT_NP}(?P<old2>{_CAP}|{_NP})"),
+    re.compile(rf"\bnot\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*,?\s+but\b"),
+    re.compile(rf"(?P<old>{_CAP})\s+in\s+favou?r\s+of\b"),
+    re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>{_CAP})"),
 ]
+#: "from X to Y", "replaced X with Y", "not X but Y", "Y now, not X", "dropped X in favour of Y": (X, Y) as written.
+_SWAP = [
+    re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$"),
+    re.compile(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>.+?)\s*$"),
+    re.compile(r"\bnot\s+(?P<old>[^,;]+?)\s*,?\s+but\s+(?P<new>[^,;]+?)(?=\s+(?:where|who|that|which|for|as)\b|[,;]|$)"),
+    re.compile(rf"(?P<new>(?-i:{_CAP}))(?:\s+(?:now|these\s+days|nowadays))?\s*,\s*not\s+(?P<old>(?-i:{_CAP}))\s*$",
+               re.IGNORECASE),
+    re.compile(rf"\b(?:dropped|ditched|replaced|left)\s+(?P<old>(?-i:{_CAP}))\s+(?:in\s+favou?r\s+of|for)\s+"
+               rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
+    re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)了?\s*(?P<new>[^，。]+?)\s*$"),
+    re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>(?-i:{_CAP}))\s*[,;]?\s*(?:but\s+)?now\s+(?:it's|it\s+is|"
+               rf"(?:I|we)\s+[a-z]+(?:\s+(?:in|at|on|with|for))?)\s+(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
+    re.compile(rf"(?P<new>(?-i:{_CAP}))\s+instead\s+of\s+(?P<old>(?-i:{_CAP}))", re.IGNORECASE),
+    re.compile(rf"\bleft\s+(?P<old>(?-i:{_CAP}))\s+(?:for|to\s+join)\s+(?:an?\s+[a-z]+\s+(?:called|named)\s+)?"
+               rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
+]
+
+
+def swap(text: str) -> tuple[str, str] | None:
+    """The (old, new) values a statement swaps ("from X to Y", "not X but Y", "Y now, not X" ...), or None."""
+    t = text.rstrip(" .!。")
+    for pat in _SWAP:
+        m = pat.search(t)
+        if m:
+            new = re.sub(r"\s+(?:last|this|in|on|since)\s+.*$", "", _value(m.group("new")))
+            old = _value(m.group("old"))
+            if old and new and len(new.split()) <= 5 and len(old.split()) <= 5:
+                return old, new
+    return None
 _GONE_ZH = [
     re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)"),
     re.compile(r"(?:离开了?|不再[\u4e00-\u9fff]?|不[\u4e00-\u9fff](?=.{1,8}了))\s*(?P<old>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,\s]|$)"),
@@ -189,7 +311,7 @@ def gone_values(text: str) -> list[str]:
     out = []
     for pat in _GONE_ZH if has_cjk(text) else _GONE_EN:
         for m in pat.finditer(text):
-            v = _value(m.group("old"))
+            v = _value(m.group("old") or m.groupdict().get("old2") or "")
             if v and (has_cjk(v) or content_tokens(v)):
                 out.append(v)
     return out
@@ -215,16 +337,31 @@ def holds_value(fact: str, value: str) -> bool:
 
 
 #: Slot kinds that hold one value at a time (a later value replaces the earlier one).
-SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like"})
+SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age", "habit", "keeps",
+                    "doing", "schedule", "partner", "count"})
 #: Kinds that only a statement with a sign of change replaces.
-NEEDS_CUE = frozenset({"role", "use", "place", "like"})
+NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps", "doing", "schedule", "count"})
+
+
+def stem(w: str) -> str:
+    """A crude English stem: "coding", "code" -> "cod"; "development", "develops" -> "develop"."""
+    for suf in ("ment", "ing", "ies", "es", "ed", "s", "e"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            return w[: -len(suf)] + ("y" if suf == "ies" else "")
+    return w
 
 
 def _keys_meet(a: str, b: str) -> bool:
     if a == b:
         return True
-    wa, wb = set(a.split()), set(b.split())
+    if has_cjk(a) or has_cjk(b):
+        return bool(a and b) and (a in b or b in a)  # 喜欢用 / 喜欢
+    wa, wb = {stem(w) for w in a.split()}, {stem(w) for w in b.split()}
     return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+#: Kinds whose slots meet across kinds when their keys meet ("the user's shell is bash" / "uses zsh as the shell").
+_ALIKE = frozenset({"has", "use"})
 
 
 #: The kinds a conversation between people corrects (the rest are the memory owner's: the user's).
@@ -236,7 +373,7 @@ def shared_slot(old: str, new: str, *, cue: bool, kinds: frozenset[str] | None =
     new_slots = [n for n in slots(new) if kinds is None or n.kind in kinds]
     for o in slots(old):
         for n in new_slots:
-            if o.kind != n.kind or not _keys_meet(o.key, n.key):
+            if (o.kind != n.kind and not {o.kind, n.kind} <= _ALIKE) or not _keys_meet(o.key, n.key) or o.kind == "tool":
                 continue
             if _same_value(o.value, n.value):
                 continue
@@ -246,16 +383,31 @@ def shared_slot(old: str, new: str, *, cue: bool, kinds: frozenset[str] | None =
     return None
 
 
+def old_values(old: str, new: str) -> list[str]:
+    """The values ``old`` holds in the slots it shares with ``new`` (what a change statement replaces)."""
+    new_slots = slots(new)
+    return [o.value for o in slots(old) for n in new_slots
+            if (o.kind == n.kind or {o.kind, n.kind} <= _ALIKE) and _keys_meet(o.key, n.key)
+            and not _same_value(o.value, n.value) and _norm(o.value) not in n.key.split(" | ")]  # a reversed pair
+
+
 def _same_value(a: str, b: str) -> bool:
     return _norm(a) == _norm(b) or (bool(_norm(a)) and _norm(a) in _norm(b).split() and len(_norm(b).split()) <= 1)
 
 
-_ALIGN_DROP = re.compile(r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|actually|currently|still|again)\b|,",
+_ALIGN_DROP = re.compile(r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|actually|currently|still|again|lately|"
+                         r"recently|honestly)\b|,|\(as of [^)]*\)",
                          re.IGNORECASE)
 
 
 def one_span_changed(old: str, new: str) -> bool:
-    """Whether ``new`` is ``old`` with one short span (1-4 words each side) changed, the rest (3+ words) the same."""
+    """Whether ``new`` (or one of its clauses) is ``old`` with one short span (1-4 words each side) changed, the rest
+    (3+ words) the same."""
+    clauses = [c for c in re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+but\s+)\s*", new) if c.strip()]
+    return any(_one_span(old, c) for c in [new, *(clauses if len(clauses) > 1 else [])])
+
+
+def _one_span(old: str, new: str) -> bool:
     a = _ALIGN_DROP.sub(" ", old.casefold()).replace(".", " ").split()
     b = _ALIGN_DROP.sub(" ", new.casefold()).replace(".", " ").split()
     p = 0
@@ -276,12 +428,36 @@ def restate_clause(text: str, gone: list[str]) -> str:
     out), change words removed; the whole text if no clause is left."""
     parts = re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+and\s+(?=(?:now\s+)?(?:the\s+user|the\s+team|I|we|"
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
-    keep = [p for p in parts if p.strip() and not any(holds_value(p, g) for g in gone)
-            and not re.search(r"\b(?:no\s+longer|not|n't|any\s*more)\b|不再|不.{0,4}了|离开", p)]
-    out = keep[-1] if keep else text
+    parts = [q for p in parts for q in _split_verbs(p, gone)]
+    plain = [p for p in parts if p.strip()
+             and not re.search(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别", p)]
+    keep = [p for p in plain if not any(holds_value(p, g) for g in gone)] \
+        or [p for p in plain if not any(names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
+    own = [p for p in keep if not has_cjk(p) and re.search(r"\bI\b|\bI'|\b(?i:me|my|we|us|our)\b", p)]  # the speaker's
+    slotted = [p for p in own if slots(p)] or [p for p in keep if slots(p)]  # ... best one that states a slot
+    out = (slotted or own or keep or [text])[-1]
+    out = re.sub(r",?\s*\b(?:instead\s+of|rather\s+than)\s+[^,;.]+|,\s*not\s+[^,;.]+$", "", out)  # the old value
     out = _CUE_WORDS.sub("", out)
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
-    return " ".join(out.split()).strip(" ,;")
+    out = " ".join(out.split()).strip(" ,;")
+    return out[:1].upper() + out[1:]  # a clause of its own starts a sentence
+
+
+def names(text: str, value: str) -> bool:
+    """Whether ``text`` holds ``value`` whole (stricter than ``holds_value``)."""
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def _split_verbs(clause: str, gone: list[str]) -> list[str]:
+    """A clause naming a gone value with a second verb after "and" ("I quit Spotify and joined Netflix"): two clauses,
+    the second with the first's subject ("I joined Netflix"); else the clause."""
+    m = re.match(r"^(?P<s>(?:\w+\s+){0,3}?(?:I|we|the\s+user|the\s+team))\s+(?P<a>.+?)\s+and\s+(?P<b>(?!(?:I|we|the)\b)[a-z].+)$",
+                 clause, re.IGNORECASE)
+    if not m or not any(holds_value(m.group("a"), g) for g in gone) \
+            or any(names(m.group("b"), g) for g in gone):
+        return [clause]
+    subject = re.sub(r"^.*?\b(I|we|the\s+user|the\s+team)$", r"\1", m.group("s"), flags=re.IGNORECASE)
+    return [f"{m.group('s')} {m.group('a')}", f"{subject} {m.group('b')}"]
 
 
 #: A forget request that names a slot, not its value ("forget where I live", "forget my job", 忘记我住在哪).
@@ -290,12 +466,13 @@ _ASKED_EN = [
                         r"(?:my\s+)?(?:home|address|home\s+town|city))\W*$", re.IGNORECASE)),
     ("employer", re.compile(r"^(?:where\s+I\s+work|who\s+I\s+work\s+for|(?:my\s+)?(?:employer|company|workplace))\W*$",
                             re.IGNORECASE)),
+    ("age", re.compile(r"^(?:my\s+)?(?:age|birth\s*year)|^how\s+old\s+I\s+am", re.IGNORECASE)),
     ("name", re.compile(r"^(?:what\s+I'?m\s+called|what\s+(?:I\s+am|to)\s+call(?:ed)?(?:\s+me)?|(?:my\s+)?name)\W*$",
                         re.IGNORECASE)),
     ("role", re.compile(r"^(?:what\s+I\s+do(?:\s+for\s+a\s+living)?|(?:my\s+)?(?:job|role|job\s+title|profession|"
                         r"occupation))\W*$", re.IGNORECASE)),
 ]
-_ASKED_ZH = [("home", re.compile(r"^我?(?:住在?哪|的住址|的家)")), ("employer", re.compile(r"^我?(?:在哪(?:里|儿)?(?:工作|上班)|的公司)")),
+_ASKED_ZH = [("home", re.compile(r"^我?(?:住在?哪|的住址|的家)")), ("age", re.compile(r"^我?的?(?:年龄|岁数)|^我?多大")), ("employer", re.compile(r"^我?(?:在哪(?:里|儿)?(?:工作|上班)|的公司)")),
              ("name", re.compile(r"^我?(?:的名字|叫什么)")), ("role", re.compile(r"^我?的(?:职业|工作)$"))]
 
 

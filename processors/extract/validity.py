@@ -2,7 +2,8 @@
 
 ``with_end(sentence, when)`` writes the end of a temporary state as a date into the
 sentence, against the message's time: "until Friday" -> "until Friday 7 March 2025",
-"for the next two weeks" -> "until 18 March 2025" ("this week", "today" are resolved by
+"for the next two weeks" -> "until 18 March 2025", "until June" -> "until 30 June 2025", "until the end of
+the month" -> its last day ("this week", "today" are resolved by
 ``timeref`` already: "in the week of 4 March 2025", "on 4 March 2025").
 ``is_temporary(sentence)`` says whether a sentence states such a state (a present tense
 with one of those phrases). ``ends_on(fact)`` reads the last day a fact holds from its
@@ -22,6 +23,9 @@ _UNTIL_DAY = re.compile(r"\b(until|till|through)\s+(monday|tuesday|wednesday|thu
                         r"(?!\s+\d)", re.IGNORECASE)
 _FOR_NEXT = re.compile(r"\bfor\s+the\s+next\s+(two|three|four|five|six|seven|\d{1,2})\s+(days?|weeks?)\b",
                        re.IGNORECASE)
+#: "until June" (its last day), "until the end of the month / week".
+_UNTIL_MONTH = re.compile(rf"\b(until|till|through)\s+({'|'.join(MONTHS)})\b(?!\s+\d)", re.IGNORECASE)
+_END_OF = re.compile(r"\b(until|till)\s+the\s+end\s+of\s+(?:the|this)\s+(month|week)\b", re.IGNORECASE)
 _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 _TEMPORARY = re.compile(r"\b(?:this\s+week|today|tonight|until|till|for\s+the\s+next)\b", re.IGNORECASE)
 _PRESENT = re.compile(r"\b(?:I'm|I\s+am|we're|we\s+are|is|are)\b(?!\s+(?:going|gonna|planning|hoping))", re.IGNORECASE)
@@ -55,7 +59,22 @@ def with_end(sentence: str, when: str) -> str:
         days = n * (7 if m.group(2).lower().startswith("week") else 1)
         return f"until {day_text(day + timedelta(days=days))}"
 
+    def until_month(m: re.Match[str]) -> str:
+        month = MONTHS.index(m.group(2).capitalize()) + 1
+        year = day.year + (1 if month < day.month else 0)
+        return f"{m.group(1)} {day_text(_last_day(year, month))}"
+
+    def end_of(m: re.Match[str]) -> str:
+        if m.group(2).lower() == "week":
+            return f"{m.group(1)} {day_text(day + timedelta(days=6 - day.weekday()))}"
+        return f"{m.group(1)} {day_text(_last_day(day.year, day.month))}"
+
+    sentence = _UNTIL_MONTH.sub(until_month, _END_OF.sub(end_of, sentence))
     return _FOR_NEXT.sub(for_next, _UNTIL_DAY.sub(until, sentence))
+
+
+def _last_day(year: int, month: int) -> date:
+    return (date(year + month // 12, month % 12 + 1, 1)) - timedelta(days=1)
 
 
 def _date(m: re.Match[str]) -> date | None:

@@ -215,8 +215,8 @@ class _Rewriter:
             self.pending_verb = True
 
     def _pending_verb(self, t: str, low: str) -> None:
-        """The word after a singular subject: adverbs are kept and wait; the verb agrees."""
-        if low in ADVERBS:
+        """The word after a singular subject: adverbs (and "no longer") are kept and wait; the verb agrees."""
+        if low in ADVERBS or low in ("no", "longer"):
             self.emit(t)
             return
         self.pending_verb = False

@@ -69,3 +69,13 @@ def test_a_temporary_fact_carries_its_end_and_leaves_memory_after_it(evlog_home,
         assert gone and gone[0].state == "forgotten" and "ended" in gone[0].reason
     finally:
         ws.close()
+
+
+@pytest.mark.parametrize(("said", "end"), [("I'm working remotely until June.", "until 30 June 2025"),
+                                           ("Until the end of the month I'm working part-time.", "Until 31 March 2025"),
+                                           ("I'm away until the end of the week.", "until 9 March 2025"),
+                                           ("I'm at my parents' until January.", "until 31 January 2026")])
+def test_a_month_or_the_end_of_a_month_or_week_is_written_as_its_last_day(said, end):
+    from processors.extract import validity
+
+    assert end in validity.with_end(said, "2025-03-04T10:00:00Z")  # Tuesday 4 March 2025

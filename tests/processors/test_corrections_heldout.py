@@ -46,7 +46,7 @@ HELD_OUT = [
 #: The issue's target (90%) is printed beside the rate; the test fails below FLOOR, the rate measured when the slot
 #: model was first committed (16/22), so a regression shows while the held-out cases stay untuned.
 TARGET = 0.9
-FLOOR = 0.7
+FLOOR = 0.95  # 21/22 after the third round of tuning (16/22 when the slot model was first committed)
 
 
 def test_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):

@@ -33,6 +33,10 @@ KEPT = [
     ("I'm on call this week.", "The user is on call"),
     ("我对花生过敏。", "用户对花生过敏"),
     ("Tabs, not spaces.", "Tabs, not spaces."),
+    # a note that reads as a change of something memory does not hold states what holds now
+    ("I no longer eat gluten.", "The user no longer eats gluten."),
+    ("I don't drink alcohol anymore.", "The user doesn't drink alcohol anymore."),
+    ("我已经不喝咖啡了。", "用户已经不喝咖啡了"),
 ]
 #: (note, a word of the reason)
 REFUSED = [
