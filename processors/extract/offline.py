@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import notes, quality, validity
+from processors.extract import notes, quality, referents, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -662,6 +662,8 @@ def _score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool) -> tupl
 def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -> Candidate | None:
     """The candidate fact of one English sentence, or None (see the module docstring)."""
     s = _prepare(sentence, vocatives)
+    if s is not None and sp.named:  # what an intro left behind, "meet Toby, my puppy", a storyteller's "this"
+        s = referents.tidy(s, sentence)
     if s is None:
         return None
     photo = _photo(s)
@@ -957,6 +959,7 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
     """The candidates of the sentences of one entry's ``text``; a control sentence ("forget that ...")
     writes its operations into ``ops`` / ``cands`` instead."""
     per_entry: list[Candidate] = []
+    earlier: list[str] = []
     for sentence in sentences(text):
         if len(sentence) > MAX_SENTENCE:
             continue  # a wall of text without a full stop states no fact we could keep whole
@@ -965,7 +968,9 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
         if has_cjk(sentence):
             per_entry.extend(_chinese(sentence, e, sp))
         else:
-            c = _english(sentence, e, sp, vocatives)
+            said = referents.resolve_we(sentence, earlier) if sp.named else sentence  # "we": who, if the message says
+            earlier.append(sentence)
+            c = _english(said, e, sp, vocatives)
             if c is not None:
                 per_entry.append(c)
     return per_entry

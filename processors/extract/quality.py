@@ -29,6 +29,13 @@ from __future__ import annotations
 
 import re
 
+from processors.extract import referents
+
+#: Talk about the chat itself: a photo shown or taken ("I shared a photo of ...", what ``offline._photo`` makes of
+#: "Here's a pic of ...", "I took that pic on a hike"), someone introduced to the other person ("this is Max").
+_META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?-i:[A-Z])|\bmeet\s+(?-i:[A-Z])|"
+                   r"\b(?:pic|pics|photo|photos|picture|pictures|snap|snapshot|selfie)\b", re.IGNORECASE)
+
 _FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
          r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
          r"bummed|upset|psyched|ecstatic|over\s+the\s+moon|on\s+cloud\s+nine)")
@@ -63,6 +70,12 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
     """The class of weak sentence ``sentence`` is, or None (see the module docstring); ``proper``: its proper nouns
     other than the speakers' names."""
     s = sentence.strip()
+    if _META.search(s):
+        return "meta"
+    if referents.lost_referent(s):
+        return "referent"
+    if referents.unresolved_we(s):
+        return "we"
     if _ECHO.search(s):
         return "echo"
     if _MOOD.match(s) and not proper:
