@@ -13,8 +13,12 @@ classes a harsh reader of the kept facts marks as trivial or junk, whatever word
 * ``referent``: it points at a thing shown or said a moment ago ("I'm loving this recipe", "I
   took that pic on a hike");
 * ``outing``: a one-off leisure moment with nothing durable in it ("I went for a stroll on
-  Friday", "We took the kids to the park", "We hosted a small get-together"): a walk, a ride,
-  a trip to a park or a beach, a get-together, with at most one proper noun.
+  Friday", "We took the kids to the park", "We hosted a small get-together", "I went bowling",
+  "I had a great night out", "I hung out with friends"): a walk, a ride, a trip to a park or a
+  beach, a get-together, "went <doing>", a good time, with at most one proper noun.
+* ``meta``: talk about the chat itself: a photo shown or taken, someone introduced ("this is Max");
+* ``referent`` also: what ``referents.lost_referent`` finds (a thing pointed at, a bare "it");
+* ``we``: "we" with nobody named (``referents.unresolved_we``): "X says they went ..." tells no one.
 
 ``weak_reason(sentence, proper)`` gives the class, or None; ``proper`` is the sentence's proper
 nouns other than the speakers'. Only a named speaker's sentences (a conversation between people)
@@ -32,9 +36,12 @@ import re
 from processors.extract import referents
 
 #: Talk about the chat itself: a photo shown or taken ("I shared a photo of ...", what ``offline._photo`` makes of
-#: "Here's a pic of ...", "I took that pic on a hike"), someone introduced to the other person ("this is Max").
-_META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?-i:[A-Z])|\bmeet\s+(?-i:[A-Z])|"
-                   r"\b(?:pic|pics|photo|photos|picture|pictures|snap|snapshot|selfie)\b", re.IGNORECASE)
+#: "Here's a pic of ...", "I took that pic on a hike"), someone introduced to the other person ("this is Max"), a
+#: reply about the chat ("I forgot to mention ...", "I'm in for the hike").
+_META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?:(?-i:[A-Z])|my\b|our\b)|\bmeet\s+(?-i:[A-Z])|"
+                   r"\b(?:pic|pics|photo|photos|picture|pictures|snap|snapshot|selfie)\b|"
+                   r"\bforgot\s+to\s+(?:mention|tell|say|ask)\b|^I'?m\s+(?:so\s+|totally\s+)?(?:in|down)\s+for\b|"
+                   r"\bcount\s+me\s+in\b", re.IGNORECASE)
 
 _FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
          r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
@@ -63,19 +70,17 @@ _OUTING = re.compile(
     r"drive|picnic|hike|swim|coffee|drink|drinks|dinner|lunch|brunch)\b|"
     r"\b(?:took|take|taking|brought)\s+(?:the\s+kids|my\s+\w+|our\s+\w+|[A-Z]\w+|them|her|him)\s+to\s+(?:the|a)\s+"
     r"(?:park|beach|playground|zoo|pool|mall|movies)\b|"
-    r"\b(?:hosted|had|threw)\s+(?:a|an)\s+(?:\w+\s+)?(?:get-together|gathering|barbecue|bbq|picnic)\b", re.IGNORECASE)
+    r"\b(?:hosted|had|threw)\s+(?:a|an)\s+(?:\w+\s+)?(?:get-together|gathering|barbecue|bbq|picnic)\b|"
+    r"\bwent\s+(?:out\s+)?(?!(?:to|on|through|back|home)\b)\w+ing\b|"  # "went hiking", "went bowling": a pastime, once
+    r"\b(?:had|having|have)\s+(?:a|an|such\s+a)\s+(?:\w+\s+){0,2}?(?:time|night|day|weekend|evening|blast)\b|"
+    r"\b(?:hung|hanging|hang)\s+out\b|\bcaught\s+up\s+with\b|\b(?:chilled|chilling|skyped|relaxed|recharged)\b",
+    re.IGNORECASE)
 
 
 def weak_reason(sentence: str, proper: list[str]) -> str | None:
     """The class of weak sentence ``sentence`` is, or None (see the module docstring); ``proper``: its proper nouns
     other than the speakers' names."""
     s = sentence.strip()
-    if _META.search(s):
-        return "meta"
-    if referents.lost_referent(s):
-        return "referent"
-    if referents.unresolved_we(s):
-        return "we"
     if _ECHO.search(s):
         return "echo"
     if _MOOD.match(s) and not proper:
@@ -88,4 +93,10 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "mood"
     if _OUTING.search(s) and len(proper) <= 1:
         return "outing"
+    if _META.search(s):
+        return "meta"
+    if referents.lost_referent(s):
+        return "referent"
+    if referents.unresolved_we(s):
+        return "we"
     return None

@@ -21,10 +21,11 @@ message and names the ones it cannot, so that the extractor drops them:
 * ``introduction(sentence)``: the speaker introducing someone ("... - meet Toby, my puppy", "This
   is Max, my new dog") says whom they have: "I now have a puppy named Toby".
 * ``tidy(sentence, said)``: all of the above, and a tail that shows something ("... - check out
-  this pic from my trip") cut off.
-* ``lost_referent(sentence)``: a thing pointed at ("that event", "those courts", "this bouquet")
-  or a bare "it"/"this"/"one" that is the object of the main verb with no noun before it in the
-  sentence ("I put a lot of work into restoring it").
+  this pic from my trip") or how it felt ("..., and it was so much fun") cut off.
+* ``lost_referent(sentence)``: a thing pointed at ("that event", "those courts", "this bouquet"),
+  a bare "it"/"this"/"one" that is the object of the main verb, or a "he"/"she"/"they" with no
+  noun or name before it in the sentence ("I put a lot of work into restoring it", "I noticed
+  they weren't acting normally").
 
 Only English sentences by a named speaker (a conversation between people) go through here.
 """
@@ -89,7 +90,9 @@ def unresolved_we(sentence: str) -> bool:
 
 _TIME_NOUN = (r"(?:week|weekend|month|year|morning|evening|afternoon|night|time|summer|winter|spring|fall|autumn|"
               r"past|coming|day|moment|season|semester)s?")
-_SPECIFIER = r"(?:called|named|near|in|at|from|by|that|which|where|who|with|on|about|for|of)\b|(?-i:[A-Z])"
+_SPECIFIER = r"(?:called|named|near|in|at|from|that|which|where|who)\b|(?-i:[A-Z])"
+#: A participle ends no noun phrase: "I had this custom made by ..." points at a thing shown.
+_PARTICIPLE = r"(?:\w+ed|made|done|built|given|taken|written|drawn|grown|seen|shown|sold|bought|brought)"
 _INTRODUCING_VERB = (r"(?:went\s+to|go\s+to|got\s+to\s+go\s+to|been\s+to|found|discovered|met|joined|tried|visited|got|"
                      r"bought|saw|watched|read|heard|started|came\s+across|stumbled\s+(?:on|upon|across)|signed\s+up\s+for|"
                      r"hooked\s+on|into|obsessed\s+with|love|loving|reading|playing|watching|attended|took|taking|"
@@ -98,7 +101,8 @@ _FUNCTION_WORD = (r"(?:I|you|he|she|it|we|they|me|him|her|us|them|the|a|an|my|yo
                   r"every|no|all|each|is|was|are|were|has|have|had|can|will|would|could|should|might|may|must|really|"
                   r"just|so|very|much|many|way|kind|sort|point|far|good|long|said|one|ones|too|as|'s|I'm|I've|and|or|but|after|before|"
                   r"when|because|since|while|if|then|to|for|in|on|at|of|with|from|by|into|about|up|out|off|over)\b")
-_THIS_NP = re.compile(rf"\b(this)\s+(?!{_TIME_NOUN}\b|{_FUNCTION_WORD})((?:[a-z][\w-]*\s+){{0,3}}?[a-z][\w-]*)(?=\s+(?:{_SPECIFIER}))",
+_THIS_NP = re.compile(rf"\b(this)\s+(?!{_TIME_NOUN}\b|{_FUNCTION_WORD})((?:[a-z][\w-]*\s+){{0,2}}?(?!{_PARTICIPLE}\b)[a-z][\w-]*)"
+                      rf"(?=\s+(?:{_SPECIFIER}))",
                       re.IGNORECASE)
 _VERB_THIS = re.compile(rf"\b{_INTRODUCING_VERB}\s+(this)\s+(?!{_TIME_NOUN}\b|{_FUNCTION_WORD})(?=[a-z])",
                         re.IGNORECASE)
@@ -159,14 +163,27 @@ _SHOW_TAIL = re.compile(r"\s*(?:\s[-–—]+|[-–—]+\s|[:;,])\s*(?:check\s+(?
                         re.IGNORECASE)
 
 
+_SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)"
+                              r"(?:\s+last)?\s*[,:-]*\s*", re.IGNORECASE)
+#: "..., and it was so much fun", "... - it was awesome": how it felt, after what happened.
+_MOOD_TAIL = re.compile(r"\s*(?:[-–—,;]+\s*(?:and\s+)?|\s+and\s+)(?:it|that|this|which)\s+(?:was|is|'s|has\s+been)\s+"
+                        r"(?:(?:so|really|super|such|pretty|truly|just|very|totally|quite)\s+)*(?:(?:a|an|much)\s+)?"
+                        r"(?:fun|awesome|amazing|great|cool|incredible|beautiful|lovely|nice|good|wild|powerful|special|"
+                        r"fantastic|epic|magical|blast|unforgettable|memorable|surreal|insane|crazy|relaxing|exciting)\b"
+                        r"[^.!?]*", re.IGNORECASE)
+
+
 def tidy(sentence: str, said: str) -> str | None:
     """``sentence`` (a prepared sentence of ``said``) through ``lead_fragment``, ``introduction`` and
     ``indefinite_this``, without a showing tail ("- check out this pic"); None when it is a fragment."""
     s = lead_fragment(sentence, said)
     if s is None:
         return None
-    s = introduction(s)
+    s = _SINCE_WE_TALKED.sub("", introduction(s)) or s
+    s = s[:1].upper() + s[1:]
     s = _SHOW_TAIL.sub(".", s) if _SHOW_TAIL.search(s) and _SHOW_TAIL.search(s).start() > 0 else s  # type: ignore[union-attr]
+    head = _MOOD_TAIL.sub("", s)
+    s = head if len(head.split()) >= 4 else s
     return indefinite_this(s)
 
 
@@ -180,6 +197,9 @@ _BARE_OBJECT = re.compile(
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|at|in|called|named|is|was)\b)"
     r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$",
     re.IGNORECASE)
+#: "he", "she", "they": someone said before, unless the sentence names someone first (``_NAME_BEFORE``).
+_PERSONAL = re.compile(r"\b(?:he|she|him|they|them|their|he's|she's|they're|they've)\b", re.IGNORECASE)
+_NAME_BEFORE = re.compile(r"(?<=\s)(?-i:[A-Z])[a-z]+|\b(?:and\s+I|I\s+and|me\s+and)\b")
 _NOUN_BEFORE = re.compile(r"\b(?:a|an|the|my|our|his|her|their|some|\w+'s)\s+(?!(?:lot|bit|little|few|couple|while|ton|"
                           r"bunch|great\s+deal)\b)(?:\w+\s+){0,2}?\w+", re.IGNORECASE)
 
@@ -193,5 +213,5 @@ def lost_referent(sentence: str) -> bool:
         if re.search(rf"\b{re.escape(word)}\b", sentence[:m.start()], re.IGNORECASE):
             continue  # "a cake ... that cake": named before
         return True
-    b = _BARE_OBJECT.search(sentence)
-    return bool(b) and not _NOUN_BEFORE.search(sentence[:b.start()])
+    b = _BARE_OBJECT.search(sentence) or _PERSONAL.search(sentence)
+    return bool(b) and not _NOUN_BEFORE.search(sentence[:b.start()]) and not _NAME_BEFORE.search(sentence[:b.start()])
