@@ -7,7 +7,7 @@ classes a harsh reader of the kept facts marks as trivial or junk, whatever word
   ("I'm stoked I made a difference", "My kids are so excited about summer break"), a guess or a
   good time ("I'm sure the crowd will be pumped", "I'm really enjoying the progress");
 * ``echo``: it only makes sense beside what the other person said ("My dogs are like that too",
-  "Same here", "Mine does that as well");
+  "Same here", "Mine does that as well", "Almost as funny as when ...", "I'm sorry to hear about Max");
 * ``vague``: what it is about has no name ("I visited a place that holds a lot of memories",
   "I went to a cool event last week", "I drove somewhere fun");
 * ``referent``: it points at a thing shown or said a moment ago ("I'm loving this recipe", "I
@@ -52,7 +52,8 @@ _MOOD = re.compile(
     rf"feeling|kinda|a\s+bit|quite|all|both|still))*\s+{_FEEL}\b", re.IGNORECASE)
 _ECHO = re.compile(
     r"\blike\s+(?:that|this|yours|you|them)\s+(?:too|as\s+well)\b|\b(?:same|me)\s+(?:here|too)\b|"
-    r"\b(?:that|this|it|them|those)\s+(?:too|as\s+well)\s*[.!]*$|^(?:mine|ours)\b|\bjust\s+like\s+(?:you|yours)\b",
+    r"\b(?:that|this|it|them|those)\s+(?:too|as\s+well)\s*[.!]*$|^(?:mine|ours)\b|\bjust\s+like\s+(?:you|yours)\b|"
+    r"^(?:almost\s+|just\s+|about\s+|nearly\s+)?as\s+\w+\s+as\b|\b(?:sorry|glad|happy|sad)\s+to\s+hear\b",
     re.IGNORECASE)
 _VAGUE_THING = re.compile(
     r"\b(?:a|an|some)\s+(?:(?:really|super|very|pretty)\s+)?(?:\w+\s+)?(?:place|spot|event|thing|activity|stuff)\s+"
@@ -69,7 +70,9 @@ _OUTING = re.compile(
     r"\b(?:went|go|going|gone)\s+(?:out\s+)?(?:for|on)\s+(?:a|an)\s+(?:\w+\s+)?(?:stroll|walk|run|jog|bike\s+ride|ride|"
     r"drive|picnic|hike|swim|coffee|drink|drinks|dinner|lunch|brunch)\b|"
     r"\b(?:took|take|taking|brought)\s+(?:the\s+kids|my\s+\w+|our\s+\w+|[A-Z]\w+|them|her|him)\s+to\s+(?:the|a)\s+"
-    r"(?:park|beach|playground|zoo|pool|mall|movies)\b|"
+    r"(?:park|beach|playground|zoo|pool|mall|movies|museum|aquarium|fair|carnival|arcade|cinema|lake|farm)\b|"
+    r"\b(?:went|go|going)\s+to\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:concert|festival|show|party|gala|reading|game|match|"
+    r"fair|gig|movie|play|musical|screening)\b|"
     r"\b(?:hosted|had|threw)\s+(?:a|an)\s+(?:\w+\s+)?(?:get-together|gathering|barbecue|bbq|picnic)\b|"
     r"\bwent\s+(?:out\s+)?(?!(?:to|on|through|back|home)\b)\w+ing\b|"  # "went hiking", "went bowling": a pastime, once
     r"\b(?:had|having|have)\s+(?:a|an|such\s+a)\s+(?:\w+\s+){0,2}?(?:time|night|day|weekend|evening|blast)\b|"

@@ -163,7 +163,8 @@ _SHOW_TAIL = re.compile(r"\s*(?:\s[-–—]+|[-–—]+\s|[:;,])\s*(?:check\s+(?
                         re.IGNORECASE)
 
 
-_SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)"
+_SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)|"
+                              r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation))"
                               r"(?:\s+last)?\s*[,:-]*\s*", re.IGNORECASE)
 #: "..., and it was so much fun", "... - it was awesome": how it felt, after what happened.
 _MOOD_TAIL = re.compile(r"\s*(?:[-–—,;]+\s*(?:and\s+)?|\s+and\s+)(?:it|that|this|which)\s+(?:was|is|'s|has\s+been)\s+"
@@ -194,7 +195,7 @@ _POINTED = re.compile(rf"\b(?:this|these|those|(?:at|on|in|to|from|of|with|for|a
 _BARE_OBJECT = re.compile(
     r"\b(?:\w+ing|made|bought|got|found|love|loved|like|liked|did|tried|painted|finished|started|picked|took|named|"
     r"called|include|watched|read|enjoy|enjoyed|restored|built|fixed|wrote|chose|adopted|gave|saw|keep|kept|"
-    r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|at|in|called|named|is|was)\b)"
+    r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$",
     re.IGNORECASE)
 #: "he", "she", "they": someone said before, unless the sentence names someone first (``_NAME_BEFORE``).

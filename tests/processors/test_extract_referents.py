@@ -148,3 +148,14 @@ def test_a_habit_on_a_weekday_is_not_dated():
 @pytest.mark.parametrize("text", ["Ana is traveling through Patagonia.", "Ana is getting married soon."])
 def test_the_present_progressive_and_soon_are_dated(text):
     assert as_of(text, "2024-05-06T10:00:00Z").endswith("(as of 6 May 2024).")
+
+
+@pytest.mark.parametrize("sentence", ["Almost as funny as when I tripped on stage", "I'm so sorry to hear about your knee"])
+def test_a_reply_to_the_other_speaker_is_an_echo(sentence):
+    assert weak_reason(sentence, []) == "echo"
+
+
+def test_an_our_with_no_one_named_gives_no_fact():
+    # voice.third_person would write "Ana says their garden won a prize ..."
+    assert _facts("Our garden won a prize at the county show in 2023.") == []
+    assert _facts("My garden won a prize at the county show in 2023.") != []
