@@ -666,6 +666,8 @@ def _score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool) -> tupl
 def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -> Candidate | None:
     """The candidate fact of one English sentence, or None (see the module docstring)."""
     s = _prepare(sentence, vocatives)
+    if s is not None and sp.named and quality.agrees(sentence, _proper_nouns(s, (*vocatives, sp.name))):
+        return None  # "I'm a fan too!": it answers what the other person said
     if s is not None and sp.named:  # what an intro left behind, "meet Toby, my puppy", a storyteller's "this"
         s = referents.tidy(s, sentence)
     if s is None:

@@ -4,9 +4,10 @@ The offline extractor scores a sentence by what kind of statement it is; this mo
 classes a harsh reader of the kept facts marks as trivial or junk, whatever words fill them:
 
 * ``mood``: the main clause is how the speaker (or their family) feels, with nothing named in it
-  ("I'm stoked I made a difference", "My kids are so excited about summer break"), a guess or a
-  good time ("I'm sure the crowd will be pumped", "I'm really enjoying the progress");
-* ``echo``: it only makes sense beside what the other person said ("My dogs are like that too",
+  ("I'm stoked I made a difference", "My kids are so excited about summer break"), a feeling
+  about what the other person told ("I'm glad Toby is happy"), a guess or a good time ("I'm sure the crowd will be pumped", "I'm really enjoying the progress");
+* ``echo``: it only makes sense beside what the other person said (and ``agrees``: a short "I'm a
+  fan too!", judged before ``offline`` cuts its "too") ("My dogs are like that too",
   "Same here", "Mine does that as well", "Almost as funny as when ...", "I'm sorry to hear about Max");
 * ``vague``: what it is about has no name ("I visited a place that holds a lot of memories",
   "I went to a cool event last week", "I drove somewhere fun");
@@ -80,6 +81,20 @@ _OUTING = re.compile(
     re.IGNORECASE)
 
 
+_AGREES = re.compile(r"\b(?:too|as\s+well)\s*[.!]*$", re.IGNORECASE)
+#: "I'm glad Toby is happy", "So happy your trip went well": a feeling about what the other person told.
+_GLAD_THAT = re.compile(r"^(?:I'?m\s+|I\s+am\s+|so\s+)?(?:(?:so|really|super|very)\s+)?(?:glad|happy|sorry|thrilled|relieved|"
+                        r"proud)\s+(?:that\s+)?(?:\w+\s+){1,3}?(?:is|are|was|were|has|have|had|did|got|made|could|can|"
+                        r"went|liked|loved|enjoyed)\b", re.IGNORECASE)
+
+
+def agrees(sentence: str, proper: list[str]) -> bool:
+    """Whether ``sentence`` (as said, before its tail is cut) only agrees with the other speaker: at most 10 words
+    ending in "too" / "as well" with no name in them ("I'm a big fan of being outside too!")."""
+    s = sentence.strip()
+    return bool(_AGREES.search(s)) and not proper and len(s.split()) <= 10
+
+
 def weak_reason(sentence: str, proper: list[str]) -> str | None:
     """The class of weak sentence ``sentence`` is, or None (see the module docstring); ``proper``: its proper nouns
     other than the speakers' names."""
@@ -87,6 +102,8 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
     if _ECHO.search(s):
         return "echo"
     if _MOOD.match(s) and not proper:
+        return "mood"
+    if _GLAD_THAT.match(s):
         return "mood"
     if (_VAGUE_THING.search(s) and not proper) or _SOMEWHERE.search(s):
         return "vague"

@@ -23,7 +23,8 @@ message and names the ones it cannot, so that the extractor drops them:
 * ``tidy(sentence, said)``: all of the above, and a tail that shows something ("... - check out
   this pic from my trip") or how it felt ("..., and it was so much fun") cut off.
 * ``lost_referent(sentence)``: a thing pointed at ("that event", "those courts", "this bouquet"),
-  a bare "it"/"this"/"one" that is the object of the main verb, or a "he"/"she"/"they" with no
+  a bare "it"/"this"/"one" that is the object of the main verb, a bare "to" ("I've been wanting
+  to for a while"), or a "he"/"she"/"they" with no
   noun or name before it in the sentence ("I put a lot of work into restoring it", "I noticed
   they weren't acting normally").
 
@@ -198,6 +199,9 @@ _BARE_OBJECT = re.compile(
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$",
     re.IGNORECASE)
+#: "I've been wanting to for a while": to do what another sentence said.
+_BARE_TO = re.compile(r"\b(?:want|wanted|wanting|going|trying|hoping|planning|meaning|love|like)\s+to\s*(?:[,.!;]|for\b|but\b|"
+                      r"since\b|so\b|$)", re.IGNORECASE)
 #: "he", "she", "they": someone said before, unless the sentence names someone first (``_NAME_BEFORE``).
 _PERSONAL = re.compile(r"\b(?:he|she|him|they|them|their|he's|she's|they're|they've)\b", re.IGNORECASE)
 _NAME_BEFORE = re.compile(r"(?<=\s)(?-i:[A-Z])[a-z]+|\b(?:and\s+I|I\s+and|me\s+and)\b")
@@ -213,6 +217,8 @@ def lost_referent(sentence: str) -> bool:
             continue
         if re.search(rf"\b{re.escape(word)}\b", sentence[:m.start()], re.IGNORECASE):
             continue  # "a cake ... that cake": named before
+        return True
+    if _BARE_TO.search(sentence):
         return True
     b = _BARE_OBJECT.search(sentence) or _PERSONAL.search(sentence)
     return bool(b) and not _NOUN_BEFORE.search(sentence[:b.start()]) and not _NAME_BEFORE.search(sentence[:b.start()])

@@ -278,11 +278,12 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
 
 #: Words that say "as of now" without saying when: a fact holding one is true only as of its
 #: message's day ("Maria just started volunteering", "lately", "for now", "soon", and the present
-#: progressive: "Sam is traveling through Lake Tahoe"). English grammar
+#: progressive: "Sam is traveling through Lake Tahoe", "Nate has been playing Cyberpunk"). English grammar
 #: (time adverbs, and "just" before a past form), not the vocabulary of any data set.
 UNDATED_NOW = re.compile(
     r"(?<!from\s)\bnow\b(?!\s+(?:on|that)\b)|"
-    r"\b(?:am|is|are|'m|'re)\s+(?:\w+ly\s+|still\s+|now\s+|also\s+)?\w+ing\b|\bsoon\b|"
+    r"\b(?:am|is|are|'m|'re|(?:has|have|'ve|'s)\s+(?:\w+ly\s+|also\s+|still\s+)?been)\s+"
+    r"(?:\w+ly\s+|still\s+|now\s+|also\s+)?\w+ing\b|\bsoon\b|"
     r"\b(?:recently|lately|currently|nowadays|these\s+days|right\s+now|at\s+the\s+moment|for\s+now|so\s+far|"
     r"just\s+(?:\w+ed|got|went|came|made|had|took|began|bought|found|left|won|lost|saw|met|ran|built|wrote|sold|"
     r"became|heard|read|spent|sent|gave|told|caught|brought|thought))\b",

@@ -159,3 +159,21 @@ def test_an_our_with_no_one_named_gives_no_fact():
     # voice.third_person would write "Ana says their garden won a prize ..."
     assert _facts("Our garden won a prize at the county show in 2023.") == []
     assert _facts("My garden won a prize at the county show in 2023.") != []
+
+
+def test_a_short_agreement_gives_no_fact_but_a_named_one_does():
+    assert _facts("I'm a big fan of gardening too!") == []
+    assert _facts("I adopted a greyhound named Comet too!") != []
+
+
+def test_a_feeling_about_the_other_speakers_news_is_a_mood():
+    assert weak_reason("I'm so glad Biscuit is feeling better", ["Biscuit"]) == "mood"
+
+
+def test_a_bare_to_is_a_lost_referent():
+    assert r.lost_referent("I've been meaning to for ages, but work is busy")
+
+
+def test_the_present_perfect_progressive_is_dated():
+    assert as_of("Ana has been playing chess online.", "2024-05-06T10:00:00Z") == \
+        "Ana has been playing chess online (as of 6 May 2024)."
