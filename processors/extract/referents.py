@@ -183,7 +183,8 @@ def tidy(sentence: str, said: str) -> str | None:
         return None
     s = _SINCE_WE_TALKED.sub("", introduction(s)) or s
     s = s[:1].upper() + s[1:]
-    s = _SHOW_TAIL.sub(".", s) if _SHOW_TAIL.search(s) and _SHOW_TAIL.search(s).start() > 0 else s  # type: ignore[union-attr]
+    tail = _SHOW_TAIL.search(s)
+    s = _SHOW_TAIL.sub(".", s) if tail is not None and tail.start() > 0 else s
     head = _MOOD_TAIL.sub("", s)
     s = head if len(head.split()) >= 4 else s
     return indefinite_this(s)
@@ -221,4 +222,6 @@ def lost_referent(sentence: str) -> bool:
     if _BARE_TO.search(sentence):
         return True
     b = _BARE_OBJECT.search(sentence) or _PERSONAL.search(sentence)
-    return bool(b) and not _NOUN_BEFORE.search(sentence[:b.start()]) and not _NAME_BEFORE.search(sentence[:b.start()])
+    if b is None:
+        return False
+    return not _NOUN_BEFORE.search(sentence[:b.start()]) and not _NAME_BEFORE.search(sentence[:b.start()])
