@@ -4,17 +4,22 @@ The offline extractor scores a sentence by what kind of statement it is; this mo
 classes a harsh reader of the kept facts marks as trivial or junk, whatever words fill them:
 
 * ``mood``: the main clause is how the speaker (or their family) feels, with nothing named in it
-  ("I'm stoked I made a difference", "My kids are so excited about summer break"), a guess or a
-  good time ("I'm sure the crowd will be pumped", "I'm really enjoying the progress");
-* ``echo``: it only makes sense beside what the other person said ("My dogs are like that too",
-  "Same here", "Mine does that as well");
+  ("I'm stoked I made a difference", "My kids are so excited about summer break"), a feeling
+  about what the other person told ("I'm glad Toby is happy"), a guess or a good time ("I'm sure the crowd will be pumped", "I'm really enjoying the progress");
+* ``echo``: it only makes sense beside what the other person said (and ``agrees``: a short "I'm a
+  fan too!", judged before ``offline`` cuts its "too") ("My dogs are like that too",
+  "Same here", "Mine does that as well", "Almost as funny as when ...", "I'm sorry to hear about Max");
 * ``vague``: what it is about has no name ("I visited a place that holds a lot of memories",
   "I went to a cool event last week", "I drove somewhere fun");
 * ``referent``: it points at a thing shown or said a moment ago ("I'm loving this recipe", "I
   took that pic on a hike");
 * ``outing``: a one-off leisure moment with nothing durable in it ("I went for a stroll on
-  Friday", "We took the kids to the park", "We hosted a small get-together"): a walk, a ride,
-  a trip to a park or a beach, a get-together, with at most one proper noun.
+  Friday", "We took the kids to the park", "We hosted a small get-together", "I went bowling",
+  "I had a great night out", "I hung out with friends"): a walk, a ride, a trip to a park or a
+  beach, a get-together, "went <doing>", a good time, with at most one proper noun.
+* ``meta``: talk about the chat itself: a photo shown or taken, someone introduced ("this is Max");
+* ``referent`` also: what ``referents.lost_referent`` finds (a thing pointed at, a bare "it");
+* ``we``: "we" with nobody named (``referents.unresolved_we``): "X says they went ..." tells no one.
 
 ``weak_reason(sentence, proper)`` gives the class, or None; ``proper`` is the sentence's proper
 nouns other than the speakers'. Only a named speaker's sentences (a conversation between people)
@@ -29,6 +34,16 @@ from __future__ import annotations
 
 import re
 
+from processors.extract import referents
+
+#: Talk about the chat itself: a photo shown or taken ("I shared a photo of ...", what ``offline._photo`` makes of
+#: "Here's a pic of ...", "I took that pic on a hike"), someone introduced to the other person ("this is Max"), a
+#: reply about the chat ("I forgot to mention ...", "I'm in for the hike").
+_META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?:(?-i:[A-Z])|my\b|our\b)|\bmeet\s+(?-i:[A-Z])|"
+                   r"\b(?:pic|pics|photo|photos|picture|pictures|snap|snapshot|selfie)\b|"
+                   r"\bforgot\s+to\s+(?:mention|tell|say|ask)\b|^I'?m\s+(?:so\s+|totally\s+)?(?:in|down)\s+for\b|"
+                   r"\bcount\s+me\s+in\b", re.IGNORECASE)
+
 _FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
          r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
          r"bummed|upset|psyched|ecstatic|over\s+the\s+moon|on\s+cloud\s+nine)")
@@ -38,7 +53,8 @@ _MOOD = re.compile(
     rf"feeling|kinda|a\s+bit|quite|all|both|still))*\s+{_FEEL}\b", re.IGNORECASE)
 _ECHO = re.compile(
     r"\blike\s+(?:that|this|yours|you|them)\s+(?:too|as\s+well)\b|\b(?:same|me)\s+(?:here|too)\b|"
-    r"\b(?:that|this|it|them|those)\s+(?:too|as\s+well)\s*[.!]*$|^(?:mine|ours)\b|\bjust\s+like\s+(?:you|yours)\b",
+    r"\b(?:that|this|it|them|those)\s+(?:too|as\s+well)\s*[.!]*$|^(?:mine|ours)\b|\bjust\s+like\s+(?:you|yours)\b|"
+    r"^(?:almost\s+|just\s+|about\s+|nearly\s+)?as\s+\w+\s+as\b|\b(?:sorry|glad|happy|sad)\s+to\s+hear\b",
     re.IGNORECASE)
 _VAGUE_THING = re.compile(
     r"\b(?:a|an|some)\s+(?:(?:really|super|very|pretty)\s+)?(?:\w+\s+)?(?:place|spot|event|thing|activity|stuff)\s+"
@@ -55,8 +71,28 @@ _OUTING = re.compile(
     r"\b(?:went|go|going|gone)\s+(?:out\s+)?(?:for|on)\s+(?:a|an)\s+(?:\w+\s+)?(?:stroll|walk|run|jog|bike\s+ride|ride|"
     r"drive|picnic|hike|swim|coffee|drink|drinks|dinner|lunch|brunch)\b|"
     r"\b(?:took|take|taking|brought)\s+(?:the\s+kids|my\s+\w+|our\s+\w+|[A-Z]\w+|them|her|him)\s+to\s+(?:the|a)\s+"
-    r"(?:park|beach|playground|zoo|pool|mall|movies)\b|"
-    r"\b(?:hosted|had|threw)\s+(?:a|an)\s+(?:\w+\s+)?(?:get-together|gathering|barbecue|bbq|picnic)\b", re.IGNORECASE)
+    r"(?:park|beach|playground|zoo|pool|mall|movies|museum|aquarium|fair|carnival|arcade|cinema|lake|farm)\b|"
+    r"\b(?:went|go|going)\s+to\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:concert|festival|show|party|gala|reading|game|match|"
+    r"fair|gig|movie|play|musical|screening)\b|"
+    r"\b(?:hosted|had|threw)\s+(?:a|an)\s+(?:\w+\s+)?(?:get-together|gathering|barbecue|bbq|picnic)\b|"
+    r"\bwent\s+(?:out\s+)?(?!(?:to|on|through|back|home)\b)\w+ing\b|"  # "went hiking", "went bowling": a pastime, once
+    r"\b(?:had|having|have)\s+(?:a|an|such\s+a)\s+(?:\w+\s+){0,2}?(?:time|night|day|weekend|evening|blast)\b|"
+    r"\b(?:hung|hanging|hang)\s+out\b|\bcaught\s+up\s+with\b|\b(?:chilled|chilling|skyped|relaxed|recharged)\b",
+    re.IGNORECASE)
+
+
+_AGREES = re.compile(r"\b(?:too|as\s+well)\s*[.!]*$", re.IGNORECASE)
+#: "I'm glad Toby is happy", "So happy your trip went well": a feeling about what the other person told.
+_GLAD_THAT = re.compile(r"^(?:I'?m\s+|I\s+am\s+|so\s+)?(?:(?:so|really|super|very)\s+)?(?:glad|happy|sorry|thrilled|relieved|"
+                        r"proud)\s+(?:that\s+)?(?:\w+\s+){1,3}?(?:is|are|was|were|has|have|had|did|got|made|could|can|"
+                        r"went|liked|loved|enjoyed)\b", re.IGNORECASE)
+
+
+def agrees(sentence: str, proper: list[str]) -> bool:
+    """Whether ``sentence`` (as said, before its tail is cut) only agrees with the other speaker: at most 10 words
+    ending in "too" / "as well" with no name in them ("I'm a big fan of being outside too!")."""
+    s = sentence.strip()
+    return bool(_AGREES.search(s)) and not proper and len(s.split()) <= 10
 
 
 def weak_reason(sentence: str, proper: list[str]) -> str | None:
@@ -67,6 +103,8 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "echo"
     if _MOOD.match(s) and not proper:
         return "mood"
+    if _GLAD_THAT.match(s):
+        return "mood"
     if (_VAGUE_THING.search(s) and not proper) or _SOMEWHERE.search(s):
         return "vague"
     if _POINTED.search(s):
@@ -75,4 +113,10 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "mood"
     if _OUTING.search(s) and len(proper) <= 1:
         return "outing"
+    if _META.search(s):
+        return "meta"
+    if referents.lost_referent(s):
+        return "referent"
+    if referents.unresolved_we(s):
+        return "we"
     return None

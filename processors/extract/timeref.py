@@ -129,6 +129,24 @@ def _next_named_weekday(m: re.Match[str], d: date) -> tuple[str, str]:
     return f"on {DAYS[wd]} {day_text(p)}", f"{DAYS[wd]} {day_text(p)}"
 
 
+def _coming(m: re.Match[str], d: date) -> tuple[str, str]:
+    """"in the next few months" -> "in the months after 3 April 2023"."""
+    t = f"the {m.group(1).lower()} after {day_text(d)}"
+    return f"in {t}", t
+
+
+_FUTURE = re.compile(r"\b(?:will|'ll|going\s+to|gonna|plan(?:ning)?|hope|hoping|want|can't\s+wait|next|tomorrow|"
+                     r"(?:am|'m|are|'re|is)\s+\w+ing)\b", re.I)
+
+
+def _bare_weekday(m: re.Match[str], d: date) -> tuple[str, str]:
+    """"on Friday": the next one when the sentence speaks of the future, else the last one before the message."""
+    wd = _weekday_index(m.group(1))
+    ahead = bool(_FUTURE.search(m.string))
+    p = _next_weekday(d, wd) if ahead else _previous_weekday(d, wd)
+    return f"on {DAYS[wd]} {day_text(p)}", f"{DAYS[wd]} {day_text(p)}"
+
+
 def _season(m: re.Match[str], d: date) -> tuple[str, str]:
     """last/this/next spring, summer, fall, winter (winter is December to February, named by its December)."""
     which, season = m.group(1).casefold(), m.group(2).casefold()
@@ -187,6 +205,13 @@ _EN_RULES: list[_Rule] = [
     (re.compile(r"\bthis\s+year\b", re.I), lambda m, d: (f"in {d.year}", str(d.year))),
     (re.compile(r"\bnext\s+year\b", re.I), lambda m, d: (f"in {d.year + 1}", str(d.year + 1))),
     (re.compile(r"\b(last|this|next)\s+(spring|summer|fall|autumn|winter)\b", re.I), _season),
+    (re.compile(r"\b(?:just\s+)?the\s+other\s+(?:day|night)\b", re.I),
+     lambda m, d: (f"a few days before {day_text(d)}", f"a few days before {day_text(d)}")),
+    (re.compile(r"\b(?:a\s+few|several|some)\s+(days|weeks|months|years)\s+ago\b", re.I),
+     lambda m, d: (f"a few {m.group(1).lower()} before {day_text(d)}", f"a few {m.group(1).lower()} before {day_text(d)}")),
+    (re.compile(r"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+(?:few\s+|couple\s+(?:of\s+)?|\w+\s+)?"
+                r"(days|weeks|months|years)\b", re.I), _coming),
+    (re.compile(rf"(?<!every\s)\bon\s+({_WEEKDAY})(?![a-z])(?!\s+\d)", re.I), _bare_weekday),
 ]
 
 _ZH_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], date], str]]] = [
@@ -252,10 +277,13 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
 
 
 #: Words that say "as of now" without saying when: a fact holding one is true only as of its
-#: message's day ("Maria just started volunteering", "lately", "for now"). English grammar
+#: message's day ("Maria just started volunteering", "lately", "for now", "soon", and the present
+#: progressive: "Sam is traveling through Lake Tahoe", "Nate has been playing Cyberpunk"). English grammar
 #: (time adverbs, and "just" before a past form), not the vocabulary of any data set.
 UNDATED_NOW = re.compile(
     r"(?<!from\s)\bnow\b(?!\s+(?:on|that)\b)|"
+    r"\b(?:am|is|are|'m|'re|(?:has|have|'ve|'s)\s+(?:\w+ly\s+|also\s+|still\s+)?been)\s+"
+    r"(?:\w+ly\s+|still\s+|now\s+|also\s+)?\w+ing\b|\bsoon\b|"
     r"\b(?:recently|lately|currently|nowadays|these\s+days|right\s+now|at\s+the\s+moment|for\s+now|so\s+far|"
     r"just\s+(?:\w+ed|got|went|came|made|had|took|began|bought|found|left|won|lost|saw|met|ran|built|wrote|sold|"
     r"became|heard|read|spent|sent|gave|told|caught|brought|thought))\b",
