@@ -1,7 +1,9 @@
 """Issue 22: convergence by construction, proved over random histories of 3 devices.
 
-Each device (a real log, with its own skewed clock) writes its own sessions, messages, notes
-and facts, and changes any fact it knows (edit, pin, unpin, forget, restore, supersede). The
+Each device (a real log, with its own skewed clock) writes sessions, notes and facts, writes
+messages into any session it knows (its own or one another device started: two devices write
+the same session concurrently), retitles sessions, edits messages, and changes any fact it knows
+(edit, pin, unpin, forget, restore, supersede). The
 devices push and pull through ``MemoryEventStore`` in a random interleaving, with partitions
 (a device cut off), duplicated deliveries (the store re-sends envelopes already delivered) and
 pulls killed between the fetch and the append. At the end the network heals and every device
@@ -16,7 +18,7 @@ import os
 import tempfile
 from collections import Counter
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from eventlog.events import (
@@ -28,7 +30,9 @@ from eventlog.events import (
     MemoryRestored,
     MemorySuperseded,
     MessageAppended,
+    MessageUpdated,
     SessionCreated,
+    SessionUpdated,
 )
 from eventlog.log import Log
 from eventlog.replication import sync
@@ -38,7 +42,8 @@ from tests.replication_helpers import views
 
 ACCOUNT = "me@example.com"
 SKEW = (0.0, -5.0, 3.0)  # seconds each device's clock is off
-WRITES = ("session", "message", "note", "fact", "edit", "pin", "unpin", "forget", "restore", "supersede")
+WRITES = ("session", "message", "message", "retitle", "edit_message", "note", "fact", "edit", "pin", "unpin",
+          "forget", "restore", "supersede")
 SYNCS = ("push", "pull", "pull_dup", "pull_crash", "partition", "heal")
 
 
@@ -85,19 +90,30 @@ class Device:
     def facts(self) -> list[str]:
         return sorted({e.fact_id for e in self.log.read() if isinstance(e, MemoryAppended)})
 
+    def known_sessions(self) -> list[str]:
+        """Every session this device holds: its own and those it received."""
+        return sorted({e.session_key for e in self.log.read() if isinstance(e, SessionCreated)})
+
+    def messages(self) -> list[tuple[str, str]]:
+        return sorted({(e.session_key, e.message_id) for e in self.log.read() if isinstance(e, MessageAppended)})
+
 
 def write(dev: Device, action: str, pick: int) -> None:
     """One user action on ``dev`` (``pick`` chooses among the facts it knows)."""
-    if action == "session" or (action == "message" and not dev.sessions):
+    sessions = dev.known_sessions()
+    if action == "session" or (action in ("message", "retitle", "edit_message") and not sessions):
         key = dev.fresh("s")
         dev.sessions.append(key)
         dev.log.append_batch([SessionCreated(session_key=key, title=f"chat {key}"),
                               MessageAppended(session_key=key, message_id=dev.fresh("m"), role="user", content="hi")])
         return
-    if action == "message":
-        key = dev.sessions[pick % len(dev.sessions)]
-        dev.log.append(MessageAppended(session_key=key, message_id=dev.fresh("m"), role="assistant",
-                                       content=f"answer {dev.n}"))
+    if action in ("message", "retitle"):
+        _session_write(dev, action, sessions[pick % len(sessions)], pick)
+        return
+    if action == "edit_message":
+        key, mid = dev.messages()[pick % len(dev.messages())]
+        dev.log.append(MessageUpdated(session_key=key, message_id=mid, content=f"{mid} edited by {dev.fresh('e')}",
+                                      extra={f"by_{dev.name}": dev.n}))
         return
     if action == "note":
         dev.log.append(HistoryAppended(text=f"note {dev.fresh('n')}", source="remember"))
@@ -118,6 +134,17 @@ def write(dev: Device, action: str, pick: int) -> None:
     }[action]()
     dev.n += 1
     dev.log.append_batch(change)
+
+
+def _session_write(dev: Device, action: str, key: str, pick: int) -> None:
+    """A message (a user's or an assistant's) or a new title in a session ``dev`` knows (maybe another's)."""
+    if action == "retitle":
+        dev.log.append(SessionUpdated(session_key=key, title=f"{key} as {dev.fresh('t')} calls it",
+                                      metadata={dev.name: dev.n, "last": dev.name}))
+        return
+    role = ("user", "assistant")[pick % 2]
+    dev.log.append(MessageAppended(session_key=key, message_id=dev.fresh("m"), role=role,
+                                   content=f"{role} {dev.name} says {dev.n}"))
 
 
 def _supersede(dev: Device, fid: str) -> list:
@@ -170,8 +197,14 @@ def origin_keys(dev: Device, devices: list[Device]) -> tuple[Counter, set]:
 STEP = st.tuples(st.integers(0, 2), st.sampled_from(WRITES + SYNCS), st.integers(0, 50))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(steps=st.lists(STEP, min_size=5, max_size=45))
+# two devices write one session concurrently (d1's message is older than d0's, d0 receives it last)
+@example(steps=[(0, "session", 0), (0, "push", 0), (1, "pull", 0), (1, "message", 0), (0, "message", 0),
+                (1, "retitle", 0), (0, "retitle", 0), (1, "edit_message", 0), (0, "edit_message", 0)])
+# a device forgets a fact another edits and then restores, each before the other's change arrives
+@example(steps=[(0, "fact", 0), (0, "push", 0), (1, "pull", 0), (2, "pull", 0), (1, "forget", 0), (2, "edit", 0),
+                (0, "pin", 0), (2, "push", 0), (1, "restore", 0)])
 def test_three_devices_converge_whatever_the_delivery(steps):
     with tempfile.TemporaryDirectory() as root:
         devices = [Device(root, i) for i in range(3)]

@@ -1,0 +1,63 @@
+"""The order of a session's events across devices (issue 22): where a message goes, which change wins.
+
+Every event has one place in the order ``(hlc, origin device, origin seq)``
+(``eventlog.replication.clock``), the same on every device whatever order the events arrived in.
+The sessions projection is a function of the *set* of a session's events through these rules:
+
+* **messages** are in that order (a message another device wrote before ours lands before it);
+  a session file keeps the last ``MAX_FILE_MESSAGES`` of them;
+* **a value several events set** takes the newest setter's value: the title and the explicit
+  title (``session.updated``; else the session's ``session.created``), each metadata key, an
+  explicit preview, and per message its content, tool calls and each extra field
+  (``message.updated``);
+* **first of**: the session's ``session.created`` is its oldest one (else its oldest message:
+  ``created_at``, project, created title and metadata), the request title and the command title
+  come from the oldest message that gives one; the preview from the newest user or assistant
+  message; ``updated_at`` and ``last_consolidated`` are maxima, the count is the number of messages.
+
+A local event's device is resolved when compared (``OrderState.resolve``), so the keys are kept
+as folded (``""`` for a local event). The keys of a file's lines are kept packed in the index
+(``pack_keys``: 16 bytes a line, a device as an index into the session's list of devices), so a
+message that arrives late is put in its place without reading the log.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+Key = tuple[int, str, int]
+NO_KEY: Key = (0, "", 0)
+_SEQ_BITS = 40
+_SEQ_MASK = (1 << _SEQ_BITS) - 1
+
+
+def pack_keys(keys: list[Key], devices: list[str]) -> bytes:
+    """The keys of a file's lines as bytes; ``devices`` (the session's, ``""`` not in it) grows as needed."""
+    out = array("Q")
+    index = {d: i + 1 for i, d in enumerate(devices)}
+    for hlc, device, seq in keys:
+        i = 0
+        if device:
+            i = index.get(device, 0)
+            if not i:
+                devices.append(device)
+                i = index[device] = len(devices)
+        out.append(hlc)
+        out.append((i << _SEQ_BITS) | (seq & _SEQ_MASK))
+    return out.tobytes()
+
+
+def unpack_keys(data: bytes, devices: list[str]) -> list[Key]:
+    """``pack_keys`` undone."""
+    a = array("Q")
+    a.frombytes(data)
+    names = ["", *devices]
+    return [(a[i], names[a[i + 1] >> _SEQ_BITS], a[i + 1] & _SEQ_MASK) for i in range(0, len(a), 2)]
+
+
+def in_order(lines: list[bytes], keys: list[Key], resolved: list[Key]) -> tuple[list[bytes], list[Key]]:
+    """``lines`` and their ``keys`` sorted by the ``resolved`` keys (unchanged when already in order)."""
+    if all(resolved[i] <= resolved[i + 1] for i in range(len(resolved) - 1)):
+        return lines, keys
+    order = sorted(range(len(lines)), key=resolved.__getitem__)
+    return [lines[i] for i in order], [keys[i] for i in order]
