@@ -18,9 +18,15 @@ What it holds
   ``session.deleted`` removes the session's rows, so they can never be found again.
 * history entries (``history.appended``): text, source, project, session key.
 * facts (``memory.appended``): fact id, scope, section, project, state (active,
-  superseded, forgotten, archived) and text; ``set_fact`` changes state or text (the fact
-  lifecycle events will call it). A second ``memory.appended`` with a known fact id
-  replaces that fact's text, scope, section and project (an edit) and keeps its state.
+  superseded, forgotten, archived) and text. A fact's state and text are its changes
+  (superseded, forgotten, restored, edited, pinned, archived) folded in the replication
+  order by the memory projection's rule (``projections.memory.fold_op``), not in arrival
+  order, so every device that holds the same events holds the same rows (issue 22): the
+  ``fact_fold`` table keeps each fact's addition and changes with their places in the order
+  (``eventlog.replication.clock``; the clock itself is kept in ``meta``). A second
+  ``memory.appended`` with a known fact id that is newer in the order replaces that fact's
+  text, scope, section and project (an edit) and keeps its changes. ``set_fact`` sets a
+  state or text directly (a caller's own change, outside the order).
 
 ``sessions``: key, project, title, creation time and message count of every live session
 (a message to an unknown session creates it, as the sessions projection does; a
@@ -66,7 +72,9 @@ from eventlog.events import (
     SessionCreated,
     SessionDeleted,
 )
+from eventlog.replication.clock import Key, OrderState, event_time
 from eventlog.timeutil import normalize_time
+from projections.memory import Fact, FactOp, fold_op, op_of
 from projections.recall.text import (
     FACT_STATES,
     STATE_CODES,
@@ -83,7 +91,7 @@ from projections.recall.text import (
 
 #: Bumped whenever the file layout or what goes into the index changes; an index with
 #: another schema is rebuilt (opened for writing) or refused (read-only).
-SCHEMA = 1
+SCHEMA = 2  # 2: facts folded in the replication order (``fact_fold``, the clock in ``meta``)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 MESSAGE, HISTORY, FACT = 0, 1, 2
@@ -114,6 +122,8 @@ CREATE TABLE docs(
 CREATE INDEX docs_message ON docs(sid, mid) WHERE kind = 0;
 CREATE INDEX docs_position ON docs(sid, pos) WHERE kind = 0;
 CREATE INDEX docs_fact ON docs(fact_id) WHERE kind = 2;
+CREATE TABLE msg_edits(sid INTEGER NOT NULL, mid TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY(sid, mid)) WITHOUT ROWID;
+CREATE TABLE fact_fold(fact_id TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE speakers(project TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(project, name))
     WITHOUT ROWID;
 CREATE VIRTUAL TABLE fts USING fts5(t, content='', detail=none, columnsize=0, tokenize='{TOKENIZER}');
@@ -218,6 +228,51 @@ class _SetFact(msgspec.Struct, frozen=True):
     only_if: int | None = None  # change the state only when the fact is in this state now
 
 
+class _Keyed(msgspec.Struct, frozen=True):
+    """A fact's addition or change with its place in the replication order (see the module docstring)."""
+
+    fact_id: str
+    key: Key
+    seq: int
+    added: MemoryAppended | None = None
+    op: FactOp | None = None
+
+
+class _KeyedUpdate(msgspec.Struct, frozen=True):
+    """A ``message.updated`` with its place in the order: each field it sets shows if it is the newest setter."""
+
+    ev: MessageUpdated
+    key: Key
+    seq: int
+
+
+_edits_decoder = msgspec.msgpack.Decoder(dict[str, Key])
+
+
+class _FactFold(msgspec.Struct):
+    """What ``fact_fold`` keeps of one fact: its addition (``key`` None until it arrives) and its changes."""
+
+    key: Key | None = None
+    text: str = ""
+    pinned: bool = False
+    ops: list[FactOp] = []
+
+
+_fold_encoder = msgspec.msgpack.Encoder()
+_fold_decoder = msgspec.msgpack.Decoder(_FactFold)
+_clock_decoder = msgspec.json.Decoder(OrderState)
+
+
+def settle(fold: _FactFold, order: OrderState) -> tuple[str, int]:
+    """A fact's text and state code: its changes after its addition folded in the order."""
+    f = Fact(fact_id="", seq=0, section="", text=fold.text, pinned=fold.pinned)
+    start = order.resolve(fold.key or (0, "", 0))
+    for op in sorted(fold.ops, key=lambda o: order.resolve(o.key)):
+        if order.resolve(op.key) > start:
+            fold_op(f, op)
+    return clean(f.text), STATE_CODES[f.state]
+
+
 def _time(value: str, fallback: str) -> str:
     try:
         return normalize_time(value) or fallback
@@ -288,6 +343,7 @@ class RecallIndex:
         self._seq = int(self._meta("seq", 0))
         self._pending_seq = self._seq
         self._sessions = _SessionMap(self.db)
+        self.clock = self._stored_clock()
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -372,6 +428,7 @@ class RecallIndex:
             raise ConfigError(f"{path} has recall index schema {schema}, this evlog reads {SCHEMA}: rebuild it")
         ix._seq = ix._pending_seq = int(ix._meta("seq", 0))
         ix._load_sessions()
+        ix.clock = ix._stored_clock()
         return ix
 
     @classmethod
@@ -403,6 +460,11 @@ class RecallIndex:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return default if row is None else row[0]
 
+    def _stored_clock(self) -> OrderState:
+        """The replication clock as of the committed seq (``meta``'s ``clock``)."""
+        raw = self._meta("clock")
+        return OrderState() if raw is None else _clock_decoder.decode(raw)
+
     def _load_sessions(self) -> None:
         """Forget the sessions read so far: they are read from the file again as folding needs them."""
         self._sessions = _SessionMap(self.db)
@@ -431,19 +493,18 @@ class RecallIndex:
         if self.readonly:
             raise ConfigError("this recall index was opened read-only")
         self._pending_seq = seq
+        if self.clock.observe(ev):
+            self._ops.append(seq)
+            return
         match ev:  # a fact's lifecycle: its state or text changes (an archived fact is still found)
-            case MemorySuperseded():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["superseded"], None, seq))
-            case MemoryForgotten():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["forgotten"], None, seq))
-            case MemoryArchived():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["archived"], None, seq, only_if=STATE_CODES["active"]))
-            case MemoryRestored():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["active"], None, seq, only_if=STATE_CODES["forgotten"]))
-            case MemoryPinned() if ev.pinned:
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["active"], None, seq, only_if=STATE_CODES["archived"]))
-            case MemoryEdited():
-                self._ops.append(_SetFact(ev.fact_id, None, clean(ev.text), seq))
+            case MemorySuperseded() | MemoryForgotten() | MemoryArchived() | MemoryRestored() | MemoryPinned() | \
+                    MemoryEdited():
+                key = self.clock.key(ev)
+                self._ops.append(_Keyed(ev.fact_id, key, seq, op=op_of(ev, key)))
+            case MemoryAppended():
+                self._ops.append(_Keyed(ev.fact_id, self.clock.key(ev), seq, added=ev))
+            case MessageUpdated():
+                self._ops.append(_KeyedUpdate(ev, self.clock.key(ev), seq))
             case _:
                 self._ops.append(ev if isinstance(ev, _FOLDED) else seq)
 
@@ -487,6 +548,8 @@ class RecallIndex:
                 self.db.execute("ROLLBACK")
                 self._seq = stored
                 self._ops = [op for op in self._ops if _op_seq(op) == 0 or _op_seq(op) > stored]
+                if stored > self._pending_seq:  # it folded events this process has not seen: its clock
+                    self.clock = self._stored_clock()
                 self._pending_seq = max(self._pending_seq, stored)
                 self._load_sessions()
                 if not self._ops:
@@ -508,6 +571,7 @@ class RecallIndex:
                 self.db.execute("ROLLBACK")
             self._pending_seq = self._seq
             self._load_sessions()
+            self.clock = self._stored_clock()
             if isinstance(e, sqlite3.Error):
                 raise EvlogError(f"recall index {self.path}: {e}") from e
             raise
@@ -601,6 +665,21 @@ class RecallIndex:
     def _meta_values(self) -> dict[str, Any]:
         return dict(self.db.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'seq', 'ndocs', 'nchars') "
                                     "ORDER BY key").fetchall())
+
+    def contents(self) -> list[tuple[Any, ...]]:
+        """What the index answers from, without this device's positions (seqs, ordinals): sorted rows of
+        its sessions, messages, history entries and facts. Every device holding the same replicated
+        events holds the same contents (issue 22)."""
+        rows: list[tuple[Any, ...]] = [("session", *r) for r in self.db.execute(
+            "SELECT skey, project, title, created, nmsg FROM sessions")]
+        rows += [("message", *r[:3], unpack(r[3]), *r[4:]) for r in self.db.execute(
+            "SELECT s.skey, d.mid, d.role, d.body, d.time, d.speaker, d.caption, d.tools FROM docs d "
+            "JOIN sessions s ON s.sid = d.sid WHERE d.kind = 0")]
+        rows += [("history", *r[:3], unpack(r[3]), r[4]) for r in self.db.execute(
+            "SELECT skey, project, source, body, time FROM docs WHERE kind = 1")]
+        rows += [("fact", *r[:5], unpack(r[5])) for r in self.db.execute(
+            "SELECT fact_id, scope, section, project, state, body FROM docs WHERE kind = 2")]
+        return sorted(rows, key=repr)
 
     def row_differences(self, expected: RecallIndex, *, limit: int = 5) -> list[str]:
         """How this index's rows differ from ``expected``'s ([] when equal), at most ``limit`` per table.
@@ -778,18 +857,18 @@ class _Writer:
         match op:
             case MessageAppended():
                 self.message(op)
-            case MessageUpdated():
-                self.update(op)
+            case _KeyedUpdate():
+                self.update(op.ev, op.key)
             case SessionCreated():
                 if op.session_key not in self.sessions:
                     self.session(op.session_key, op.seq, clean(op.project), clean(op.title),
-                                 _time(op.created_at, op.ts))
+                                 _time(op.created_at, event_time(op)))
             case SessionDeleted():
                 self.delete_session(op.session_key)
             case HistoryAppended():
                 self.history(op)
-            case MemoryAppended():
-                self.fact(op)
+            case _Keyed():
+                self.keyed(op)
             case _SetFact():
                 self.set_fact(op)
 
@@ -803,7 +882,7 @@ class _Writer:
     def message(self, ev: MessageAppended) -> None:
         s = self.sessions.get(ev.session_key)
         if s is None:
-            s = self.session(ev.session_key, ev.seq, "", "", _time(ev.timestamp, ev.ts))
+            s = self.session(ev.session_key, ev.seq, "", "", _time(ev.timestamp, event_time(ev)))
         pos = s.nmsg
         s.nmsg += 1
         s.dirty = True
@@ -814,7 +893,7 @@ class _Writer:
             speaker = caption = None
         tools = None if ev.tool_calls is None else (" ".join(tool_names(ev.tool_calls)) or None)
         role = clean(ev.role)
-        self.docs.append((ev.seq, MESSAGE, _time(ev.timestamp, ev.ts), pack(text), len(text), ev.seq, s.sid, pos,
+        self.docs.append((ev.seq, MESSAGE, _time(ev.timestamp, event_time(ev)), pack(text), len(text), ev.seq, s.sid, pos,
                           clean(ev.message_id), role, speaker, caption, tools,
                           None, None, None, None, None, None, None))
         if self.fts_on:
@@ -828,25 +907,44 @@ class _Writer:
             k = (s.project, speaker)
             self.speakers[k] = self.speakers.get(k, 0) + 1
 
-    def update(self, ev: MessageUpdated) -> None:
+    def _newer_fields(self, sid: int, mid: str, ev: MessageUpdated, key: Key) -> set[str]:
+        """The fields of the message that ``ev`` sets and no newer update set before (``msg_edits``)."""
+        row = self.db.execute("SELECT data FROM msg_edits WHERE sid = ? AND mid = ?", (sid, mid)).fetchone()
+        known = {} if row is None else _edits_decoder.decode(row[0])
+        fields = {"content"} | ({"tools"} if ev.tool_calls is not None else set())
+        fields |= {"speaker"} if "speaker" in ev.extra else set()
+        fields |= {"caption"} if any(k in ev.extra for k in _CAPTION_KEYS) else set()
+        clock = self.ix.clock
+        newer = {f for f in fields if f not in known or clock.resolve(key) > clock.resolve(known[f])}
+        if newer:
+            known.update((f, key) for f in newer)
+            self.db.execute("INSERT OR REPLACE INTO msg_edits(sid, mid, data) VALUES (?, ?, ?)",
+                            (sid, mid, _fold_encoder.encode(known)))
+        return newer
+
+    def update(self, ev: MessageUpdated, key: Key) -> None:
         s = self.sessions.get(ev.session_key)
         if s is None:
             return
         self.flush()
+        mid = clean(ev.message_id)
         rows = self.db.execute("SELECT id, body, role, speaker, caption, tools FROM docs WHERE sid = ? AND mid = ? "
-                               "AND kind = 0", (s.sid, clean(ev.message_id))).fetchall()
+                               "AND kind = 0", (s.sid, mid)).fetchall()
         if not rows:
             return
-        text = clean(ev.content)
+        newer = self._newer_fields(s.sid, mid, ev, key)
+        if not newer:
+            return
         new_tools = None if ev.tool_calls is None else (" ".join(tool_names(ev.tool_calls)) or None)
         for id_, body, role, speaker, caption, tools in rows:
             old_text = unpack(body)
+            text = clean(ev.content) if "content" in newer else old_text
             tags = s.message_tags(role)
             self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(aux_text(speaker, caption, tools)),
                                           tags))
-            sp = _str(ev.extra, "speaker") if "speaker" in ev.extra else speaker
-            cap = _caption(ev.extra) if any(k in ev.extra for k in _CAPTION_KEYS) else caption
-            tl = tools if ev.tool_calls is None else new_tools
+            sp = _str(ev.extra, "speaker") if "speaker" in newer else speaker
+            cap = _caption(ev.extra) if "caption" in newer else caption
+            tl = new_tools if "tools" in newer else tools
             self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, speaker = ?, caption = ?, tools = ? "
                             "WHERE id = ?", (pack(text), len(text), ev.seq, sp, cap, tl, id_))
             self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(aux_text(sp, cap, tl)), tags))
@@ -872,13 +970,14 @@ class _Writer:
             if speaker:
                 self.speakers[(s.project, speaker)] = self.speakers.get((s.project, speaker), 0) - 1
         self.db.execute("DELETE FROM docs WHERE sid = ? AND kind = 0", (s.sid,))
+        self.db.execute("DELETE FROM msg_edits WHERE sid = ?", (s.sid,))
         self.db.execute("DELETE FROM sessions WHERE sid = ?", (s.sid,))
 
     # -- history and facts ------------------------------------------------------------------
 
     def history(self, ev: HistoryAppended) -> None:
         text, project, skey = clean(ev.text), clean(ev.project), clean(ev.session_key)
-        self.docs.append((ev.seq, HISTORY, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
+        self.docs.append((ev.seq, HISTORY, _time(event_time(ev), ev.ts), pack(text), len(text), ev.seq, None, None, None,
                           None, None, None, None, skey, project, clean(ev.source), None, None, None, None))
         self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), "", self.history_tags(project, skey)), batched=True)
         self.ndocs += 1
@@ -899,12 +998,35 @@ class _Writer:
             "SELECT id, body, project, section, state FROM docs WHERE fact_id = ? AND kind = 2", (fact_id,)).fetchone()
         return row
 
+    def _fold_of(self, fact_id: str) -> _FactFold:
+        row = self.db.execute("SELECT data FROM fact_fold WHERE fact_id = ?", (fact_id,)).fetchone()
+        return _FactFold() if row is None else _fold_decoder.decode(row[0])
+
+    def keyed(self, k: _Keyed) -> None:
+        """A fact's addition or change: kept in ``fact_fold``, then the fact's row follows its fold."""
+        fid = clean(k.fact_id)
+        fold = self._fold_of(fid)
+        clock = self.ix.clock
+        if k.added is not None:
+            if fold.key is not None and clock.resolve(fold.key) > clock.resolve(k.key):
+                return  # the same id again, older in the order: the newest wins
+            fold.key, fold.text, fold.pinned = k.key, k.added.text, k.added.pinned
+        elif k.op is not None:
+            fold.ops.append(k.op)
+        self.db.execute("INSERT OR REPLACE INTO fact_fold(fact_id, data) VALUES (?, ?)", (fid, _fold_encoder.encode(fold)))
+        if fold.key is None:
+            return  # a change that arrived before its fact: kept until the fact comes
+        if k.added is not None:
+            self.fact(k.added)
+        text, state = settle(fold, clock)
+        self.set_fact(_SetFact(fid, state, text, k.seq))
+
     def fact(self, ev: MemoryAppended) -> None:
         fact_id, text, project = clean(ev.fact_id), clean(ev.text), clean(ev.project)
         scope, section = clean(ev.scope), clean(ev.section)
         row = self._fact_row(fact_id)
         if row is None:
-            self.docs.append((ev.seq, FACT, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
+            self.docs.append((ev.seq, FACT, _time(event_time(ev), ev.ts), pack(text), len(text), ev.seq, None, None, None,
                               None, None, None, None, None, project, None, fact_id, scope, section,
                               STATE_CODES["active"]))
             self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), index_text(section), self.fact_tags(project, 0)),
@@ -918,7 +1040,7 @@ class _Writer:
                                       self.fact_tags(old_project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, project = ?, scope = ?, section = ?, "
                         "time = ? WHERE id = ?", (pack(text), len(text), ev.seq, project, scope, section,
-                                                  _time(ev.ts, ev.ts), id_))
+                                                  _time(event_time(ev), ev.ts), id_))
         self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, state)))
         self.nchars += len(text) - len(old_text)
 
@@ -1006,3 +1128,5 @@ class _Writer:
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'ndocs'", (self.ndocs,))
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'nchars'", (self.nchars,))
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'seq'", (seq,))
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('clock', ?)",
+                        (msgspec.json.encode(self.ix.clock).decode(),))

@@ -8,7 +8,8 @@ devices push and pull through ``MemoryEventStore`` in a random interleaving, wit
 (a device cut off), duplicated deliveries (the store re-sends envelopes already delivered) and
 pulls killed between the fetch and the append. At the end the network heals and every device
 syncs until nothing moves; then every device shows byte-identical MEMORY.md files, session
-files and history, and every event any device wrote is held exactly once by every other
+files and history, its recall index holds the same contents (``RecallIndex.contents``: the sorted
+rows of sessions, messages, history and facts it answers from), and every event any device wrote is held exactly once by every other
 device (0 lost, 0 duplicated).
 """
 
@@ -38,6 +39,7 @@ from eventlog.log import Log
 from eventlog.replication import sync
 from eventlog.replication.origin import REPLICATED_TYPES
 from eventlog.replication.store import MemoryEventStore, PullPage
+from projections.recall.index import RecallIndex
 from tests.replication_helpers import views
 
 ACCOUNT = "me@example.com"
@@ -194,6 +196,13 @@ def origin_keys(dev: Device, devices: list[Device]) -> tuple[Counter, set]:
     return received, own
 
 
+def recall_contents(dev: Device, root: str) -> list:
+    """The contents of a recall index built from ``dev``'s log (as ``evlog recall`` builds it)."""
+    with RecallIndex(os.path.join(root, f"recall{dev.index}.sqlite")) as ix:
+        ix.catch_up(dev.log.read())
+        return ix.contents()
+
+
 STEP = st.tuples(st.integers(0, 2), st.sampled_from(WRITES + SYNCS), st.integers(0, 50))
 
 
@@ -219,6 +228,8 @@ def test_three_devices_converge_whatever_the_delivery(steps):
             settle(devices, store)
             shown = [views(dev.log, os.path.join(root, f"view{dev.index}")) for dev in devices]
             assert shown[0] == shown[1] == shown[2]
+            found = [recall_contents(dev, root) for dev in devices]
+            assert found[0] == found[1] == found[2]
             written = set()
             held = []
             for dev in devices:
