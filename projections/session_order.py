@@ -13,7 +13,16 @@ The sessions projection is a function of the *set* of a session's events through
 * **first of**: the session's ``session.created`` is its oldest one (else its oldest message:
   ``created_at``, project, created title and metadata), the request title and the command title
   come from the oldest message that gives one; the preview from the newest user or assistant
-  message; ``updated_at`` and ``last_consolidated`` are maxima, the count is the number of messages.
+  message; ``updated_at`` and ``last_consolidated`` are maxima, the count is the number of messages;
+* **a delete** removes the session with everything of it before the delete in the order; an event
+  of it older than the delete that arrives later is dropped; what is newer than the delete starts
+  the session again (when it arrived before the delete, the session is started again from the
+  messages newer than it and the changes newer than it).
+
+Not covered: a session deleted on one device and re-created under the same key by a
+``session.created`` on another before the delete reached it keeps the oldest creation's title and
+metadata where the delete arrived last; ``last_consolidated`` (a count of this device's messages) and
+``created_seq`` stay local positions.
 
 A local event's device is resolved when compared (``OrderState.resolve``), so the keys are kept
 as folded (``""`` for a local event). The keys of a file's lines are kept packed in the index

@@ -118,6 +118,7 @@ class SessionState(msgspec.Struct, kw_only=True):
 class _SessionsState(msgspec.Struct, kw_only=True):
     index: list[SessionState] = []
     clock: OrderState = msgspec.field(default_factory=OrderState)
+    deleted: dict[str, Key] = {}  # session key -> its newest session.deleted (older events of it are dropped)
 
 
 class _Meta(msgspec.Struct):
@@ -233,14 +234,15 @@ class SessionsProjection(Projection):
         self.updates: dict[str, dict[str, dict[str, Any]]] = {}  # key -> message id -> field -> newest value
         self.dirty: set[str] = set()
         self.removed: set[str] = set()  # files to delete at the next flush
+        self.deleted: dict[str, Key] = {}
         if state is not None:
             st = msgspec.convert(state, _SessionsState)
-            self.clock = st.clock
+            self.clock, self.deleted = st.clock, st.deleted
             for item in st.index:
                 self.index[item.key] = item
 
     def state(self) -> Any:
-        return _SessionsState(index=list(self.index.values()), clock=self.clock)
+        return _SessionsState(index=list(self.index.values()), clock=self.clock, deleted=self.deleted)
 
     def outputs(self) -> list[str]:
         return [os.path.join(SESSIONS_DIR, s.file) for s in self.index.values()]
@@ -253,6 +255,9 @@ class SessionsProjection(Projection):
     def apply(self, ev: Event) -> None:
         if self.clock.observe(ev):
             return
+        gone = self.deleted.get(getattr(ev, "session_key", ""))
+        if gone is not None and not self._later(self.clock.key(ev), gone):
+            return  # older than the session's deletion (another device wrote it before the delete reached it)
         s: SessionState | None
         match ev:
             case MessageAppended():
@@ -269,26 +274,56 @@ class SessionsProjection(Projection):
                     s.last_consolidated = ev.up_to_count
                     self.dirty.add(s.key)
             case SessionDeleted():
-                s = self.index.pop(ev.session_key, None)
-                if s is not None:
-                    self.pending.pop(s.key, None)
-                    self.updates.pop(s.key, None)
-                    self.dirty.discard(s.key)
-                    self.removed.add(s.file)
+                self._deleted(ev)
+
+    def _deleted(self, ev: SessionDeleted) -> None:
+        """The session leaves with everything of it before the delete in the order; what came after it (another
+        device's, arrived first) stays, as if it had arrived after the delete: the session starts again from it."""
+        key = self.clock.key(ev)
+        self.deleted[ev.session_key] = key
+        s = self.index.get(ev.session_key)
+        if s is None:
+            return
+        lines, keys = self._ordered(s.key)
+        del self.index[s.key]
+        later = [(k, ln) for k, ln in zip(keys, lines, strict=True) if self._later(k, key)]
+        self.pending.pop(s.key, None)
+        self.updates.pop(s.key, None)
+        self.dirty.discard(s.key)
+        self.removed.add(s.file)
+        if later:
+            self._restart(s, later, key)
+
+    def _restart(self, old: SessionState, later: list[tuple[Key, bytes]], deleted: Key) -> None:
+        """The session again from the messages written after its deletion (and changes newer than it)."""
+        for k, line in later:
+            msg = parse_message_line(line)
+            ev = MessageAppended(session_key=old.key, message_id=msg.id, role=msg.role, content=msg.content,
+                                 timestamp=msg.timestamp, tool_calls=msg.tool_calls, extra=msg.extra, seq=k[2],
+                                 ts=msg.timestamp)
+            self._appended(ev, key=k, line=line)
+        s = self.index[old.key]
+        s.created_seq = old.created_seq
+        s.set_keys = {w: k for w, k in old.set_keys.items() if self._later(k, deleted)}
+        s.updated_title, s.updated_explicit = old.updated_title, old.updated_explicit
+        s.summary_title = old.summary_title if "summary" in s.set_keys else ""
+        s.updated_metadata = {n: v for n, v in old.updated_metadata.items() if "meta:" + n in s.set_keys}
+        s.edits = old.edits
+        self._derive(s)
 
     def _later(self, key: Key, than: Key) -> bool:
         """``key`` comes after ``than`` in the order (anything comes after ``NO_KEY``)."""
         return than == NO_KEY or self.clock.resolve(key) > self.clock.resolve(than)
 
-    def _appended(self, ev: MessageAppended) -> None:
-        key = self.clock.key(ev)
+    def _appended(self, ev: MessageAppended, *, key: Key | None = None, line: bytes = b"") -> None:
+        key = key or self.clock.key(ev)
         s = self.index.get(ev.session_key)
         if s is None:
-            s = self._create(ev.session_key, ev)
+            s = self._create(ev.session_key, ev, key)
         if not s.created_real and not self._later(key, s.created_key):  # an older message: the session's start
             s.created_key, s.created_at = key, source_time(ev.timestamp, event_time(ev))
         s.count += 1
-        self.pending.setdefault(s.key, []).append((key, message_line(ev)))
+        self.pending.setdefault(s.key, []).append((key, line or message_line(ev)))
         self._touch(s, event_time(ev), ev.timestamp)
         if not s.preview_set and ev.role in ("user", "assistant") and self._later(key, s.preview_key):
             head = _preview(ev.content)
@@ -365,10 +400,10 @@ class SessionsProjection(Projection):
         s.metadata = {**s.created_metadata, **s.updated_metadata}
         self.dirty.add(s.key)
 
-    def _create(self, key: str, ev: MessageAppended | SessionCreated) -> SessionState:
+    def _create(self, key: str, ev: MessageAppended | SessionCreated, order: Key | None = None) -> SessionState:
         created = source_time(ev.timestamp if isinstance(ev, MessageAppended) else ev.created_at, event_time(ev))
         s = SessionState(key=key, file=safe_name(key, ".jsonl"), created_at=created, updated_at=created,
-                         created_seq=ev.seq, created_key=self.clock.key(ev))
+                         created_seq=ev.seq, created_key=order or self.clock.key(ev))
         self.index[key] = s
         self.removed.discard(s.file)
         self.dirty.add(key)

@@ -14,8 +14,13 @@ What it holds
   message id, role, time (the message's timestamp, else the event's), speaker
   (``extra.speaker``), image caption (``extra.blip_caption``/``caption``), tool-call
   names, text. ``message.updated`` replaces text (and tool calls / extra fields, as the
-  sessions projection does) of every row with that session and message id;
-  ``session.deleted`` removes the session's rows, so they can never be found again.
+  sessions projection does) of every row with that session and message id, each field
+  from the newest update in the replication order that set it (``msg_edits``);
+  ``session.deleted`` removes the session's rows, so they can never be found again; as in
+  the sessions projection (``projections.session_order``), an event of the session older
+  than its delete in the order is dropped whenever it arrives, and messages newer than the
+  delete that arrived before it stay, as the session started again (``msg_keys`` keeps each
+  message's place in the order, ``deleted`` each session's newest delete).
 * history entries (``history.appended``): text, source, project, session key.
 * facts (``memory.appended``): fact id, scope, section, project, state (active,
   superseded, forgotten, archived) and text. A fact's state and text are its changes
@@ -91,7 +96,7 @@ from projections.recall.text import (
 
 #: Bumped whenever the file layout or what goes into the index changes; an index with
 #: another schema is rebuilt (opened for writing) or refused (read-only).
-SCHEMA = 2  # 2: facts folded in the replication order (``fact_fold``, the clock in ``meta``)
+SCHEMA = 2  # 2: folded in the replication order (``fact_fold``, ``msg_edits``, ``msg_keys``, ``deleted``, ``meta``'s clock)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 MESSAGE, HISTORY, FACT = 0, 1, 2
@@ -123,6 +128,9 @@ CREATE INDEX docs_message ON docs(sid, mid) WHERE kind = 0;
 CREATE INDEX docs_position ON docs(sid, pos) WHERE kind = 0;
 CREATE INDEX docs_fact ON docs(fact_id) WHERE kind = 2;
 CREATE TABLE msg_edits(sid INTEGER NOT NULL, mid TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY(sid, mid)) WITHOUT ROWID;
+CREATE TABLE msg_keys(id INTEGER PRIMARY KEY, hlc INTEGER NOT NULL, device TEXT NOT NULL, oseq INTEGER NOT NULL);
+CREATE TABLE deleted(skey TEXT PRIMARY KEY, hlc INTEGER NOT NULL, device TEXT NOT NULL, oseq INTEGER NOT NULL)
+    WITHOUT ROWID;
 CREATE TABLE fact_fold(fact_id TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE speakers(project TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(project, name))
     WITHOUT ROWID;
@@ -238,10 +246,11 @@ class _Keyed(msgspec.Struct, frozen=True):
     op: FactOp | None = None
 
 
-class _KeyedUpdate(msgspec.Struct, frozen=True):
-    """A ``message.updated`` with its place in the order: each field it sets shows if it is the newest setter."""
+class _Ordered(msgspec.Struct, frozen=True):
+    """A session's event with its place in the order: a ``message.updated``'s fields show if it is their newest
+    setter; an event older than its session's ``session.deleted`` is dropped (see the module docstring)."""
 
-    ev: MessageUpdated
+    ev: MessageAppended | MessageUpdated | SessionCreated | SessionDeleted
     key: Key
     seq: int
 
@@ -344,6 +353,7 @@ class RecallIndex:
         self._pending_seq = self._seq
         self._sessions = _SessionMap(self.db)
         self.clock = self._stored_clock()
+        self.deleted = self._stored_deleted()
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -429,6 +439,7 @@ class RecallIndex:
         ix._seq = ix._pending_seq = int(ix._meta("seq", 0))
         ix._load_sessions()
         ix.clock = ix._stored_clock()
+        ix.deleted = ix._stored_deleted()
         return ix
 
     @classmethod
@@ -459,6 +470,10 @@ class RecallIndex:
     def _meta(self, key: str, default: Any = None) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return default if row is None else row[0]
+
+    def _stored_deleted(self) -> dict[str, Key]:
+        """Each deleted session's newest ``session.deleted`` (the ``deleted`` table)."""
+        return {k: (h, d, s) for k, h, d, s in self.db.execute("SELECT skey, hlc, device, oseq FROM deleted")}
 
     def _stored_clock(self) -> OrderState:
         """The replication clock as of the committed seq (``meta``'s ``clock``)."""
@@ -503,8 +518,8 @@ class RecallIndex:
                 self._ops.append(_Keyed(ev.fact_id, key, seq, op=op_of(ev, key)))
             case MemoryAppended():
                 self._ops.append(_Keyed(ev.fact_id, self.clock.key(ev), seq, added=ev))
-            case MessageUpdated():
-                self._ops.append(_KeyedUpdate(ev, self.clock.key(ev), seq))
+            case MessageAppended() | MessageUpdated() | SessionCreated() | SessionDeleted():
+                self._ops.append(_Ordered(ev, self.clock.key(ev), seq))
             case _:
                 self._ops.append(ev if isinstance(ev, _FOLDED) else seq)
 
@@ -550,6 +565,7 @@ class RecallIndex:
                 self._ops = [op for op in self._ops if _op_seq(op) == 0 or _op_seq(op) > stored]
                 if stored > self._pending_seq:  # it folded events this process has not seen: its clock
                     self.clock = self._stored_clock()
+                self.deleted = self._stored_deleted()
                 self._pending_seq = max(self._pending_seq, stored)
                 self._load_sessions()
                 if not self._ops:
@@ -572,6 +588,7 @@ class RecallIndex:
             self._pending_seq = self._seq
             self._load_sessions()
             self.clock = self._stored_clock()
+            self.deleted = self._stored_deleted()
             if isinstance(e, sqlite3.Error):
                 raise EvlogError(f"recall index {self.path}: {e}") from e
             raise
@@ -829,7 +846,7 @@ def _same_doc(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return a[:3] == b[:3] and a[4:] == b[4:] and unpack(a[3]) == unpack(b[3])
 
 
-_FOLDED = (MessageAppended, MessageUpdated, SessionCreated, SessionDeleted, HistoryAppended, MemoryAppended, _SetFact)
+_FOLDED = (HistoryAppended, _SetFact)
 
 
 class _Writer:
@@ -843,6 +860,7 @@ class _Writer:
         self.sessions.before_read = self.wait
         self.docs: list[tuple[Any, ...]] = []
         self.fts: list[tuple[Any, ...]] = []
+        self.keys: list[tuple[int, int, str, int]] = []  # (doc id, hlc, device, origin seq) of new messages
         self.speakers: dict[tuple[str, str], int] = {}
         self.ndocs = 0
         self.nchars = 0
@@ -855,16 +873,8 @@ class _Writer:
         if isinstance(op, int):
             return
         match op:
-            case MessageAppended():
-                self.message(op)
-            case _KeyedUpdate():
-                self.update(op.ev, op.key)
-            case SessionCreated():
-                if op.session_key not in self.sessions:
-                    self.session(op.session_key, op.seq, clean(op.project), clean(op.title),
-                                 _time(op.created_at, event_time(op)))
-            case SessionDeleted():
-                self.delete_session(op.session_key)
+            case _Ordered():
+                self.ordered(op)
             case HistoryAppended():
                 self.history(op)
             case _Keyed():
@@ -874,30 +884,75 @@ class _Writer:
 
     # -- sessions and messages --------------------------------------------------------------
 
+    def ordered(self, op: _Ordered) -> None:
+        ev, clock = op.ev, self.ix.clock
+        gone = self._deleted_key(ev.session_key)
+        if gone is not None and clock.resolve(op.key) <= clock.resolve(gone):
+            return  # older than the session's deletion: another device wrote it before the delete reached it
+        match ev:
+            case MessageAppended():
+                self.message(ev, op.key)
+            case MessageUpdated():
+                self.update(ev, op.key)
+            case SessionCreated():
+                if ev.session_key not in self.sessions:
+                    self.session(ev.session_key, ev.seq, clean(ev.project), clean(ev.title),
+                                 _time(ev.created_at, event_time(ev)))
+            case SessionDeleted():
+                self.delete_after(ev.session_key, op.key)
+
+    def _deleted_key(self, skey: str) -> Key | None:
+        return self.ix.deleted.get(skey)
+
+    def delete_after(self, skey: str, deleted: Key) -> None:
+        """A ``session.deleted``: the session goes; its messages newer than the delete (another device's, that
+        arrived first) stay, as a session started again from them (as if the delete had arrived first)."""
+        self.ix.deleted[skey] = deleted
+        self.db.execute("INSERT OR REPLACE INTO deleted(skey, hlc, device, oseq) VALUES (?, ?, ?, ?)", (skey, *deleted))
+        s = self.sessions.get(skey)
+        if s is None:
+            return
+        self.flush()
+        clock = self.ix.clock
+        kept = [r for r in self.db.execute(
+            "SELECT k.hlc, k.device, k.oseq, d.id, d.time, d.body, d.mid, d.role, d.speaker, d.caption, d.tools "
+            "FROM docs d JOIN msg_keys k ON k.id = d.id WHERE d.sid = ? AND d.kind = 0 ORDER BY d.pos", (s.sid,))
+            if clock.resolve((r[0], r[1], r[2])) > clock.resolve(deleted)]
+        self.delete_session(skey)
+        if not kept:
+            return
+        again = self.session(skey, kept[0][3], "", "", kept[0][4])
+        for hlc, device, oseq, id_, time, body, mid, role, speaker, caption, tools in kept:
+            self._message_row(again, id_, time, unpack(body), mid, role, speaker, caption, tools, (hlc, device, oseq))
+
     def session(self, key: str, sid: int, project: str, title: str, created: str) -> _Session:
         s = _Session(sid, key, project, title, created, 0, dirty=True)
         self.sessions[key] = s
         return s
 
-    def message(self, ev: MessageAppended) -> None:
+    def message(self, ev: MessageAppended, key: Key = (0, "", 0)) -> None:
         s = self.sessions.get(ev.session_key)
         if s is None:
             s = self.session(ev.session_key, ev.seq, "", "", _time(ev.timestamp, event_time(ev)))
-        pos = s.nmsg
-        s.nmsg += 1
-        s.dirty = True
-        text = clean(ev.content)
         if ev.extra:
             speaker, caption = _str(ev.extra, "speaker"), _caption(ev.extra)
         else:
             speaker = caption = None
         tools = None if ev.tool_calls is None else (" ".join(tool_names(ev.tool_calls)) or None)
-        role = clean(ev.role)
-        self.docs.append((ev.seq, MESSAGE, _time(ev.timestamp, event_time(ev)), pack(text), len(text), ev.seq, s.sid, pos,
-                          clean(ev.message_id), role, speaker, caption, tools,
-                          None, None, None, None, None, None, None))
+        self._message_row(s, ev.seq, _time(ev.timestamp, event_time(ev)), clean(ev.content), clean(ev.message_id),
+                          clean(ev.role), speaker, caption, tools, key)
+
+    def _message_row(self, s: _Session, id_: int, time: str, text: str, mid: str, role: str, speaker: str | None,
+                     caption: str | None, tools: str | None, key: Key) -> None:
+        """A message's row (next in its session), its full-text row and its place in the order."""
+        pos = s.nmsg
+        s.nmsg += 1
+        s.dirty = True
+        self.docs.append((id_, MESSAGE, time, pack(text), len(text), id_, s.sid, pos, mid, role, speaker, caption,
+                          tools, None, None, None, None, None, None, None))
+        self.keys.append((id_, *key))
         if self.fts_on:
-            self.fts.append((ev.seq, index_text(text), index_text(aux_text(speaker, caption, tools)) if
+            self.fts.append((id_, index_text(text), index_text(aux_text(speaker, caption, tools)) if
                              (speaker or caption or tools) else "", s.message_tags(role)))
         if len(self.docs) >= _BATCH:
             self.flush(wait=False)
@@ -969,6 +1024,7 @@ class _Writer:
             self.nchars -= len(text)
             if speaker:
                 self.speakers[(s.project, speaker)] = self.speakers.get((s.project, speaker), 0) - 1
+        self.db.execute("DELETE FROM msg_keys WHERE id IN (SELECT id FROM docs WHERE sid = ? AND kind = 0)", (s.sid,))
         self.db.execute("DELETE FROM docs WHERE sid = ? AND kind = 0", (s.sid,))
         self.db.execute("DELETE FROM msg_edits WHERE sid = ?", (s.sid,))
         self.db.execute("DELETE FROM sessions WHERE sid = ?", (s.sid,))
@@ -1071,14 +1127,14 @@ class _Writer:
         """
         self.wait()
         if self.docs:
-            docs, fts = self.docs, self.fts
-            self.docs, self.fts = [], []
+            docs, fts, keys = self.docs, self.fts, self.keys
+            self.docs, self.fts, self.keys = [], [], []
             if wait:
-                self._insert(docs, fts)
+                self._insert(docs, fts, keys)
             else:
                 if self.pool is None:
                     self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-index")
-                self.pending = self.pool.submit(self._insert, docs, fts)
+                self.pending = self.pool.submit(self._insert, docs, fts, keys)
 
     def fts_write(self, sql: str, row: tuple[Any, ...], *, batched: bool = False) -> None:
         """One full-text insert or delete (``batched``: an insert queued with the rows); none in a rows-only fold."""
@@ -1089,9 +1145,11 @@ class _Writer:
         else:
             self.db.execute(sql, row)
 
-    def _insert(self, docs: list[tuple[Any, ...]], fts: list[tuple[Any, ...]]) -> None:
+    def _insert(self, docs: list[tuple[Any, ...]], fts: list[tuple[Any, ...]],
+                keys: list[tuple[int, int, str, int]]) -> None:
         self.db.executemany(_INSERT_DOC, docs)
         self.db.executemany(_INSERT_FTS, fts)
+        self.db.executemany("INSERT INTO msg_keys(id, hlc, device, oseq) VALUES (?, ?, ?, ?)", keys)
 
     def wait(self) -> None:
         """Wait for the helper thread's batch (re-raising its error)."""

@@ -33,6 +33,7 @@ from eventlog.events import (
     MessageAppended,
     MessageUpdated,
     SessionCreated,
+    SessionDeleted,
     SessionUpdated,
 )
 from eventlog.log import Log
@@ -44,8 +45,8 @@ from tests.replication_helpers import views
 
 ACCOUNT = "me@example.com"
 SKEW = (0.0, -5.0, 3.0)  # seconds each device's clock is off
-WRITES = ("session", "message", "message", "retitle", "edit_message", "note", "fact", "edit", "pin", "unpin",
-          "forget", "restore", "supersede")
+WRITES = ("session", "message", "message", "retitle", "edit_message", "delete", "note", "fact", "edit", "pin",
+          "unpin", "forget", "restore", "supersede")
 SYNCS = ("push", "pull", "pull_dup", "pull_crash", "partition", "heal")
 
 
@@ -103,11 +104,14 @@ class Device:
 def write(dev: Device, action: str, pick: int) -> None:
     """One user action on ``dev`` (``pick`` chooses among the facts it knows)."""
     sessions = dev.known_sessions()
-    if action == "session" or (action in ("message", "retitle", "edit_message") and not sessions):
+    if action == "session" or (action in ("message", "retitle", "edit_message", "delete") and not sessions):
         key = dev.fresh("s")
         dev.sessions.append(key)
         dev.log.append_batch([SessionCreated(session_key=key, title=f"chat {key}"),
                               MessageAppended(session_key=key, message_id=dev.fresh("m"), role="user", content="hi")])
+        return
+    if action == "delete":
+        dev.log.append(SessionDeleted(session_key=sessions[pick % len(sessions)]))
         return
     if action in ("message", "retitle"):
         _session_write(dev, action, sessions[pick % len(sessions)], pick)
@@ -211,6 +215,9 @@ STEP = st.tuples(st.integers(0, 2), st.sampled_from(WRITES + SYNCS), st.integers
 # two devices write one session concurrently (d1's message is older than d0's, d0 receives it last)
 @example(steps=[(0, "session", 0), (0, "push", 0), (1, "pull", 0), (1, "message", 0), (0, "message", 0),
                 (1, "retitle", 0), (0, "retitle", 0), (1, "edit_message", 0), (0, "edit_message", 0)])
+# a device deletes a session while another writes to it, each before the other's event arrives
+@example(steps=[(0, "session", 0), (0, "push", 0), (1, "pull", 0), (0, "delete", 0), (1, "message", 0),
+                (1, "retitle", 0), (2, "pull", 0), (0, "push", 0), (2, "message", 0), (2, "push", 0)])
 # a device forgets a fact another edits and then restores, each before the other's change arrives
 @example(steps=[(0, "fact", 0), (0, "push", 0), (1, "pull", 0), (2, "pull", 0), (1, "forget", 0), (2, "edit", 0),
                 (0, "pin", 0), (2, "push", 0), (1, "restore", 0)])
