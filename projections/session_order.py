@@ -26,13 +26,16 @@ metadata where the delete arrived last; ``last_consolidated`` (a count of this d
 
 A local event's device is resolved when compared (``OrderState.resolve``), so the keys are kept
 as folded (``""`` for a local event). The keys of a file's lines are kept packed in the index
-(``pack_keys``: 16 bytes a line, a device as an index into the session's list of devices), so a
-message that arrives late is put in its place without reading the log.
+(``pack_keys``: 16 bytes a line, zlib-compressed, a device as an index into the session's list of
+devices), so a message that arrives late is put in its place without reading the log.
 """
 
 from __future__ import annotations
 
+import zlib
 from array import array
+
+from eventlog.replication.clock import OrderState
 
 Key = tuple[int, str, int]
 NO_KEY: Key = (0, "", 0)
@@ -53,20 +56,22 @@ def pack_keys(keys: list[Key], devices: list[str]) -> bytes:
                 i = index[device] = len(devices)
         out.append(hlc)
         out.append((i << _SEQ_BITS) | (seq & _SEQ_MASK))
-    return out.tobytes()
+    return zlib.compress(out.tobytes(), 1)  # a batch's keys share a clock and count up: they compress well
 
 
 def unpack_keys(data: bytes, devices: list[str]) -> list[Key]:
     """``pack_keys`` undone."""
     a = array("Q")
-    a.frombytes(data)
+    a.frombytes(zlib.decompress(data) if data else b"")
     names = ["", *devices]
     return [(a[i], names[a[i + 1] >> _SEQ_BITS], a[i + 1] & _SEQ_MASK) for i in range(0, len(a), 2)]
 
 
-def in_order(lines: list[bytes], keys: list[Key], resolved: list[Key]) -> tuple[list[bytes], list[Key]]:
-    """``lines`` and their ``keys`` sorted by the ``resolved`` keys (unchanged when already in order)."""
-    if all(resolved[i] <= resolved[i + 1] for i in range(len(resolved) - 1)):
+def in_order(lines: list[bytes], keys: list[Key], order: OrderState) -> tuple[list[bytes], list[Key]]:
+    """``lines`` and their ``keys`` sorted in the ``order`` (unchanged when they are in it already)."""
+    later = order.later
+    if not any(later(keys[i], keys[i + 1]) for i in range(len(keys) - 1)):
         return lines, keys
-    order = sorted(range(len(lines)), key=resolved.__getitem__)
-    return [lines[i] for i in order], [keys[i] for i in order]
+    resolve = order.resolve
+    order_ = sorted(range(len(lines)), key=lambda i: resolve(keys[i]))
+    return [lines[i] for i in order_], [keys[i] for i in order_]

@@ -313,7 +313,7 @@ class SessionsProjection(Projection):
 
     def _later(self, key: Key, than: Key) -> bool:
         """``key`` comes after ``than`` in the order (anything comes after ``NO_KEY``)."""
-        return than == NO_KEY or self.clock.resolve(key) > self.clock.resolve(than)
+        return than == NO_KEY or self.clock.later(key, than)
 
     def _appended(self, ev: MessageAppended, *, key: Key | None = None, line: bytes = b"") -> None:
         key = key or self.clock.key(ev)
@@ -454,7 +454,7 @@ class SessionsProjection(Projection):
         for k, line in self.pending.get(key, []):
             keys.append(k)
             lines.append(line)
-        lines, keys = in_order(lines, keys, [self.clock.resolve(k) for k in keys])
+        lines, keys = in_order(lines, keys, self.clock)
         lines, keys = lines[-MAX_FILE_MESSAGES:], keys[-MAX_FILE_MESSAGES:]
         updates = self.updates.get(key)
         if updates:
