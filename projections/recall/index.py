@@ -1063,6 +1063,7 @@ class _Writer:
         fid = clean(k.fact_id)
         fold = self._fold_of(fid)
         clock = self.ix.clock
+        again = k.added is not None and fold.key is not None  # a second addition: an edit that keeps the state
         if k.added is not None:
             if fold.key is not None and clock.resolve(fold.key) > clock.resolve(k.key):
                 return  # the same id again, older in the order: the newest wins
@@ -1075,7 +1076,7 @@ class _Writer:
         if k.added is not None:
             self.fact(k.added)
         text, state = settle(fold, clock)
-        self.set_fact(_SetFact(fid, state, text, k.seq))
+        self.set_fact(_SetFact(fid, None if again else state, text, k.seq))
 
     def fact(self, ev: MemoryAppended) -> None:
         fact_id, text, project = clean(ev.fact_id), clean(ev.text), clean(ev.project)
