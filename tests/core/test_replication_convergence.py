@@ -210,7 +210,7 @@ def recall_contents(dev: Device, root: str) -> list:
 STEP = st.tuples(st.integers(0, 2), st.sampled_from(WRITES + SYNCS), st.integers(0, 50))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(steps=st.lists(STEP, min_size=5, max_size=45))
 # two devices write one session concurrently (d1's message is older than d0's, d0 receives it last)
 @example(steps=[(0, "session", 0), (0, "push", 0), (1, "pull", 0), (1, "message", 0), (0, "message", 0),
