@@ -119,6 +119,7 @@ class _SessionsState(msgspec.Struct, kw_only=True):
     index: list[SessionState] = []
     clock: OrderState = msgspec.field(default_factory=OrderState)
     deleted: dict[str, Key] = {}  # session key -> its newest session.deleted (older events of it are dropped)
+    waiting: dict[str, list[tuple[Key, SessionUpdated]]] = {}  # changes newer than a delete, for the next start
 
 
 class _Meta(msgspec.Struct):
@@ -235,14 +236,16 @@ class SessionsProjection(Projection):
         self.dirty: set[str] = set()
         self.removed: set[str] = set()  # files to delete at the next flush
         self.deleted: dict[str, Key] = {}
+        self.waiting: dict[str, list[tuple[Key, SessionUpdated]]] = {}
         if state is not None:
             st = msgspec.convert(state, _SessionsState)
-            self.clock, self.deleted = st.clock, st.deleted
+            self.clock, self.deleted, self.waiting = st.clock, st.deleted, st.waiting
             for item in st.index:
                 self.index[item.key] = item
 
     def state(self) -> Any:
-        return _SessionsState(index=list(self.index.values()), clock=self.clock, deleted=self.deleted)
+        return _SessionsState(index=list(self.index.values()), clock=self.clock, deleted=self.deleted,
+                              waiting=self.waiting)
 
     def outputs(self) -> list[str]:
         return [os.path.join(SESSIONS_DIR, s.file) for s in self.index.values()]
@@ -281,6 +284,9 @@ class SessionsProjection(Projection):
         device's, arrived first) stays, as if it had arrived after the delete: the session starts again from it."""
         key = self.clock.key(ev)
         self.deleted[ev.session_key] = key
+        waiting = [(k, e) for k, e in self.waiting.pop(ev.session_key, []) if self._later(k, key)]
+        if waiting:
+            self.waiting[ev.session_key] = waiting
         s = self.index.get(ev.session_key)
         if s is None:
             return
@@ -364,11 +370,13 @@ class SessionsProjection(Projection):
         s.updated_at = max(s.updated_at, created)
         self._derive(s)
 
-    def _session_updated(self, ev: SessionUpdated) -> None:
+    def _session_updated(self, ev: SessionUpdated, order: Key | None = None) -> None:
+        key = order or self.clock.key(ev)
         s = self.index.get(ev.session_key)
         if s is None:
+            if ev.session_key in self.deleted:  # newer than its delete: it changes the session when it starts again
+                self.waiting.setdefault(ev.session_key, []).append((key, ev))
             return
-        key = self.clock.key(ev)
         if ev.title is not None:
             if self._setter(s, "title", key):
                 s.updated_title = ev.title
@@ -407,6 +415,8 @@ class SessionsProjection(Projection):
         self.index[key] = s
         self.removed.discard(s.file)
         self.dirty.add(key)
+        for order, change in self.waiting.pop(key, []):
+            self._session_updated(change, order)
         return s
 
     def _take_title(self, s: SessionState, message_id: str, content: str, extra: dict[str, Any], key: Key,
