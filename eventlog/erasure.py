@@ -147,11 +147,12 @@ def locate(log: Log, seqs: Sequence[int]) -> list[Place]:
 
 
 def commit(log: Log, seqs: Sequence[int], *, erasure_id: str, kind: str, refs: Sequence[str] = (), origin: str = "",
-           origins: Sequence[tuple[str, int]] = (), replica: Replica | None = None) -> int:
+           origins: Sequence[tuple[str, int]] = (), replica: Replica | None = None, projects: Sequence[str] = ()) -> int:
     """Erase the lines of ``seqs`` (see the module docstring); returns the ``log.erasure`` seq (0: nothing to do).
 
     ``origins``: the origin keys of the replicated events erased (what other devices erase, by
-    ``eventlog.replication``); ``replica``: set when this applies an erasure another device made.
+    ``eventlog.replication``); ``replica``: set when this applies an erasure another device made;
+    ``projects``: the shared projects of what it erases (``ErasureRecorded.projects``).
 
     Leaves the journal in place: call ``finish`` once what is derived from the log is clean.
     """
@@ -171,7 +172,8 @@ def commit(log: Log, seqs: Sequence[int], *, erasure_id: str, kind: str, refs: S
         markers = [codec.fingerprint(marker_line(ln, e_seq, first=p.seq == first)) for ln, p in zip(lines, places, strict=True)]
         _write_journal(w.fs, log.dir, _Journal(e_seq, erasure_id))
         ev = ErasureRecorded(erasure_id=erasure_id, kind=kind, seqs=[p.seq for p in places], markers=markers,
-                             refs=sorted(set(refs)), origin=origin, origins=sorted(set(origins)), replica=replica)
+                             refs=sorted(set(refs)), origin=origin, origins=sorted(set(origins)), replica=replica,
+                             projects=sorted(set(projects)))
         got = log.append(ev)
         if got != e_seq:
             raise CorruptionError(f"the erasure was written at seq {got}, {e_seq} was expected")

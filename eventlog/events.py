@@ -252,6 +252,9 @@ class ErasureRecorded(Event, tag="log.erasure", kw_only=True, frozen=True):
     refs: list[str] = []  # ``ref_hash`` of each "<session key>\0<message id>" / "fact\0<id>" removed (for other devices)
     origin: str = ""  # the device an erasure pulled by sync came from
     origins: list[tuple[str, int]] = []  # origin keys (device, origin seq) of the replicated events it erased
+    #: The shared projects of what it erased (names, never text): its envelope goes to their teammates
+    #: (``eventlog.replication.origin``); one that erased in several is followed by one empty erasure per other project.
+    projects: list[str] = []
 
 
 # --- processors: offsets, diary, short- and long-term memory ---------------------------

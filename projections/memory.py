@@ -122,7 +122,7 @@ class FactOp(msgspec.Struct, kw_only=True, omit_defaults=True):
     other: str = ""  # the fact that superseded it
 
 
-def _op_of(ev: Event, key: tuple[int, str, int]) -> FactOp:
+def op_of(ev: Event, key: tuple[int, str, int]) -> FactOp:
     match ev:
         case MemorySuperseded():
             return FactOp(key=key, kind=ev.type, by=ev.by, reason=ev.reason, other=ev.by_fact_id)
@@ -139,7 +139,7 @@ def _op_of(ev: Event, key: tuple[int, str, int]) -> FactOp:
     raise TypeError(f"not a change to a fact: {ev.type}")
 
 
-def _fold_op(f: Fact, op: FactOp) -> None:
+def fold_op(f: Fact, op: FactOp) -> None:
     """One change, in order. Superseded is final; forgotten holds until a later restore; an edit
     changes the text in any state and never brings a forgotten fact back (forget wins an
     edit-vs-forget race, and a later restore shows the newest edit)."""
@@ -325,7 +325,7 @@ class MemoryProjection(Projection):
             self._append(ev)
             return
         fact_id = getattr(ev, "fact_id", "")
-        op = _op_of(ev, self.s.clock.key(ev))
+        op = op_of(ev, self.s.clock.key(ev))
         f = self.s.facts.get(fact_id)
         if f is None:  # a change that arrived before its fact (another device's): kept until the fact comes
             self.s.pending.setdefault(fact_id, []).append(op)
@@ -376,7 +376,7 @@ class MemoryProjection(Projection):
         start = self.s.clock.resolve(f.key)
         for op in sorted(f.ops, key=lambda o: self.s.clock.resolve(o.key)):
             if self.s.clock.resolve(op.key) > start:
-                _fold_op(f, op)
+                fold_op(f, op)
         self.dirty.add(f.target)
         if f.superseded_by:
             self.s.links[f.superseded_by] = f.fact_id

@@ -51,11 +51,12 @@ from eventlog.events import (
 )
 from eventlog.fsio import FileSystem
 from eventlog.harness import request_title
-from eventlog.replication.clock import event_time  # a received event keeps its origin's time
+from eventlog.replication.clock import OrderState, event_time  # a received event keeps its origin's time
 from eventlog.source_values import evlog_id, evlog_timestamp, parts_text
 from eventlog.timeutil import source_time
 from projections.base import Projection, ProjectionDrift
 from projections.naming import safe_name
+from projections.session_order import NO_KEY, Key, in_order, pack_keys, unpack_keys
 
 MAX_FILE_MESSAGES = 2000
 PREVIEW_CHARS = 120
@@ -71,7 +72,7 @@ def _preview(content: str) -> str:
 
 
 class SessionState(msgspec.Struct, kw_only=True):
-    """What the index knows about one session."""
+    """What the index knows about one session (the keys: places in the order, ``projections.session_order``)."""
 
     key: str
     file: str
@@ -79,12 +80,15 @@ class SessionState(msgspec.Struct, kw_only=True):
     preview: str = ""
     preview_set: bool = False  # set explicitly: not overwritten by new messages
     preview_id: str = ""  # the message the preview was taken from (a message.updated of it refreshes it)
-    # ``title`` is the title as given (session.created, the latest session.updated with one); what
+    preview_key: Key = NO_KEY  # the newest preview's event
+    # ``title`` is the title as given (session.created, the newest session.updated with one); what
     # listings show (``shown_title``) is built from these parts:
     explicit_title: str = ""  # given by session.created or a session.updated that is not a source's summary
     request_title: str = ""  # the first real user request (eventlog.harness.request_title)
     request_id: str = ""  # the message it was taken from
+    request_key: Key = NO_KEY
     command_title: str = ""  # the first bare slash command
+    command_key: Key = NO_KEY
     summary_title: str = ""  # the newest summary line's title (Claude Code)
     created_at: str = ""
     updated_at: str = ""
@@ -94,6 +98,28 @@ class SessionState(msgspec.Struct, kw_only=True):
     count: int = 0  # messages appended since the session was created
     file_hash: str = ""  # xxh3-64 of the file as last written; "" = never written
     created_seq: int = 0
+    # the oldest session.created (or, before one arrives, the oldest message) and what it gave
+    created_key: Key = NO_KEY
+    created_real: bool = False
+    created_title: str = ""
+    created_metadata: dict[str, Any] = {}
+    # the newest session.updated values and each one's key ("title", "explicit", "summary", "meta:<name>")
+    set_keys: dict[str, Key] = {}
+    updated_title: str = ""
+    updated_explicit: str = ""
+    updated_metadata: dict[str, Any] = {}
+    # the places of the file's lines (``pack_keys``) and the devices they name
+    keys: bytes = b""
+    devices: list[str] = []
+    # per updated message: per field ("content", "tool_calls", an extra key) the key of the update that set it
+    edits: dict[str, dict[str, Key]] = {}
+
+
+class _SessionsState(msgspec.Struct, kw_only=True):
+    index: list[SessionState] = []
+    clock: OrderState = msgspec.field(default_factory=OrderState)
+    deleted: dict[str, Key] = {}  # session key -> its newest session.deleted (older events of it are dropped)
+    waiting: dict[str, list[tuple[Key, SessionUpdated]]] = {}  # changes newer than a delete, for the next start
 
 
 class _Meta(msgspec.Struct):
@@ -155,27 +181,30 @@ def render_line(fields: dict[str, Any]) -> bytes:
     return b"{" + b",".join(enc(k) + b":" + enc(v) for k, v in fields.items()) + b"}\n"
 
 
-def _updated(line: bytes, updates: dict[str, list[MessageUpdated]]) -> bytes:
-    """A message line with its message's updates applied in log order (or unchanged).
+def _updated(line: bytes, updates: dict[str, dict[str, Any]]) -> bytes:
+    """A message line with the newest value of each field its message's updates set (or unchanged).
 
-    Each update replaces the content (and the tool calls, when it has some) and sets its
-    extra fields; applying them one after the other gives the same line whether they
-    arrive in one flush (a replay) or in several (a live workspace).
+    ``updates``: message id -> field -> value, each the newest update's that set it (content, tool
+    calls, an extra field), so the line is the same whatever order the updates arrived in or how
+    many flushes they were spread over.
     """
     msg = msgspec.json.decode(line)
     mid = msg.get("id")
     ups = updates.get(mid if isinstance(mid, str) else msgspec.json.encode(mid).decode())
     if not ups:
         return line
-    for up in ups:
-        msg["content"] = up.content
-        if up.tool_calls is not None:
-            msg["tool_calls"] = up.tool_calls
-        for k, v in up.extra.items():
-            if k not in _CORE_KEYS:
-                msg[k] = v
+    msg.update(ups)
     core = {k: msg.pop(k) for k in _CORE_KEYS if k in msg}
     return render_line({**core, **dict(sorted(msg.items()))})
+
+
+def _update_fields(ev: MessageUpdated) -> dict[str, Any]:
+    """The fields a ``message.updated`` sets in its message's line."""
+    fields: dict[str, Any] = {"content": ev.content}
+    if ev.tool_calls is not None:
+        fields["tool_calls"] = ev.tool_calls
+    fields.update((k, v) for k, v in ev.extra.items() if k not in _CORE_KEYS)
+    return fields
 
 
 _CORE_KEYS = ("id", "sessionKey", "role", "content", "timestamp", "tool_calls")
@@ -191,7 +220,7 @@ class SessionsProjection(Projection):
 
     name = "sessions"
     consumes = frozenset({"session.created", "session.updated", "session.deleted", "message.appended",
-                          "message.updated", "session.consolidated"})
+                          "message.updated", "session.consolidated", "replication.pulled", "replication.device"})
 
     def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)
@@ -201,16 +230,22 @@ class SessionsProjection(Projection):
 
     def load(self, state: Any) -> None:
         self.index: dict[str, SessionState] = {}
-        self.pending: dict[str, list[bytes]] = {}  # new message lines not yet in the file
-        self.updates: dict[str, dict[str, list[MessageUpdated]]] = {}  # key -> message id -> updates, in log order
+        self.clock = OrderState()
+        self.pending: dict[str, list[tuple[Key, bytes]]] = {}  # new message lines not yet in the file
+        self.updates: dict[str, dict[str, dict[str, Any]]] = {}  # key -> message id -> field -> newest value
         self.dirty: set[str] = set()
         self.removed: set[str] = set()  # files to delete at the next flush
+        self.deleted: dict[str, Key] = {}
+        self.waiting: dict[str, list[tuple[Key, SessionUpdated]]] = {}
         if state is not None:
-            for item in msgspec.convert(state, list[SessionState]):
+            st = msgspec.convert(state, _SessionsState)
+            self.clock, self.deleted, self.waiting = st.clock, st.deleted, st.waiting
+            for item in st.index:
                 self.index[item.key] = item
 
     def state(self) -> Any:
-        return list(self.index.values())
+        return _SessionsState(index=list(self.index.values()), clock=self.clock, deleted=self.deleted,
+                              waiting=self.waiting)
 
     def outputs(self) -> list[str]:
         return [os.path.join(SESSIONS_DIR, s.file) for s in self.index.values()]
@@ -221,6 +256,11 @@ class SessionsProjection(Projection):
     # -- folding ---------------------------------------------------------------------
 
     def apply(self, ev: Event) -> None:
+        if self.clock.observe(ev):
+            return
+        gone = self.deleted.get(getattr(ev, "session_key", ""))
+        if gone is not None and not self._later(self.clock.key(ev), gone):
+            return  # older than the session's deletion (another device wrote it before the delete reached it)
         s: SessionState | None
         match ev:
             case MessageAppended():
@@ -228,8 +268,7 @@ class SessionsProjection(Projection):
             case MessageUpdated():
                 self._message_updated(ev)
             case SessionCreated():
-                if ev.session_key not in self.index:
-                    self._create(ev.session_key, ev, ev.title, ev.metadata, ev.created_at, ev.project)
+                self._created(ev)
             case SessionUpdated():
                 self._session_updated(ev)
             case SessionConsolidated():
@@ -238,79 +277,157 @@ class SessionsProjection(Projection):
                     s.last_consolidated = ev.up_to_count
                     self.dirty.add(s.key)
             case SessionDeleted():
-                s = self.index.pop(ev.session_key, None)
-                if s is not None:
-                    self.pending.pop(s.key, None)
-                    self.updates.pop(s.key, None)
-                    self.dirty.discard(s.key)
-                    self.removed.add(s.file)
+                self._deleted(ev)
 
-    def _appended(self, ev: MessageAppended) -> None:
-        s = self.index.get(ev.session_key) or self._create(ev.session_key, ev, "", {}, ev.timestamp, "")
+    def _deleted(self, ev: SessionDeleted) -> None:
+        """The session leaves with everything of it before the delete in the order; what came after it (another
+        device's, arrived first) stays, as if it had arrived after the delete: the session starts again from it."""
+        key = self.clock.key(ev)
+        self.deleted[ev.session_key] = key
+        waiting = [(k, e) for k, e in self.waiting.pop(ev.session_key, []) if self._later(k, key)]
+        if waiting:
+            self.waiting[ev.session_key] = waiting
+        s = self.index.get(ev.session_key)
+        if s is None:
+            return
+        lines, keys = self._ordered(s.key)
+        del self.index[s.key]
+        later = [(k, ln) for k, ln in zip(keys, lines, strict=True) if self._later(k, key)]
+        self.pending.pop(s.key, None)
+        self.updates.pop(s.key, None)
+        self.dirty.discard(s.key)
+        self.removed.add(s.file)
+        if later:
+            self._restart(s, later, key)
+
+    def _restart(self, old: SessionState, later: list[tuple[Key, bytes]], deleted: Key) -> None:
+        """The session again from the messages written after its deletion (and changes newer than it)."""
+        for k, line in later:
+            msg = parse_message_line(line)
+            ev = MessageAppended(session_key=old.key, message_id=msg.id, role=msg.role, content=msg.content,
+                                 timestamp=msg.timestamp, tool_calls=msg.tool_calls, extra=msg.extra, seq=k[2],
+                                 ts=msg.timestamp)
+            self._appended(ev, key=k, line=line)
+        s = self.index[old.key]
+        s.created_seq = old.created_seq
+        s.set_keys = {w: k for w, k in old.set_keys.items() if self._later(k, deleted)}
+        s.updated_title, s.updated_explicit = old.updated_title, old.updated_explicit
+        s.summary_title = old.summary_title if "summary" in s.set_keys else ""
+        s.updated_metadata = {n: v for n, v in old.updated_metadata.items() if "meta:" + n in s.set_keys}
+        s.edits = old.edits
+        self._derive(s)
+
+    def _later(self, key: Key, than: Key) -> bool:
+        """``key`` comes after ``than`` in the order (anything comes after ``NO_KEY``)."""
+        return than == NO_KEY or self.clock.later(key, than)
+
+    def _appended(self, ev: MessageAppended, *, key: Key | None = None, line: bytes = b"") -> None:
+        key = key or self.clock.key(ev)
+        s = self.index.get(ev.session_key)
+        if s is None:
+            s = self._create(ev.session_key, ev, key)
+        if not s.created_real and not self._later(key, s.created_key):  # an older message: the session's start
+            s.created_key, s.created_at = key, source_time(ev.timestamp, event_time(ev))
         s.count += 1
-        self.pending.setdefault(s.key, []).append(message_line(ev))
+        self.pending.setdefault(s.key, []).append((key, line or message_line(ev)))
         self._touch(s, event_time(ev), ev.timestamp)
-        if not s.preview_set and ev.role in ("user", "assistant"):
+        if not s.preview_set and ev.role in ("user", "assistant") and self._later(key, s.preview_key):
             head = _preview(ev.content)
             if head:
-                s.preview, s.preview_id = head, ev.message_id
-        if not s.request_title and ev.role == "user":
-            self._take_title(s, ev.message_id, ev.content, ev.extra)
+                s.preview, s.preview_id, s.preview_key = head, ev.message_id, key
+        if ev.role == "user":
+            self._take_title(s, ev.message_id, ev.content, ev.extra, key)
 
     def _message_updated(self, ev: MessageUpdated) -> None:
         s = self.index.get(ev.session_key)
         if s is None:
             return
-        self.updates.setdefault(s.key, {}).setdefault(ev.message_id, []).append(ev)
+        key = self.clock.key(ev)
+        known = s.edits.setdefault(ev.message_id, {})
+        newer = {f: v for f, v in _update_fields(ev).items() if self._later(key, known.get(f, NO_KEY))}
+        if not newer:
+            return  # an older update than those already applied: nothing of it shows
+        known.update((f, key) for f in newer)
+        self.updates.setdefault(s.key, {}).setdefault(ev.message_id, {}).update(newer)
         self.dirty.add(s.key)  # not touched: updated_at is the last message's time, not the edit's
+        if "content" not in newer:
+            return
         if not s.preview_set and ev.message_id == s.preview_id:
             s.preview = _preview(ev.content) or s.preview
         if ev.message_id == s.request_id:
-            self._take_title(s, ev.message_id, ev.content, ev.extra)
+            self._take_title(s, ev.message_id, ev.content, ev.extra, s.request_key, again=True)
 
-    def _session_updated(self, ev: SessionUpdated) -> None:
+    def _created(self, ev: SessionCreated) -> None:
+        key = self.clock.key(ev)
         s = self.index.get(ev.session_key)
         if s is None:
+            s = self._create(ev.session_key, ev)
+        elif s.created_real and self._later(key, s.created_key):
+            return  # a newer session.created of a live session changes nothing
+        created = source_time(ev.created_at, event_time(ev))
+        s.created_key, s.created_real, s.created_at, s.project = key, True, created, ev.project
+        s.created_title, s.created_metadata = ev.title, dict(ev.metadata)
+        s.updated_at = max(s.updated_at, created)
+        self._derive(s)
+
+    def _session_updated(self, ev: SessionUpdated, order: Key | None = None) -> None:
+        key = order or self.clock.key(ev)
+        s = self.index.get(ev.session_key)
+        if s is None:
+            if ev.session_key in self.deleted:  # newer than its delete: it changes the session when it starts again
+                self.waiting.setdefault(ev.session_key, []).append((key, ev))
             return
         if ev.title is not None:
-            s.title = ev.title
+            if self._setter(s, "title", key):
+                s.updated_title = ev.title
             if ev.dedup.startswith(SUMMARY_DEDUP) and ":title:" in ev.dedup:
-                s.summary_title = ev.title
-            else:
-                s.explicit_title = ev.title
-        if ev.preview is not None:
-            s.preview, s.preview_set = ev.preview, True
-        if ev.metadata is not None:
-            s.metadata = {**s.metadata, **ev.metadata}
-        self.dirty.add(s.key)
+                if self._setter(s, "summary", key):
+                    s.summary_title = ev.title
+            elif self._setter(s, "explicit", key):
+                s.updated_explicit = ev.title
+        if ev.preview is not None and (not s.preview_set or self._later(key, s.preview_key)):
+            s.preview, s.preview_set, s.preview_key = ev.preview, True, key
+        for name, value in (ev.metadata or {}).items():
+            if self._setter(s, "meta:" + name, key):
+                s.updated_metadata[name] = value
+        self._derive(s)
         if ev.updated_at:  # a change a person made (the store's update); a source's title or metadata is not
             self._touch(s, event_time(ev), ev.updated_at)
 
-    def _create(self, key: str, ev: Event, title: str, metadata: dict[str, Any], created_at: str,
-                project: str) -> SessionState:
-        created = source_time(created_at, event_time(ev))
-        s = SessionState(
-            key=key,
-            file=safe_name(key, ".jsonl"),
-            title=title,
-            explicit_title=title,
-            metadata=dict(metadata),
-            created_at=created,
-            updated_at=created,
-            project=project,
-            created_seq=ev.seq,
-        )
+    def _setter(self, s: SessionState, what: str, key: Key) -> bool:
+        """True (and ``key`` kept) if ``key`` is the newest event that set ``what`` of the session."""
+        if not self._later(key, s.set_keys.get(what, NO_KEY)):
+            return False
+        s.set_keys[what] = key
+        return True
+
+    def _derive(self, s: SessionState) -> None:
+        """The session's title, explicit title and metadata from its creation and its newest updates."""
+        s.title = s.updated_title if "title" in s.set_keys else s.created_title
+        s.explicit_title = s.updated_explicit if "explicit" in s.set_keys else s.created_title
+        s.metadata = {**s.created_metadata, **s.updated_metadata}
+        self.dirty.add(s.key)
+
+    def _create(self, key: str, ev: MessageAppended | SessionCreated, order: Key | None = None) -> SessionState:
+        created = source_time(ev.timestamp if isinstance(ev, MessageAppended) else ev.created_at, event_time(ev))
+        s = SessionState(key=key, file=safe_name(key, ".jsonl"), created_at=created, updated_at=created,
+                         created_seq=ev.seq, created_key=order or self.clock.key(ev))
         self.index[key] = s
         self.removed.discard(s.file)
         self.dirty.add(key)
+        for order, change in self.waiting.pop(key, []):
+            self._session_updated(change, order)
         return s
 
-    def _take_title(self, s: SessionState, message_id: str, content: str, extra: dict[str, Any]) -> None:
+    def _take_title(self, s: SessionState, message_id: str, content: str, extra: dict[str, Any], key: Key,
+                    *, again: bool = False) -> None:
+        """The request or command title from a user message, if it is the oldest that gives one
+        (``again``: the request message's content changed)."""
         kind, text = request_title("user", content, extra)
-        if kind == "request":
-            s.request_title, s.request_id = _preview(text), message_id
-        elif kind == "command" and not s.command_title:
-            s.command_title = text
+        if kind == "request" and (again or not s.request_id or not self._later(key, s.request_key)):
+            s.request_title, s.request_id, s.request_key = _preview(text), message_id, key
+        elif kind == "command" and (not s.command_title or not self._later(key, s.command_key)):
+            s.command_title, s.command_key = text, key
 
     def _touch(self, s: SessionState, ts: str, written: str) -> None:
         t = source_time(written, ts)
@@ -334,14 +451,25 @@ class SessionsProjection(Projection):
         return data.split(b"\n")[1:-1]
 
     def lines(self, key: str) -> list[bytes]:
-        """Every message line the session's file holds (or will hold once flushed)."""
+        """Every message line the session's file holds (or will hold once flushed), in the order."""
+        return self._ordered(key)[0]
+
+    def _ordered(self, key: str) -> tuple[list[bytes], list[Key]]:
+        """The session's last ``MAX_FILE_MESSAGES`` lines in the order, with their keys."""
         s = self.index[key]
-        lines = [ln + b"\n" for ln in self.file_lines(s)] + self.pending.get(key, [])
-        lines = lines[-MAX_FILE_MESSAGES:]
+        lines = [ln + b"\n" for ln in self.file_lines(s)]
+        keys = unpack_keys(s.keys, s.devices)
+        if len(keys) != len(lines):
+            raise ProjectionDrift(f"session file {s.file} has {len(lines)} lines, the index {len(keys)} places")
+        for k, line in self.pending.get(key, []):
+            keys.append(k)
+            lines.append(line)
+        lines, keys = in_order(lines, keys, self.clock)
+        lines, keys = lines[-MAX_FILE_MESSAGES:], keys[-MAX_FILE_MESSAGES:]
         updates = self.updates.get(key)
         if updates:
             lines = [_updated(ln, updates) for ln in lines]
-        return lines
+        return lines, keys
 
     # -- writing ---------------------------------------------------------------------
 
@@ -356,9 +484,11 @@ class SessionsProjection(Projection):
         self.removed.clear()
         for key in sorted(self.dirty):
             s = self.index[key]
-            data = self.render(s, self.lines(key))
+            lines, keys = self._ordered(key)
+            data = self.render(s, lines)
             self.write_file(os.path.join(SESSIONS_DIR, s.file), data)
             s.file_hash = file_hash(data)
+            s.keys = pack_keys(keys, s.devices)
             self.pending.pop(key, None)
             self.updates.pop(key, None)
         self.dirty.clear()

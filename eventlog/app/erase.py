@@ -172,7 +172,7 @@ def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remot
                             "login' and erase without --local-only, or erase with --dsn)")
     if dry_run:
         return report
-    origins = _origin_keys(ws, found.seqs)
+    origins, projects = _origin_keys(ws, found.seqs)
     if not found.seqs:
         if record_empty or remote is not None:
             ws.append([ErasureRecorded(erasure_id=erasure_id, kind=target.kind, seqs=[], markers=[],
@@ -180,7 +180,10 @@ def erase(ws: Workspace, target: Target, *, dry_run: bool = False, remote: Remot
             return report
         raise NotFound(f"nothing to erase: no event holds {label}")
     report.erasure_seq = erasure.commit(ws.log, sorted(found.seqs), erasure_id=erasure_id, kind=target.kind,
-                                        refs=sorted(found.refs), origin=origin, origins=origins, replica=replica)
+                                        refs=sorted(found.refs), origin=origin, origins=origins, replica=replica,
+                                        projects=sorted(set(projects.values()) - {""}) if replica is None else ())
+    if replica is None:
+        _route_to_projects(ws, target.kind, origin, projects)
     needles = _erase_late_copies(ws, target, found, report, origin, replica) or needles
     _clean_derived(ws, needles, report)
     erasure.finish(ws.log)
@@ -205,8 +208,12 @@ def _erase_late_copies(ws: Workspace, target: Target, found: _Found, report: Era
         late = sorted(set(again.seqs) - erased)
         if not late:
             break
+        origins, projects = _origin_keys(ws, set(late))
         erasure.commit(ws.log, late, erasure_id=uuid.uuid4().hex, kind=target.kind, refs=sorted(again.refs),
-                       origin=origin, origins=_origin_keys(ws, set(late)), replica=replica)
+                       origin=origin, origins=origins, replica=replica,
+                       projects=sorted(set(projects.values()) - {""}) if replica is None else ())
+        if replica is None:
+            _route_to_projects(ws, target.kind, origin, projects)
         erased.update(late)
         report.refs = sorted(set(report.refs) | again.refs)
         for rec in ws.log.records():
@@ -223,24 +230,34 @@ def apply_received(ws: Workspace, received: ReceivedErasure) -> None:
     erase(ws, target, record_empty=True, replica=received.replica)
 
 
-def _origin_keys(ws: Workspace, seqs: set[int]) -> list[tuple[str, int]]:
+def _origin_keys(ws: Workspace, seqs: set[int]) -> tuple[list[tuple[str, int]], dict[tuple[str, int], str]]:
     """The origin keys of the replicated events among ``seqs`` (read before they are erased): what other
-    devices erase when the erasure reaches them (``eventlog.replication``)."""
+    devices erase when the erasure reaches them (``eventlog.replication``), and each one's project."""
     from eventlog.replication.clock import device_of
     from eventlog.replication.origin import REPLICATED_TYPES, OriginFold
 
     if not seqs:
-        return []
+        return [], {}
     fold = OriginFold.of(ws.log)
     by_seq = {local: key for key, local in fold.held.items()}
-    out = []
+    out: dict[tuple[str, int], str] = {}
     for ev in ws.log.read(min(seqs), until_seq=max(seqs)):
         if ev.seq not in seqs or ev.type not in REPLICATED_TYPES:
             continue
         device = by_seq.get(ev.seq, ("", 0))[0] or device_of(fold.claims, ev.seq)
         if device:
-            out.append(by_seq.get(ev.seq, (device, ev.seq)))
-    return sorted(out)
+            out[by_seq.get(ev.seq, (device, ev.seq))] = fold.project_of(ev)
+    return sorted(out), out
+
+
+def _route_to_projects(ws: Workspace, kind: str, origin: str, projects: dict[tuple[str, int], str]) -> None:
+    """After an erasure across several shared projects (its envelope goes to the first one's teammates):
+    one empty erasure per other project with that project's origin keys, so its teammates erase too."""
+    names = sorted(set(projects.values()) - {""})
+    for name in names[1:]:
+        keys = sorted(k for k, p in projects.items() if p == name)
+        ws.append([ErasureRecorded(erasure_id=uuid.uuid4().hex, kind=kind, seqs=[], markers=[], origin=origin,
+                                   origins=keys, projects=[name])])
 
 
 def resume(ws: Workspace) -> int:

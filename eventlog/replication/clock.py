@@ -81,6 +81,14 @@ class OrderState(msgspec.Struct, kw_only=True):
             return (rep.hlc, rep.device, rep.seq)
         return (local_hlc(ev.ts, self.floor), "", ev.seq)
 
+    def later(self, a: Key, b: Key) -> bool:
+        """``a`` comes after ``b`` in the order (the device is resolved only when the clocks tie)."""
+        if a[0] != b[0]:
+            return a[0] > b[0]
+        if a[1] == b[1] and (a[1] or not self.claims):
+            return a[2] > b[2]  # one device (named, or local before any claim): its seqs decide
+        return self.resolve(a) > self.resolve(b)
+
     def resolve(self, key: Key | list[Any]) -> Key:
         """``key`` with a local event's device filled in from the claims (``""`` before any claim)."""
         hlc, device, seq = key

@@ -8,7 +8,10 @@ completed, failed). **What stays local**: the log's own records (recoveries, era
 processor bookkeeping (offsets, diary, short-term memory, recalls, cursors, consolidation
 failures) and sync positions (``sync.*``, ``replication.*``): each device recomputes them.
 **Erasure travels** (``log.erasure``): a local erasure lists the origin keys of the replicated
-events it erased (``ErasureRecorded.origins``); a device that receives it appends it as a
+events it erased (``ErasureRecorded.origins``) and the shared projects they belonged to
+(``ErasureRecorded.projects``, names only): its envelope's ``project`` is the first of them, so the
+teammates who share it receive it (an erasure across several projects is followed by one empty
+erasure per other project, carrying that project's origin keys: ``eventlog.app.erase``); a device that receives it appends it as a
 *pending* record (no seqs) in the pull's batch, then applies it to its own copies by origin key
 (``sync.apply_erasures``) with a local erasure carrying the same ``replica`` and the origin
 ``rep:<device>:<seq>`` (applied; never pushed, since it has a replica). ``OriginFold.erased`` holds
@@ -210,22 +213,28 @@ class OriginFold:
             self.pending[key] = ev.seq
 
     def _project(self, ev: Event) -> str:
-        """The project an event belongs to (for team sharing): its session's, its fact's or its run's."""
+        """The project an event belongs to, as ``project_of``, learning the projects of new sessions, facts and runs."""
         match ev:
             case SessionCreated():
                 self._session_project[ev.session_key] = ev.project
+            case MemoryAppended():
+                self._fact_project[ev.fact_id] = ev.project if ev.scope == "project" else ""
+            case DreamStarted():
+                self._run_project[ev.run_id] = ev.project
+        return self.project_of(ev)
+
+    def project_of(self, ev: Event) -> str:
+        """The project an event belongs to (for team sharing): its session's, its fact's or its run's; an
+        erasure's is the first project of what it erased (``ErasureRecorded.projects``)."""
+        match ev:
+            case SessionCreated() | HistoryAppended() | DreamStarted():
                 return ev.project
             case MessageAppended() | MessageUpdated() | SessionUpdated() | SessionDeleted() | SessionConsolidated():
                 return self._session_project.get(ev.session_key, "")
-            case HistoryAppended():
-                return ev.project
             case MemoryAppended():
-                project = ev.project if ev.scope == "project" else ""
-                self._fact_project[ev.fact_id] = project
-                return project
-            case DreamStarted():
-                self._run_project[ev.run_id] = ev.project
-                return ev.project
+                return ev.project if ev.scope == "project" else ""
+            case ErasureRecorded():
+                return ev.projects[0] if ev.projects else ""
         fact_id = getattr(ev, "fact_id", None)
         if isinstance(fact_id, str):
             return self._fact_project.get(fact_id, "")

@@ -14,13 +14,24 @@ What it holds
   message id, role, time (the message's timestamp, else the event's), speaker
   (``extra.speaker``), image caption (``extra.blip_caption``/``caption``), tool-call
   names, text. ``message.updated`` replaces text (and tool calls / extra fields, as the
-  sessions projection does) of every row with that session and message id;
-  ``session.deleted`` removes the session's rows, so they can never be found again.
+  sessions projection does) of every row with that session and message id, each field
+  from the newest update in the replication order that set it (``msg_edits``);
+  ``session.deleted`` removes the session's rows, so they can never be found again; as in
+  the sessions projection (``projections.session_order``), an event of the session older
+  than its delete in the order is dropped whenever it arrives, and messages newer than the
+  delete that arrived before it stay, as the session started again (``msg_keys`` keeps each
+  message's place in the order, ``deleted`` each session's newest delete).
 * history entries (``history.appended``): text, source, project, session key.
 * facts (``memory.appended``): fact id, scope, section, project, state (active,
-  superseded, forgotten, archived) and text; ``set_fact`` changes state or text (the fact
-  lifecycle events will call it). A second ``memory.appended`` with a known fact id
-  replaces that fact's text, scope, section and project (an edit) and keeps its state.
+  superseded, forgotten, archived) and text. A fact's state and text are its changes
+  (superseded, forgotten, restored, edited, pinned, archived) folded in the replication
+  order by the memory projection's rule (``projections.memory.fold_op``), not in arrival
+  order, so every device that holds the same events holds the same rows (issue 22): the
+  ``fact_fold`` table keeps each fact's addition and changes with their places in the order
+  (``eventlog.replication.clock``; the clock itself is kept in ``meta``). A second
+  ``memory.appended`` with a known fact id that is newer in the order replaces that fact's
+  text, scope, section and project (an edit) and keeps its changes. ``set_fact`` sets a
+  state or text directly (a caller's own change, outside the order).
 
 ``sessions``: key, project, title, creation time and message count of every live session
 (a message to an unknown session creates it, as the sessions projection does; a
@@ -66,7 +77,9 @@ from eventlog.events import (
     SessionCreated,
     SessionDeleted,
 )
+from eventlog.replication.clock import Key, OrderState, event_time
 from eventlog.timeutil import normalize_time
+from projections.memory import Fact, FactOp, fold_op, op_of
 from projections.recall.text import (
     FACT_STATES,
     STATE_CODES,
@@ -83,7 +96,7 @@ from projections.recall.text import (
 
 #: Bumped whenever the file layout or what goes into the index changes; an index with
 #: another schema is rebuilt (opened for writing) or refused (read-only).
-SCHEMA = 1
+SCHEMA = 2  # 2: folded in the replication order (``fact_fold``, ``msg_edits``, ``msg_keys``, ``deleted``, ``meta``'s clock)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 MESSAGE, HISTORY, FACT = 0, 1, 2
@@ -114,6 +127,11 @@ CREATE TABLE docs(
 CREATE INDEX docs_message ON docs(sid, mid) WHERE kind = 0;
 CREATE INDEX docs_position ON docs(sid, pos) WHERE kind = 0;
 CREATE INDEX docs_fact ON docs(fact_id) WHERE kind = 2;
+CREATE TABLE msg_edits(sid INTEGER NOT NULL, mid TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY(sid, mid)) WITHOUT ROWID;
+CREATE TABLE msg_keys(id INTEGER PRIMARY KEY, hlc INTEGER NOT NULL, device TEXT NOT NULL, oseq INTEGER NOT NULL);
+CREATE TABLE deleted(skey TEXT PRIMARY KEY, hlc INTEGER NOT NULL, device TEXT NOT NULL, oseq INTEGER NOT NULL)
+    WITHOUT ROWID;
+CREATE TABLE fact_fold(fact_id TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE speakers(project TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(project, name))
     WITHOUT ROWID;
 CREATE VIRTUAL TABLE fts USING fts5(t, content='', detail=none, columnsize=0, tokenize='{TOKENIZER}');
@@ -218,6 +236,52 @@ class _SetFact(msgspec.Struct, frozen=True):
     only_if: int | None = None  # change the state only when the fact is in this state now
 
 
+class _Keyed(msgspec.Struct, frozen=True):
+    """A fact's addition or change with its place in the replication order (see the module docstring)."""
+
+    fact_id: str
+    key: Key
+    seq: int
+    added: MemoryAppended | None = None
+    op: FactOp | None = None
+
+
+class _Ordered(msgspec.Struct, frozen=True):
+    """A session's event with its place in the order: a ``message.updated``'s fields show if it is their newest
+    setter; an event older than its session's ``session.deleted`` is dropped (see the module docstring)."""
+
+    ev: MessageAppended | MessageUpdated | SessionCreated | SessionDeleted
+    key: Key
+    seq: int
+
+
+_edits_decoder = msgspec.msgpack.Decoder(dict[str, Key])
+
+
+class _FactFold(msgspec.Struct):
+    """What ``fact_fold`` keeps of one fact: its addition (``key`` None until it arrives) and its changes."""
+
+    key: Key | None = None
+    text: str = ""
+    pinned: bool = False
+    ops: list[FactOp] = []
+
+
+_fold_encoder = msgspec.msgpack.Encoder()
+_fold_decoder = msgspec.msgpack.Decoder(_FactFold)
+_clock_decoder = msgspec.json.Decoder(OrderState)
+
+
+def settle(fold: _FactFold, order: OrderState) -> tuple[str, int]:
+    """A fact's text and state code: its changes after its addition folded in the order."""
+    f = Fact(fact_id="", seq=0, section="", text=fold.text, pinned=fold.pinned)
+    start = order.resolve(fold.key or (0, "", 0))
+    for op in sorted(fold.ops, key=lambda o: order.resolve(o.key)):
+        if order.resolve(op.key) > start:
+            fold_op(f, op)
+    return clean(f.text), STATE_CODES[f.state]
+
+
 def _time(value: str, fallback: str) -> str:
     try:
         return normalize_time(value) or fallback
@@ -288,6 +352,8 @@ class RecallIndex:
         self._seq = int(self._meta("seq", 0))
         self._pending_seq = self._seq
         self._sessions = _SessionMap(self.db)
+        self.clock = self._stored_clock()
+        self.deleted = self._stored_deleted()
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -372,6 +438,8 @@ class RecallIndex:
             raise ConfigError(f"{path} has recall index schema {schema}, this evlog reads {SCHEMA}: rebuild it")
         ix._seq = ix._pending_seq = int(ix._meta("seq", 0))
         ix._load_sessions()
+        ix.clock = ix._stored_clock()
+        ix.deleted = ix._stored_deleted()
         return ix
 
     @classmethod
@@ -403,6 +471,15 @@ class RecallIndex:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return default if row is None else row[0]
 
+    def _stored_deleted(self) -> dict[str, Key]:
+        """Each deleted session's newest ``session.deleted`` (the ``deleted`` table)."""
+        return {k: (h, d, s) for k, h, d, s in self.db.execute("SELECT skey, hlc, device, oseq FROM deleted")}
+
+    def _stored_clock(self) -> OrderState:
+        """The replication clock as of the committed seq (``meta``'s ``clock``)."""
+        raw = self._meta("clock")
+        return OrderState() if raw is None else _clock_decoder.decode(raw)
+
     def _load_sessions(self) -> None:
         """Forget the sessions read so far: they are read from the file again as folding needs them."""
         self._sessions = _SessionMap(self.db)
@@ -431,19 +508,18 @@ class RecallIndex:
         if self.readonly:
             raise ConfigError("this recall index was opened read-only")
         self._pending_seq = seq
+        if self.clock.observe(ev):
+            self._ops.append(seq)
+            return
         match ev:  # a fact's lifecycle: its state or text changes (an archived fact is still found)
-            case MemorySuperseded():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["superseded"], None, seq))
-            case MemoryForgotten():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["forgotten"], None, seq))
-            case MemoryArchived():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["archived"], None, seq, only_if=STATE_CODES["active"]))
-            case MemoryRestored():
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["active"], None, seq, only_if=STATE_CODES["forgotten"]))
-            case MemoryPinned() if ev.pinned:
-                self._ops.append(_SetFact(ev.fact_id, STATE_CODES["active"], None, seq, only_if=STATE_CODES["archived"]))
-            case MemoryEdited():
-                self._ops.append(_SetFact(ev.fact_id, None, clean(ev.text), seq))
+            case MemorySuperseded() | MemoryForgotten() | MemoryArchived() | MemoryRestored() | MemoryPinned() | \
+                    MemoryEdited():
+                key = self.clock.key(ev)
+                self._ops.append(_Keyed(ev.fact_id, key, seq, op=op_of(ev, key)))
+            case MemoryAppended():
+                self._ops.append(_Keyed(ev.fact_id, self.clock.key(ev), seq, added=ev))
+            case MessageAppended() | MessageUpdated() | SessionCreated() | SessionDeleted():
+                self._ops.append(_Ordered(ev, self.clock.key(ev), seq))
             case _:
                 self._ops.append(ev if isinstance(ev, _FOLDED) else seq)
 
@@ -487,6 +563,9 @@ class RecallIndex:
                 self.db.execute("ROLLBACK")
                 self._seq = stored
                 self._ops = [op for op in self._ops if _op_seq(op) == 0 or _op_seq(op) > stored]
+                if stored > self._pending_seq:  # it folded events this process has not seen: its clock
+                    self.clock = self._stored_clock()
+                self.deleted = self._stored_deleted()
                 self._pending_seq = max(self._pending_seq, stored)
                 self._load_sessions()
                 if not self._ops:
@@ -508,6 +587,8 @@ class RecallIndex:
                 self.db.execute("ROLLBACK")
             self._pending_seq = self._seq
             self._load_sessions()
+            self.clock = self._stored_clock()
+            self.deleted = self._stored_deleted()
             if isinstance(e, sqlite3.Error):
                 raise EvlogError(f"recall index {self.path}: {e}") from e
             raise
@@ -601,6 +682,21 @@ class RecallIndex:
     def _meta_values(self) -> dict[str, Any]:
         return dict(self.db.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'seq', 'ndocs', 'nchars') "
                                     "ORDER BY key").fetchall())
+
+    def contents(self) -> list[tuple[Any, ...]]:
+        """What the index answers from, without this device's positions (seqs, ordinals): sorted rows of
+        its sessions, messages, history entries and facts. Every device holding the same replicated
+        events holds the same contents (issue 22)."""
+        rows: list[tuple[Any, ...]] = [("session", *r) for r in self.db.execute(
+            "SELECT skey, project, title, created, nmsg FROM sessions")]
+        rows += [("message", *r[:3], unpack(r[3]), *r[4:]) for r in self.db.execute(
+            "SELECT s.skey, d.mid, d.role, d.body, d.time, d.speaker, d.caption, d.tools FROM docs d "
+            "JOIN sessions s ON s.sid = d.sid WHERE d.kind = 0")]
+        rows += [("history", *r[:3], unpack(r[3]), r[4]) for r in self.db.execute(
+            "SELECT skey, project, source, body, time FROM docs WHERE kind = 1")]
+        rows += [("fact", *r[:5], unpack(r[5])) for r in self.db.execute(
+            "SELECT fact_id, scope, section, project, state, body FROM docs WHERE kind = 2")]
+        return sorted(rows, key=repr)
 
     def row_differences(self, expected: RecallIndex, *, limit: int = 5) -> list[str]:
         """How this index's rows differ from ``expected``'s ([] when equal), at most ``limit`` per table.
@@ -750,7 +846,7 @@ def _same_doc(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return a[:3] == b[:3] and a[4:] == b[4:] and unpack(a[3]) == unpack(b[3])
 
 
-_FOLDED = (MessageAppended, MessageUpdated, SessionCreated, SessionDeleted, HistoryAppended, MemoryAppended, _SetFact)
+_FOLDED = (HistoryAppended, _SetFact)
 
 
 class _Writer:
@@ -764,6 +860,7 @@ class _Writer:
         self.sessions.before_read = self.wait
         self.docs: list[tuple[Any, ...]] = []
         self.fts: list[tuple[Any, ...]] = []
+        self.keys: list[tuple[int, int, str, int]] = []  # (doc id, hlc, device, origin seq) of new messages
         self.speakers: dict[tuple[str, str], int] = {}
         self.ndocs = 0
         self.nchars = 0
@@ -776,49 +873,86 @@ class _Writer:
         if isinstance(op, int):
             return
         match op:
-            case MessageAppended():
-                self.message(op)
-            case MessageUpdated():
-                self.update(op)
-            case SessionCreated():
-                if op.session_key not in self.sessions:
-                    self.session(op.session_key, op.seq, clean(op.project), clean(op.title),
-                                 _time(op.created_at, op.ts))
-            case SessionDeleted():
-                self.delete_session(op.session_key)
+            case _Ordered():
+                self.ordered(op)
             case HistoryAppended():
                 self.history(op)
-            case MemoryAppended():
-                self.fact(op)
+            case _Keyed():
+                self.keyed(op)
             case _SetFact():
                 self.set_fact(op)
 
     # -- sessions and messages --------------------------------------------------------------
+
+    def ordered(self, op: _Ordered) -> None:
+        ev, clock = op.ev, self.ix.clock
+        gone = self._deleted_key(ev.session_key)
+        if gone is not None and clock.resolve(op.key) <= clock.resolve(gone):
+            return  # older than the session's deletion: another device wrote it before the delete reached it
+        match ev:
+            case MessageAppended():
+                self.message(ev, op.key)
+            case MessageUpdated():
+                self.update(ev, op.key)
+            case SessionCreated():
+                if ev.session_key not in self.sessions:
+                    self.session(ev.session_key, ev.seq, clean(ev.project), clean(ev.title),
+                                 _time(ev.created_at, event_time(ev)))
+            case SessionDeleted():
+                self.delete_after(ev.session_key, op.key)
+
+    def _deleted_key(self, skey: str) -> Key | None:
+        return self.ix.deleted.get(skey)
+
+    def delete_after(self, skey: str, deleted: Key) -> None:
+        """A ``session.deleted``: the session goes; its messages newer than the delete (another device's, that
+        arrived first) stay, as a session started again from them (as if the delete had arrived first)."""
+        self.ix.deleted[skey] = deleted
+        self.db.execute("INSERT OR REPLACE INTO deleted(skey, hlc, device, oseq) VALUES (?, ?, ?, ?)", (skey, *deleted))
+        s = self.sessions.get(skey)
+        if s is None:
+            return
+        self.flush()
+        clock = self.ix.clock
+        kept = [r for r in self.db.execute(
+            "SELECT k.hlc, k.device, k.oseq, d.id, d.time, d.body, d.mid, d.role, d.speaker, d.caption, d.tools "
+            "FROM docs d JOIN msg_keys k ON k.id = d.id WHERE d.sid = ? AND d.kind = 0 ORDER BY d.pos", (s.sid,))
+            if clock.resolve((r[0], r[1], r[2])) > clock.resolve(deleted)]
+        self.delete_session(skey)
+        if not kept:
+            return
+        again = self.session(skey, kept[0][3], "", "", kept[0][4])
+        for hlc, device, oseq, id_, time, body, mid, role, speaker, caption, tools in kept:
+            self._message_row(again, id_, time, unpack(body), mid, role, speaker, caption, tools, (hlc, device, oseq))
 
     def session(self, key: str, sid: int, project: str, title: str, created: str) -> _Session:
         s = _Session(sid, key, project, title, created, 0, dirty=True)
         self.sessions[key] = s
         return s
 
-    def message(self, ev: MessageAppended) -> None:
+    def message(self, ev: MessageAppended, key: Key = (0, "", 0)) -> None:
         s = self.sessions.get(ev.session_key)
         if s is None:
-            s = self.session(ev.session_key, ev.seq, "", "", _time(ev.timestamp, ev.ts))
-        pos = s.nmsg
-        s.nmsg += 1
-        s.dirty = True
-        text = clean(ev.content)
+            s = self.session(ev.session_key, ev.seq, "", "", _time(ev.timestamp, event_time(ev)))
         if ev.extra:
             speaker, caption = _str(ev.extra, "speaker"), _caption(ev.extra)
         else:
             speaker = caption = None
         tools = None if ev.tool_calls is None else (" ".join(tool_names(ev.tool_calls)) or None)
-        role = clean(ev.role)
-        self.docs.append((ev.seq, MESSAGE, _time(ev.timestamp, ev.ts), pack(text), len(text), ev.seq, s.sid, pos,
-                          clean(ev.message_id), role, speaker, caption, tools,
-                          None, None, None, None, None, None, None))
+        self._message_row(s, ev.seq, _time(ev.timestamp, event_time(ev)), clean(ev.content), clean(ev.message_id),
+                          clean(ev.role), speaker, caption, tools, key)
+
+    def _message_row(self, s: _Session, id_: int, time: str, text: str, mid: str, role: str, speaker: str | None,
+                     caption: str | None, tools: str | None, key: Key) -> None:
+        """A message's row (next in its session), its full-text row and its place in the order."""
+        pos = s.nmsg
+        s.nmsg += 1
+        s.dirty = True
+        self.docs.append((id_, MESSAGE, time, pack(text), len(text), id_, s.sid, pos, mid, role, speaker, caption,
+                          tools, None, None, None, None, None, None, None))
+        self.keys.append((id_, *key))
         if self.fts_on:
-            self.fts.append((ev.seq, index_text(text), index_text(aux_text(speaker, caption, tools)) if
+            self.fts.append((id_, index_text(text), index_text(aux_text(speaker, caption, tools)) if
                              (speaker or caption or tools) else "", s.message_tags(role)))
         if len(self.docs) >= _BATCH:
             self.flush(wait=False)
@@ -828,25 +962,44 @@ class _Writer:
             k = (s.project, speaker)
             self.speakers[k] = self.speakers.get(k, 0) + 1
 
-    def update(self, ev: MessageUpdated) -> None:
+    def _newer_fields(self, sid: int, mid: str, ev: MessageUpdated, key: Key) -> set[str]:
+        """The fields of the message that ``ev`` sets and no newer update set before (``msg_edits``)."""
+        row = self.db.execute("SELECT data FROM msg_edits WHERE sid = ? AND mid = ?", (sid, mid)).fetchone()
+        known = {} if row is None else _edits_decoder.decode(row[0])
+        fields = {"content"} | ({"tools"} if ev.tool_calls is not None else set())
+        fields |= {"speaker"} if "speaker" in ev.extra else set()
+        fields |= {"caption"} if any(k in ev.extra for k in _CAPTION_KEYS) else set()
+        clock = self.ix.clock
+        newer = {f for f in fields if f not in known or clock.resolve(key) > clock.resolve(known[f])}
+        if newer:
+            known.update((f, key) for f in newer)
+            self.db.execute("INSERT OR REPLACE INTO msg_edits(sid, mid, data) VALUES (?, ?, ?)",
+                            (sid, mid, _fold_encoder.encode(known)))
+        return newer
+
+    def update(self, ev: MessageUpdated, key: Key) -> None:
         s = self.sessions.get(ev.session_key)
         if s is None:
             return
         self.flush()
+        mid = clean(ev.message_id)
         rows = self.db.execute("SELECT id, body, role, speaker, caption, tools FROM docs WHERE sid = ? AND mid = ? "
-                               "AND kind = 0", (s.sid, clean(ev.message_id))).fetchall()
+                               "AND kind = 0", (s.sid, mid)).fetchall()
         if not rows:
             return
-        text = clean(ev.content)
+        newer = self._newer_fields(s.sid, mid, ev, key)
+        if not newer:
+            return
         new_tools = None if ev.tool_calls is None else (" ".join(tool_names(ev.tool_calls)) or None)
         for id_, body, role, speaker, caption, tools in rows:
             old_text = unpack(body)
+            text = clean(ev.content) if "content" in newer else old_text
             tags = s.message_tags(role)
             self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(aux_text(speaker, caption, tools)),
                                           tags))
-            sp = _str(ev.extra, "speaker") if "speaker" in ev.extra else speaker
-            cap = _caption(ev.extra) if any(k in ev.extra for k in _CAPTION_KEYS) else caption
-            tl = tools if ev.tool_calls is None else new_tools
+            sp = _str(ev.extra, "speaker") if "speaker" in newer else speaker
+            cap = _caption(ev.extra) if "caption" in newer else caption
+            tl = new_tools if "tools" in newer else tools
             self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, speaker = ?, caption = ?, tools = ? "
                             "WHERE id = ?", (pack(text), len(text), ev.seq, sp, cap, tl, id_))
             self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(aux_text(sp, cap, tl)), tags))
@@ -871,14 +1024,16 @@ class _Writer:
             self.nchars -= len(text)
             if speaker:
                 self.speakers[(s.project, speaker)] = self.speakers.get((s.project, speaker), 0) - 1
+        self.db.execute("DELETE FROM msg_keys WHERE id IN (SELECT id FROM docs WHERE sid = ? AND kind = 0)", (s.sid,))
         self.db.execute("DELETE FROM docs WHERE sid = ? AND kind = 0", (s.sid,))
+        self.db.execute("DELETE FROM msg_edits WHERE sid = ?", (s.sid,))
         self.db.execute("DELETE FROM sessions WHERE sid = ?", (s.sid,))
 
     # -- history and facts ------------------------------------------------------------------
 
     def history(self, ev: HistoryAppended) -> None:
         text, project, skey = clean(ev.text), clean(ev.project), clean(ev.session_key)
-        self.docs.append((ev.seq, HISTORY, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
+        self.docs.append((ev.seq, HISTORY, _time(event_time(ev), ev.ts), pack(text), len(text), ev.seq, None, None, None,
                           None, None, None, None, skey, project, clean(ev.source), None, None, None, None))
         self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), "", self.history_tags(project, skey)), batched=True)
         self.ndocs += 1
@@ -899,12 +1054,36 @@ class _Writer:
             "SELECT id, body, project, section, state FROM docs WHERE fact_id = ? AND kind = 2", (fact_id,)).fetchone()
         return row
 
+    def _fold_of(self, fact_id: str) -> _FactFold:
+        row = self.db.execute("SELECT data FROM fact_fold WHERE fact_id = ?", (fact_id,)).fetchone()
+        return _FactFold() if row is None else _fold_decoder.decode(row[0])
+
+    def keyed(self, k: _Keyed) -> None:
+        """A fact's addition or change: kept in ``fact_fold``, then the fact's row follows its fold."""
+        fid = clean(k.fact_id)
+        fold = self._fold_of(fid)
+        clock = self.ix.clock
+        again = k.added is not None and fold.key is not None  # a second addition: an edit that keeps the state
+        if k.added is not None:
+            if fold.key is not None and clock.resolve(fold.key) > clock.resolve(k.key):
+                return  # the same id again, older in the order: the newest wins
+            fold.key, fold.text, fold.pinned = k.key, k.added.text, k.added.pinned
+        elif k.op is not None:
+            fold.ops.append(k.op)
+        self.db.execute("INSERT OR REPLACE INTO fact_fold(fact_id, data) VALUES (?, ?)", (fid, _fold_encoder.encode(fold)))
+        if fold.key is None:
+            return  # a change that arrived before its fact: kept until the fact comes
+        if k.added is not None:
+            self.fact(k.added)
+        text, state = settle(fold, clock)
+        self.set_fact(_SetFact(fid, None if again else state, text, k.seq))
+
     def fact(self, ev: MemoryAppended) -> None:
         fact_id, text, project = clean(ev.fact_id), clean(ev.text), clean(ev.project)
         scope, section = clean(ev.scope), clean(ev.section)
         row = self._fact_row(fact_id)
         if row is None:
-            self.docs.append((ev.seq, FACT, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
+            self.docs.append((ev.seq, FACT, _time(event_time(ev), ev.ts), pack(text), len(text), ev.seq, None, None, None,
                               None, None, None, None, None, project, None, fact_id, scope, section,
                               STATE_CODES["active"]))
             self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), index_text(section), self.fact_tags(project, 0)),
@@ -918,7 +1097,7 @@ class _Writer:
                                       self.fact_tags(old_project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, project = ?, scope = ?, section = ?, "
                         "time = ? WHERE id = ?", (pack(text), len(text), ev.seq, project, scope, section,
-                                                  _time(ev.ts, ev.ts), id_))
+                                                  _time(event_time(ev), ev.ts), id_))
         self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, state)))
         self.nchars += len(text) - len(old_text)
 
@@ -949,14 +1128,14 @@ class _Writer:
         """
         self.wait()
         if self.docs:
-            docs, fts = self.docs, self.fts
-            self.docs, self.fts = [], []
+            docs, fts, keys = self.docs, self.fts, self.keys
+            self.docs, self.fts, self.keys = [], [], []
             if wait:
-                self._insert(docs, fts)
+                self._insert(docs, fts, keys)
             else:
                 if self.pool is None:
                     self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-index")
-                self.pending = self.pool.submit(self._insert, docs, fts)
+                self.pending = self.pool.submit(self._insert, docs, fts, keys)
 
     def fts_write(self, sql: str, row: tuple[Any, ...], *, batched: bool = False) -> None:
         """One full-text insert or delete (``batched``: an insert queued with the rows); none in a rows-only fold."""
@@ -967,9 +1146,11 @@ class _Writer:
         else:
             self.db.execute(sql, row)
 
-    def _insert(self, docs: list[tuple[Any, ...]], fts: list[tuple[Any, ...]]) -> None:
+    def _insert(self, docs: list[tuple[Any, ...]], fts: list[tuple[Any, ...]],
+                keys: list[tuple[int, int, str, int]]) -> None:
         self.db.executemany(_INSERT_DOC, docs)
         self.db.executemany(_INSERT_FTS, fts)
+        self.db.executemany("INSERT INTO msg_keys(id, hlc, device, oseq) VALUES (?, ?, ?, ?)", keys)
 
     def wait(self) -> None:
         """Wait for the helper thread's batch (re-raising its error)."""
@@ -1006,3 +1187,5 @@ class _Writer:
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'ndocs'", (self.ndocs,))
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'nchars'", (self.nchars,))
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'seq'", (seq,))
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('clock', ?)",
+                        (msgspec.json.encode(self.ix.clock).decode(),))

@@ -145,3 +145,47 @@ def test_the_default_eraser_erases_the_lines_by_origin_key(tmp_path):
     assert not any(SECRET in (getattr(e, "content", "") or getattr(e, "text", "")) for e in b.log.read())
     applied = [e for e in b.log.read() if isinstance(e, ErasureRecorded) and e.seqs]
     assert len(applied) == 1 and applied[0].replica is not None
+
+
+TEAMMATE = "mate@example.com"
+
+
+def _project_secret(ws: Workspace, project: str, key: str) -> None:
+    ws.append([SessionCreated(session_key=key, title="plans", project=project),
+               MessageAppended(session_key=key, message_id=f"{key}-m1", role="user", content=f"remember: {SECRET}"),
+               MessageAppended(session_key=key, message_id=f"{key}-m2", role="user", content="and buy milk")])
+
+
+def test_an_erasure_reaches_the_teammates_of_every_shared_project_it_erased_in(tmp_path):
+    """Owner ``a`` shares two projects, one with each teammate; an erasure of a text found in both
+    reaches both teammates' devices (their copies erased, no byte left), and no teammate receives the
+    erasure of a project it was not shown."""
+    a, m1, m2 = _ws(tmp_path, "a"), _ws(tmp_path, "m1"), _ws(tmp_path, "m2")
+    store = MemoryEventStore()
+    red, blue = str(tmp_path / "red"), str(tmp_path / "blue")
+    sync.share(store, ACCOUNT, red, TEAMMATE)
+    sync.share(store, ACCOUNT, blue, "other@example.com")
+    _project_secret(a, sync.project_name(red), "s-red")
+    _project_secret(a, sync.project_name(blue), "s-blue")
+    sync.push(a.log, store, ACCOUNT, store_name="mem")
+    pull = functools.partial(sync.pull, store_name="mem")
+    pull(m1.log, store, TEAMMATE, erase=functools.partial(apply_received, m1))
+    pull(m2.log, store, "other@example.com", erase=functools.partial(apply_received, m2))
+    assert _holders(m1) and _holders(m2)
+    assert set(m1.sessions.index) == {"s-red"} and set(m2.sessions.index) == {"s-blue"}
+    erase(a, Target("text", SECRET))
+    erasures = [e for e in a.log.read() if isinstance(e, ErasureRecorded)]
+    routed = sorted(e.projects[0] for e in erasures if e.projects)  # each envelope's project: its first
+    assert routed == sorted([sync.project_name(red), sync.project_name(blue)])
+    sync.push(a.log, store, ACCOUNT, store_name="mem")
+    r1 = pull(m1.log, store, TEAMMATE, erase=functools.partial(apply_received, m1))
+    r2 = pull(m2.log, store, "other@example.com", erase=functools.partial(apply_received, m2))
+    assert (r1.erased, r2.erased) == (1, 1)  # each teammate got the erasure of its project, only that one
+    assert not _holders(m1) and not _holders(m2)
+    assert not any(SECRET.encode() in v for ws in (m1, m2) for v in views(ws.log, tmp_path / f"v{ws.home[-2:]}").values())
+    for ws in (m1, m2):  # the rest of each session stays
+        (s,) = ws.sessions.index.values()
+        with open(os.path.join(ws.sessions.root, "sessions", s.file), "rb") as f:
+            assert b"buy milk" in f.read()
+    for ws in (a, m1, m2):
+        ws.close()

@@ -27,6 +27,7 @@ from eventlog.events import (
     SessionCreated,
     SessionDeleted,
 )
+from eventlog.timeutil import now_iso
 from projections.recall import RecallIndex
 from projections.recall import workspace as rw
 from tests.projections.test_recall_index import _apply, logs
@@ -56,7 +57,8 @@ def tamper(home: str, *events) -> None:
     ix = RecallIndex(rw.index_path(home))
     seq = ix.seq
     for i, ev in enumerate(events, 1):
-        ix.apply(ev.__class__(**{**{f: getattr(ev, f) for f in ev.__struct_fields__}, "seq": seq + i, "ts": ""}))
+        # stamped now, as the log stamps an event (a replicated event's place in the order is its clock)
+        ix.apply(ev.__class__(**{**{f: getattr(ev, f) for f in ev.__struct_fields__}, "seq": seq + i, "ts": now_iso()}))
     ix.commit()
     ix.db.execute("UPDATE meta SET value = ? WHERE key = 'seq'", (seq,))
     ix.close()

@@ -57,7 +57,7 @@ def logs(draw: st.DrawFn) -> list:
         kind = draw(st.sampled_from(["create", "msg", "msg", "msg", "update", "delete", "history", "fact", "factstate",
                                      "other"]))
         seq = len(evs) + 1
-        ts = f"2026-01-{1 + seq % 28:02d}T10:00:{seq % 60:02d}.000Z"
+        ts = f"2026-01-{1 + seq // 60:02d}T10:00:{seq % 60:02d}.000Z"  # never decreasing, as the log's
         key = draw(st.sampled_from(SESSIONS))
         if kind == "create":
             evs.append(SessionCreated(seq=seq, ts=ts, session_key=key, project=draw(st.sampled_from(["p1", "p2", ""])),
