@@ -140,6 +140,7 @@ class Ranking:
     echo: float = 0.9  # an assistant reply matching nothing its user turn did not: at most this times that turn
     echo_share: float = 0.5  # ... counted as an echo when this share of its matched idf is in the user turn's terms
     when: float = 1.0  # time window prior: score times 1 + when * bump (see when.py)
+    dates: float = 1.0  # the same for a date the question writes out ("on 25 May, 2022", "in July 2022")
     recency: float = 0.5  # current-state prior: score times 1 + recency * (0 oldest .. 1 newest)
     aggregate: float = 0.3  # a session's score: its best turn + aggregate * its next best turns
     aggregate_turns: int = 2  # how many next best turns count for the session
