@@ -127,6 +127,7 @@ class Ranking:
     window: int = 2  # neighbours on each side
     context_only: float = 1.0  # factor for a turn that matches nothing itself (found through its context)
     context_chars: int = 250  # a turn longer than this gets context * context_chars / its length (0: no scaling)
+    context_ref: float = 500.0  # context_chars shrinks by context_ref / the index's mean item length when above (0: off)
     decay: float = 1.0  # context weight multiplier per step further away
     after: float = 0.6  # context weight multiplier for the turns that follow (vs those before)
     aux: float = 0.5  # weight of speaker, caption and tool names
@@ -532,6 +533,9 @@ class _Search:
         scores: dict[int, float] = {}
         owns: dict[int, float] = {}  # the BM25 of each turn's own text (no context): which turn of a session to show
         weights = {off: r.context * r.decay ** (off - 1) for off in range(1, r.window + 1)}
+        # in an index of long turns (agent transcripts) a turn speaks for itself sooner than among chat lines
+        scale = min(1.0, r.context_ref / avg_chars) if r.context_ref > 0 else 1.0
+        self.context_chars = int(r.context_chars * scale)
         ctx_avg = avg_chars * (1 + (1 + r.after) * sum(weights.values()))
         for d in pool.values():
             if not d.eligible:
@@ -556,7 +560,7 @@ class _Search:
         if d.kind != MESSAGE or r.context <= 0:
             return ctx
         # a short turn needs its neighbours to be understood, a long one speaks for itself
-        cc = r.context_chars
+        cc = self.context_chars
         for off in range(1, r.window + 1):
             n = by_pos.get((d.sid, d.pos - off))
             if n is not None:
