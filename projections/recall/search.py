@@ -24,7 +24,8 @@ How a question is answered
    question). A reply ("Yesterday, at the LGBTQ support group") is found by the question
    it answers, and vice versa. Neighbours of candidates are scored too, so a turn that
    shares no word with the question can still be found through its context (a short one:
-   the context weight shrinks as the turns grow past ``context_chars``). History
+   the context weight shrinks as the turns grow past ``context_chars``, which itself
+   shrinks in an index whose turns are long on average, ``context_ref``). History
    entries and facts are scored alone. Term frequencies come from the stored texts (a
    regex pass; each candidate word's stem is checked with the index's own tokenizer).
    Adjacent question words found adjacent in a text add a phrase bonus; messages by the
