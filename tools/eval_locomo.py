@@ -16,7 +16,13 @@ question (categories 1-4: 1,540 questions) is asked through ``recall(...)`` with
 ``scope="messages"`` and ``project`` = its conversation's project. A question is a hit at
 k when at least one of its evidence turns (``D<session>:<turn>`` ids, read with a regex,
 so ``"D8:6; D9:17"`` counts as two) is among the top-k message hits. Questions whose
-evidence names no turn count as misses.
+evidence names no turn count as misses. A question is asked as of its conversation's
+last session (``now``): a date it writes without a year ("in June") resolves to the
+latest one before that.
+
+Held out: conversations whose ``xxh32(sample_id)`` is even are the tuning subset, odd
+ones are held out; the report gives ``hit@10`` of both (``tuning``, ``held_out``)
+beside the whole.
 
 Latency is the wall time of each ``recall`` call (index already open), p50 and p95 over
 all questions. Nothing here is random except the ``--scale`` benchmark's generator,
@@ -39,6 +45,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import locomo_data  # noqa: E402
+import xxhash  # noqa: E402
 
 import eventlog  # noqa: E402
 from projections.recall import RecallIndex, recall  # noqa: E402
@@ -76,28 +83,40 @@ def build(tmp: str, convs: list) -> tuple[RecallIndex, dict]:
     return ix, {"events": n_events, "build_s": round(build_s, 3), "index_bytes": ix.stats()["bytes"]}
 
 
+def tuning(conv) -> bool:
+    """True for the conversations one may tune on (even ``xxh32`` of the sample id)."""
+    return xxhash.xxh32(conv.sample_id.encode()).intdigest() % 2 == 0
+
+
 def evaluate(ix: RecallIndex, convs: list, *, semantic=None, ranking: Ranking | None = None, label: str = "bm25",
              categories: tuple[int, ...] = (1, 2, 3, 4)) -> dict:
     """Ask every question of ``categories``; hit rates per category and overall, latency percentiles."""
     hits = {c: dict.fromkeys(KS, 0) for c in categories}
     counts = dict.fromkeys(categories, 0)
+    halves = {True: [0, 0], False: [0, 0]}  # tuning subset? -> [hits at 10, questions]
     lat: list[float] = []
     for c in convs:
+        now = max(c.session_dates.values())
         for q in c.questions:
             if q.category not in categories:
                 continue
             t0 = time.perf_counter()
             res = recall(ix, q.question, scope="messages", project=c.project, limit=max(KS), semantic=semantic,
-                         ranking=ranking)
+                         ranking=ranking, now=now)
             lat.append(time.perf_counter() - t0)
             ids = [h.message_id for h in res if h.kind == "message"]
             ev = evidence_ids(q.evidence)
             counts[q.category] += 1
+            halves[tuning(c)][0] += bool(ev & set(ids[: max(KS)]))
+            halves[tuning(c)][1] += 1
             for k in KS:
                 if ev & set(ids[:k]):
                     hits[q.category][k] += 1
     total = sum(counts.values())
     out: dict = {"mode": label, "questions": total}
+    for name, half in (("tuning", halves[True]), ("held_out", halves[False])):
+        out[f"{name}_hit@{max(KS)}"] = round(half[0] / half[1], 4) if half[1] else 0.0
+        out[f"{name}_questions"] = half[1]
     for k in KS:
         out[f"hit@{k}"] = round(sum(h[k] for h in hits.values()) / total, 4) if total else 0.0
     out["by_category"] = {
@@ -120,6 +139,8 @@ def _print(result: dict, as_json: bool) -> None:
         print(f"\n{result['mode']}: {result['questions']} questions   " +
               "   ".join(f"hit@{k} {result[f'hit@{k}']:.3f}" for k in KS) +
               f"   latency p50 {result['latency_ms']['p50']} ms, p95 {result['latency_ms']['p95']} ms")
+        print(f"  hit@10: tuning conversations {result['tuning_hit@10']:.3f} (n={result['tuning_questions']}), "
+              f"held out {result['held_out_hit@10']:.3f} (n={result['held_out_questions']})")
         for name, r in result["by_category"].items():
             print(f"  {name:<16} n={r['questions']:<4} " + "  ".join(f"@{k} {r[f'hit@{k}']:.3f}" for k in KS))
     else:

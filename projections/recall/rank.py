@@ -16,7 +16,8 @@ This module turns those scores into the order a reader needs:
    ``Ranking.context_cap_chars`` (short chat lines need each other to be understood).
 2. **Time priors.** A question that names a time ("two weeks ago", see ``when.py``)
    multiplies each turn's score by ``1 + Ranking.when * bump`` (1 at the window's
-   centre, fading with distance); a current-state question ("currently", "still",
+   centre, fading with distance), one that writes a date out ("on 25 May, 2022",
+   "in July 2022") by ``1 + Ranking.dates * bump``; a current-state question ("currently", "still",
    "latest") by ``1 + Ranking.recency * r``, where ``r`` runs from 0 for the oldest
    scored turn to 1 for the newest. Both prefer; neither filters.
 3. **Evidence per session.** A session's score is its best turn's plus
@@ -70,6 +71,8 @@ class Params(Protocol):
     def echo_share(self) -> float: ...
     @property
     def when(self) -> float: ...
+    @property
+    def dates(self) -> float: ...
     @property
     def recency(self) -> float: ...
     @property
@@ -128,11 +131,13 @@ def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues
             if _echoes(d.tf, u.tf, idf or {}, r.echo_share) and s > scores[u.id] * r.echo:
                 out[i] = scores[u.id] * r.echo
     cache: dict[str, float] = {}
-    if cues and r.when > 0:
+    relative = [c for c in cues if not c.calendar]
+    written = [c for c in cues if c.calendar]
+    if (relative and r.when > 0) or (written and r.dates > 0):
         for i in out:
             t = parse_time(pool[i].time)
             if t is not None:
-                out[i] *= 1 + r.when * bump(t, cues)
+                out[i] *= (1 + r.when * bump(t, relative)) * (1 + r.dates * bump(t, written))
     if current and r.recency > 0 and out:
         times = {i: _epoch(pool[i].time, cache) for i in out}
         lo, hi = min(times.values()), max(times.values())

@@ -24,7 +24,8 @@ How a question is answered
    question). A reply ("Yesterday, at the LGBTQ support group") is found by the question
    it answers, and vice versa. Neighbours of candidates are scored too, so a turn that
    shares no word with the question can still be found through its context (a short one:
-   the context weight shrinks as the turns grow past ``context_chars``). History
+   the context weight shrinks as the turns grow past ``context_chars``, which itself
+   shrinks in an index whose turns are long on average, ``context_ref``). History
    entries and facts are scored alone. Term frequencies come from the stored texts (a
    regex pass; each candidate word's stem is checked with the index's own tokenizer).
    Adjacent question words found adjacent in a text add a phrase bonus; messages by the
@@ -127,6 +128,7 @@ class Ranking:
     window: int = 2  # neighbours on each side
     context_only: float = 1.0  # factor for a turn that matches nothing itself (found through its context)
     context_chars: int = 250  # a turn longer than this gets context * context_chars / its length (0: no scaling)
+    context_ref: float = 500.0  # context_chars shrinks by context_ref / the index's mean item length when above (0: off)
     decay: float = 1.0  # context weight multiplier per step further away
     after: float = 0.6  # context weight multiplier for the turns that follow (vs those before)
     aux: float = 0.5  # weight of speaker, caption and tool names
@@ -140,6 +142,7 @@ class Ranking:
     echo: float = 0.9  # an assistant reply matching nothing its user turn did not: at most this times that turn
     echo_share: float = 0.5  # ... counted as an echo when this share of its matched idf is in the user turn's terms
     when: float = 1.0  # time window prior: score times 1 + when * bump (see when.py)
+    dates: float = 1.0  # the same for a date the question writes out ("on 25 May, 2022", "in July 2022")
     recency: float = 0.5  # current-state prior: score times 1 + recency * (0 oldest .. 1 newest)
     aggregate: float = 0.3  # a session's score: its best turn + aggregate * its next best turns
     aggregate_turns: int = 2  # how many next best turns count for the session
@@ -531,6 +534,9 @@ class _Search:
         scores: dict[int, float] = {}
         owns: dict[int, float] = {}  # the BM25 of each turn's own text (no context): which turn of a session to show
         weights = {off: r.context * r.decay ** (off - 1) for off in range(1, r.window + 1)}
+        # in an index of long turns (agent transcripts) a turn speaks for itself sooner than among chat lines
+        scale = min(1.0, r.context_ref / avg_chars) if r.context_ref > 0 else 1.0
+        self.context_chars = int(r.context_chars * scale)
         ctx_avg = avg_chars * (1 + (1 + r.after) * sum(weights.values()))
         for d in pool.values():
             if not d.eligible:
@@ -555,7 +561,7 @@ class _Search:
         if d.kind != MESSAGE or r.context <= 0:
             return ctx
         # a short turn needs its neighbours to be understood, a long one speaks for itself
-        cc = r.context_chars
+        cc = self.context_chars
         for off in range(1, r.window + 1):
             n = by_pos.get((d.sid, d.pos - off))
             if n is not None:

@@ -19,6 +19,19 @@ Expressions understood (case-insensitive; N is digits, a number word up to twelv
 * ``last|past N days|weeks|months`` and ``the past few days|weeks`` -> the span back to now;
 * ``last Monday`` ... ``last Sunday`` -> the most recent such day before now.
 
+Dates written out (calendar dates, not relative to now except for a missing year):
+
+* ``25 May, 2022``, ``May 25th 2022``, ``2022-05-25`` -> that day (a day wide);
+* ``May 25`` (no year) -> that day in the latest year that puts it at or before now;
+* ``July 2022``, ``in July`` / ``during July`` (no year: the latest July at or before
+  now) -> that month (half a month wide on each side);
+* ``in 2022``, ``during 2022``, ``of 2022``, ``summer 2022`` -> that year (half a year).
+
+A month name stands alone only after ``in``, ``during``, ``since``, ``of`` or ``early``,
+``mid``, ``late`` ("in May", never the verb "may"). Unlike a relative expression, a
+written date keeps its month name in the search terms (a message may well say "in
+mid-February"); its digits go.
+
 A question about a duration ("how many days ago did I ...", "how many months before
 ...", "how long after ...") names no window; its frame words are taken out of the terms
 too.
@@ -32,7 +45,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 _DAY = timedelta(days=1)
 _UNIT = {"day": _DAY, "week": 7 * _DAY, "weekend": 7 * _DAY, "month": 30.44 * _DAY, "year": 365.25 * _DAY}
@@ -51,6 +64,24 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\blast\s+(" + "|".join(_WEEKDAYS) + r")\b", re.I), "weekday"),
     (re.compile(r"\b(yesterday|today|tonight|last\s+night|this\s+morning)\b", re.I), "day"),
 ]
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|" \
+       r"nov(?:ember)?|dec(?:ember)?)\.?"
+_D = r"(\d{1,2})(?:st|nd|rd|th)?"
+_Y = r"((?:19|20)\d\d)"
+#: Calendar dates, most specific first (each one's text is taken out before the next looks).
+_DATES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"\b{_Y}-(\d\d)-(\d\d)\b"), "iso"),
+    (re.compile(rf"\b{_D}\s+(?:of\s+)?{_MON},?\s+{_Y}\b", re.I), "dmy"),
+    (re.compile(rf"\b{_MON}\s+{_D},?\s+{_Y}\b", re.I), "mdy"),
+    (re.compile(rf"\b{_MON},?\s+{_Y}\b", re.I), "my"),
+    (re.compile(rf"\b{_D}\s+(?:of\s+)?{_MON}\b", re.I), "dm"),
+    (re.compile(rf"\b{_MON}\s+{_D}\b(?!\s*(?:%|[:.]\d))", re.I), "md"),
+    (re.compile(rf"\b(?:in|during|since|of|early|mid|late)\s+(?:the\s+)?{_MON}\b", re.I), "m"),
+    (re.compile(rf"\b(?:in|during|since|of|early|mid|late|spring|summer|autumn|fall|winter)\s+{_Y}\b", re.I), "y"),
+]
+
 #: Questions about a duration ("how many days ago", "how many weeks before", "how long after"):
 #: the unit and its frame are not search terms, and they name no window.
 _DURATION = re.compile(r"\bhow\s+(?:many|much|long)\s+(?:(?:days|weeks|months|years|hours|minutes)\s+)?"
@@ -69,6 +100,7 @@ class TimeCue:
     center: datetime
     width: timedelta
     text: str  # the expression as the question wrote it
+    calendar: bool = False  # a date written out ("25 May, 2022"), not a time relative to now
 
 
 def _count(word: str) -> int:
@@ -99,9 +131,76 @@ def _resolve(kind: str, m: re.Match[str], now: datetime) -> TimeCue:
     return TimeCue(now - back, _DAY, text)
 
 
-def time_cues(text: str, now: datetime) -> tuple[list[TimeCue], str]:
-    """The relative time expressions of ``text`` resolved against ``now``, and ``text`` without them."""
+def _month(word: str) -> int:
+    """1-12 for a month name or its abbreviation."""
+    w = word.lower().rstrip(".")
+    return next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(w[:3]))
+
+
+def _day_cue(year: int, month: int, day: int, text: str) -> TimeCue | None:
+    try:
+        start = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None  # "February 30": not a date
+    return TimeCue(start + _DAY / 2, _DAY, text, calendar=True)
+
+
+def _month_cue(year: int, month: int, text: str) -> TimeCue:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return TimeCue(start + (end - start) / 2, (end - start) / 2, text, calendar=True)
+
+
+def _latest_year(month: int, day: int, now: datetime) -> int:
+    """The year that puts ``month``/``day`` at or before ``now`` (this year unless that is still ahead)."""
+    return now.year if (month, day) <= (now.month, now.day) else now.year - 1
+
+
+def _resolve_date(kind: str, m: re.Match[str], now: datetime) -> TimeCue | None:
+    g, text = m.groups(), m.group(0)
+    if kind == "iso":
+        return _day_cue(int(g[0]), int(g[1]), int(g[2]), text) if 1 <= int(g[1]) <= 12 else None
+    if kind == "dmy":
+        return _day_cue(int(g[2]), _month(g[1]), int(g[0]), text)
+    if kind == "mdy":
+        return _day_cue(int(g[2]), _month(g[0]), int(g[1]), text)
+    if kind == "my":
+        return _month_cue(int(g[1]), _month(g[0]), text)
+    if kind in ("dm", "md"):
+        day, month = (int(g[0]), _month(g[1])) if kind == "dm" else (int(g[1]), _month(g[0]))
+        return _day_cue(_latest_year(month, day, now), month, day, text)
+    if kind == "m":
+        month = _month(g[0])
+        return _month_cue(_latest_year(month, 1, now), month, text)
+    year = datetime(int(g[0]), 1, 1, tzinfo=UTC)
+    return TimeCue(year + _UNIT["year"] / 2, _UNIT["year"] / 2, text, calendar=True)
+
+
+_WORDS = re.compile(r"[^\W_]+")
+_MONTH_WORD = re.compile(_MON, re.I)
+_SEASONS = frozenset(("spring", "summer", "autumn", "fall", "winter"))
+
+
+def date_cues(text: str, now: datetime) -> tuple[list[TimeCue], str]:
+    """The calendar dates of ``text`` as soft windows (a missing year: the latest before ``now``), and ``text``
+    with each date cut down to its month or season name (moved to the end: a "3" or "2022" matches anything, and the
+    month must not be read as a date again)."""
     cues: list[TimeCue] = []
+    months: list[str] = []
+    for pattern, kind in _DATES:
+        for m in pattern.finditer(text):
+            cue = _resolve_date(kind, m, now)
+            if cue is not None:
+                cues.append(cue)
+            months += [w for w in _WORDS.findall(m.group(0)) if _MONTH_WORD.fullmatch(w) or w.lower() in _SEASONS]
+        text = pattern.sub(" ", text)
+    return cues, " ".join([text, *months]) if months else text
+
+
+def time_cues(text: str, now: datetime) -> tuple[list[TimeCue], str]:
+    """The relative time expressions and calendar dates of ``text`` resolved against ``now``, and ``text`` without
+    them (but for a written date's month name: a message may say "in mid-February" too)."""
+    cues, text = date_cues(text, now)
     for pattern, kind in _PATTERNS:
         for m in pattern.finditer(text):
             cues.append(_resolve(kind, m, now))

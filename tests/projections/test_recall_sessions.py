@@ -148,3 +148,39 @@ def test_a_duration_question_frame_is_not_searched():
         cues, rest = time_cues(q, NOW)
         assert cues == [] and gone not in rest.split() and "how" not in rest.lower().split()
     assert "hours" in time_cues("How many hours have I spent playing games?", NOW)[1]  # a quantity, not a frame
+
+
+@pytest.mark.parametrize(("text", "day", "width_days"), [
+    ("What did I cook on 25 May, 2022?", "2022-05-25T12:00", 1), ("on May 25th 2022", "2022-05-25T12:00", 1),
+    ("the 2022-05-25 meeting", "2022-05-25T12:00", 1), ("in July 2022", "2022-07-16T12:00", 15.5),
+    ("camping in June", "2025-06-16T00:00", 15), ("on March 3", "2026-03-03T12:00", 1),
+    ("on December 3", "2025-12-03T12:00", 1), ("what happened in 2024", "2024-07-01T15:00", 182.625),
+    ("where was I in summer 2024", "2024-07-01T15:00", 182.625),
+])
+def test_written_dates_are_soft_windows(text, day, width_days):
+    cues, rest = time_cues(text, NOW)  # NOW is 2026-03-15: a date without its year is the latest one before it
+    assert len(cues) == 1 and cues[0].calendar
+    assert cues[0].center.isoformat()[:16] == day
+    assert cues[0].width / timedelta(days=1) == pytest.approx(width_days, abs=0.01)
+    assert not any(ch.isdigit() for ch in rest)  # its month name stays searchable, its digits go
+    months = ("May", "July", "June", "March", "December", "summer")
+    assert [w for w in rest.split() if w in months] == [w.strip(",") for w in text.split() if w.strip(",") in months]
+
+
+def test_a_written_month_is_still_a_search_term(book):
+    book.add("bike", "2026-03-01T09:00:00.000Z", [("user", "In mid-February I had the bike repaired.")])
+    book.add("other", "2026-03-02T09:00:00.000Z", [("user", "I had the bike cleaned.")])
+    assert _keys(recall(book.ix, "What did I do to the bike in February?", limit=2, now=NOW))[0] == "bike"
+
+
+def test_may_the_verb_is_no_month():
+    assert time_cues("What may I bring to the party?", NOW) == ([], "What may I bring to the party?")
+    assert time_cues("Is 30 February, 2023 a date?", NOW)[0] == []
+
+
+def test_a_written_date_prefers_the_sessions_of_that_day(book):
+    book.add("that-day", "2025-05-03T18:00:00.000Z", [("user", "I cooked a mushroom risotto for dinner.")])
+    book.add("later", "2025-11-20T18:00:00.000Z", [("user", "I cooked a mushroom risotto again.")])
+    hits = recall(book.ix, "What did I cook on 3 May, 2025?", limit=2, now=NOW)
+    assert _keys(hits) == ["that-day", "later"]
+    assert _keys(recall(book.ix, "What did I cook in May 2025?", limit=2, now=NOW))[0] == "that-day"
