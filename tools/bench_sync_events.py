@@ -428,12 +428,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--devices", type=int, default=3, help="devices per account")
     p.add_argument("--events", type=int, default=2000, help="envelopes each device pushes")
     p.add_argument("--device-batch", type=int, default=100)
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds the chaos run may take (default 900)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     out: dict[str, Any] = {"name": "sync_events"}
     if args.galera:
         out["galera"] = galera_run(args.galera, accounts=args.accounts, devices=args.devices, events=args.events,
-                                   batch=args.device_batch)
+                                   batch=args.device_batch, timeout=args.timeout)
     elif args.dsn:
         out["single"] = single_node(args.dsn, n=args.n, batch=args.batch, row_n=args.row_n)
     else:
