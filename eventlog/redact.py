@@ -41,9 +41,9 @@ import msgspec
 import xxhash
 
 from eventlog.events import EVENT_TYPES, Event, MessageAppended, MessageUpdated
-from eventlog.secrets import find, redact, redact_values
+from eventlog.secrets import collect_strings, find, redact, redact_values, suspects
 
-__all__ = ["STRUCTURAL", "redact_event", "redact_events", "text_fields"]
+__all__ = ["STRUCTURAL", "redact_batch", "redact_event", "redact_events", "text_fields"]
 
 #: fields that name things (keys, ids, hashes, times, enumerations, paths) and are never rewritten
 STRUCTURAL = frozenset({
@@ -107,6 +107,40 @@ def _redact_dedup(ev: Event) -> Event:
     if find(key):
         return msgspec.structs.replace(ev, dedup=_DEDUP_PREFIX + xxhash.xxh3_128_hexdigest(key.encode("utf-8", "surrogatepass")))
     return ev
+
+
+def _scanned(ev: Event, strings: list[str]) -> bool:
+    """Add to ``strings`` what ``redact_event`` would scan of ``ev``; False if it holds a value under a key
+    naming a secret (checked whatever its shape: only the door itself may pass it)."""
+    if type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra:
+        if type(ev.content) is str:
+            strings.append(ev.content)
+    else:
+        fields = _PLANS.get(type(ev), ())
+        if fields and collect_strings([getattr(ev, n) for n in fields], strings):
+            return False
+    key = ev.dedup
+    if key and type(key) is str and not key.startswith(_DEDUP_PREFIX):
+        strings.append(key)
+    return True
+
+
+def redact_batch(events: list[Event]) -> list[Event]:
+    """``[redact_event(ev) for ev in events]``, for less: one prefilter (``secrets.suspects``) scans all their
+    texts at once, and only the events it cannot prove clean go through the door one by one; the others
+    come back as they are (what the door gives them). A mark of ``redact_events`` is taken as the door does."""
+    strings: list[str] = []
+    owner: list[int] = []  # the event of each string
+    suspect: set[int] = set()
+    for i, ev in enumerate(events):
+        if _passed and _passed.get(id(ev)) is ev:
+            del _passed[id(ev)]  # redact_events just found this very event clean
+            continue
+        if type(ev) not in _PLANS or not _scanned(ev, strings):
+            suspect.add(i)  # not an event of the catalogue, or a value under a secret's name: the door judges
+        owner.extend([i] * (len(strings) - len(owner)))
+    suspect.update(owner[j] for j in suspects(strings))
+    return [redact_event(ev) if i in suspect else ev for i, ev in enumerate(events)]
 
 
 def redact_events(events: typing.Iterable[Event]) -> list[Event]:

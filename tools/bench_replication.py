@@ -44,12 +44,12 @@ def main(n: int) -> None:
             a.append_batch([MessageAppended(session_key="s", message_id=f"m{i}", role="user", content=f"message {i}")
                             for i in range(start, min(n, start + 1000))])
         store = CountingStore()
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         pushed = sync.push(a, store, "me", store_name="mem")
-        push_s = time.perf_counter() - t
-        t = time.perf_counter()
+        push_s, push_cpu = time.perf_counter() - t, time.process_time() - c
+        t, c = time.perf_counter(), time.process_time()
         pulled = sync.pull(b, store, "me", store_name="mem")
-        pull_s = time.perf_counter() - t
+        pull_s, pull_cpu = time.perf_counter() - t, time.process_time() - c
         store.calls = 0
         t = time.perf_counter()
         again = sync.pull(b, store, "me", store_name="mem")
@@ -60,8 +60,10 @@ def main(n: int) -> None:
         t = time.perf_counter()
         sync.pull(b, store, "me", store_name="mem", checkpoint=ckpt)
         kept_s = time.perf_counter() - t
-        print(f"push {pushed.stored} events: {push_s:.2f} s ({pushed.stored / push_s:,.0f} events/s)")
-        print(f"pull (catch-up) {pulled.received} events: {pull_s:.2f} s ({pulled.received / pull_s:,.0f} events/s)")
+        print(f"push {pushed.stored} events: {push_s:.2f} s ({pushed.stored / push_s:,.0f} events/s), "
+              f"{push_cpu:.2f} CPU s ({pushed.stored / push_cpu:,.0f} events per CPU s)")
+        print(f"pull (catch-up) {pulled.received} events: {pull_s:.2f} s ({pulled.received / pull_s:,.0f} events/s), "
+              f"{pull_cpu:.2f} CPU s ({pulled.received / pull_cpu:,.0f} events per CPU s)")
         print(f"pull that brings nothing: {again.received} events, {noop_s * 1000:.1f} ms "
               f"(folding the log), {kept_s * 1000:.1f} ms from a kept fold ({store.calls} call)")
         a.close()

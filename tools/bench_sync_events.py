@@ -17,7 +17,11 @@ pull_p95_ms
     Latency of a device's pull of what another device just pushed (100 envelopes at a time),
     p50/p95 over 100 such pulls.
 catch_up_events_per_s
-    A device offline while ``--n`` envelopes were pushed pulls them all (pages of 5,000).
+    A device offline while ``--n`` envelopes were pushed pulls them all (pages of 5,000), the
+    envelopes only (``HttpEventStore.pull``).
+device_catch_up_events_per_s
+    The same, into a new device's log (``sync.pull``: decode, the writer's door, the atomic
+    append), wall time; with the CPU seconds of the device (this process) and of the gateway.
 empty_pull_round_trips
     HTTP requests of a pull that brings nothing (target: 1), and its latency.
 
@@ -64,6 +68,9 @@ from eventlog.app.gateway.http_client import Client  # noqa: E402
 from eventlog.app.gateway.http_events import HttpEventStore  # noqa: E402
 from eventlog.app.gateway.pool import Pool  # noqa: E402
 from eventlog.errors import BackendError, EvlogError  # noqa: E402
+from eventlog.events import ReplicationPulled  # noqa: E402
+from eventlog.log import Log  # noqa: E402
+from eventlog.replication import sync  # noqa: E402
 from eventlog.replication.envelope import Replicated  # noqa: E402
 
 PASSWORD = "bench sync events 42"
@@ -79,7 +86,8 @@ def say(msg: str) -> None:
 
 def body(rng: random.Random, origin: str, seq: int) -> bytes:
     text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60)))
-    return msgspec.json.encode({"type": "message.appended", "seq": seq, "ts": 1_780_000_000.0 + seq,
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(1_780_000_000 + seq)) + ".000Z"
+    return msgspec.json.encode({"type": "message.appended", "seq": seq, "ts": ts,
                                 "session_key": f"{origin}-s{seq // 100}", "message_id": f"m{seq}", "role": "user",
                                 "content": text})
 
@@ -183,6 +191,29 @@ def drain(store: HttpEventStore, account: str, after: int, limit: int) -> tuple[
             return n, after
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds process ``pid`` used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def device_catch_up(store: HttpEventStore, account: str, after: int, gateway_pid: int) -> dict[str, Any]:
+    """``sync.pull`` of what the account holds above ``after`` into a new device's log (pages of 5,000):
+    wall seconds, this process's CPU seconds (the device) and the gateway process's."""
+    with tempfile.TemporaryDirectory(prefix="evlog-bench-device-") as root:
+        log = Log.open(os.path.join(root, "log"), writable=True, create=True, durability="group")
+        try:
+            sync.ensure_device(log)
+            log.append(ReplicationPulled(store="bench", account=account, cursor=after))  # offline since ``after``
+            gw0, cpu0, t0 = cpu_seconds(gateway_pid), time.process_time(), time.perf_counter()
+            report = sync.pull(log, store, account, store_name="bench", limit=5000)
+            secs = time.perf_counter() - t0
+            return {"events": report.received, "seconds": secs, "device_cpu_s": round(time.process_time() - cpu0, 2),
+                    "gateway_cpu_s": round(cpu_seconds(gateway_pid) - gw0, 2)}
+        finally:
+            log.close()
+
+
 def row_sync_rate(dsn: str, n: int) -> float:
     """Messages/s of today's row sync (``tools/bench_mysql``: ``evlog sync push`` of ``n`` messages)."""
     spec = importlib.util.spec_from_file_location("bench_mysql", REPO / "tools" / "bench_mysql.py")
@@ -214,6 +245,9 @@ def single_node(dsn: str, *, n: int, batch: int, row_n: int) -> dict[str, Any]:
         got, cursor = drain(reader, a, offline_cursor, 5000)
         catch_s = time.perf_counter() - t0
         assert got == n, f"caught up {got} of {n}"
+        say(f"single: a device catching up {n} events into its log")
+        device = device_catch_up(reader, a, offline_cursor, gw.proc.pid)
+        assert device["events"] == n, f"the device appended {device['events']} of {n}"
         lat: list[float] = []
         for i in range(1, 101):
             writer.push(a, envelopes(rng, f"dev2-{RUN}", (i - 1) * PULL_BATCH + 1, PULL_BATCH))
@@ -236,7 +270,11 @@ def single_node(dsn: str, *, n: int, batch: int, row_n: int) -> dict[str, Any]:
     rows = row_sync_rate(dsn, row_n)
     return {"push_events_per_s": round(n / push_s), "row_sync_msgs_per_s": round(rows),
             "push_vs_row_sync": round(n / push_s / rows, 2), "catch_up_events_per_s": round(n / catch_s),
-            "catch_up_target_met": n / catch_s >= 20_000, "pull_p50_ms": round(statistics.median(lat), 1),
+            "catch_up_target_met": n / catch_s >= 20_000,
+            "device_catch_up_events_per_s": round(n / device["seconds"]),
+            "device_catch_up_cpu_s": device["device_cpu_s"], "device_catch_up_gateway_cpu_s": device["gateway_cpu_s"],
+            "device_catch_up_events_per_device_cpu_s": round(n / device["device_cpu_s"]),
+            "device_catch_up_target_met": n / device["seconds"] >= 20_000, "pull_p50_ms": round(statistics.median(lat), 1),
             "pull_p95_ms": round(pct(lat, 0.95), 1), "pull_p95_target_met": pct(lat, 0.95) <= 100,
             "empty_pull_round_trips": empty_trips, "empty_pull_ms": round(empty_ms, 1), "n": n, "batch": batch,
             "row_n": row_n}
@@ -428,12 +466,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--devices", type=int, default=3, help="devices per account")
     p.add_argument("--events", type=int, default=2000, help="envelopes each device pushes")
     p.add_argument("--device-batch", type=int, default=100)
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds the chaos run may take (default 900)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     out: dict[str, Any] = {"name": "sync_events"}
     if args.galera:
         out["galera"] = galera_run(args.galera, accounts=args.accounts, devices=args.devices, events=args.events,
-                                   batch=args.device_batch)
+                                   batch=args.device_batch, timeout=args.timeout)
     elif args.dsn:
         out["single"] = single_node(args.dsn, n=args.n, batch=args.batch, row_n=args.row_n)
     else:

@@ -64,6 +64,9 @@ class _Refs(msgspec.Struct):
 
 
 _refs_decoder = msgspec.json.Decoder(_Refs)
+#: A body holding neither has no ``_refs`` member, so its second decode is skipped (inside a JSON string a quote
+#: is escaped, and only a \\u escape could spell the key otherwise).
+_REFS_HINTS = (b'"_refs"', b"\\u")
 
 
 class _Origins(msgspec.Struct):
@@ -272,15 +275,16 @@ def receive(env: Replicated, fold: OriginFold, batch_keys: dict[tuple[str, int],
     """The local event for an envelope: its body with its origin kept and its seq fields mapped to this log."""
     if env.type not in REPLICATED_TYPES:
         raise EvlogError(f"envelope {env.origin}#{env.origin_seq}: type {env.type!r} does not travel")
+    body = bytes(env.body)
     try:
-        ev: Event = _decoder.decode(env.body)
-        refs = _refs_decoder.decode(env.body).refs
+        ev: Event = _decoder.decode(body)
+        refs = _refs_decoder.decode(body).refs if any(h in body for h in _REFS_HINTS) else {}
     except msgspec.MsgspecError as e:
         raise EvlogError(f"envelope {env.origin}#{env.origin_seq}: bad body: {e}") from e
-    if ev.type != env.type:
+    if ev.__struct_config__.tag != env.type:
         raise EvlogError(f"envelope {env.origin}#{env.origin_seq}: body is a {ev.type}, not a {env.type}")
     mapped: dict[str, list[int]] = {}
-    for name in SEQ_FIELDS.get(ev.type, ()):
+    for name in SEQ_FIELDS.get(env.type, ()):
         seqs = []
         for key in refs.get(name, []):
             local = fold.local_seq(key) if batch_keys is None or key not in batch_keys else batch_keys[key]

@@ -23,8 +23,9 @@ this module keeps it on the tables of migration m009 (``schema``):
   and one retries (``_retrying``): the cluster's commit order is the position order.
 * **Idempotent push, one transaction.** Under the counter lock the push looks up which
   (origin, origin_seq) of the batch the account holds already (and drops repeats inside the
-  batch), inserts the rest with multi-row INSERTs (``insert_statements``) at consecutive
-  positions: no gaps, no duplicates, all or nothing. A push whose COMMIT reached the server
+  batch; a run of consecutive seqs is looked up as one range of the unique index), inserts the
+  rest with multi-row INSERTs (``insert_statements``) at consecutive positions: no gaps, no
+  duplicates, all or nothing. A push whose COMMIT reached the server
   but whose answer was lost is retried and counts its envelopes as duplicates.
 * **Pull by position with ``MemoryEventStore``'s visibility rule**: the account's own
   envelopes, and those of a shared project (non-empty ``project``) whose writer is the owner or
@@ -32,7 +33,11 @@ this module keeps it on the tables of migration m009 (``schema``):
   come from one snapshot: with no more to read, the cursor is the highest position of the
   snapshot, so the next pull that brings nothing is one indexed read. A page stops at
   ``PAGE_BYTES`` of bodies (or at its first envelope, whatever its size), so a run of big bodies
-  never makes an answer the gateway cannot hold.
+  never makes an answer the gateway cannot hold. The server does the work of a page: it sums the
+  body sizes to find where the page ends (one row back), and puts each envelope's JSON together
+  and joins them into parts of about ``PART_BYTES`` (``GROUP_CONCAT``), so the gateway parses a
+  few values per page instead of a row per envelope (the driver's row parsing in Python was most
+  of a pull) and the HTTP API sends them as they are.
 * **Erasure** (``erase_events``, run by ``evlog erase`` with its gateway rows in one
   transaction: ``gateway.erasure``): the erased envelopes keep their rows (identity, position,
   author) but lose their bodies (``ERASED``, empty: no stored envelope has an empty body), so
@@ -76,16 +81,16 @@ ROW_FRAME = 4 * MAX_PROJECT_BYTES + 64 * 1024  # bytes of a row's statement besi
 TRANSIENT_RETRIES = 40
 DROPPED_RETRIES = 3
 
-_COLUMNS = "position, user_id, origin, origin_seq, hlc, type, project_hash, project, author, body"
 _ONE_VALUE = msgspec.json.Decoder(msgspec.Raw)
-_INSERT_HEAD = f"INSERT INTO gateway_events ({_COLUMNS}) VALUES "
+_INSERT_HEAD = ("INSERT INTO gateway_events (position, origin_seq, hlc, body, user_id, origin, type, project_hash, "
+                "project, author) VALUES ")
 STATEMENT_BYTES = 4 * 1024 * 1024  # the size a multi-row INSERT aims at (a single bigger row goes alone)
-#: Each envelope as the JSON of ``Replicated``, put together by the server: one column to parse per row instead
-#: of eight (the driver's row parsing in Python was most of a pull), and a page the HTTP API sends as it is.
+#: Each envelope as the JSON of ``Replicated``, put together by the server (``_page_parts`` joins them).
 _ENVELOPE_JSON = ("CONCAT('{\"origin\":', JSON_QUOTE(origin), ',\"origin_seq\":', origin_seq, ',\"hlc\":', hlc, "
                   "',\"type\":', JSON_QUOTE(type), ',\"body\":', body, ',\"project\":', JSON_QUOTE(project), "
                   "',\"author\":', JSON_QUOTE(author), '}')")
-_SELECT = f"SELECT position, {_ENVELOPE_JSON} FROM gateway_events"
+PART_BYTES = 1024 * 1024  # JSON the server joins into one value of a page (an envelope bigger than that goes alone)
+GROUP_CONCAT_MAX = 2**30  # no part is cut: each is below PART_BYTES twice, or one envelope (max_allowed_packet is at most 1 GiB)
 _PAGE = msgspec.json.Decoder(list[Replicated])
 
 
@@ -158,12 +163,24 @@ def check_pull(after: int, limit: int) -> None:
 
 
 def _held(cur: Any, user_id: int, events: Sequence[Replicated]) -> set[tuple[str, int]]:
-    """The (origin, origin_seq) of ``events`` the account holds already."""
+    """The (origin, origin_seq) of ``events`` the account holds already.
+
+    A device pushes runs of consecutive seqs: an origin whose seqs fill most of their span is
+    looked up as one range of the unique index (nothing to parse but two numbers, and only the
+    rows held come back), a sparse one by lists of its seqs.
+    """
     by_origin: dict[str, list[int]] = {}
     for ev in events:
         by_origin.setdefault(ev.origin, []).append(ev.origin_seq)
     held: set[tuple[str, int]] = set()
     for origin, seqs in by_origin.items():
+        low, high = min(seqs), max(seqs)
+        if high - low < 2 * len(seqs):
+            cur.execute("SELECT origin_seq FROM gateway_events WHERE user_id = %s AND origin = %s "
+                        "AND origin_seq BETWEEN %s AND %s", (user_id, origin, low, high))
+            wanted = set(seqs)
+            held.update((origin, q) for q in (int(r[0]) for r in cur.fetchall()) if q in wanted)
+            continue
         for i in range(0, len(seqs), 1000):
             chunk = seqs[i:i + 1000]
             cur.execute(f"SELECT origin_seq FROM gateway_events WHERE user_id = %s AND origin = %s "
@@ -177,24 +194,20 @@ def insert_statements(escape: Callable[[str], str], user: User, top: int, events
     """Multi-row INSERTs of ``events`` at positions ``top + 1``... (each about ``max_bytes`` at most).
 
     Rendered here rather than by the driver's ``executemany``, whose per-value escaping in
-    Python took half of a push: bodies and hashes go as hex literals, and the few distinct
-    texts (origin, type, project, author) are escaped once per batch.
+    Python took half of a push: bodies go as hex literals, and the columns an origin's events
+    share (user, origin, type, project and its hash, author) are rendered once per batch, so a
+    row is four numbers and a body.
     """
-    quoted: dict[str, str] = {}
-
-    def q(text: str) -> str:
-        if text not in quoted:
-            quoted[text] = escape(text)
-        return quoted[text]
-
-    hashes: dict[str, str] = {}
+    shared: dict[tuple[str, str, str, str], str] = {}
     parts: list[str] = []
     size = 0
     for i, ev in enumerate(events, top + 1):
-        if ev.project not in hashes:
-            hashes[ev.project] = project_hash(ev.project).hex()
-        row = (f"({i},{user.id},{q(ev.origin)},{ev.origin_seq},{ev.hlc},{q(ev.type)},X'{hashes[ev.project]}',"
-               f"{q(ev.project)},{q(ev.author or user.email)},X'{bytes(ev.body).hex()}')")
+        key = (ev.origin, ev.type, ev.project, ev.author or user.email)
+        tail = shared.get(key)
+        if tail is None:
+            tail = shared[key] = (f"{user.id},{escape(key[0])},{escape(key[1])},X'{project_hash(key[2]).hex()}',"
+                                  f"{escape(key[2])},{escape(key[3])})")
+        row = f"({i},{ev.origin_seq},{ev.hlc},X'{memoryview(ev.body).hex()}',{tail}"
         if parts and size + len(row) > max_bytes:
             yield _INSERT_HEAD + ",".join(parts)
             parts, size = [], 0
@@ -248,8 +261,8 @@ def _authored(cur: Any, user: User, events: Sequence[Replicated], fresh: list[Re
                         [(o, user.id) for o in sorted(foreign)])
     out: list[Replicated] = []
     for ev in fresh:
-        if ev.origin not in recorded:
-            out.append(msgspec.structs.replace(ev, author=user.email) if ev.author != user.email else ev)
+        if ev.origin not in recorded:  # its author is the pusher (an empty one is written as the pusher)
+            out.append(ev if ev.author in ("", user.email) else msgspec.structs.replace(ev, author=user.email))
         elif ev.origin_seq in recorded[ev.origin]:
             author, erased = recorded[ev.origin][ev.origin_seq]
             out.append(msgspec.structs.replace(ev, author=author, body=msgspec.Raw(ERASED) if erased else ev.body))
@@ -311,43 +324,62 @@ def _visible_where(cur: Any, user_id: int) -> tuple[str, list[Any]]:
     return where, params
 
 
+def _page_extent(cur: Any, where: str, params: list[Any], after: int, limit: int, budget: int) -> tuple[int, int, int, bool]:
+    """(envelopes seen (at most ``limit + 1``), envelopes taken, the last one's position, whether one taken is
+    erased) of a page: the first envelope, then those within ``limit`` and ``budget`` bytes of bodies. The
+    server sums the sizes (a window over at most ``limit + 1`` rows) and answers one row."""
+    cur.execute("SELECT COUNT(*), COALESCE(SUM(t), 0), COALESCE(MAX(IF(t, position, 0)), 0), COALESCE(MAX(t AND len = 0), 0) "
+                "FROM (SELECT position, len, rn <= %s AND (rn = 1 OR cum <= %s) AS t FROM "
+                "(SELECT position, len, ROW_NUMBER() OVER (ORDER BY position) AS rn, "
+                "SUM(len) OVER (ORDER BY position ROWS UNBOUNDED PRECEDING) AS cum FROM "
+                f"(SELECT position, LENGTH(body) AS len FROM gateway_events WHERE position > %s AND ({where}) "
+                "ORDER BY position LIMIT %s) l) w) p", (limit, budget, after, *params, limit + 1))
+    seen, take, last, erased = cur.fetchone()
+    return int(seen), int(take), int(last), bool(erased)
+
+
+def _page_parts(cur: Any, where: str, params: list[Any], after: int, last: int, erased: bool) -> list[bytes]:
+    """The JSON of the envelopes above ``after`` up to ``last``, comma-joined by the server in parts of about
+    ``PART_BYTES`` (an envelope bigger than that alone): a few values to parse instead of a row per envelope."""
+    cur.execute(f"SET SESSION group_concat_max_len = {GROUP_CONCAT_MAX}")
+    cur.execute("SELECT GROUP_CONCAT(j ORDER BY position SEPARATOR ',') FROM "
+                f"(SELECT position, j, IF(LENGTH(j) > {PART_BYTES}, -rn, cum DIV {PART_BYTES}) AS g FROM "
+                "(SELECT position, j, ROW_NUMBER() OVER (ORDER BY position) AS rn, "
+                "SUM(LENGTH(j)) OVER (ORDER BY position ROWS UNBOUNDED PRECEDING) AS cum FROM "
+                f"(SELECT position, {_ENVELOPE_JSON} AS j FROM gateway_events WHERE position > %s AND position <= %s "
+                f"AND ({where}){' AND LENGTH(body) > 0' if erased else ''}) e) w) g GROUP BY g ORDER BY MIN(position)",
+                (after, last, *params))
+    return [bytes(r[0]) for r in cur.fetchall()]
+
+
 def pull_json(cur: Any, user_id: int, after: int, limit: int,
               max_bytes: int | None = None) -> tuple[list[bytes], int, bool]:
-    """``pull_events`` as the envelopes' JSON (one ``Replicated`` object each), the cursor and whether more wait.
+    """``pull_events`` as JSON: parts of the page (each the comma-joined JSON of consecutive envelopes, one
+    ``Replicated`` object each), the cursor and whether more wait.
 
-    A page holds at most ``limit`` envelopes and, past its first, at most ``max_bytes`` of bodies: the
-    positions and body sizes are read first, then the JSON of the envelopes that fit (one snapshot).
+    A page holds at most ``limit`` envelopes and, past its first, at most ``max_bytes`` of bodies: its
+    extent is read first (``_page_extent``), then the JSON of the envelopes in it (one snapshot).
     """
     budget = PAGE_BYTES if max_bytes is None else max_bytes
     where, params = _visible_where(cur, user_id)
-    cur.execute(f"SELECT position, LENGTH(body) FROM gateway_events WHERE position > %s AND ({where}) "
-                "ORDER BY position LIMIT %s", (after, *params, limit + 1))
-    sizes = cur.fetchall()
-    take, total = 0, 0
-    while take < min(limit, len(sizes)) and (take == 0 or total + int(sizes[take][1]) <= budget):
-        total += int(sizes[take][1])
-        take += 1
-    events: list[bytes] = []
-    if take:
-        erased = " AND LENGTH(body) > 0" if any(not int(r[1]) for r in sizes[:take]) else ""
-        cur.execute(f"{_SELECT} WHERE position > %s AND position <= %s AND ({where}){erased} ORDER BY position",
-                    (after, int(sizes[take - 1][0]), *params))
-        events = [bytes(r[1]) for r in cur.fetchall()]
-    if take < len(sizes):
-        return events, int(sizes[take - 1][0]), True
+    seen, take, last, erased = _page_extent(cur, where, params, after, limit, budget)
+    parts = _page_parts(cur, where, params, after, last, erased) if take else []
+    if take < seen:
+        return parts, last, True
     cur.execute("SELECT COALESCE(MAX(position), 0) FROM gateway_events")
-    return events, max(after, int(cur.fetchone()[0])), False
+    return parts, max(after, int(cur.fetchone()[0])), False
 
 
 def pull_events(cur: Any, user_id: int, after: int, limit: int) -> PullPage:
     """The envelopes visible to ``user_id`` above position ``after`` (one snapshot; see the module docstring)."""
-    events, cursor, more = pull_json(cur, user_id, after, limit)
-    return PullPage(_PAGE.decode(b"[" + b",".join(events) + b"]"), cursor, more)
+    parts, cursor, more = pull_json(cur, user_id, after, limit)
+    return PullPage(_PAGE.decode(b"[" + b",".join(parts) + b"]"), cursor, more)
 
 
-def page_json(events: list[bytes], cursor: int, more: bool) -> bytes:
-    """The JSON of a ``PullPage`` of these envelopes (what the HTTP API answers), without decoding them."""
-    return b'{"events":[' + b",".join(events) + b'],"cursor":%d,"more":%s}' % (cursor, b"true" if more else b"false")
+def page_json(parts: list[bytes], cursor: int, more: bool) -> bytes:
+    """The JSON of a ``PullPage`` of these envelopes (``pull_json``'s parts; what the HTTP API answers), without
+    decoding them."""
+    return b'{"events":[' + b",".join(parts) + b'],"cursor":%d,"more":%s}' % (cursor, b"true" if more else b"false")
 
 
 def high_water_of(cur: Any, user_id: int, origin: str) -> int:

@@ -15,7 +15,9 @@ The account is always the token's (``Authorization: Bearer``): a store refuses, 
 request, a call naming another account (``ConfigError``), and the server could not be told
 otherwise. Envelopes travel as ``Replicated`` structs, bodies verbatim (``msgspec.Raw``; screened
 before sending, ``event_store.screen_envelopes``, so the server's refusals name the envelope); a
-pull is one request, so a device with nothing to fetch pays one round trip. Requests are
+pull is one request, so a device with nothing to fetch pays one round trip; a page that says
+``more`` (a catch-up) has the next one fetched on a second connection while the device applies
+it (``_Ahead``). Requests are
 retried once on a dropped connection (``http_client.Client``), which is safe: a push is
 idempotent by origin, everything else reads or sets. A gateway server of an older version
 (no event routes: HTTP 404) is refused with a ``ConfigError`` saying to upgrade it; its
@@ -26,14 +28,15 @@ account's device) raises ``ConfigError`` with the server's message, as the direc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Annotated, Any
 
 import msgspec
 
 from eventlog.app.gateway.connection import Timeouts
 from eventlog.app.gateway.event_store import screen_envelopes
-from eventlog.app.gateway.http_client import GatewayURL, NoRoute, connect
+from eventlog.app.gateway.http_client import Client, GatewayURL, NoRoute, connect
 from eventlog.app.gateway.users import normalize_email
 from eventlog.errors import BackendError, ConfigError
 from eventlog.replication.envelope import Replicated
@@ -74,6 +77,56 @@ class SharesResult(msgspec.Struct):
     shares: list[Share]
 
 
+def _pull(client: Client, after: int, limit: int) -> PullPage:
+    page: PullPage = client.request("POST", "/events/pull", _enc.encode(PullEventsBody(after, limit)), PullPage)
+    return page
+
+
+class _Ahead:
+    """The next page of a catch-up, fetched on a second connection while the caller applies this one.
+
+    ``start(after, limit)`` asks for it; ``take(after, limit)`` gives it if that is what was asked
+    (None otherwise, or if fetching it failed: the caller's own request then says why). A page
+    fetched early is still a page the store could answer (positions commit in order), and only a
+    page that said ``more`` starts one, so a pull that brings nothing stays one round trip.
+    """
+
+    def __init__(self, client: Callable[[], Client]) -> None:
+        self._new_client = client
+        self._client: Client | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._wanted: tuple[int, int] | None = None
+        self._future: Future[PullPage] | None = None
+
+    def start(self, after: int, limit: int) -> None:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="evlog-pull-ahead")
+        self._wanted, self._future = (after, limit), self._pool.submit(self._fetch, after, limit)
+
+    def _fetch(self, after: int, limit: int) -> PullPage:
+        if self._client is None:
+            self._client = self._new_client()
+        return _pull(self._client, after, limit)
+
+    def take(self, after: int, limit: int) -> PullPage | None:
+        future, wanted = self._future, self._wanted
+        self._future = self._wanted = None
+        if future is None:
+            return None
+        try:
+            page = future.result()
+        except Exception:  # noqa: BLE001 - the caller's own request reports it
+            return None
+        return page if wanted == (after, limit) else None
+
+    def close(self) -> None:
+        self.take(-1, 0)  # wait for one in flight: its connection is closed next
+        if self._pool is not None:
+            self._pool.shutdown()
+        if self._client is not None:
+            self._client.close()
+
+
 REFUSED = "(HTTP 400)"  # how ``http_client`` ends the error of a request the server refused (its ``ConfigError``)
 _enc = msgspec.json.Encoder()
 
@@ -85,6 +138,7 @@ class HttpEventStore:
         self.client, me = connect(url, token, timeouts=timeouts)
         self.account = me.email
         self.max_body_bytes = me.max_body_bytes
+        self._ahead = _Ahead(lambda: Client(self.client.url, token=token, timeouts=timeouts))
 
     def _request(self, method: str, path: str, body: bytes | None, type_: Any) -> Any:
         try:
@@ -111,7 +165,11 @@ class HttpEventStore:
 
     def pull(self, account: str, after: int, limit: int = 1000) -> PullPage:
         self._check(account)
-        page: PullPage = self._request("POST", "/events/pull", _enc.encode(PullEventsBody(after, limit)), PullPage)
+        page = self._ahead.take(after, limit)
+        if page is None:
+            page = self._request("POST", "/events/pull", _enc.encode(PullEventsBody(after, limit)), PullPage)
+        if page.more:  # a catch-up: the next page is fetched while this one is applied
+            self._ahead.start(page.cursor, limit)
         return page
 
     def high_water(self, account: str, origin: str) -> int:
@@ -133,4 +191,5 @@ class HttpEventStore:
         return list(self._request("GET", "/events/shares", None, SharesResult).shares)
 
     def close(self) -> None:
+        self._ahead.close()
         self.client.close()
