@@ -153,8 +153,9 @@ def refresh(home: str, ws: Any) -> str:
 def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
     """Problems of the live index ([] when none), up to the live index's seq.
 
-    Proved in one pass each: ``verify`` tokenises the index's own rows once and compares the
-    full-text index with them (and the counters with the rows); then the log is folded into a
+    Proved in one pass each: ``verify`` proves the full-text index against the index's own rows
+    with the digest its writer kept (``ftsproof``; an index without one, or ``full``, tokenises
+    every row again) and the counters with the rows; then the log is folded into a
     rows-only scratch index (no tokenising: ``RecallIndex.rows_only``) and every row of the
     two is compared (``row_differences``). Together: the index is what the log gives. ``full``
     instead builds a whole second index from the log and compares ``content_digest`` (the
@@ -165,7 +166,7 @@ def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
         return []
     live = RecallIndex(live_path, readonly=True)
     try:
-        problems = [f"recall index: {p}" for p in live.verify()]
+        problems = [f"recall index: {p}" for p in live.verify(tokenise=full)]
         with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
             scratch = os.path.join(tmp, "recall.sqlite")
             fresh = RecallIndex(scratch) if full else RecallIndex.rows_only(scratch)

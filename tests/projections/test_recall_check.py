@@ -233,3 +233,74 @@ def test_a_rows_only_fold_has_the_rows_of_a_full_fold(tmp_path_factory, log, cut
     finally:
         full.close()
         rows.close()
+
+
+# -- the full-text index proved by its writer's digest, without tokenising (issue 25) ---------------
+
+def _message_row(ix: RecallIndex, mid: str) -> tuple[int, str, str, str]:
+    """(rowid, text, aux, tags) of message ``mid`` of cli:a, as the writer's digest hashes it."""
+    read = ix.db.cursor()
+    try:
+        return next(row for row in ix._stored_fts_rows(read)
+                    if row[0] == ix.db.execute("SELECT id FROM docs WHERE mid = ? AND sid = (SELECT sid FROM sessions "
+                                               "WHERE skey = 'cli:a')", (mid,)).fetchone()[0])
+    finally:
+        read.close()
+
+
+def _write_fts(ix: RecallIndex, deleted: tuple, inserted: tuple) -> None:
+    """What a buggy writer would do: one delete and one insert in the full-text index, both recorded in its digest."""
+    from projections.recall import ftsproof
+    from projections.recall.index import _DELETE_FTS, _INSERT_FTS
+    from projections.recall.text import index_text
+
+    ix.db.execute("BEGIN IMMEDIATE")
+    ix.db.execute(_DELETE_FTS, (deleted[0], index_text(deleted[1]), index_text(deleted[2]), deleted[3]))
+    ix.db.execute(_INSERT_FTS, (inserted[0], index_text(inserted[1]), index_text(inserted[2]), inserted[3]))
+    ftsproof.save(ix.db, ftsproof.row_hash(*inserted) - ftsproof.row_hash(*deleted))
+    ix.db.execute("COMMIT")
+
+
+@pytest.mark.parametrize("bug", ["inserted another text", "deleted another text"])
+def test_the_digest_finds_a_full_text_index_written_other_than_its_rows(home, monkeypatch, bug):
+    ix = RecallIndex(rw.index_path(home))
+    try:
+        row = _message_row(ix, "2")
+        other = (row[0], "Snowball stemming.", *row[2:])
+        _write_fts(ix, row, other) if bug == "inserted another text" else _write_fts(ix, other, row)
+    finally:
+        ix.close()
+    calls = []
+    monkeypatch.setattr(RecallIndex, "_fts_difference", lambda self, *a: calls.append(1) or [])
+    problems = rw.check(home)
+    assert calls == [], "the default check tokenised the rows again"
+    assert any("not written with the stored rows" in p for p in problems), problems
+    if bug == "inserted another text":  # (a delete of tokens a row never had can leave the same vocabulary)
+        monkeypatch.undo()
+        assert any("full-text index does not match the rows" in p for p in rw.check(home, full=True))
+
+
+def test_the_digest_of_a_sound_index_holds_after_updates_deletes_and_facts(home):
+    from projections.recall import ftsproof
+
+    with eventlog.open_workspace(home, writable=True) as ws:
+        ws.append([MessageUpdated(session_key="cli:a", message_id="2", content="Snowball 词干 stemming."),
+                   MemoryAppended(fact_id="f1", text="The user prefers spaces.", scope="user", section="prefs"),
+                   SessionDeleted(session_key="cli:b")])
+    rw.update(home).close()
+    ix = RecallIndex(rw.index_path(home), readonly=True)
+    try:
+        assert ftsproof.stored(ix.db) not in (None, 0)
+        assert ix.verify() == [] and ix.verify(tokenise=True) == []
+    finally:
+        ix.close()
+    assert rw.check(home) == []
+
+
+def test_an_index_without_a_digest_is_still_proved_by_tokenising(home):
+    ix = RecallIndex(rw.index_path(home))
+    ix.db.execute("DELETE FROM meta WHERE key = 'ftsdig'")
+    ix.db.execute("INSERT INTO fts(fts, rowid, t) VALUES ('delete', 99999, 'nothing')")  # row count kept
+    ix.db.execute("INSERT INTO fts(rowid, t) VALUES (99999, 'ghost sqlite')")
+    ix.close()
+    assert any("full-text index does not match the rows" in p for p in rw.check(home))
