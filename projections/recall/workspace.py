@@ -19,6 +19,7 @@ from typing import Any
 
 import eventlog
 from eventlog.errors import EvlogError
+from projections.recall import ftsproof
 from projections.recall.index import RecallIndex
 
 INDEX_FILE = os.path.join("state", "recall.sqlite")
@@ -114,7 +115,8 @@ def rebuild(home: str, *, ws: Any = None) -> RecallIndex:
 
 def glance(home: str, ws: Any) -> str:
     """Why the workspace's index must be rebuilt, judged without reading its texts ("" if it need not):
-    missing, unreadable, of another schema, ahead of the log, or its item counter not its row count.
+    missing, unreadable, of another schema, ahead of the log, its item counter not its row count, or
+    without the full-text digest that lets ``check`` prove it without tokenising (``ftsproof``).
     (``check`` is the proof; this is what ``evlog replay`` looks at before it keeps an index.)"""
     path = index_path(home)
     if not os.path.exists(path):
@@ -129,6 +131,8 @@ def glance(home: str, ws: Any) -> str:
         (rows,) = ix.db.execute("SELECT count(*) FROM docs").fetchone()
         if rows != int(ix._meta("ndocs", 0)):
             return f"{rows} items but its counter says {ix._meta('ndocs')}"
+        if ftsproof.stored(ix.db) is None:
+            return "made before the full-text digest (replay --check would tokenise every row to prove it)"
         return ""
     except sqlite3.DatabaseError as e:
         return f"unreadable ({e})"

@@ -170,7 +170,7 @@ def test_replay_keeps_a_sound_index_caught_up_and_says_so(home, cli_runner):
     assert rw.check(home) == []
 
 
-@pytest.mark.parametrize("damage", ["missing", "counter", "ahead", "schema"])
+@pytest.mark.parametrize("damage", ["missing", "counter", "ahead", "schema", "no digest"])
 def test_replay_rebuilds_an_index_that_looks_wrong(home, cli_runner, damage):
     from eventlog.cli import cli
 
@@ -181,7 +181,8 @@ def test_replay_rebuilds_an_index_that_looks_wrong(home, cli_runner, damage):
         ix = RecallIndex(path)
         sql = {"counter": "UPDATE meta SET value = value + 1 WHERE key = 'ndocs'",
                "ahead": "UPDATE meta SET value = value + 5 WHERE key = 'seq'",
-               "schema": "UPDATE meta SET value = 999 WHERE key = 'schema'"}[damage]
+               "schema": "UPDATE meta SET value = 999 WHERE key = 'schema'",
+               "no digest": "DELETE FROM meta WHERE key = 'ftsdig'"}[damage]
         ix.db.execute(sql)
         ix.close()
     res = cli_runner.invoke(cli, ["--home", home, "--traceback", "replay", "--json"])
