@@ -768,6 +768,10 @@ def _same_doc(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return a[:3] == b[:3] and a[4:] == b[4:] and unpack(a[3]) == unpack(b[3])
 
 
+def _as_is(text: str) -> str:
+    return text
+
+
 _FOLDED = (MessageAppended, MessageUpdated, SessionCreated, SessionDeleted, HistoryAppended, MemoryAppended, _SetFact)
 
 
@@ -778,6 +782,7 @@ class _Writer:
         self.ix = index
         self.db = index.db
         self.fts_on = index.fts  # False: a rows-only scratch fold (no tokenising, no FTS writes)
+        self.pack = pack if index.fts else _as_is  # a scratch fold stores texts as they are (compared unpacked)
         self.sessions = index._sessions
         self.sessions.before_read = self.wait
         self.docs: list[tuple[Any, ...]] = []
@@ -833,7 +838,7 @@ class _Writer:
             speaker = caption = None
         tools = None if ev.tool_calls is None else (" ".join(tool_names(ev.tool_calls)) or None)
         role = clean(ev.role)
-        self.docs.append((ev.seq, MESSAGE, _time(ev.timestamp, ev.ts), pack(text), len(text), ev.seq, s.sid, pos,
+        self.docs.append((ev.seq, MESSAGE, _time(ev.timestamp, ev.ts), self.pack(text), len(text), ev.seq, s.sid, pos,
                           clean(ev.message_id), role, speaker, caption, tools,
                           None, None, None, None, None, None, None))
         if self.fts_on:
@@ -867,7 +872,7 @@ class _Writer:
             cap = _caption(ev.extra) if any(k in ev.extra for k in _CAPTION_KEYS) else caption
             tl = tools if ev.tool_calls is None else new_tools
             self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, speaker = ?, caption = ?, tools = ? "
-                            "WHERE id = ?", (pack(text), len(text), ev.seq, sp, cap, tl, id_))
+                            "WHERE id = ?", (self.pack(text), len(text), ev.seq, sp, cap, tl, id_))
             self.fts_write(_INSERT_FTS, (id_, text, aux_text(sp, cap, tl), tags))
             self.nchars += len(text) - len(old_text)
             if sp != speaker:
@@ -897,7 +902,7 @@ class _Writer:
 
     def history(self, ev: HistoryAppended) -> None:
         text, project, skey = clean(ev.text), clean(ev.project), clean(ev.session_key)
-        self.docs.append((ev.seq, HISTORY, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
+        self.docs.append((ev.seq, HISTORY, _time(ev.ts, ev.ts), self.pack(text), len(text), ev.seq, None, None, None,
                           None, None, None, None, skey, project, clean(ev.source), None, None, None, None))
         self.fts_write(_INSERT_FTS, (ev.seq, text, "", self.history_tags(project, skey)), batched=True)
         self.ndocs += 1
@@ -923,7 +928,7 @@ class _Writer:
         scope, section = clean(ev.scope), clean(ev.section)
         row = self._fact_row(fact_id)
         if row is None:
-            self.docs.append((ev.seq, FACT, _time(ev.ts, ev.ts), pack(text), len(text), ev.seq, None, None, None,
+            self.docs.append((ev.seq, FACT, _time(ev.ts, ev.ts), self.pack(text), len(text), ev.seq, None, None, None,
                               None, None, None, None, None, project, None, fact_id, scope, section,
                               STATE_CODES["active"]))
             self.fts_write(_INSERT_FTS, (ev.seq, text, section, self.fact_tags(project, 0)),
@@ -936,7 +941,7 @@ class _Writer:
         self.fts_write(_DELETE_FTS, (id_, old_text, old_section,
                                       self.fact_tags(old_project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, project = ?, scope = ?, section = ?, "
-                        "time = ? WHERE id = ?", (pack(text), len(text), ev.seq, project, scope, section,
+                        "time = ? WHERE id = ?", (self.pack(text), len(text), ev.seq, project, scope, section,
                                                   _time(ev.ts, ev.ts), id_))
         self.fts_write(_INSERT_FTS, (id_, text, section, self.fact_tags(project, state)))
         self.nchars += len(text) - len(old_text)
@@ -953,7 +958,7 @@ class _Writer:
             return
         self.fts_write(_DELETE_FTS, (id_, old_text, section, self.fact_tags(project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, state = ?, tseq = CASE WHEN ? > 0 THEN ? ELSE tseq END "
-                        "WHERE id = ?", (pack(text), len(text), new_state, op.seq, op.seq, id_))
+                        "WHERE id = ?", (self.pack(text), len(text), new_state, op.seq, op.seq, id_))
         self.fts_write(_INSERT_FTS, (id_, text, section, self.fact_tags(project, new_state)))
         self.nchars += len(text) - len(old_text)
 

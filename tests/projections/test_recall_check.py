@@ -121,6 +121,9 @@ def test_the_rows_only_fold_writes_no_full_text_index(tmp_path, home):
         fresh.catch_up(ws.log.read(1))
         assert fresh.db.execute("SELECT count(*) FROM fts_row").fetchone()[0] == 0
         assert live.db.execute("SELECT count(*) FROM fts_row").fetchone()[0] > 0
+        blobs = "SELECT count(*) FROM docs WHERE typeof(body) = 'blob'"
+        assert live.db.execute(blobs).fetchone()[0] == 1, "the long CJK message is stored packed in the index"
+        assert fresh.db.execute(blobs).fetchone()[0] == 0, "a scratch fold compresses texts nobody keeps"
         assert live.row_differences(fresh) == []
     finally:
         fresh.close()
