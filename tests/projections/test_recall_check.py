@@ -308,3 +308,20 @@ def test_an_index_without_a_digest_is_still_proved_by_tokenising(home):
     ix.db.execute("INSERT INTO fts(rowid, t) VALUES (99999, 'ghost sqlite')")
     ix.close()
     assert any("full-text index does not match the rows" in p for p in rw.check(home))
+
+
+def test_a_hand_edit_of_the_full_text_table_that_keeps_its_rows_needs_full_index(home, cli_runner):
+    from eventlog.cli import cli
+
+    ix = RecallIndex(rw.index_path(home))
+    (rowid,) = ix.db.execute("SELECT id FROM docs WHERE mid = '2'").fetchone()
+    row = _message_row(ix, "2")
+    from projections.recall.index import _DELETE_FTS, _INSERT_FTS
+
+    ix.db.execute(_DELETE_FTS, row)  # outside the writer: its digest is not told
+    ix.db.execute(_INSERT_FTS, (rowid, "Snowball stemming.", "", row[3]))
+    ix.close()
+    assert cli_runner.invoke(cli, ["--home", home, "replay", "--check"]).exit_code == 0  # what the digest cannot see
+    res = cli_runner.invoke(cli, ["--home", home, "replay", "--check", "--full-index"])
+    assert res.exit_code == 1 and "full-text index does not match the rows" in res.output, res.output
+    assert cli_runner.invoke(cli, ["--home", home, "replay", "--full-index"]).exit_code == 2
