@@ -225,10 +225,11 @@ The benchmarks
     index (any workspace after ``evlog recall``, ``replay`` or a daemon pass): the index is
     built first (``recall.rebuild``, outside the clock; its time and messages/s are
     ``index_build_*``) and removed at the end, so the other rows see the workspace as it
-    was. The check proves the index with one tokenising of its rows and a row-by-row
-    comparison with a rows-only fold of the log (issue 25, lever 0). The same rounds time
-    ``check(ws, full_index=True)`` (the whole second index built and compared, the older
-    proof: ``full_index_seconds``, ``full_over_ours``), and each round's CPU seconds
+    was. The check proves the full-text index with the digest its writer kept (no
+    tokenising: ``projections/recall/ftsproof.py``) and the rows with a row-by-row
+    comparison with a rows-only fold of the log (issue 25). The same rounds time
+    ``check(ws, full_index=True)`` (every row tokenised again and a whole second index built
+    and compared, the older proof: ``full_index_seconds``, ``full_over_ours``), and each round's CPU seconds
     (``cpu_seconds_*``: on a shared machine the steadier figure). Baseline: as
     ``replay_check_1m``. Then ``evlog replay --check`` as a subprocess: its peak RSS.
 ``replay_1m`` (target: ratio <= 5)

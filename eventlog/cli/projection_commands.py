@@ -74,11 +74,14 @@ def sessions_show(ctx: click.Context, key: str, count: int, as_json: bool) -> No
 
 @cli.command()
 @click.option("--check", is_flag=True, help="Rebuild into a temporary directory and compare byte for byte with the live files.")
+@click.option("--full-index", is_flag=True, help="With --check: prove the recall index by tokenising every row and "
+              "building a second index from the log (slower; also sees hand edits of its full-text table).")
 @click.option("--until", default=None, metavar="SEQ|TIME", help="Rebuild the state as of this seq or time (needs --to).")
 @click.option("--to", "to_dir", type=click.Path(file_okay=False), default=None, help="Write the rebuilt files here instead.")
 @json_option
 @click.pass_context
-def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | None, as_json: bool) -> None:
+def replay(ctx: click.Context, check: bool, full_index: bool, until: str | None, to_dir: str | None,
+           as_json: bool) -> None:
     """Rebuild every projection (sessions, history, MEMORY.md, ...) from the log.
 
     Without options the workspace's files are rebuilt and swapped in (a killed replay
@@ -90,10 +93,12 @@ def replay(ctx: click.Context, check: bool, until: str | None, to_dir: str | Non
 
     reject_together(**{"--check": check, "--to": to_dir})
     reject_together(**{"--check": check, "--until": until})
+    if full_index and not check:
+        raise click.UsageError("--full-index goes with --check")
     if until is not None and to_dir is None:
         raise click.UsageError("--until needs --to DIR (the live files always follow the whole log)")
     if check:
-        result = rp.check(open_workspace(ctx))  # a pure reader: no lock, works on a read-only workspace
+        result = rp.check(open_workspace(ctx), full_index=full_index)  # a pure reader: no lock, works on a read-only workspace
         emit(result.drifts, as_json, lambda d: f"{d.problem}: {d.path}")
         emit([{"problem": "index", "path": "state/recall.sqlite", "detail": p} for p in result.index_problems], as_json,
              lambda d: f"index: {d['detail']}")

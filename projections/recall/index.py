@@ -80,6 +80,7 @@ from eventlog.events import (
 from eventlog.replication.clock import Key, OrderState, event_time
 from eventlog.timeutil import normalize_time
 from projections.memory import Fact, FactOp, fold_op, op_of
+from projections.recall import ftsproof
 from projections.recall.text import (
     FACT_STATES,
     STATE_CODES,
@@ -396,7 +397,8 @@ class RecallIndex:
             db.execute("PRAGMA journal_mode = WAL")
             try:  # IMMEDIATE: one creator at a time; another process may be creating it right now
                 db.executescript("BEGIN IMMEDIATE;" + _DDL + f"INSERT INTO meta VALUES ('schema', {SCHEMA}), "
-                                 "('seq', 0), ('ndocs', 0), ('nchars', 0); COMMIT;")
+                                 f"('seq', 0), ('ndocs', 0), ('nchars', 0), ('{ftsproof.META_KEY}', "
+                                 f"'{ftsproof.INITIAL}'); COMMIT;")
             except sqlite3.OperationalError as e:
                 db.close()
                 if "already exists" not in str(e):
@@ -737,9 +739,13 @@ class RecallIndex:
                 h, w = next(have, None), next(want, None)
         return out
 
-    def verify(self) -> list[str]:
+    def verify(self, *, tokenise: bool = False) -> list[str]:
         """Internal consistency problems ([] when none): the FTS index holds exactly the tokens of
-        the stored rows, and the counters match the rows. Reads everything: for checks, not hot paths."""
+        the stored rows, and the counters match the rows. Reads everything: for checks, not hot paths.
+
+        The FTS index is proved by the digest its writer kept (``ftsproof``: no tokenising) when
+        the index has one; ``tokenise`` (or an index made before digests) tokenises every row
+        again and compares the two vocabularies, which also sees writes from outside the writer."""
         problems: list[str] = []
         db = self.db
         n, chars = db.execute("SELECT count(*), coalesce(sum(nchars), 0) FROM docs").fetchone()
@@ -754,6 +760,13 @@ class RecallIndex:
                              ).fetchone()[0]
         if orphans:
             problems.append(f"{orphans} messages of sessions that are gone")
+        if not tokenise and ftsproof.stored(db) is not None:
+            read = db.cursor()
+            try:
+                problems.extend(ftsproof.problems(db, self._stored_fts_rows(read), n))
+            finally:
+                read.close()
+            return problems
         fts = self._fts_difference()
         if fts:
             problems.append(f"the full-text index does not match the rows (expected (term, docs) vs held: {fts})")
@@ -800,19 +813,24 @@ class RecallIndex:
 
     def _expected_fts_rows(self, read: sqlite3.Cursor) -> Iterator[tuple[int, str, str, str]]:
         """What each stored row hands the tokenizer (streamed: memory stays flat at any size)."""
+        for id_, text, aux, tags in self._stored_fts_rows(read):
+            yield (id_, index_text(text), index_text(aux) if aux else "", tags)
+
+    def _stored_fts_rows(self, read: sqlite3.Cursor) -> Iterator[tuple[int, str, str, str]]:
+        """(rowid, text, aux, tags) of each stored row, before the CJK rewrite (what the writer's digest hashes)."""
         sessions = {sid: _Session(sid, key, project, "", "", 0) for sid, key, project in
                     self.db.execute("SELECT sid, skey, project FROM sessions")}
         for (id_, kind, body, sid, role, speaker, caption, tools, skey, project, section, state) in read.execute(
                 "SELECT id, kind, body, sid, role, speaker, caption, tools, skey, project, section, state FROM docs"):
-            text = index_text(unpack(body))
+            text = unpack(body)
             if kind == MESSAGE:
                 s = sessions.get(sid)
                 tags = s.message_tags(role) if s is not None else ""
-                yield (id_, text, index_text(aux_text(speaker, caption, tools)), tags)
+                yield (id_, text, aux_text(speaker, caption, tools), tags)
             elif kind == HISTORY:
                 yield (id_, text, "", _Writer.history_tags(project, skey))
             else:
-                yield (id_, text, index_text(section), _Writer.fact_tags(project, state))
+                yield (id_, text, section, _Writer.fact_tags(project, state))
 
     def close(self) -> None:
         """Close the file (uncommitted changes are dropped; call ``commit`` first)."""
@@ -846,6 +864,10 @@ def _same_doc(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return a[:3] == b[:3] and a[4:] == b[4:] and unpack(a[3]) == unpack(b[3])
 
 
+def _as_is(text: str) -> str:
+    return text
+
+
 _FOLDED = (HistoryAppended, _SetFact)
 
 
@@ -856,6 +878,7 @@ class _Writer:
         self.ix = index
         self.db = index.db
         self.fts_on = index.fts  # False: a rows-only scratch fold (no tokenising, no FTS writes)
+        self.pack = pack if index.fts else _as_is  # a scratch fold stores texts as they are (compared unpacked)
         self.sessions = index._sessions
         self.sessions.before_read = self.wait
         self.docs: list[tuple[Any, ...]] = []
@@ -864,6 +887,7 @@ class _Writer:
         self.speakers: dict[tuple[str, str], int] = {}
         self.ndocs = 0
         self.nchars = 0
+        self.ftsdig = 0  # net hash of what this commit inserts into / deletes from the full-text table (ftsproof)
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
 
@@ -948,12 +972,12 @@ class _Writer:
         pos = s.nmsg
         s.nmsg += 1
         s.dirty = True
-        self.docs.append((id_, MESSAGE, time, pack(text), len(text), id_, s.sid, pos, mid, role, speaker, caption,
+        self.docs.append((id_, MESSAGE, time, self.pack(text), len(text), id_, s.sid, pos, mid, role, speaker, caption,
                           tools, None, None, None, None, None, None, None))
         self.keys.append((id_, *key))
         if self.fts_on:
-            self.fts.append((id_, index_text(text), index_text(aux_text(speaker, caption, tools)) if
-                             (speaker or caption or tools) else "", s.message_tags(role)))
+            self.fts_write(_INSERT_FTS, (id_, text, aux_text(speaker, caption, tools) if (speaker or caption or tools)
+                                         else "", s.message_tags(role)), batched=True)
         if len(self.docs) >= _BATCH:
             self.flush(wait=False)
         self.ndocs += 1
@@ -995,14 +1019,14 @@ class _Writer:
             old_text = unpack(body)
             text = clean(ev.content) if "content" in newer else old_text
             tags = s.message_tags(role)
-            self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(aux_text(speaker, caption, tools)),
+            self.fts_write(_DELETE_FTS, (id_, old_text, aux_text(speaker, caption, tools),
                                           tags))
             sp = _str(ev.extra, "speaker") if "speaker" in newer else speaker
             cap = _caption(ev.extra) if "caption" in newer else caption
             tl = new_tools if "tools" in newer else tools
             self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, speaker = ?, caption = ?, tools = ? "
-                            "WHERE id = ?", (pack(text), len(text), ev.seq, sp, cap, tl, id_))
-            self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(aux_text(sp, cap, tl)), tags))
+                            "WHERE id = ?", (self.pack(text), len(text), ev.seq, sp, cap, tl, id_))
+            self.fts_write(_INSERT_FTS, (id_, text, aux_text(sp, cap, tl), tags))
             self.nchars += len(text) - len(old_text)
             if sp != speaker:
                 if speaker:
@@ -1018,7 +1042,7 @@ class _Writer:
         for id_, body, role, speaker, caption, tools in self.db.execute(
                 "SELECT id, body, role, speaker, caption, tools FROM docs WHERE sid = ? AND kind = 0", (s.sid,)):
             text = unpack(body)
-            self.fts_write(_DELETE_FTS, (id_, index_text(text), index_text(aux_text(speaker, caption, tools)),
+            self.fts_write(_DELETE_FTS, (id_, text, aux_text(speaker, caption, tools),
                                           s.message_tags(role)))
             self.ndocs -= 1
             self.nchars -= len(text)
@@ -1033,9 +1057,9 @@ class _Writer:
 
     def history(self, ev: HistoryAppended) -> None:
         text, project, skey = clean(ev.text), clean(ev.project), clean(ev.session_key)
-        self.docs.append((ev.seq, HISTORY, _time(event_time(ev), ev.ts), pack(text), len(text), ev.seq, None, None, None,
+        self.docs.append((ev.seq, HISTORY, _time(event_time(ev), ev.ts), self.pack(text), len(text), ev.seq, None, None, None,
                           None, None, None, None, skey, project, clean(ev.source), None, None, None, None))
-        self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), "", self.history_tags(project, skey)), batched=True)
+        self.fts_write(_INSERT_FTS, (ev.seq, text, "", self.history_tags(project, skey)), batched=True)
         self.ndocs += 1
         self.nchars += len(text)
 
@@ -1083,22 +1107,22 @@ class _Writer:
         scope, section = clean(ev.scope), clean(ev.section)
         row = self._fact_row(fact_id)
         if row is None:
-            self.docs.append((ev.seq, FACT, _time(event_time(ev), ev.ts), pack(text), len(text), ev.seq, None, None, None,
+            self.docs.append((ev.seq, FACT, _time(event_time(ev), ev.ts), self.pack(text), len(text), ev.seq, None, None, None,
                               None, None, None, None, None, project, None, fact_id, scope, section,
                               STATE_CODES["active"]))
-            self.fts_write(_INSERT_FTS, (ev.seq, index_text(text), index_text(section), self.fact_tags(project, 0)),
+            self.fts_write(_INSERT_FTS, (ev.seq, text, section, self.fact_tags(project, 0)),
                            batched=True)
             self.ndocs += 1
             self.nchars += len(text)
             return
         id_, body, old_project, old_section, state = row
         old_text = unpack(body)
-        self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(old_section),
+        self.fts_write(_DELETE_FTS, (id_, old_text, old_section,
                                       self.fact_tags(old_project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, tseq = ?, project = ?, scope = ?, section = ?, "
-                        "time = ? WHERE id = ?", (pack(text), len(text), ev.seq, project, scope, section,
+                        "time = ? WHERE id = ?", (self.pack(text), len(text), ev.seq, project, scope, section,
                                                   _time(event_time(ev), ev.ts), id_))
-        self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, state)))
+        self.fts_write(_INSERT_FTS, (id_, text, section, self.fact_tags(project, state)))
         self.nchars += len(text) - len(old_text)
 
     def set_fact(self, op: _SetFact) -> None:
@@ -1111,10 +1135,10 @@ class _Writer:
         new_state = state if op.state is None or (op.only_if is not None and state != op.only_if) else op.state
         if text == old_text and new_state == state:
             return
-        self.fts_write(_DELETE_FTS, (id_, index_text(old_text), index_text(section), self.fact_tags(project, state)))
+        self.fts_write(_DELETE_FTS, (id_, old_text, section, self.fact_tags(project, state)))
         self.db.execute("UPDATE docs SET body = ?, nchars = ?, state = ?, tseq = CASE WHEN ? > 0 THEN ? ELSE tseq END "
-                        "WHERE id = ?", (pack(text), len(text), new_state, op.seq, op.seq, id_))
-        self.fts_write(_INSERT_FTS, (id_, index_text(text), index_text(section), self.fact_tags(project, new_state)))
+                        "WHERE id = ?", (self.pack(text), len(text), new_state, op.seq, op.seq, id_))
+        self.fts_write(_INSERT_FTS, (id_, text, section, self.fact_tags(project, new_state)))
         self.nchars += len(text) - len(old_text)
 
     # -- writing ----------------------------------------------------------------------------
@@ -1138,9 +1162,14 @@ class _Writer:
                 self.pending = self.pool.submit(self._insert, docs, fts, keys)
 
     def fts_write(self, sql: str, row: tuple[Any, ...], *, batched: bool = False) -> None:
-        """One full-text insert or delete (``batched``: an insert queued with the rows); none in a rows-only fold."""
+        """One full-text insert or delete of ``(rowid, text, aux, tags)`` as stored (made what the tokenizer gets
+        here, its hash added to the commit's digest); ``batched``: an insert queued with the rows; none in a
+        rows-only fold."""
         if not self.fts_on:
             return
+        rowid, text, aux, tags = row
+        self.ftsdig += ftsproof.row_hash(*row) if sql is _INSERT_FTS else -ftsproof.row_hash(*row)
+        row = (rowid, index_text(text), index_text(aux) if aux else "", tags)
         if batched:
             self.fts.append(row)
         else:
@@ -1186,6 +1215,8 @@ class _Writer:
             self.db.execute("DELETE FROM speakers WHERE n <= 0")
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'ndocs'", (self.ndocs,))
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'nchars'", (self.nchars,))
+        if self.fts_on:
+            ftsproof.save(self.db, self.ftsdig)
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'seq'", (seq,))
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('clock', ?)",
                         (msgspec.json.encode(self.ix.clock).decode(),))

@@ -19,6 +19,7 @@ from typing import Any
 
 import eventlog
 from eventlog.errors import EvlogError
+from projections.recall import ftsproof
 from projections.recall.index import RecallIndex
 
 INDEX_FILE = os.path.join("state", "recall.sqlite")
@@ -114,7 +115,8 @@ def rebuild(home: str, *, ws: Any = None) -> RecallIndex:
 
 def glance(home: str, ws: Any) -> str:
     """Why the workspace's index must be rebuilt, judged without reading its texts ("" if it need not):
-    missing, unreadable, of another schema, ahead of the log, or its item counter not its row count.
+    missing, unreadable, of another schema, ahead of the log, its item counter not its row count, or
+    without the full-text digest that lets ``check`` prove it without tokenising (``ftsproof``).
     (``check`` is the proof; this is what ``evlog replay`` looks at before it keeps an index.)"""
     path = index_path(home)
     if not os.path.exists(path):
@@ -129,6 +131,8 @@ def glance(home: str, ws: Any) -> str:
         (rows,) = ix.db.execute("SELECT count(*) FROM docs").fetchone()
         if rows != int(ix._meta("ndocs", 0)):
             return f"{rows} items but its counter says {ix._meta('ndocs')}"
+        if ftsproof.stored(ix.db) is None:
+            return "made before the full-text digest (replay --check would tokenise every row to prove it)"
         return ""
     except sqlite3.DatabaseError as e:
         return f"unreadable ({e})"
@@ -153,8 +157,9 @@ def refresh(home: str, ws: Any) -> str:
 def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
     """Problems of the live index ([] when none), up to the live index's seq.
 
-    Proved in one pass each: ``verify`` tokenises the index's own rows once and compares the
-    full-text index with them (and the counters with the rows); then the log is folded into a
+    Proved in one pass each: ``verify`` proves the full-text index against the index's own rows
+    with the digest its writer kept (``ftsproof``; an index without one, or ``full``, tokenises
+    every row again) and the counters with the rows; then the log is folded into a
     rows-only scratch index (no tokenising: ``RecallIndex.rows_only``) and every row of the
     two is compared (``row_differences``). Together: the index is what the log gives. ``full``
     instead builds a whole second index from the log and compares ``content_digest`` (the
@@ -165,7 +170,7 @@ def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
         return []
     live = RecallIndex(live_path, readonly=True)
     try:
-        problems = [f"recall index: {p}" for p in live.verify()]
+        problems = [f"recall index: {p}" for p in live.verify(tokenise=full)]
         with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
             scratch = os.path.join(tmp, "recall.sqlite")
             fresh = RecallIndex(scratch) if full else RecallIndex.rows_only(scratch)

@@ -123,6 +123,9 @@ def test_the_rows_only_fold_writes_no_full_text_index(tmp_path, home):
         fresh.catch_up(ws.log.read(1))
         assert fresh.db.execute("SELECT count(*) FROM fts_row").fetchone()[0] == 0
         assert live.db.execute("SELECT count(*) FROM fts_row").fetchone()[0] > 0
+        blobs = "SELECT count(*) FROM docs WHERE typeof(body) = 'blob'"
+        assert live.db.execute(blobs).fetchone()[0] == 1, "the long CJK message is stored packed in the index"
+        assert fresh.db.execute(blobs).fetchone()[0] == 0, "a scratch fold compresses texts nobody keeps"
         assert live.row_differences(fresh) == []
     finally:
         fresh.close()
@@ -172,7 +175,7 @@ def test_replay_keeps_a_sound_index_caught_up_and_says_so(home, cli_runner):
     assert rw.check(home) == []
 
 
-@pytest.mark.parametrize("damage", ["missing", "counter", "ahead", "schema"])
+@pytest.mark.parametrize("damage", ["missing", "counter", "ahead", "schema", "no digest"])
 def test_replay_rebuilds_an_index_that_looks_wrong(home, cli_runner, damage):
     from eventlog.cli import cli
 
@@ -183,7 +186,8 @@ def test_replay_rebuilds_an_index_that_looks_wrong(home, cli_runner, damage):
         ix = RecallIndex(path)
         sql = {"counter": "UPDATE meta SET value = value + 1 WHERE key = 'ndocs'",
                "ahead": "UPDATE meta SET value = value + 5 WHERE key = 'seq'",
-               "schema": "UPDATE meta SET value = 999 WHERE key = 'schema'"}[damage]
+               "schema": "UPDATE meta SET value = 999 WHERE key = 'schema'",
+               "no digest": "DELETE FROM meta WHERE key = 'ftsdig'"}[damage]
         ix.db.execute(sql)
         ix.close()
     res = cli_runner.invoke(cli, ["--home", home, "--traceback", "replay", "--json"])
@@ -235,3 +239,91 @@ def test_a_rows_only_fold_has_the_rows_of_a_full_fold(tmp_path_factory, log, cut
     finally:
         full.close()
         rows.close()
+
+
+# -- the full-text index proved by its writer's digest, without tokenising (issue 25) ---------------
+
+def _message_row(ix: RecallIndex, mid: str) -> tuple[int, str, str, str]:
+    """(rowid, text, aux, tags) of message ``mid`` of cli:a, as the writer's digest hashes it."""
+    read = ix.db.cursor()
+    try:
+        return next(row for row in ix._stored_fts_rows(read)
+                    if row[0] == ix.db.execute("SELECT id FROM docs WHERE mid = ? AND sid = (SELECT sid FROM sessions "
+                                               "WHERE skey = 'cli:a')", (mid,)).fetchone()[0])
+    finally:
+        read.close()
+
+
+def _write_fts(ix: RecallIndex, deleted: tuple, inserted: tuple) -> None:
+    """What a buggy writer would do: one delete and one insert in the full-text index, both recorded in its digest."""
+    from projections.recall import ftsproof
+    from projections.recall.index import _DELETE_FTS, _INSERT_FTS
+    from projections.recall.text import index_text
+
+    ix.db.execute("BEGIN IMMEDIATE")
+    ix.db.execute(_DELETE_FTS, (deleted[0], index_text(deleted[1]), index_text(deleted[2]), deleted[3]))
+    ix.db.execute(_INSERT_FTS, (inserted[0], index_text(inserted[1]), index_text(inserted[2]), inserted[3]))
+    ftsproof.save(ix.db, ftsproof.row_hash(*inserted) - ftsproof.row_hash(*deleted))
+    ix.db.execute("COMMIT")
+
+
+@pytest.mark.parametrize("bug", ["inserted another text", "deleted another text"])
+def test_the_digest_finds_a_full_text_index_written_other_than_its_rows(home, monkeypatch, bug):
+    ix = RecallIndex(rw.index_path(home))
+    try:
+        row = _message_row(ix, "2")
+        other = (row[0], "Snowball stemming.", *row[2:])
+        _write_fts(ix, row, other) if bug == "inserted another text" else _write_fts(ix, other, row)
+    finally:
+        ix.close()
+    calls = []
+    monkeypatch.setattr(RecallIndex, "_fts_difference", lambda self, *a: calls.append(1) or [])
+    problems = rw.check(home)
+    assert calls == [], "the default check tokenised the rows again"
+    assert any("not written with the stored rows" in p for p in problems), problems
+    if bug == "inserted another text":  # (a delete of tokens a row never had can leave the same vocabulary)
+        monkeypatch.undo()
+        assert any("full-text index does not match the rows" in p for p in rw.check(home, full=True))
+
+
+def test_the_digest_of_a_sound_index_holds_after_updates_deletes_and_facts(home):
+    from projections.recall import ftsproof
+
+    with eventlog.open_workspace(home, writable=True) as ws:
+        ws.append([MessageUpdated(session_key="cli:a", message_id="2", content="Snowball 词干 stemming."),
+                   MemoryAppended(fact_id="f1", text="The user prefers spaces.", scope="user", section="prefs"),
+                   SessionDeleted(session_key="cli:b")])
+    rw.update(home).close()
+    ix = RecallIndex(rw.index_path(home), readonly=True)
+    try:
+        assert ftsproof.stored(ix.db) not in (None, 0)
+        assert ix.verify() == [] and ix.verify(tokenise=True) == []
+    finally:
+        ix.close()
+    assert rw.check(home) == []
+
+
+def test_an_index_without_a_digest_is_still_proved_by_tokenising(home):
+    ix = RecallIndex(rw.index_path(home))
+    ix.db.execute("DELETE FROM meta WHERE key = 'ftsdig'")
+    ix.db.execute("INSERT INTO fts(fts, rowid, t) VALUES ('delete', 99999, 'nothing')")  # row count kept
+    ix.db.execute("INSERT INTO fts(rowid, t) VALUES (99999, 'ghost sqlite')")
+    ix.close()
+    assert any("full-text index does not match the rows" in p for p in rw.check(home))
+
+
+def test_a_hand_edit_of_the_full_text_table_that_keeps_its_rows_needs_full_index(home, cli_runner):
+    from eventlog.cli import cli
+
+    ix = RecallIndex(rw.index_path(home))
+    (rowid,) = ix.db.execute("SELECT id FROM docs WHERE mid = '2'").fetchone()
+    row = _message_row(ix, "2")
+    from projections.recall.index import _DELETE_FTS, _INSERT_FTS
+
+    ix.db.execute(_DELETE_FTS, row)  # outside the writer: its digest is not told
+    ix.db.execute(_INSERT_FTS, (rowid, "Snowball stemming.", "", row[3]))
+    ix.close()
+    assert cli_runner.invoke(cli, ["--home", home, "replay", "--check"]).exit_code == 0  # what the digest cannot see
+    res = cli_runner.invoke(cli, ["--home", home, "replay", "--check", "--full-index"])
+    assert res.exit_code == 1 and "full-text index does not match the rows" in res.output, res.output
+    assert cli_runner.invoke(cli, ["--home", home, "replay", "--full-index"]).exit_code == 2
