@@ -1,4 +1,4 @@
-"""Project conventions a user reveals while working with an agent: stack, checks, tracking, language.
+"""Project conventions a user reveals while working with an agent: stack, checks, tracking, instructions.
 
 A user rarely says "this project uses Phoenix"; they type ``mix phx.server doesnt seem to
 start`` or ``Work on bead spotter-dov. Run bd show ...``. ``project_signals`` reads the
@@ -10,8 +10,9 @@ the caller passes only entries that ``text.skip_reason`` lets through) and finds
   the forms that cannot be ordinary English: ``React`` capitalised, ``go test``);
 * **tracking**: how work is tracked (beads with ``bd``, Jira keys, GitHub issues, Linear);
 * **instructions**: an agent instruction file the user keeps (CLAUDE.md, AGENTS.md);
-* **language**: the language the user writes in (by script; English only from at least
-  two messages of four words or more, so a lone "ok" decides nothing).
+
+The language the user writes in (``language_of``) is no fact: the agent sees it in every
+prompt, and a reader of the coding sessions does not keep it (tools/judged/coding-rubric.md).
 
 Each finding becomes one sentence naming the project or the user, with the (at most 3)
 messages it was seen in as sources.
@@ -118,7 +119,7 @@ def language_of(text: str) -> str | None:
 
 @dataclass
 class Signal:
-    """One finding: its sentence, the kind (stack, checks, tracking, instructions, language) and sources."""
+    """One finding: its sentence, the kind (stack, checks, tracking, instructions) and sources."""
 
     kind: str
     key: str  # what it is about ("Phoenix", "Japanese"): the unit of duplicate checks
@@ -128,7 +129,6 @@ class Signal:
 def project_signals(entries: list[Entry], texts: dict[str, str]) -> list[Signal]:
     """What ``entries`` (user messages; ``texts[ref]`` is the text the user wrote) reveal, in order of first sight."""
     found: dict[tuple[str, str], Signal] = {}
-    lang_count: dict[str, list[Entry]] = {}
     for e in entries:
         text = _URL.sub(" ", texts.get(e.ref, ""))  # a name inside a link ("...marketplace-elixir") says nothing
         if not text.strip():
@@ -141,13 +141,6 @@ def project_signals(entries: list[Entry], texts: dict[str, str]) -> list[Signal]
                 found.setdefault(("tracking", what), Signal("tracking", what)).sources.append(e)
         for m in _INSTRUCTIONS.finditer(text):
             found.setdefault(("instructions", m.group(1)), Signal("instructions", m.group(1))).sources.append(e)
-        lang = language_of(text)
-        if lang:
-            lang_count.setdefault(lang, []).append(e)
-    for lang, es in lang_count.items():
-        strong = [e for e in es if len(_URL.sub(" ", texts[e.ref])) >= (6 if lang != "English" else 20)]
-        if (lang == "English" and len(strong) >= 2) or (lang != "English" and strong):
-            found[("language", lang)] = Signal("language", lang, strong)
     return list(found.values())
 
 
@@ -178,7 +171,7 @@ def signal_sentences(signals: list[Signal], known_texts: list[str] = ()) -> list
                 seen.setdefault(e.ref, e)
         return sorted(seen.values(), key=lambda e: (e.seq, e.time, e.ref))[:3]
 
-    for kind in ("stack", "checks", "tracking", "instructions", "language"):
+    for kind in ("stack", "checks", "tracking", "instructions"):
         group = by_kind.get(kind, [])
         if not group:
             continue
@@ -190,12 +183,9 @@ def signal_sentences(signals: list[Signal], known_texts: list[str] = ()) -> list
         elif kind == "tracking":
             for s in group:
                 out.append((f"Work on the project is tracked as {s.key}.", sources([s])))
-        elif kind == "instructions":
-            for s in group:
-                out.append((f"The project keeps instructions for the coding agent in {s.key}.", sources([s])))
         else:
             for s in group:
-                out.append((f"The user writes to the agent in {s.key}.", sources([s])))
+                out.append((f"The project keeps instructions for the coding agent in {s.key}.", sources([s])))
     return out
 
 

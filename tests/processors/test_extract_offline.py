@@ -181,8 +181,7 @@ def test_chinese_habits_and_requests_become_facts_about_the_user():
 def test_chinese_questions_and_requests_are_no_facts():
     said = ["你能帮我看看这个错误吗？", "帮我写一个脚本", "今天北京天气", "你好"]
     es = [entry(t, n=i) for i, t in enumerate(said, 1)]
-    ops = extract(es, [])
-    assert [o.text for o in ops] == ["The user writes to the agent in Chinese."]
+    assert extract(es, []) == []
 
 
 def test_chinese_relative_dates_are_resolved():
@@ -345,19 +344,17 @@ def test_stack_tracking_and_language_are_found_in_what_the_user_typed():
     assert "Work on the project is tracked as beads, with the bd command." in got
     assert "The project uses Elixir and Phoenix." in got
     assert "The project's code is checked with credo." in got
-    assert "The user writes to the agent in English." in got
     again = extract(es, [fact(f"k{i}", t, subject="project", scope="project", project="/w") for i, t in enumerate(got)])
     assert adds(again) == []
 
 
-def test_the_language_the_user_writes_in():
+def test_the_language_the_user_writes_in_is_no_fact():
+    """The agent sees the user's language in every prompt; a reader of the sessions does not keep it."""
     ops = extract([entry("@CLAUDE.md を最新の状態にアップデートしてください", project="/d")], [])
-    assert [o.text for o in ops] == ["The project keeps instructions for the coding agent in CLAUDE.md.",
-                                     "The user writes to the agent in Japanese."]
+    assert [o.text for o in ops] == ["The project keeps instructions for the coding agent in CLAUDE.md."]
     assert all(o.scope == "project" and o.project == "/d" for o in ops)
     english = [entry("fix the login form please", n=1), entry("and then add a test for the error case", n=2)]
-    assert [o.text for o in extract(english, [])] == ["The user writes to the agent in English."]
-    assert extract([english[0], entry("ok", n=3)], []) == []  # one message is not enough to tell
+    assert extract(english, []) == []
 
 
 # --- properties ----------------------------------------------------------------------------------------
