@@ -165,9 +165,12 @@ def bench_hybrid_query(ctx: Context) -> Result | None:
     n = ctx.size(100_000, 10_000)
     ix, sem, questions = _hybrid_index(ctx, n)
     try:
+        t0 = time.perf_counter()
         recall(ix, "warm up the caches", semantic=sem)  # loads the matrix once, as a server's first query
+        progress(f"  hybrid: first query (loads the matrix) {time.perf_counter() - t0:.1f} s")
         matrix = vector_index(ix, sem).matrix
         hybrid = _latencies(lambda q: recall(ix, q, semantic=sem), questions)
+        progress(f"  hybrid: {len(questions)} hybrid queries, p50 {_pct(hybrid, 0.5)} ms")
         lexical = _latencies(lambda q: recall(ix, q), questions)
         qvecs = [np.asarray(sem.embedder.embed([q])[0], dtype=np.float32) for q in questions[:20]]
         embed_only = _latencies(lambda q: sem.embedder.embed([q]), [f"{q} ?" for q in questions])
