@@ -99,7 +99,7 @@ register(Job(name="dream", kind="follower", run=run_dream, interval=DREAM_INTERV
              help="messages and notes -> facts in MEMORY.md"))
 register(Job(name="recall", kind="follower", run=run_recall, interval=60.0, order=60,
              help="catch the search index up with the log"))
-register(Job(name="embed", kind="state", run=run_embed, daemon=False, order=65,
+register(Job(name="embed", kind="state", run=run_embed, interval=60.0, order=65,
              help="sentence vectors of new indexed texts, for hybrid recall (the embeddings extra)"))
 register(Job(name="watch", kind="external", run=None, interval=0.0, order=70,
              help="ingest grown transcripts (supplied by the app: eventlog.app.agents.watch)"))

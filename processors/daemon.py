@@ -3,7 +3,8 @@
 The jobs, their order within a round and their default intervals come from the registry
 (``processors.registry``; ``schedule`` in evlog.json overrides, seconds): snapshot 300,
 digest 900, autocompact 300, dream 120 (memory within minutes), archive 86400, recall 60
-(keeps the search index caught up), watch 0 (off; ingests grown transcripts,
+(keeps the search index caught up), embed 60 (sentence vectors for hybrid recall, computed in a
+child process that shutdown terminates: ``processors.embed_job.run_in_background``), watch 0 (off; ingests grown transcripts,
 ``eventlog.app.agents.watch``, an ``external`` job passed in by the caller through
 ``jobs`` since it lives above the processors), and any registered plugin job. A job
 missing from evlog.json runs at its default; 0 turns a job off. Every job is due at
@@ -99,6 +100,10 @@ def run_daemon(
     if unknown:
         raise ConfigError(f"unknown job(s) in schedule: {', '.join(sorted(unknown))}; known: {', '.join(order)}")
     external = dict(jobs or {})
+    if sched.get("embed", 0) > 0:  # in a child process: torch never loads beside this loop
+        from processors.embed_job import run_in_background
+
+        external.setdefault("embed", run_in_background)
     for job in registry.names(["external"]):
         if sched.get(job, 0) > 0 and job not in external:
             log(f"{job}: scheduled but not available here; skipped")
@@ -119,6 +124,10 @@ def run_daemon(
         _loop(ws, llm, stop, log, _Round(sched, next_at, counts, order, wait or stop.wait), clock, once, external,
               heartbeat, wall_of)
     finally:
+        if "embed" in external:
+            from processors.embed_job import stop_background
+
+            stop_background(ws.home)
         if heartbeat is not None:
             heartbeat.stopped()
     log("daemon stopping: every offset is committed")

@@ -1910,6 +1910,7 @@ def bench_help_time(ctx: Context) -> Result:
 
 
 import bench_cli  # noqa: E402,F401  (registers append_file_1m, cli_growth, sessions_5000, tail_follow_latency)
+import bench_hybrid  # noqa: E402,F401  (registers embed_rate, hybrid_query_100k, hybrid_cli_oneshot)
 
 # --------------------------------------------------------------------------- recall at scale
 

@@ -19,7 +19,10 @@ back to positions to score.
 Modes: ``lib`` appends the same events through the library (``RecallIndex.catch_up``) and
 asks ``recall(...)`` (turns) and ``recall_sessions(...)`` (sessions); ``cli`` writes one catbuddy session file per session, runs ``evlog
 init``, ``evlog ingest DIR`` and ``evlog recall QUESTION -n 50 --json --scope messages
---now QUESTION_DATE`` as subprocesses (``--group session`` for the session ranking).
+--now QUESTION_DATE`` as subprocesses (``--group session`` for the session ranking); with
+``--hybrid`` also ``evlog run embed`` (until nothing is pending; ``--embeddings-cache`` is
+copied into the workspace first, so only the texts it lacks are embedded) and the same
+recalls with ``--semantic``.
 The question date is "now" for the question (``--now``), so relative times ("two weeks
 ago") resolve against it.
 
@@ -284,9 +287,26 @@ def _evlog(home: str, *args: str) -> str:
     return p.stdout
 
 
-def evlog_cli(item: Item, tmp: str, group: bool) -> tuple[list[int], list[tuple[int, int]], float]:
-    """Ask through `evlog ingest` + `evlog recall` (subprocesses)."""
-    base = os.path.join(tmp, item.qid)
+def _cli_embed(home: str, cache: str | None) -> None:
+    """`evlog run embed` until nothing is pending (``cache``: a store of earlier runs, copied in first:
+    vectors are found by content hash, so only texts it lacks are embedded)."""
+    if cache and os.path.exists(cache):  # SQLite's backup: a consistent copy while another run writes it
+        os.makedirs(os.path.join(home, "state"), exist_ok=True)
+        src, dst = sqlite3.connect(cache), sqlite3.connect(os.path.join(home, "state", "recall-embeddings.sqlite"))
+        try:
+            src.backup(dst)
+        finally:
+            src.close()
+            dst.close()
+    while json.loads(_evlog(home, "run", "embed", "--json").strip().splitlines()[-1]).get("pending"):
+        pass
+
+
+def evlog_cli(item: Item, tmp: str, group: bool, *, semantic: bool = False,
+              cache: str | None = None) -> tuple[list[int], list[tuple[int, int]], float]:
+    """Ask through `evlog ingest` + `evlog recall` (subprocesses); ``semantic``: `evlog run embed`, then
+    `evlog recall --semantic` (the hybrid a warm process runs by default)."""
+    base = os.path.join(tmp, item.qid + ("-hybrid" if semantic else ""))
     src, home = os.path.join(base, "sessions"), os.path.join(base, "home")
     os.makedirs(src)
     for i, (turns, date) in enumerate(zip(item.sessions, item.dates, strict=True)):
@@ -297,14 +317,18 @@ def evlog_cli(item: Item, tmp: str, group: bool) -> tuple[list[int], list[tuple[
                                     "timestamp": _ms(date, j + 1)}, ensure_ascii=False) + "\n")
     _evlog(home, "init")
     _evlog(home, "ingest", src, "--format", "catbuddy")
+    extra = ("--semantic",) if semantic else ()
+    if semantic:
+        _cli_embed(home, cache)
     t0 = time.perf_counter()
-    out = _evlog(home, "recall", item.question, "-n", str(N_HITS), "--json", "--scope", "messages", "--now", item.now)
+    out = _evlog(home, "recall", item.question, "-n", str(N_HITS), "--json", "--scope", "messages", "--now", item.now,
+                 *extra)
     dt = time.perf_counter() - t0
     hits = [json.loads(line) for line in out.splitlines() if line.strip()]
     sessions, turns = _rankings_from_hits(item, hits)
     if group:
         out = _evlog(home, "recall", item.question, "-n", str(N_HITS), "--json", "--scope", "messages", "--now",
-                     item.now, "--group", "session")
+                     item.now, "--group", "session", *extra)
         grouped = [json.loads(line) for line in out.splitlines() if line.strip()]
         sessions, _ = _rankings_from_hits(item, grouped)
     return sessions, turns, dt
@@ -368,12 +392,12 @@ def _print(summary: dict) -> None:
 
 def _hybrid(args: argparse.Namespace, tmp: str) -> Any:
     """The hybrid ranker (``Semantic`` in mode ``hybrid``), its vectors cached in ``--embeddings-cache``."""
-    if args.mode != "lib":
-        raise SystemExit("--hybrid measures through the library: use it with --mode lib")
     from projections.recall.embeddings import Semantic, available
 
     if not available():
         raise SystemExit("--hybrid needs the embeddings extra (pip install -e '.[embeddings]')")
+    if args.mode == "cli":  # the subprocesses load the model; nothing to load here
+        return True
     options: dict = {"mode": "hybrid"}
     if args.fusion_weight is not None:
         options["fusion_weight"] = args.fusion_weight
@@ -395,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranking", default="", metavar="K=V,...",
                     help="lib: override Ranking fields (e.g. diversity=1.0,aggregate=0.5) to compare settings")
     ap.add_argument("--hybrid", action="store_true",
-                    help="lib: also measure hybrid recall (the embeddings extra) as system evlog-hybrid")
+                    help="also measure hybrid recall (the embeddings extra) as system evlog-hybrid (cli: `evlog run "
+                         "embed`, then `evlog recall --semantic`)")
     ap.add_argument("--embeddings-cache", default=None, metavar="PATH",
                     help="hybrid: keep the vectors in this file across runs (default: a temporary file)")
     ap.add_argument("--fusion-weight", type=float, default=None, help="hybrid: Semantic.fusion_weight")
@@ -424,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
             lat.append(dt)
             row = {"qid": it.qid, "type": it.qtype, "tuning": it.tuning, "evlog": score(it, s, t)}
             if semantic is not None:
-                hs, ht, hdt = evlog_lib(it, tmp, ranking, semantic)
+                hs, ht, hdt = (evlog_lib(it, tmp, ranking, semantic) if args.mode == "lib" else
+                               evlog_cli(it, tmp, args.group, semantic=True, cache=args.embeddings_cache))
                 hlat.append(hdt)
                 row["evlog-hybrid"] = score(it, hs, ht)
             for name, (bs, bt) in bm25_rankings(it).items():

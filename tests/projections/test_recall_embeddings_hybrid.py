@@ -111,7 +111,7 @@ def test_new_vectors_are_picked_up_without_a_restart(tmp_path):
 
 
 def test_the_embed_job_is_registered_and_fills_the_store(tmp_path):
-    assert registry.get("embed").kind == "state" and not registry.get("embed").daemon
+    assert registry.get("embed").kind == "state" and registry.get("embed").daemon  # in a child process
     home = str(tmp_path / "ws")
     init_workspace(home)
     with Workspace.open(home, writable=True) as ws:
@@ -145,7 +145,7 @@ def test_hybrid_is_the_default_only_where_it_is_cheap(tmp_path, monkeypatch):
 
     home = str(tmp_path / "ws")
     init_workspace(home)
-    fake = FakeEmbedder("all-MiniLM-L6-v2")
+    fake = FakeEmbedder(embeddings.MiniLM.name)
     warm: list[bool] = []
     monkeypatch.setattr(embeddings, "available", lambda: True)
     monkeypatch.setattr(embeddings, "loaded", lambda: bool(warm))
@@ -181,3 +181,36 @@ def test_the_embed_job_never_waits_for_the_model(tmp_path, monkeypatch):
         t.start()
         t.join(30)
         assert started == [True] and "loading the model" in reports[0].skipped
+
+
+def test_a_long_lived_process_loads_the_model_once_vectors_exist_and_a_one_shot_never_does(tmp_path, monkeypatch):
+    from eventlog.app import recall as rc
+    from projections.recall import embeddings
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    fake = FakeEmbedder(embeddings.MiniLM.name)
+    loads: list[bool] = []  # warm_up calls
+    ready: list[bool] = []  # the background load finished
+    monkeypatch.setattr(rc, "_LONG_LIVED", [])
+    monkeypatch.setattr(embeddings, "available", lambda: True)
+    monkeypatch.setattr(embeddings, "loaded", lambda: bool(ready))
+    monkeypatch.setattr(embeddings, "warm_up", lambda: loads.append(True) or object())
+    monkeypatch.setattr(embeddings, "_shared_minilm", lambda: fake)
+    with Workspace.open(home, writable=True) as ws:
+        ws.append([SessionCreated(session_key="s", project="p"),
+                   MessageAppended(session_key="s", message_id="0", role="user", content="My kitten sleeps.")])
+        assert rc.warm(home) is False and loads == []  # a server starting on a workspace with no vectors yet
+        run_embed(ws, embedder=fake)  # the daemon's embed job stores them
+        loads.clear()
+        assert rc.search(ws, "feline") == []  # this query is lexical, and starts the load in the background
+        assert loads == [True]
+        ready.append(True)
+        fake.embedded.clear()
+        assert [h.message_id for h in rc.search(ws, "feline")] == ["0"]  # then hybrid: only the query embedded
+        assert fake.embedded == ["feline"]
+        loads.clear()
+        ready.clear()
+        monkeypatch.setattr(rc, "_LONG_LIVED", [])  # a one-shot command (no warm): never starts a load
+        rc.search(ws, "feline")
+        assert loads == []

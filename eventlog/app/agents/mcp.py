@@ -743,6 +743,9 @@ def build_server(home: str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
                  result_tokens: int = DEFAULT_RESULT_TOKENS) -> Any:
     """The MCP server (an ``MCPServer``) over the workspace at ``home``; ``.run()`` serves stdio."""
     backend = Backend(home, lock_timeout=lock_timeout, result_tokens=result_tokens)
+    from eventlog.app import recall as rc
+
+    rc.warm(home)  # a long-lived process: hybrid recall once the model is loaded (in the background)
 
     class EvlogServer(MCPServer):
         def tool(self, *args: Any, **kwargs: Any) -> Any:

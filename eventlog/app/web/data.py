@@ -370,12 +370,14 @@ def search(ws: Workspace, query: str, *, project: str | None = None) -> SearchVi
     lists the sessions whose title, preview or key contains it)."""
     path = recall_index_path(ws)
     if os.path.exists(path):
+        from eventlog.app.recall import semantic_ranker
         from eventlog.errors import EvlogError
         from projections.recall import RecallIndex, recall
 
         try:
-            with RecallIndex(path, readonly=True) as ix:
-                hits = recall(ix, query, scope="messages", project=project or None, limit=SEARCH_LIMIT)
+            with RecallIndex(path, readonly=True) as ix:  # hybrid where the model is loaded (eventlog.app.recall.warm)
+                hits = recall(ix, query, scope="messages", project=project or None, limit=SEARCH_LIMIT,
+                              semantic=semantic_ranker(ws, None))
                 behind = ws.log.last_seq - ix.seq
         except EvlogError as e:
             return SearchView("recall", [], note=str(e))

@@ -128,7 +128,10 @@ def serve_local(home: str, *, port: int = 0, token: str | None = None,
     """Serve the workspace at ``home`` on 127.0.0.1 until interrupted; ``on_ready(url)`` gets the URL to open."""
     import uvicorn
 
+    from eventlog.app import recall as rc
+
     app, sock, url = local(home, port=port, token=token)
+    rc.warm(home)  # a long-lived process: hybrid recall once the model is loaded (in the background)
     on_ready(url)
     try:
         uvicorn.Server(_config(app)).run(sockets=[sock])

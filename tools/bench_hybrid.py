@@ -1,0 +1,223 @@
+"""Hybrid recall benchmarks: embedding rate, warm hybrid query latency, the one-shot CLI.
+
+Each needs the embeddings extra (the packaged all-MiniLM-L6-v2 and torch); without it
+each is skipped with a note. Imported by tools/bench.py, which lists them:
+
+``embed_rate`` (target: ratio >= 1.5)
+    Texts per CPU second of ``MiniLM.embed`` (the model's 128-piece window, texts cut to
+    1,024 characters, batches of 64 under ``torch.inference_mode``) on 128 seeded chat
+    texts (``projections/recall/bench.py``'s corpus: log-normal lengths, median 300
+    chars, a tail to 32k), against the same model at its packaged setting (256 pieces,
+    whole texts, no inference mode: what embedding did before). CPU seconds
+    (``time.process_time``), not wall: on a shared machine they are what the work costs;
+    the wall rates are in the details.
+``hybrid_query_100k`` (target: p50 <= 50 ms; p95 <= 150 ms)
+    ``recall`` with the hybrid ranker in a warm process (model loaded, the vector matrix
+    loaded by the first query, outside the clock) over an index of 100k messages (10k
+    with ``--quick``), 100 natural-language questions. Only the question is embedded,
+    by the real model; the stored vectors are seeded random unit vectors, one per text
+    (embedding 100k texts takes hours on this CPU, and the cost of the search does not
+    depend on the values). Baselines, same run: lexical ``recall`` of the same questions
+    (``lexical_p50_ms``) and a bare numpy product ``matrix @ q`` with ``argpartition``
+    over the same matrix (``numpy_p50_ms``; the floor of the vector search), and the
+    query embedding alone (``embed_query_p50_ms``).
+``hybrid_cli_oneshot`` (target: <= 1.5 s)
+    Wall seconds of ``evlog recall --semantic QUESTION`` (a new process: imports torch,
+    loads the model, embeds the question) on a workspace of 2,000 messages with vectors,
+    against ``evlog recall QUESTION`` (lexical, the default of a one-shot command).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from bench import Check, Context, Result, benchmark, progress, run_measured
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _extra() -> bool:
+    from projections.recall.embeddings import available
+
+    if not available():
+        progress("  skipped: the embeddings extra is not installed")
+        return False
+    return True
+
+
+def _texts(n: int, seed: int = 20261201) -> list[str]:
+    from projections.recall.bench import Corpus
+
+    corpus = Corpus(seed)
+    return [corpus.text() for _ in range(n)]
+
+
+def _rate(embed: Any, texts: list[str]) -> tuple[float, float]:
+    """(texts per CPU second, texts per wall second) of one call."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    embed(texts)
+    return len(texts) / (time.process_time() - c0), len(texts) / (time.perf_counter() - t0)
+
+
+@benchmark("embed_rate", "texts per CPU second of MiniLM.embed (128-piece window) vs the packaged 256-piece setting")
+def bench_embed_rate(ctx: Context) -> Result | None:
+    """See the module docstring."""
+    if not _extra():
+        return None
+    from projections.recall.embeddings import MiniLM, clip
+
+    model = MiniLM()
+    texts = _texts(128)
+    st = model.model
+
+    def packaged(ts: list[str]) -> Any:
+        st.max_seq_length = 256
+        try:
+            return st.encode(ts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                             show_progress_bar=False)
+        finally:
+            st.max_seq_length = 128
+
+    model.embed(texts[:8])  # first-call costs on both sides' shared model
+    rounds = []
+    for _ in range(max(1, min(2, ctx.repeats))):
+        rounds.append((_rate(packaged, texts), _rate(model.embed, texts)))
+    base = max(r[0][0] for r in rounds)
+    ours = max(r[1][0] for r in rounds)
+    chars = sorted(len(t) for t in texts)
+    return Result("embed_rate", round(ours, 1), round(base, 1), "texts/cpu-s", len(texts),
+                  "the same model at its packaged setting: 256 word pieces, whole texts, no inference mode",
+                  target=1.5, details={"wall_texts_per_s": round(max(r[1][1] for r in rounds), 1),
+                                       "baseline_wall_texts_per_s": round(max(r[0][1] for r in rounds), 1),
+                                       "median_chars": chars[len(chars) // 2], "max_chars": chars[-1],
+                                       "cut_chars": len(clip("x" * 100_000)), "torch_threads": model.torch.get_num_threads(),
+                                       "load_1m": round(os.getloadavg()[0], 2)})
+
+
+def _random_vectors(cache: Any, model: str, ix: Any, dim: int, seed: int) -> int:
+    """Store a seeded random unit vector for every text of ``ix`` (as the embed job would store real ones)."""
+    import numpy as np
+
+    from projections.recall.embeddings import text_hash
+    from projections.recall.text import unpack
+
+    rng = np.random.default_rng(seed)
+    n = 0
+    cur = ix.db.execute("SELECT body FROM docs ORDER BY id")
+    while rows := cur.fetchmany(5000):
+        vs = rng.standard_normal((len(rows), dim)).astype(np.float32)
+        vs /= np.linalg.norm(vs, axis=1, keepdims=True)
+        cache.put(model, zip([text_hash(unpack(r[0])) for r in rows], vs, strict=True))
+        n += len(rows)
+    return n
+
+
+def _pct(xs: list[float], p: float) -> float:
+    ys = sorted(xs)
+    return round(ys[min(len(ys) - 1, int(p * (len(ys) - 1)))] * 1000, 2)
+
+
+def _hybrid_index(ctx: Context, n: int) -> tuple[Any, Any, list[str]]:
+    """An index of ``n`` synthetic messages with a vector per text, the hybrid ranker, 100 questions."""
+    import random
+
+    from eventlog.events import MessageAppended
+    from projections.recall import RecallIndex
+    from projections.recall.bench import Corpus
+    from projections.recall.bench import events as recall_events
+    from projections.recall.embeddings import HYBRID, EmbeddingCache, Semantic, shared_model
+
+    folder = ctx.scratch("hybrid")
+    evs = list(recall_events(n))
+    msgs = [e.content for e in evs if isinstance(e, MessageAppended)]
+    ix = RecallIndex(os.path.join(folder, "recall.sqlite"))
+    ix.catch_up(evs, batch=50_000)
+    del evs
+    model = shared_model()
+    cache = EmbeddingCache(os.path.join(folder, "emb.sqlite"))
+    progress(f"  hybrid: {_random_vectors(cache, model.name, ix, model.dim, 7)} vectors stored")
+    rng, corpus = random.Random(11), Corpus(13)
+    questions = [corpus.question(rng.choice(msgs)) for _ in range(100)]
+    return ix, Semantic(model, cache, **HYBRID), questions
+
+
+def _latencies(fn: Any, questions: list[str]) -> list[float]:
+    out = []
+    for q in questions:
+        t = time.perf_counter()
+        fn(q)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+@benchmark("hybrid_query_100k", "hybrid recall p50/p95 in a warm process at 100k messages vs lexical and bare numpy")
+def bench_hybrid_query(ctx: Context) -> Result | None:
+    """See the module docstring."""
+    if not _extra():
+        return None
+    import numpy as np
+
+    from projections.recall import recall
+    from projections.recall.embeddings import vector_index
+
+    n = ctx.size(100_000, 10_000)
+    ix, sem, questions = _hybrid_index(ctx, n)
+    try:
+        t0 = time.perf_counter()
+        recall(ix, "warm up the caches", semantic=sem)  # loads the matrix once, as a server's first query
+        progress(f"  hybrid: first query (loads the matrix) {time.perf_counter() - t0:.1f} s")
+        matrix = vector_index(ix, sem).matrix
+        hybrid = _latencies(lambda q: recall(ix, q, semantic=sem), questions)
+        progress(f"  hybrid: {len(questions)} hybrid queries, p50 {_pct(hybrid, 0.5)} ms")
+        lexical = _latencies(lambda q: recall(ix, q), questions)
+        qvecs = [np.asarray(sem.embedder.embed([q])[0], dtype=np.float32) for q in questions[:20]]
+        embed_only = _latencies(lambda q: sem.embedder.embed([q]), [f"{q} ?" for q in questions])
+        dots = []
+        for v in qvecs:
+            t = time.perf_counter()
+            sims = matrix @ v
+            np.argpartition(-sims, 199)[:200]
+            dots.append(time.perf_counter() - t)
+    finally:
+        ix.close()
+    details = {"messages": n, "vectors": int(matrix.shape[0]), "p50_ms": _pct(hybrid, 0.5), "p95_ms": _pct(hybrid, 0.95),
+               "lexical_p50_ms": _pct(lexical, 0.5), "lexical_p95_ms": _pct(lexical, 0.95),
+               "numpy_p50_ms": _pct(dots, 0.5), "embed_query_p50_ms": _pct(embed_only, 0.5),
+               "quick_mode_smaller_than_100k": ctx.quick, "load_1m": round(os.getloadavg()[0], 2)}
+    return Result("hybrid_query_100k", details["p50_ms"], details["lexical_p50_ms"], "ms", len(questions),
+                  "lexical recall of the same questions on the same index (numpy_p50_ms: matrix @ q alone)",
+                  target=50, target_of="ours", target_op="<=",
+                  checks=[Check("p95_ms", "<=", 150, " ms", "p95")], details=details)
+
+
+@benchmark("hybrid_cli_oneshot", "evlog recall --semantic in a new process vs evlog recall (lexical)")
+def bench_hybrid_cli(ctx: Context) -> Result | None:
+    """See the module docstring."""
+    if not _extra():
+        return None
+    import msgspec
+    from bench import build_workspace, evlog_script
+
+    from eventlog.app.workspace import Workspace
+    from projections.recall.bench import events as recall_events
+    from projections.recall.embeddings import EmbeddingCache, MiniLM
+    from projections.recall.workspace import embeddings_path, update
+
+    home = os.path.join(ctx.scratch("hybrid-cli"), "ws")
+    build_workspace(home, [[msgspec.structs.replace(e, seq=0, ts="") for e in recall_events(2000)]], via_workspace=True)
+    with Workspace.open(home, writable=True) as ws:
+        ix = update(home, ws=ws)
+        cache = EmbeddingCache(embeddings_path(home))
+        _random_vectors(cache, MiniLM.name, ix, MiniLM.dim, 5)
+        cache.close()
+        ix.close()
+    exe = [evlog_script()]
+    q = "what did we decide about the cache"
+    base = min(run_measured([*exe, "--home", home, "recall", q]).seconds for _ in range(2))
+    ours = min(run_measured([*exe, "--home", home, "recall", "--semantic", q]).seconds for _ in range(2))
+    return Result("hybrid_cli_oneshot", round(ours, 3), round(base, 3), "s", 2000,
+                  "evlog recall QUESTION (lexical, a one-shot's default) in a new process",
+                  target=1.5, target_of="ours", target_op="<=",
+                  details={"load_1m": round(os.getloadavg()[0], 2)})
