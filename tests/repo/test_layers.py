@@ -6,7 +6,9 @@
 Checked on the source with ``ast``, every import statement anywhere in a module (functions
 included), except those under ``if TYPE_CHECKING:``: a type-only name is not a dependency at
 run time (processors annotate ``ws: Workspace``, the composition root that runs them).
-``eventlog/__init__.py`` is the public facade and may reach every layer (lazily).
+``eventlog/__init__.py`` is the public facade and may reach every layer (lazily);
+``eventlog/entry.py`` is the console script, the top of the cli layer (it lives outside
+``eventlog.cli`` only so a context hook can reach the daemon before click is imported).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def layer_of(module: str) -> str | None:
         return "processors"
     if parts[0] != "eventlog" or len(parts) == 1:
         return None
+    if module == "eventlog.entry":
+        return "cli"
     return {"app": "app", "ingest": "ingest", "cli": "cli"}.get(parts[1], "core")
 
 
