@@ -474,9 +474,12 @@ def _workspace_files(ws: Workspace, *, segments: bool = False) -> Iterator[str]:
             path = os.path.join(root, name)
             if not segments and os.path.abspath(root) == log_dir and name.endswith(".jsonl"):
                 continue
-            if not stat.S_ISREG(os.lstat(path).st_mode):
-                continue  # the daemon's hook socket (run/hooks.sock), a FIFO: no bytes to erase
-            yield path
+            try:
+                regular = stat.S_ISREG(os.lstat(path).st_mode)
+            except OSError:
+                continue  # gone since the walk listed it (another writer's temporary file)
+            if regular:  # not the daemon's hook socket (run/hooks.sock) or a FIFO: they hold no bytes
+                yield path
     projects = list(getattr(ws.config, "projects", []) or [])
     for project in projects:
         mirror = os.path.join(project, "memory", "MEMORY.md")

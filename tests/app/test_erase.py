@@ -688,3 +688,20 @@ def test_a_fifo_in_the_workspace_does_not_stall_erase(tmp_path):
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         t.join(60)
     assert done == [[]], "erase stalled on a FIFO"
+
+
+def test_a_file_that_vanishes_during_the_walk_is_skipped(tmp_path, monkeypatch):
+    """Another writer's temporary file (projections.ckpt.tmp) may be gone between the walk and the look."""
+    from eventlog.app import erase as erase_mod
+
+    home = str(tmp_path / "ws")
+    _build(home)
+    real_walk = os.walk
+
+    def walk_with_a_ghost(top, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        for root, dirs, files in real_walk(top, *a, **k):
+            yield root, dirs, [*files, "gone.tmp"]
+
+    monkeypatch.setattr(erase_mod.os, "walk", walk_with_a_ghost)
+    with Workspace.open(home, writable=True) as ws:
+        assert erase(ws, Target("session", "secret-s")).remaining == []
