@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import threading
 from typing import NamedTuple
 
 _GLOBAL_OPTIONS = ("--home", "--lock-timeout")
@@ -34,9 +35,13 @@ def main() -> None:
     """Console-script entry point."""
     plan = hook_plan(sys.argv[1:], os.environ)
     if plan is not None:
+        watchdog = threading.Timer(plan.timeout, _give_up, args=(plan.timeout,))  # as the CLI's hook has
+        watchdog.daemon = True
+        watchdog.start()
         raw = sys.stdin.buffer.read(_max_payload() + 1)
         if _served_by_daemon(plan, raw):
             return
+        watchdog.cancel()  # the CLI starts its own
         sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     from eventlog.cli import main as cli_main
 
@@ -89,6 +94,13 @@ def _take_options(argv: list[str], names: tuple[str, ...], into: dict[str, str])
         into[name] = value
         i += 1
     return argv[i:]
+
+
+def _give_up(seconds: float) -> None:
+    sys.stderr.write(f"evlog hook: gave up after {seconds:g}s (no hook input, or a slow daemon); "
+                     "the next hook catches up\n")
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _max_payload() -> int:

@@ -262,3 +262,17 @@ def test_with_a_daemon_the_hook_prints_the_same_without_importing_the_cli(home, 
 def test_option_errors_are_still_the_clis(home) -> None:  # noqa: ANN001
     bad = _entry(home, payload("SessionStart", "/tmp"), "--budget", "10")
     assert bad.returncode == 2 and b"--budget" in bad.stderr
+
+
+def test_a_hook_whose_input_never_ends_gives_up_at_its_timeout(home) -> None:  # noqa: ANN001
+    """The fast path reads stdin before the CLI's watchdog exists: it has its own."""
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("EVLOG_HEADLESS", None)
+    started = time.monotonic()
+    with subprocess.Popen([*ENTRY, "--home", home, "hook", "claude-code", "--timeout", "1"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
+        proc.stdin.write(b'{"hook_event_name": "SessionStart"')  # and never closed
+        proc.stdin.flush()
+        code = proc.wait(timeout=30)
+        err = proc.stderr.read()
+    assert code == 0 and b"gave up after 1s" in err and time.monotonic() - started < 20
