@@ -205,11 +205,11 @@ class ClaudeTranscript:
 # --- timing ---------------------------------------------------------------------------------------------
 
 
-def run_hook(home: str, payload: dict[str, Any]) -> float:
+def run_hook(home: str, payload: dict[str, Any], program: list[str] | None = None) -> float:
     raw = json.dumps(payload).encode()
     t0 = time.perf_counter()
-    r = subprocess.run([EVLOG, "--home", home, "hook", "claude-code"], input=raw, capture_output=True, cwd=REPO,
-                       env=ENV)
+    r = subprocess.run([*(program or [EVLOG]), "--home", home, "hook", "claude-code"], input=raw, capture_output=True,
+                       cwd=REPO, env=ENV)
     took = time.perf_counter() - t0
     if r.returncode != 0 or r.stderr:
         raise RuntimeError(f"hook failed: {r.returncode} {r.stderr.decode(errors='replace')}")
@@ -247,15 +247,21 @@ def load() -> float:
 # --- benchmarks -----------------------------------------------------------------------------------------
 
 
+def project_workspace(tmp: str, name: str, n: int, *, sessions: int, rng: random.Random) -> tuple[str, str]:
+    """A workspace of ``n`` messages with full MEMORY.md files, and its project (with a ``src`` folder)."""
+    home = os.path.join(tmp, name)
+    project = os.path.join(tmp, f"{name}-repo")
+    os.makedirs(os.path.join(project, "src"))
+    progress(f"{name}: building a workspace of {n} messages and its memory")
+    build_messages(home, n, sessions=sessions, rng=rng, project=project)
+    add_memory(home, project, rng)
+    return home, project
+
+
 def bench_session_start(tmp: str, quick: bool, runs: int) -> Result:
     rng = random.Random(SEED)
     n = 10_000 if quick else 100_000
-    home = os.path.join(tmp, "ss")
-    project = os.path.join(tmp, "repo")
-    os.makedirs(os.path.join(project, "src"))
-    progress(f"session start: building a workspace of {n} messages")
-    build_messages(home, n, sessions=500, rng=rng, project=project)
-    add_memory(home, project, rng)
+    home, project = project_workspace(tmp, "ss", n, sessions=500, rng=rng)
     payload = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
                "cwd": os.path.join(project, "src"), "transcript_path": os.path.join(tmp, "none.jsonl")}
     r = subprocess.run([EVLOG, "--home", home, "hook", "claude-code"], input=json.dumps(payload).encode(),
@@ -392,12 +398,7 @@ def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
 
     rng = random.Random(SEED + 3)
     n = 100_000 if quick else 1_000_000
-    home = os.path.join(tmp, "warm")
-    project = os.path.join(tmp, "wrepo")
-    os.makedirs(os.path.join(project, "src"))
-    progress(f"warm hooks: building a workspace of {n} messages, its memory and recall index")
-    build_messages(home, n, sessions=2000, rng=rng, project=project)
-    add_memory(home, project, rng)
+    home, project = project_workspace(tmp, "warm", n, sessions=2000, rng=rng)
     with Workspace.open(home, writable=True) as ws:
         recall.rebuild(ws)
         ws.flush()
@@ -405,15 +406,7 @@ def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
     start = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup", "cwd": cwd,
              "transcript_path": os.path.join(tmp, "none.jsonl")}
     prompt = {**start, "hook_event_name": "UserPromptSubmit", "prompt": sentence(rng, 8)}
-    hook = [sys.executable, "-c", "from eventlog.entry import main; main()", "--home", home, "hook", "claude-code"]
-
-    def one(payload: dict[str, Any]) -> float:
-        t0 = time.perf_counter()
-        r = subprocess.run(hook, input=json.dumps(payload).encode(), capture_output=True, cwd=REPO, env=ENV)
-        took = time.perf_counter() - t0
-        if r.returncode != 0 or r.stderr:
-            raise RuntimeError(f"hook failed: {r.returncode} {r.stderr.decode(errors='replace')}")
-        return took
+    entry = [sys.executable, "-c", "from eventlog.entry import main; main()"]  # the console script, from this tree
 
     def floor() -> float:
         t0 = time.perf_counter()
@@ -423,7 +416,7 @@ def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
     turn = iter(range(10**9))
 
     def either() -> float:
-        return one(start if next(turn) % 2 else prompt)
+        return run_hook(home, start if next(turn) % 2 else prompt, entry)
 
     progress("warm hooks: no daemon (each hook in its own process)")
     cold, _ = interleaved(max(runs // 2, 5), either, floor)
@@ -431,7 +424,7 @@ def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
     # first round over a 1M-message workspace, which takes minutes, is not what is timed).
     init_workspace(home, schedule={job: 0 for job in DEFAULT_SCHEDULE})
     progress("warm hooks: starting the daemon (jobs off: a caught-up daemon between its jobs)")
-    daemon = subprocess.Popen([*hook[:3], "--home", home, "daemon", "--llm", "offline"], cwd=REPO, env=ENV,
+    daemon = subprocess.Popen([*entry, "--home", home, "daemon", "--llm", "offline"], cwd=REPO, env=ENV,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for_socket(home, daemon)
