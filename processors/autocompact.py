@@ -61,7 +61,8 @@ def rank(ws: Context, *, now: float, idle_minutes: float = DEFAULT_IDLE_MINUTES)
     """Every session with something to consolidate, best first, with why it may not run."""
     streaks = ws.compaction.streaks
     out = []
-    for key, s in ws.sessions.index.items():
+    # a snapshot: the views catch up on access, so another writer's new session would grow the dict mid-loop
+    for key, s in list(ws.sessions.index.items()):
         first, end = pending_messages(ws, key)
         if end <= first:
             continue

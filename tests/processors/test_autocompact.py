@@ -283,3 +283,30 @@ def test_a_consolidation_running_in_another_process_is_busy_for_autocompact(ws, 
             child.stdin.flush()
             child.wait(30)
     assert statuses(rank(ws, now=clock()))["held"] == "ready"
+
+
+def test_a_session_another_writer_creates_while_ranking_does_not_break_the_cycle(ws, workspace, clock, monkeypatch):
+    """The views catch up on access: a session appended by another process between two
+    candidates grew the dict rank() was iterating (the chaos run's daemon logged
+    'dictionary changed size during iteration')."""
+    import processors.autocompact as autocompact
+
+    session(ws, "a", 12, 60)
+    session(ws, "b", 12, 90)
+    other = Workspace.open(workspace, writable=True, clock=clock)
+    real = autocompact.is_consolidating
+    calls = []
+
+    def is_consolidating_while_another_writer_works(w, key):  # noqa: ANN001, ANN202
+        if not calls:
+            session(other, "late", 12, 120)
+        calls.append(key)
+        return real(w, key)
+
+    monkeypatch.setattr(autocompact, "is_consolidating", is_consolidating_while_another_writer_works)
+    try:
+        report = run_autocompact(ws, FakeLLM(*["summary"] * 5), clock=clock)
+    finally:
+        other.close()
+    assert statuses(report.candidates) == {"a": "ready", "b": "ready"}  # the late one waits for the next cycle
+    assert statuses(rank(ws, now=clock()))["late"] == "ready"
