@@ -214,7 +214,7 @@ class Chaos:
                  stdin=lambda _i: self.hook_payload("SessionStart", 0), pause=0.3))
         W(Worker("ingest", lambda _i: [*ev, "--home", a, "ingest", self.ingest_dir], pause=1.0))
         if self.dsn:
-            sync = ["--dsn", self.dsn, "--user", self.email]
+            sync = ["--rows", "--dsn", self.dsn, "--user", self.email]
             W(Worker("sync-push", lambda _i: [*ev, "--home", a, "sync", "push", *sync], pause=0.5))
             W(Worker("sync-pull", lambda _i: [*ev, "--home", a, "sync", "pull", *sync], pause=0.5))
             W(Worker("device-push", lambda _i: [*ev, "--home", self.b, "sync", "push", *sync], pause=0.7))
@@ -471,7 +471,7 @@ class Chaos:
         if self.erase_pending:
             self.problems.append(f"erase did not complete for {self.erase_pending[:5]}")
         if self.dsn:
-            sync = ["--dsn", self.dsn, "--user", self.email]
+            sync = ["--rows", "--dsn", self.dsn, "--user", self.email]
             self.must("device push", self.evlog("sync", "push", *sync, home=self.b))
             self.must("sync push", self.evlog("sync", "push", *sync))
             self.must("sync pull", self.evlog("sync", "pull", *sync))

@@ -1,4 +1,7 @@
-"""``evlog sync login|logout|push|pull|status``: sync the sessions with a gateway (see eventlog.app.gateway.sync).
+"""``evlog sync login|logout|push|pull|status|share|unshare``: sync the log with a gateway.
+
+``push``/``pull`` sync the log's events (``eventlog.replication.sync``) by default; ``--rows``
+keeps the deprecated row sync (``eventlog.app.gateway.sync``) reachable.
 
 Two ways to reach it: ``--gateway URL`` (the HTTP sync API of ``evlog web --gateway``, with
 the per-user token ``evlog sync login`` keeps in the workspace: the multi-user path) or
@@ -83,9 +86,24 @@ def _run(ctx: click.Context, fn: Callable[..., Any], ws: Any, gateway: str | Non
 FOLD_CHECKPOINT = "replication-fold.msgpack"  # the log's replication fold (disposable, like every state/ file)
 
 events_option = click.option(
-    "--events", is_flag=True,
-    help="Sync the log's events through the gateway's event store (issue 22: notes, facts and every change to "
-         "them, Dream runs; every device converges) instead of session and message rows.")
+    "--events/--rows", "events", default=True, show_default=True,
+    help="--events (the default): sync the log's events through the gateway's event store (sessions, messages, "
+         "notes, facts and every change to them, Dream runs; every device converges, and the gateway's web view "
+         "is folded from them). --rows: the deprecated sync of session and message rows (last writer wins; "
+         "kept only for gateways still read by an older version, until 'evlog gateway migrate').")
+
+ROW_ONLY_OPTIONS = ("everything", "retry_rejected", "allow_other_user")  # push/pull options of the --rows path
+
+
+def _check_row_options(ctx: click.Context, events: bool) -> None:
+    """A usage error when an option of the deprecated row path is given without ``--rows``."""
+    if not events:
+        note("--rows is deprecated: the row sync will go once no gateway needs it (see 'evlog gateway migrate')")
+        return
+    given = [p.opts[0] for p in ctx.command.params
+             if p.name in ROW_ONLY_OPTIONS and ctx.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE]
+    if given:
+        raise click.UsageError(f"{', '.join(given)} belongs to the deprecated row sync: add --rows")
 
 
 def _sync_events(ctx: click.Context, direction: str, gateway: str | None, dsn: str | None, user: str | None,
@@ -119,11 +137,12 @@ def _render(report: Any, as_json: bool) -> None:
 
 @cli.group()
 def sync() -> None:
-    """Sync sessions with a gateway (several devices, a web view, a team).
+    """Sync the log with a gateway (several devices, a web view, a team).
 
-    push sends local changes, pull turns the gateway's changes into local events,
-    status shows what is pending each way. The newest write wins; the local log stays
-    the truth and keeps every version.
+    push sends the events the gateway lacks, pull appends the events other devices and
+    teammates sent; every device folds the same events into the same sessions, MEMORY.md
+    and history. share/unshare show one project to another account. status (of the
+    deprecated --rows path) shows the rows pending each way.
 
     --gateway URL syncs through the HTTP API of 'evlog web --gateway' with a per-user
     token ('evlog sync login'): the device holds no database credentials and the server
@@ -187,30 +206,35 @@ def sync_logout(ctx: click.Context, gateway: str) -> None:
 
 @sync.command("push")
 @gateway_options
-@click.option("--all", "everything", is_flag=True, help="Send every session and message again, whatever was sent "
+@click.option("--all", "everything", is_flag=True, help="With --rows: send every session and message again, whatever was sent "
                                                         "before (e.g. rows refused until the server took bigger "
                                                         "packets); the gateway keeps what is newer.")
 @click.option("--retry-rejected", is_flag=True,
-              help="Also send again, as they are now, the rows the gateway refused since the last retry ('evlog "
+              help="With --rows: also send again, as they are now, the rows the gateway refused since the last retry ('evlog "
                    "sync status' lists them): after fixing the cause (a server limit raised, a row edited). Rows "
                    "refused again are recorded again.")
 @click.option("--as-another-user", "allow_other_user", is_flag=True,
-              help="Push even though this workspace synced with the gateway as another user (mixes accounts).")
+              help="With --rows: push even though this workspace synced with the gateway as another user (mixes "
+                   "accounts).")
 @events_option
 @json_option
 @click.pass_context
 def sync_push(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
               connect_timeout: float | None, timeout: float | None, everything: bool, retry_rejected: bool,
               allow_other_user: bool, events: bool, as_json: bool) -> None:
-    """Send sessions and messages changed here since the last push.
+    """Send the log's events the gateway lacks.
 
-    A row the gateway refuses (too big, nested too deep, a column too long) is recorded and
-    skipped, never blocking the rest; 'evlog sync status' lists it. With --events: send the
-    log's events the gateway's event store lacks (notes, facts and their changes, Dream runs
-    too), resuming where the store stands after any crash.
+    Sessions, messages, notes, facts and every change to them, and Dream runs, each with
+    its origin (this device and its seq): a re-sent event is a no-op, and a push resumes
+    where the gateway stands after any crash. A log that never synced gets its device id
+    now, and every event it ever wrote gets an origin.
+
+    --rows (deprecated) sends session and message rows changed since the last push
+    instead; a row the gateway refuses is recorded and skipped ('evlog sync status').
     """
     from eventlog.app.gateway.sync import push
 
+    _check_row_options(ctx, events)
     if events:
         _sync_events(ctx, "push", gateway, dsn, user, as_json)
         return
@@ -222,21 +246,25 @@ def sync_push(ctx: click.Context, gateway: str | None, dsn: str | None, user: st
 @sync.command("pull")
 @gateway_options
 @click.option("--as-another-user", "allow_other_user", is_flag=True,
-              help="Pull even though this workspace synced with the gateway as another user (mixes accounts).")
+              help="With --rows: pull even though this workspace synced with the gateway as another user (mixes "
+                   "accounts).")
 @events_option
 @json_option
 @click.pass_context
 def sync_pull(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
               connect_timeout: float | None, timeout: float | None, allow_other_user: bool, events: bool,
               as_json: bool) -> None:
-    """Apply sessions and messages changed on the gateway since the last pull.
+    """Append the gateway's events since this log's last position.
 
-    With --events: append the events of the gateway's event store since this log's last
-    position (other devices' and teammates' sessions, notes, facts, changes, Dream runs),
-    with the new position, as one atomic batch.
+    Other devices' and teammates' sessions, messages, notes, facts, their changes and
+    Dream runs, with the new position, as one atomic batch: a pull killed halfway leaves
+    nothing and the next one starts again from the same position.
+
+    --rows (deprecated) applies session and message rows changed on the gateway instead.
     """
     from eventlog.app.gateway.sync import pull
 
+    _check_row_options(ctx, events)
     if events:
         _sync_events(ctx, "pull", gateway, dsn, user, as_json)
         return
@@ -251,7 +279,7 @@ def sync_pull(ctx: click.Context, gateway: str | None, dsn: str | None, user: st
 @click.pass_context
 def sync_status(ctx: click.Context, gateway: str | None, dsn: str | None, user: str | None,
                 connect_timeout: float | None, timeout: float | None, as_json: bool) -> None:
-    """What is pending each way, both positions, and rows refused so far."""
+    """What the deprecated --rows path has pending each way, both positions, and rows refused so far."""
     from eventlog.app.gateway.sync import status
 
     with open_workspace(ctx) as ws:
@@ -272,7 +300,7 @@ def sync_share(ctx: click.Context, project_dir: str, email: str, read_only: bool
     """Share PROJECT_DIR's sessions and memory with the gateway account EMAIL.
 
     Their devices receive that project's events (and nothing else of your account) on
-    'evlog sync pull --events'; facts their agents learn or change there come back with
+    'evlog sync pull'; facts their agents learn or change there come back with
     their author, shown by 'evlog audit why'.
     """
     from eventlog.replication import sync as replication

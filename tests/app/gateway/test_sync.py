@@ -664,16 +664,16 @@ def test_the_sync_commands_print_one_json_object_and_read_the_dsn_from_the_envir
     a.store.add_message("s", "user", "from the device", message_id="m1")
     a.ws.close()
     monkeypatch.setenv("EVLOG_MYSQL_DSN", MYSQL_URL)
-    res = cli_runner.invoke(cli, ["--home", a.home, "sync", "push", "--user", user, "--json"])
+    res = cli_runner.invoke(cli, ["--home", a.home, "sync", "push", "--rows", "--user", user, "--json"])
     assert res.exit_code == 0, res.output
     lines = res.stdout.strip().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["messages"] == 1
     res = cli_runner.invoke(cli, ["--home", a.home, "sync", "status", "--user", user, "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["push_pending_events"] == 0
-    res = cli_runner.invoke(cli, ["--home", a.home, "sync", "pull", "--user", user])
+    res = cli_runner.invoke(cli, ["--home", a.home, "sync", "pull", "--rows", "--user", user])
     assert res.exit_code == 0 and "direction:" in res.stdout
     d = DSN.parse(MYSQL_URL)
-    res = cli_runner.invoke(cli, ["--home", a.home, "sync", "push", "--user", user,
+    res = cli_runner.invoke(cli, ["--home", a.home, "sync", "push", "--rows", "--user", user,
                                   "--dsn", f"mysql://{d.user}:NotThePassword-42@{d.host}:{d.port}/{d.database}"])
     assert res.exit_code == 3 and "NotThePassword-42" not in res.stderr and "evlog: error:" in res.stderr
 

@@ -79,7 +79,7 @@ def test_the_timeouts_come_from_options_or_the_environment(monkeypatch, cli_runn
     home = str(tmp_path / "cli")
     cli_runner.invoke(cli, ["--home", home, "init"])
     t0 = time.monotonic()
-    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--dsn", f"mysql://root@127.0.0.1:{silent}/x",
+    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--rows", "--dsn", f"mysql://root@127.0.0.1:{silent}/x",
                                   "--user", "me@example.test", "--connect-timeout", "1", "--timeout", "1"])
     assert res.exit_code == 3 and "evlog: error:" in res.stderr and time.monotonic() - t0 < 8
 
@@ -306,7 +306,7 @@ def test_the_cli_reports_refused_rows_in_json(tmp_path, cli_runner, monkeypatch)
         home = d.home
     monkeypatch.setattr(Connection, "_connect", small)
     monkeypatch.setenv("EVLOG_MYSQL_DSN", MYSQL_URL)
-    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--user", user, "--json"])
+    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--rows", "--user", user, "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert len(out["rejected"]) == 1 and "big" in out["rejected"][0]

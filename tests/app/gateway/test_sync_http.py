@@ -120,7 +120,7 @@ def test_login_keeps_the_token_in_a_0600_file_and_never_prints_or_logs_it(server
     user, token = load_token(home, GatewayURL.parse(server.url).base)
     assert user == email and len(token) >= 40
     assert token not in res.output and token not in res.stderr and json.loads(res.stdout)["user"] == email
-    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--gateway", server.url, "--json"])
+    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--rows", "--gateway", server.url, "--json"])
     assert res.exit_code == 0 and token not in res.output
     res = cli_runner.invoke(cli, ["--home", home, "sync", "status", "--gateway", server.url])
     assert res.exit_code == 0 and token not in res.output
@@ -130,7 +130,7 @@ def test_login_keeps_the_token_in_a_0600_file_and_never_prints_or_logs_it(server
             logged += f.read()
     assert token.encode() not in logged and PASSWORD.encode() not in logged
     os.chmod(path, 0o644)
-    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--gateway", server.url])
+    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--rows", "--gateway", server.url])
     assert res.exit_code == 3 and "may be read by other users" in res.stderr
 
 

@@ -359,7 +359,7 @@ def test_refused_rows_are_listed_by_status_and_sent_again_by_retry_rejected_once
         assert sync.status(d.ws, MYSQL_URL, user).push_rejected == 1
         monkeypatch.undo()  # the fix: the server takes it now
         assert d.push(user).messages == 0  # a plain push does not resend it ...
-    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--dsn", MYSQL_URL, "--user", user,
+    res = cli_runner.invoke(cli, ["--home", home, "sync", "push", "--rows", "--dsn", MYSQL_URL, "--user", user,
                                   "--retry-rejected", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["messages"] == 1  # ... --retry-rejected does
