@@ -62,6 +62,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from eventlog.app.gateway import read_model
 from eventlog.app.gateway.connection import DROPPED, DSN, TRANSIENT, Connection, Timeouts
 from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User, normalize_email, resolve_user
@@ -417,6 +418,8 @@ def erase_events(cur: Any, user_id: int, keys: Sequence[tuple[str, int]], *, dry
                 n += int(cur.fetchone()[0])
             else:
                 n += int(cur.execute(f"UPDATE gateway_events SET body = '' {where}", args))
+    if n and not dry_run:
+        read_model.invalidate(cur)  # a view folded an erased body: every view that may show it folds again
     return n
 
 
@@ -439,6 +442,7 @@ def share_project(cur: Any, owner: User, project: str, member: str, read_only: b
     cur.execute("INSERT INTO gateway_event_shares (owner_id, project_hash, member_id, project, read_only) "
                 "VALUES (%s, %s, %s, %s, %s) ON DUPLICATE KEY UPDATE read_only = VALUES(read_only)",
                 (owner.id, project_hash(project), m.id, project, int(read_only)))
+    read_model.invalidate(cur, [owner.id, m.id])  # what both see changed: their views fold again
 
 
 def unshare_project(cur: Any, owner: User, project: str, member: str) -> bool:
@@ -446,8 +450,11 @@ def unshare_project(cur: Any, owner: User, project: str, member: str) -> bool:
     m = _find_user(cur, member)
     if m is None:
         return False
-    return bool(cur.execute("DELETE FROM gateway_event_shares WHERE owner_id = %s AND project_hash = %s AND member_id = %s",
-                            (owner.id, project_hash(project), m.id)))
+    removed = bool(cur.execute("DELETE FROM gateway_event_shares WHERE owner_id = %s AND project_hash = %s "
+                               "AND member_id = %s", (owner.id, project_hash(project), m.id)))
+    if removed:
+        read_model.invalidate(cur, [owner.id, m.id])
+    return removed
 
 
 def shares_of(cur: Any, user_id: int) -> list[Share]:

@@ -55,6 +55,10 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   ``gateway_event_relays`` (m010): the accounts that hold copies of another account's device's
   events, which the owner's erasure empties too (an erased envelope keeps its row, with an
   empty body).
+* ``gateway_view_cursor``, ``gateway_view_sessions``, ``gateway_view_messages``,
+  ``gateway_view_facts`` (m011): the web view's read models, a projection of each account's
+  events (``eventlog.app.gateway.read_model``): the position folded up to with the
+  projections' state, and the session, message-line and fact rows the pages read.
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -376,6 +380,48 @@ def m010_create_gateway_event_devices(cur: Any) -> None:
         ) {TABLE_OPTIONS}""")
     cur.execute("INSERT IGNORE INTO gateway_event_relays (origin, user_id) SELECT DISTINCT e.origin, e.user_id "
                 "FROM gateway_events e JOIN gateway_event_devices d ON d.origin = e.origin WHERE d.user_id <> e.user_id")
+
+
+@migration
+def m011_create_gateway_views(cur: Any) -> None:
+    """The web view's read models, folded from ``gateway_events`` per account (``read_model``)."""
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_view_cursor (
+          user_id BIGINT UNSIGNED NOT NULL,
+          position BIGINT UNSIGNED NOT NULL,
+          state LONGBLOB NOT NULL,
+          PRIMARY KEY (user_id),
+          CONSTRAINT fk_gateway_view_cursor_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_view_sessions (
+          user_id BIGINT UNSIGNED NOT NULL,
+          file_hash BINARY(32) NOT NULL,
+          updated_at VARCHAR(64) NOT NULL,
+          session_key TEXT NOT NULL,
+          project TEXT NOT NULL,
+          row_json LONGBLOB NOT NULL,
+          PRIMARY KEY (user_id, file_hash),
+          KEY ix_gateway_view_sessions_list (user_id, updated_at),
+          CONSTRAINT fk_gateway_view_sessions_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_view_messages (
+          user_id BIGINT UNSIGNED NOT NULL,
+          file_hash BINARY(32) NOT NULL,
+          idx INT UNSIGNED NOT NULL,
+          line LONGBLOB NOT NULL,
+          PRIMARY KEY (user_id, file_hash, idx),
+          CONSTRAINT fk_gateway_view_messages_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_view_facts (
+          user_id BIGINT UNSIGNED NOT NULL,
+          fact_id VARCHAR(191) NOT NULL,
+          row_json LONGBLOB NOT NULL,
+          PRIMARY KEY (user_id, fact_id),
+          CONSTRAINT fk_gateway_view_facts_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
 
 
 def migrate(conn: Connection) -> list[str]:

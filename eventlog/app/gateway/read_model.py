@@ -1,0 +1,333 @@
+"""The gateway web view's read models: a projection of each account's events, kept in MySQL/MariaDB.
+
+The gateway stores the log (``event_store``: ``gateway_events``); what the web view shows is
+folded from it, per account, by the **same projections a device runs** (``SessionsProjection``
+and ``MemoryProjection``), so the gateway shows what a device that pulled the same events
+shows: the same sessions in the same order, the same transcripts, the same facts.
+
+* **What it folds**: the envelopes the account sees (``event_store.pull_events``: its own and
+  those of the projects shared with it), each turned into the event a device would append
+  (``replication.sync.receive``: origin, clock and author kept), in gateway position order.
+  The projections order what they fold by clock (``eventlog.replication.clock``), not by
+  arrival, as on a device.
+* **The tables** (migration m011): ``gateway_view_cursor`` (one row per account: the gateway
+  position folded up to, how many events that is, and the projections' state), and the rows
+  the pages read: ``gateway_view_sessions`` (one ``SessionInfo`` per session, by its file
+  name), ``gateway_view_messages`` (a session's message lines, as its file on a device holds
+  them, in order) and ``gateway_view_facts`` (one ``FactRow`` per fact).
+* **One row model**: ``SessionInfo`` and ``Message`` (``projections.sessions``, what every
+  session store returns) and ``FactRow``, msgspec structs; the rows hold their JSON and the
+  HTTP API's answers are those structs encoded (``wire_json``): no positional converters.
+* **Incremental by position** (``catch_up``): under a lock on the account's cursor row, the
+  envelopes above the cursor are folded page by page; only the sessions and facts they
+  changed are written; the cursor moves in the same transaction (all or nothing, so a
+  gateway killed halfway leaves the previous view, and the next read folds again).
+* **Rebuildable from scratch** (``rebuild``; ``invalidate``): an emptied cursor makes the next
+  catch-up drop the account's rows and fold every envelope again. An erasure (its bodies are
+  gone, ``event_store.erase_events``) and a share or unshare (what the account sees changed)
+  invalidate the views they touch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from eventlog.events import Event
+from eventlog.fsio import MemoryFS
+from eventlog.replication.envelope import Replicated
+from eventlog.replication.origin import OriginFold
+from projections.memory import Fact, MemoryProjection
+from projections.sessions import SESSIONS_DIR, Message, SessionInfo, SessionsProjection, info_of, parse_message_line
+
+PAGE = 1000  # envelopes folded per page of a catch-up
+ROOT = "/gateway-view"  # where the projections think their files are (they live in a MemoryFS, then in the tables)
+
+
+class FactRow(msgspec.Struct, kw_only=True):
+    """One fact as the gateway's memory page shows it (``projections.memory.Fact``'s public fields)."""
+
+    fact_id: str
+    text: str
+    section: str
+    scope: str = "user"
+    project: str = ""
+    subject: str = ""
+    state: str = "active"
+    pinned: bool = False
+    by: str = ""
+    changed_by: str = ""
+    author: str = ""  # the account that pushed it ("" for one of this account's own devices: see ``fact_row``)
+    superseded_by: str = ""
+    supersedes: str = ""
+
+
+def fact_row(f: Fact) -> FactRow:
+    """The row of a fact."""
+    return FactRow(fact_id=f.fact_id, text=f.text, section=f.section, scope=f.scope, project=f.project,
+                   subject=f.subject, state=f.state, pinned=f.pinned, by=f.by, changed_by=f.changed_by,
+                   author=f.author, superseded_by=f.superseded_by, supersedes=f.supersedes)
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def wire_json(rows: Sequence[msgspec.Struct] | msgspec.Struct) -> bytes:
+    """The HTTP wire format of read-model rows: their structs as JSON."""
+    return _encoder.encode(rows)
+
+
+class _State(msgspec.Struct):
+    sessions: Any
+    memory: Any
+    folded: int  # events folded so far (their seqs in the view: 1, 2, ...)
+
+
+class ViewSessions(SessionsProjection):
+    """``SessionsProjection`` whose session files are the account's message rows (read back by ``lines_of``)."""
+
+    def __init__(self, lines_of: Any) -> None:
+        super().__init__(ROOT, MemoryFS(), live=False)
+        self.lines_of = lines_of
+
+    def file_lines(self, s: Any) -> list[bytes]:
+        return self.lines_of(s.file) if s.file_hash else []
+
+
+class View:
+    """One account's projections, loaded from (and saved to) its cursor row."""
+
+    def __init__(self, cur: Any, user_id: int, state: bytes) -> None:
+        self.cur, self.user_id = cur, user_id
+        self.sessions = ViewSessions(self._lines)
+        self.memory = MemoryProjection(ROOT, MemoryFS(), live=False)
+        self.folded = 0
+        if state:
+            st = msgspec.msgpack.decode(state, type=_State)
+            self.sessions.load(st.sessions)
+            self.memory.load(st.memory)
+            self.folded = st.folded
+        self.facts: set[str] = set()
+
+    def _lines(self, file: str) -> list[bytes]:
+        self.cur.execute("SELECT line FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s ORDER BY idx",
+                         (self.user_id, _hash(file)))
+        return [bytes(r[0]) for r in self.cur.fetchall()]
+
+    def fold(self, envelopes: Iterable[Replicated]) -> None:
+        """Fold envelopes (as a device receives them) into both projections."""
+        origins = OriginFold()  # seq fields are not shown by the view: their refs need no local seqs
+        for env in envelopes:
+            from eventlog.replication.sync import receive
+
+            self.folded += 1
+            ev: Event = msgspec.structs.replace(receive(env, origins), seq=self.folded)
+            if ev.type in SessionsProjection.consumes:
+                self.sessions.apply(ev)
+            if ev.type in MemoryProjection.consumes:
+                self.memory.apply(ev)
+                self._touch(ev)
+
+    def _touch(self, ev: Event) -> None:
+        self.facts.add(getattr(ev, "fact_id", ""))
+        self.facts.add(getattr(ev, "by_fact_id", ""))  # a supersede changes the newer fact too
+
+    def save(self, position: int) -> None:
+        """Write what changed (sessions, their messages, facts) and the cursor."""
+        written = self._flush_sessions()
+        for name, data in written.items():
+            self._store_session(name, data)
+        for fid in sorted(self.facts - {""}):
+            f = self.memory.s.facts.get(fid)
+            if f is not None:
+                self.cur.execute("REPLACE INTO gateway_view_facts (user_id, fact_id, row_json) VALUES (%s, %s, %s)",
+                                 (self.user_id, fid, wire_json(fact_row(f))))
+        state = msgspec.msgpack.encode(_State(self.sessions.state(), self.memory.state(), self.folded))
+        self.cur.execute("UPDATE gateway_view_cursor SET position = %s, state = %s WHERE user_id = %s",
+                         (position, state, self.user_id))
+
+    def _flush_sessions(self) -> dict[str, bytes | None]:
+        """The session files the flush wrote (name -> bytes) or removed (name -> None)."""
+        fs = self.sessions.fs
+        assert isinstance(fs, MemoryFS)
+        removed = set(self.sessions.removed)
+        fs.files.clear()
+        self.sessions.flush()
+        prefix = f"{ROOT}/{SESSIONS_DIR}/"
+        out: dict[str, bytes | None] = dict.fromkeys(removed)
+        out.update((path[len(prefix):], data) for path, data in fs.files.items())
+        return out
+
+    def _store_session(self, name: str, data: bytes | None) -> None:
+        h = _hash(name)
+        self.cur.execute("DELETE FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s", (self.user_id, h))
+        if data is None:
+            self.cur.execute("DELETE FROM gateway_view_sessions WHERE user_id = %s AND file_hash = %s",
+                             (self.user_id, h))
+            return
+        lines = data.split(b"\n")[1:-1]
+        key = msgspec.json.decode(data[:data.index(b"\n")])["key"]
+        info = info_of(self.sessions.index[key])
+        self.cur.execute("REPLACE INTO gateway_view_sessions (user_id, file_hash, updated_at, session_key, project, "
+                         "row_json) VALUES (%s, %s, %s, %s, %s, %s)",
+                         (self.user_id, h, info.updated_at, info.key, info.project, wire_json(info)))
+        for i in range(0, len(lines), 500):
+            chunk = lines[i:i + 500]
+            self.cur.executemany("INSERT INTO gateway_view_messages (user_id, file_hash, idx, line) "
+                                 "VALUES (%s, %s, %s, %s)", [(self.user_id, h, i + j, ln) for j, ln in enumerate(chunk)])
+
+
+def _hash(name: str) -> bytes:
+    return hashlib.sha256(name.encode()).digest()
+
+
+# --------------------------------------------------------------------------- keeping it current
+
+
+def _cursor(cur: Any, user_id: int) -> tuple[int, bytes]:
+    """The account's cursor row, locked (created empty if new); an empty state drops its rows (a rebuild)."""
+    cur.execute("INSERT IGNORE INTO gateway_view_cursor (user_id, position, state) VALUES (%s, 0, '')", (user_id,))
+    cur.execute("SELECT position, state FROM gateway_view_cursor WHERE user_id = %s FOR UPDATE", (user_id,))
+    position, state = cur.fetchone()
+    state = bytes(state)
+    if not state:
+        for table in ("gateway_view_messages", "gateway_view_sessions", "gateway_view_facts"):
+            cur.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,))
+        position = 0
+    return int(position), state
+
+
+def catch_up(cur: Any, user_id: int) -> int:
+    """Fold the account's envelopes above its cursor into its view (one transaction: ``cur``'s); the new position."""
+    from eventlog.app.gateway.event_store import pull_events
+
+    position, state = _cursor(cur, user_id)
+    view: View | None = None
+    while True:
+        page = pull_events(cur, user_id, position, PAGE)
+        if page.events:
+            view = view or View(cur, user_id, state)
+            view.fold(page.events)
+        moved = page.cursor != position
+        position = page.cursor
+        if not page.more:
+            break
+    if view is not None:
+        view.save(position)
+    elif moved or not state:
+        _save_position(cur, user_id, position, state)
+    return position
+
+
+def _save_position(cur: Any, user_id: int, position: int, state: bytes) -> None:
+    if not state:
+        state = msgspec.msgpack.encode(_State(ViewSessions(None).state(), MemoryProjection(ROOT, MemoryFS()).state(), 0))
+    cur.execute("UPDATE gateway_view_cursor SET position = %s, state = %s WHERE user_id = %s", (position, state, user_id))
+
+
+def invalidate(cur: Any, user_ids: Iterable[int] | None = None) -> None:
+    """Make the next catch-up of these accounts' views (every account's if None) rebuild them from scratch."""
+    if user_ids is None:
+        cur.execute("UPDATE gateway_view_cursor SET position = 0, state = ''")
+        return
+    ids = sorted(set(user_ids))
+    if ids:
+        cur.execute(f"UPDATE gateway_view_cursor SET position = 0, state = '' WHERE user_id IN "
+                    f"({', '.join(['%s'] * len(ids))})", tuple(ids))
+
+
+def rebuild(cur: Any, user_id: int) -> int:
+    """The account's view dropped and folded again from every envelope it sees; the position."""
+    invalidate(cur, [user_id])
+    return catch_up(cur, user_id)
+
+
+# --------------------------------------------------------------------------- reading (after ``catch_up``)
+
+
+_SESSION = msgspec.json.Decoder(SessionInfo)
+_FACT = msgspec.json.Decoder(FactRow)
+
+
+def sessions(cur: Any, user_id: int, *, offset: int = 0, limit: int = 50, project: str | None = None,
+             query: str | None = None) -> tuple[list[SessionInfo], int]:
+    """A page of the account's sessions, newest ``updated_at`` first (ties: by key), as a device lists them;
+    and how many match (``project``: only that project's; ``query``: a substring of the title, display,
+    preview or key, case-folded as the local view filters)."""
+    where = "user_id = %s"
+    params: list[Any] = [user_id]
+    if project is not None:
+        where += " AND project = %s"
+        params.append(project)
+    cur.execute(f"SELECT row_json FROM gateway_view_sessions WHERE {where} ORDER BY updated_at DESC, session_key",
+                tuple(params))
+    found = [_SESSION.decode(bytes(r[0])) for r in cur.fetchall()]
+    if query:
+        q = query.casefold()
+        found = [s for s in found if any(q in v.casefold() for v in (s.title, s.display, s.preview, s.key))]
+    return found[offset:offset + limit], len(found)
+
+
+def projects(cur: Any, user_id: int) -> list[str]:
+    """Every project the account's sessions name, sorted."""
+    cur.execute("SELECT DISTINCT project FROM gateway_view_sessions WHERE user_id = %s AND project <> ''", (user_id,))
+    return sorted(str(r[0]) for r in cur.fetchall())
+
+
+def session(cur: Any, user_id: int, key: str) -> SessionInfo | None:
+    """One session of the account (None if it has none of that key)."""
+    from projections.naming import safe_name
+
+    cur.execute("SELECT row_json FROM gateway_view_sessions WHERE user_id = %s AND file_hash = %s",
+                (user_id, _hash(safe_name(key, ".jsonl"))))
+    row = cur.fetchone()
+    info = _SESSION.decode(bytes(row[0])) if row else None
+    return info if info is not None and info.key == key else None
+
+
+def messages(cur: Any, user_id: int, key: str, *, offset: int = 0, limit: int | None = None) -> tuple[list[Message], int]:
+    """A page of the session's messages as its file on a device holds them (oldest first), and how many it holds."""
+    from projections.naming import safe_name
+
+    h = _hash(safe_name(key, ".jsonl"))
+    cur.execute("SELECT COUNT(*) FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s", (user_id, h))
+    total = int(cur.fetchone()[0])
+    cur.execute("SELECT line FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s AND idx >= %s "
+                "ORDER BY idx LIMIT %s", (user_id, h, offset, total if limit is None else limit))
+    return [parse_message_line(bytes(r[0])) for r in cur.fetchall()], total
+
+
+def facts(cur: Any, user_id: int, *, state: str | None = "active") -> list[FactRow]:
+    """The account's facts (``state``: only those in it; None: all), by project, section and text."""
+    cur.execute("SELECT row_json FROM gateway_view_facts WHERE user_id = %s", (user_id,))
+    rows = [_FACT.decode(bytes(r[0])) for r in cur.fetchall()]
+    rows = [r for r in rows if state is None or r.state == state]
+    return sorted(rows, key=lambda r: (r.project if r.scope == "project" else "", r.section, r.text, r.fact_id))
+
+
+class ReadModel:
+    """The read models of a gateway database: each read catches the account's view up first (one transaction)."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+
+    def read(self, user_id: int, fn: Any, *, doing: str = "reading the web view") -> Any:
+        """``fn(cursor, user_id)`` on the account's view, caught up with every envelope it sees."""
+        from eventlog.app.gateway.event_store import retrying
+
+        def run(cur: Any) -> Any:
+            catch_up(cur, user_id)
+            return fn(cur, user_id)
+
+        with self.pool.connection() as conn:
+            return retrying(conn, run, doing=doing)
+
+    def rebuild(self, user_id: int) -> int:
+        """Drop the account's view and fold it again from its events; the position."""
+        from eventlog.app.gateway.event_store import retrying
+
+        with self.pool.connection() as conn:
+            return retrying(conn, lambda cur: rebuild(cur, user_id), doing="rebuilding the web view")
