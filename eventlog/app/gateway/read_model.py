@@ -41,6 +41,7 @@ from eventlog.fsio import MemoryFS
 from eventlog.replication.envelope import Replicated
 from eventlog.replication.origin import OriginFold
 from projections.memory import Fact, MemoryProjection
+from projections.naming import safe_name
 from projections.sessions import SESSIONS_DIR, Message, SessionInfo, SessionsProjection, info_of, parse_message_line
 
 PAGE = 1000  # envelopes folded per page of a catch-up
@@ -279,10 +280,8 @@ def projects(cur: Any, user_id: int) -> list[str]:
 
 def session(cur: Any, user_id: int, key: str) -> SessionInfo | None:
     """One session of the account (None if it has none of that key)."""
-    from projections.naming import safe_name
-
     cur.execute("SELECT row_json FROM gateway_view_sessions WHERE user_id = %s AND file_hash = %s",
-                (user_id, _hash(safe_name(key, ".jsonl"))))
+                (user_id, _hash(_file_of(key))))
     row = cur.fetchone()
     info = _SESSION.decode(bytes(row[0])) if row else None
     return info if info is not None and info.key == key else None
@@ -290,9 +289,7 @@ def session(cur: Any, user_id: int, key: str) -> SessionInfo | None:
 
 def messages(cur: Any, user_id: int, key: str, *, offset: int = 0, limit: int | None = None) -> tuple[list[Message], int]:
     """A page of the session's messages as its file on a device holds them (oldest first), and how many it holds."""
-    from projections.naming import safe_name
-
-    h = _hash(safe_name(key, ".jsonl"))
+    h = _hash(_file_of(key))
     cur.execute("SELECT COUNT(*) FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s", (user_id, h))
     total = int(cur.fetchone()[0])
     cur.execute("SELECT line FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s AND idx >= %s "
@@ -331,3 +328,42 @@ class ReadModel:
 
         with self.pool.connection() as conn:
             return retrying(conn, lambda cur: rebuild(cur, user_id), doing="rebuilding the web view")
+
+
+def _every_message(cur: Any, user_id: int) -> list[tuple[SessionInfo, Message]]:
+    """Every message the account's sessions hold, newest session first, each session's newest message first."""
+    listed, _ = sessions(cur, user_id, limit=2**31)
+    by_file = {_hash(_file_of(s.key)): s for s in listed}
+    cur.execute("SELECT file_hash, line FROM gateway_view_messages WHERE user_id = %s ORDER BY file_hash, idx DESC",
+                (user_id,))
+    found: dict[bytes, list[Message]] = {}
+    for h, line in cur.fetchall():
+        found.setdefault(bytes(h), []).append(parse_message_line(bytes(line)))
+    return [(s, m) for h, s in by_file.items() for m in found.get(h, [])]
+
+
+def _file_of(key: str) -> str:
+    return safe_name(key, ".jsonl")
+
+
+def search(cur: Any, user_id: int, query: str, *, limit: int = 50) -> list[Message]:
+    """Messages whose content contains ``query`` (case-folded), newest session first, at most ``limit``."""
+    q = query.casefold()
+    hits = [m for _s, m in _every_message(cur, user_id) if isinstance(m.content, str) and q in m.content.casefold()]
+    return hits[:max(0, limit)]
+
+
+def messages_per_day(cur: Any, user_id: int) -> list[tuple[str, str, int]]:
+    """(day, project, messages) for every day the account's messages were written (their own timestamps)."""
+    counts: dict[tuple[str, str], int] = {}
+    for s, m in _every_message(cur, user_id):
+        day = m.timestamp[:10]
+        if len(day) == 10 and day[4] == "-" and day[7] == "-":
+            counts[(day, s.project)] = counts.get((day, s.project), 0) + 1
+    return [(d, p, n) for (d, p), n in sorted(counts.items())]
+
+
+def message_index(cur: Any, user_id: int, key: str, message_id: str) -> int | None:
+    """The place of a message in its session's messages (None if the session holds no such message)."""
+    msgs, _ = messages(cur, user_id, key)
+    return next((i for i, m in enumerate(msgs) if m.id == message_id), None)

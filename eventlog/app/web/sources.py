@@ -2,9 +2,11 @@
 
 ``LocalSource`` reads a workspace opened read-only through ``LocalSessionStore`` (never
 locks, never writes: the daemon and agents keep writing meanwhile; its projections catch
-up with their appends on each request). ``GatewaySource`` reads and writes one signed-in
-user's rows through ``MySQLSessionStore`` on a pooled connection: every query names that
-user, so another user's sessions are simply not there (404), whatever key is asked for.
+up with their appends on each request). ``GatewaySource`` reads one signed-in user's read
+models (``eventlog.app.gateway.read_model``: the device's projections of the account's events,
+caught up on each request) on a pooled connection, and adds a message as an event of the
+account's web view (``web_events``): every query names that user, so another user's sessions
+are simply not there (404), whatever key is asked for.
 
 Both give the pages the same things (``Source``): a page of sessions newest first
 (filtered by project or text), the projects, one session, a page of its messages, where a
@@ -15,13 +17,17 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
+from eventlog.app.gateway import read_model as views
 from eventlog.app.session_store import LocalSessionStore, Message, SessionInfo
 from eventlog.app.web import data
 from eventlog.app.workspace import Workspace
 from eventlog.errors import ConfigError, EvlogError, NotFound
+from eventlog.events import MessageAppended
+from eventlog.timeutil import now_iso
 
 MAX_MESSAGE_CHARS = 100_000
 READ_ATTEMPTS = 8  # tries to read a session file that writers keep rewriting (about 0.3 s in all)
@@ -197,75 +203,91 @@ class LocalSource(Source):
 
 
 class GatewaySource(Source):
-    """The gateway database for signed-in users (see the module docstring)."""
+    """The gateway database for signed-in users: its read models (see the module docstring)."""
 
     mode = "gateway"
     writable = True
 
-    def __init__(self, pool: Any, *, origin: str = "web") -> None:
+    def __init__(self, pool: Any) -> None:
+        from eventlog.app.gateway.read_model import ReadModel
+
         self.pool = pool
-        self.origin = origin
+        self.views = ReadModel(pool)
 
-    def _store(self, conn: Any, user: Any) -> Any:
-        from eventlog.app.gateway.store import MySQLSessionStore
-
-        return MySQLSessionStore.bound(conn, user, origin=self.origin)
-
-    def _with(self, user: Any, fn: Any) -> Any:
+    def _read(self, user: Any, fn: Any) -> Any:
         if user is None:
             raise NotFound("not signed in")
-        with self.pool.connection() as conn:
-            return fn(self._store(conn, user))
+        return self.views.read(user.id, fn)
 
     def sessions(self, user: Any, *, offset: int, limit: int, project: str | None,
                  query: str | None) -> tuple[list[SessionInfo], int, list[str]]:
-        return self._with(user, lambda s: s.listing(offset=offset, limit=limit, project=project, query=query))
+        def run(cur: Any, uid: int) -> tuple[list[SessionInfo], int, list[str]]:
+            found, total = views.sessions(cur, uid, offset=offset, limit=limit, project=project, query=query)
+            return found, total, views.projects(cur, uid)
+
+        return self._read(user, run)
 
     def transcript(self, user: Any, key: str, *, page: int | None,
                    per: int) -> tuple[SessionInfo, list[Message], int, int]:
-        def run(s: Any) -> tuple[SessionInfo, list[Message], int, int]:
-            info, msgs, total, start = s.history_page(key, offset=None if page is None else (page - 1) * per, limit=per)
-            if page is not None and not msgs and total:  # past the end: the last page
-                info, msgs, total, start = s.history_page(key, offset=None, limit=per)
-            return info, msgs, total, start // per + 1
+        def run(cur: Any, uid: int) -> tuple[SessionInfo, list[Message], int, int]:
+            info = views.session(cur, uid, key)
+            if info is None:
+                raise NotFound(f"no session {key!r}")
+            total = views.messages(cur, uid, key, limit=0)[1]
+            last = max(1, -(-total // per))
+            n = last if page is None else min(max(1, page), last)
+            return info, views.messages(cur, uid, key, offset=(n - 1) * per, limit=per)[0], total, n
 
-        return self._with(user, run)
+        return self._read(user, run)
 
     def locate(self, user: Any, key: str, message_id: str) -> int:
-        return self._with(user, lambda s: s.message_index(key, message_id))
+        found = self._read(user, lambda cur, uid: views.message_index(cur, uid, key, message_id))
+        if found is None:
+            raise NotFound(f"no message {message_id!r} in session {key!r}")
+        return int(found)
 
     def search(self, user: Any, query: str, project: str | None) -> data.SearchView:
-        def run(s: Any) -> data.SearchView:
-            hits = []
-            for m in s.search_messages(query, limit=data.SEARCH_LIMIT):
-                snippet = _snippet(m.content, query)
-                hits.append(data.SearchHit(m.session_key, m.id, m.role, m.timestamp, snippet, "", 0.0,
-                                           data.query_parts(snippet, query)))
-            return data.SearchView("substring", hits, "the newest messages containing these words")
-
-        return self._with(user, run)
+        hits = []
+        for m in self._read(user, lambda cur, uid: views.search(cur, uid, query, limit=data.SEARCH_LIMIT)):
+            snippet = _snippet(m.content, query)
+            hits.append(data.SearchHit(m.session_key, m.id, m.role, m.timestamp, snippet, "", 0.0,
+                                       data.query_parts(snippet, query)))
+        return data.SearchView("substring", hits, "the newest messages containing these words")
 
     def messages_per_day(self, user: Any) -> data.Series:
-        rows = self._with(user, lambda s: s.messages_per_day())
+        rows = self._read(user, views.messages_per_day)
         values: dict[str, dict[str, float]] = {}
         for day, project, n in rows:
             values.setdefault(project, {})[day] = values.get(project, {}).get(day, 0) + n
         return data.Series(sorted({d for d, _, _ in rows}), values)
 
     def add_message(self, user: Any, key: str, content: str) -> tuple[Message, int]:
-        """Add a user message to the session; (the message, how many the session has now)."""
+        """Add a user message to the session as an event of the account's web view (``web_events``); (the
+        message, how many the session has now)."""
+        if user is None:
+            raise NotFound("not signed in")
         if not content.strip():
             raise ConfigError("the message is empty")
         if len(content) > MAX_MESSAGE_CHARS:
             raise ConfigError(f"a message may have at most {MAX_MESSAGE_CHARS} characters")
+        from eventlog.app.gateway import web_events
 
-        def run(s: Any) -> tuple[Message, int]:
-            if s.get(key) is None:
+        def run(cur: Any, uid: int) -> str:
+            info = views.session(cur, uid, key)
+            if info is None:
                 raise NotFound(f"no session {key!r}")
-            msg = s.add_message(key, "user", content)
-            return msg, s.get(key).message_count
+            ev = MessageAppended(session_key=key, message_id=uuid.uuid4().hex, role="user", content=content,
+                                 timestamp=now_iso())
+            web_events.append(cur, user, [(ev, info.project)])
+            return ev.message_id
 
-        return self._with(user, run)
+        message_id = self._read(user, run)
+
+        def added(cur: Any, uid: int) -> tuple[Message, int]:
+            msgs, total = views.messages(cur, uid, key)
+            return next(m for m in msgs if m.id == message_id), total
+
+        return self._read(user, added)
 
     def close(self) -> None:
         self.pool.close()

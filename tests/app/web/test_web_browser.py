@@ -224,10 +224,12 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
         pytest.skip(requires_mysql.kwargs["reason"])
     from selenium.webdriver.common.by import By
 
-    from eventlog.app.gateway import auth, sync
+    from eventlog.app.event_stores import open_store
+    from eventlog.app.gateway import auth
     from eventlog.app.gateway.connection import DSN, Connection
-    from eventlog.app.gateway.http_client import HttpRemote, login
+    from eventlog.app.gateway.http_client import login
     from eventlog.app.web.server import gateway
+    from eventlog.replication import sync
     from tests.app.gateway.test_sync import device
 
     email = fresh_email("browser")
@@ -248,14 +250,15 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
         desk.store.add_message(HOSTILE_KEY, "user", HOSTILE_TEXT, message_id="h1")
         login(desk.home, server.url, email, "browser password")
 
-        def remote():  # noqa: ANN202
-            return HttpRemote.open(desk.home, server.url)
+        def events(direction):  # noqa: ANN001, ANN202 - 'evlog sync push/pull' (the event sync) through the HTTP API
+            opened = open_store(desk.home, gateway=server.url, dsn=None, user=None)
+            try:
+                run = sync.push if direction == "push" else sync.pull
+                return run(desk.ws.log, opened.store, opened.account, store_name=opened.store_name)
+            finally:
+                opened.close()
 
-        r = remote()
-        try:
-            sync.push(desk.ws, remote=r)
-        finally:
-            r.close()
+        events("push")
 
         base = server.url.rstrip("/")
         browser.delete_all_cookies()
@@ -284,12 +287,7 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
         assert last.text == "Typed in the browser: ship it <b>friday</b>"
         shot("gateway-message-added")
 
-        r = remote()
-        try:
-            report = sync.pull(desk.ws, remote=r)
-        finally:
-            r.close()
-        assert report.messages == 1
+        assert events("pull").received == 1
         got = desk.store.history("cli:planning")
         assert [m.content for m in got][-1] == "Typed in the browser: ship it <b>friday</b>" and got[-1].role == "user"
 

@@ -15,11 +15,13 @@ import markupsafe
 import pytest
 from starlette.testclient import TestClient
 
-from eventlog.app.gateway import auth
+from eventlog.app.gateway import auth, read_model, web_events
 from eventlog.app.gateway.pool import Pool
-from eventlog.app.gateway.store import MySQLSessionStore
+from eventlog.app.gateway.read_model import ReadModel
+from eventlog.app.gateway.users import resolve_user
 from eventlog.app.web import security
 from eventlog.app.web.app import anchor, gateway_app, key_token
+from eventlog.events import MessageAppended, SessionCreated
 from tests.app.web.test_web_local import active_markup
 from tests.mysql_helpers import MYSQL_URL, fresh_email, query, requires_mysql
 
@@ -54,12 +56,25 @@ def make_user(pool, label: str, sessions: dict[str, list[str]] | None = None, pr
     with pool.connection() as conn:
         auth.add_user(conn, email, PASSWORD)
     if sessions:
-        with MySQLSessionStore(MYSQL_URL, email, origin="seed") as store:
-            for key, texts in sessions.items():
-                store.get_or_create(key, title=f"title of {key}", project=project)
-                for i, t in enumerate(texts):
-                    store.add_message(key, "user", t, message_id=f"{key}-m{i}")
+        seed(pool, email, [ev for key, texts in sessions.items() for ev in
+                           [SessionCreated(session_key=key, title=f"title of {key}", project=project),
+                            *[MessageAppended(session_key=key, role="user", content=t, message_id=f"{key}-m{i}")
+                              for i, t in enumerate(texts)]]], project)
     return email
+
+
+def seed(pool, email: str, events: list, project: str = "") -> None:
+    """Store events in the account's log (as its web view's: ``web_events``), as a device's push would."""
+    with pool.connection() as conn:
+        conn.transaction(lambda cur: web_events.append(cur, resolve_user(cur, email), [(e, project) for e in events]),
+                         doing="seeding")
+
+
+def history(pool, email: str, key: str) -> list:
+    """The session's messages as the gateway's read model shows them."""
+    with pool.connection() as conn:
+        uid = conn.transaction(lambda cur: resolve_user(cur, email).id, doing="test")
+    return ReadModel(pool).read(uid, lambda cur, u: read_model.messages(cur, u, key)[0])
 
 
 def login_csrf(c: TestClient) -> str:
@@ -119,8 +134,7 @@ def test_a_wrong_password_and_an_unknown_user_fail_alike(app, pool):
     wrong = sign_in(client(app), email, "not the password")
     unknown = sign_in(client(app), fresh_email("nobody"), "not the password")
     nopass = fresh_email("nopass")
-    with MySQLSessionStore(MYSQL_URL, nopass):  # a user made by direct sync: no password
-        pass
+    seed(pool, nopass, [])  # a user made by a device's push: no password
     no_password = sign_in(client(app), nopass, "anything at all")
     bodies = []
     for r, who in ((wrong, email), (unknown, None), (no_password, nopass)):
@@ -259,13 +273,11 @@ def test_user_b_cannot_add_a_message_to_user_a_s_session(app, two_users, pool):
     token = page_csrf(cb)
     r = cb.post(f"/s/{key_token('only-a')}/messages", data={"csrf": token, "content": "sneaky"})
     assert r.status_code == 404
-    with MySQLSessionStore(MYSQL_URL, a) as sa:
-        assert [m.content for m in sa.history("only-a")] == ["A alone"]
+    assert [m.content for m in history(pool, a, "only-a")] == ["A alone"]
     r = cb.post(f"/s/{key_token(shared)}/messages", data={"csrf": token, "content": "mine"})
     assert r.status_code == 303
-    with MySQLSessionStore(MYSQL_URL, a) as sa, MySQLSessionStore(MYSQL_URL, b) as sb:
-        assert [m.content for m in sa.history(shared)] == ["A's private words"]
-        assert [m.content for m in sb.history(shared)] == ["B's own words", "mine"]
+    assert [m.content for m in history(pool, a, shared)] == ["A's private words"]
+    assert [m.content for m in history(pool, b, shared)] == ["B's own words", "mine"]
 
 
 # --------------------------------------------------------------------------- adding messages, CSRF
@@ -287,11 +299,7 @@ def test_adding_a_message_needs_the_session_csrf_token_and_the_same_origin(app, 
                   ).status_code == 400
     r = c.post(url, data={"content": "from the browser", "csrf": token}, headers={"Origin": BASE})
     assert r.status_code == 303
-    msgs = MySQLSessionStore(MYSQL_URL, email)
-    try:
-        got = msgs.history("s")
-    finally:
-        msgs.close()
+    got = history(pool, email, "s")
     assert [m.content for m in got] == ["first", "from the browser"] and got[1].role == "user"
     assert r.headers["location"] == f"/s/{key_token('s')}?page=1#{anchor(got[1].id)}"
     assert "from the browser" in c.get(r.headers["location"].split("#")[0]).text
@@ -320,9 +328,9 @@ def test_hostile_keys_titles_and_messages_render_as_text(app, pool):
     email = fresh_email("xss")
     with pool.connection() as conn:
         auth.add_user(conn, email, PASSWORD)
-    with MySQLSessionStore(MYSQL_URL, email) as s:
-        s.get_or_create(HOSTILE_KEY, title=HOSTILE, project=HOSTILE)
-        s.add_message(HOSTILE_KEY, "user", HOSTILE, message_id=HOSTILE)
+    seed(pool, email, [SessionCreated(session_key=HOSTILE_KEY, title=HOSTILE, project=HOSTILE),
+                       MessageAppended(session_key=HOSTILE_KEY, role="user", content=HOSTILE, message_id=HOSTILE)],
+         HOSTILE)
     c = signed_in(app, email)
     for path in ("/sessions", f"/s/{key_token(HOSTILE_KEY)}", "/plots", "/sessions?q=" + urllib.parse.quote("<img")):
         assert active_markup(c.get(path).text) == [], path
