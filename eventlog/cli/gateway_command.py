@@ -1,4 +1,5 @@
-"""``evlog gateway user add|passwd|remove|list``: the gateway's accounts (see eventlog.app.gateway.auth)."""
+"""``evlog gateway user add|passwd|remove|list``: the gateway's accounts (see eventlog.app.gateway.auth);
+``evlog gateway migrate``: a gateway of the row-sync version turned into events (``row_migration``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import click
 
 from eventlog.cli import cli
 from eventlog.cli.common import emit, json_option, note
+from eventlog.cli.render import json_line
 
 
 def dsn_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -44,6 +46,33 @@ def gateway() -> None:
     Users sign in to the web pages with their e-mail and password, and log their
     devices in with 'evlog sync login'. Passwords are stored as scrypt hashes.
     """
+
+
+@gateway.command("migrate")
+@dsn_option
+@click.option("--user", "users", multiple=True, metavar="EMAIL", help="Only this account (repeatable; default: all).")
+@json_option
+def gateway_migrate(dsn: str, users: tuple[str, ...], as_json: bool) -> None:
+    """Turn a gateway of the row-sync version into events (sessions and messages of every account).
+
+    The web view reads what the accounts' events fold into; an account whose sessions are
+    still rows of the previous version is refused there until this runs. Idempotent and
+    resumable: a run killed at any point keeps what it stored, and running it again stores
+    only what is missing (rows an old device pushed since included). Deleted sessions, an
+    explicitly set preview, and edits made to a row after it was migrated are not carried.
+    """
+    from eventlog.app.gateway.row_migration import migrate
+
+    conn = _connection(dsn)
+    try:
+        report = migrate(conn, list(users) if users else None)
+    finally:
+        conn.close()
+    if as_json:
+        click.echo(json_line(report))
+    else:
+        note(f"migrated {report.sessions} session(s) and {report.messages} message(s) of {report.users} account(s): "
+             f"{report.stored} event(s) stored now, {report.duplicates} stored before")
 
 
 @gateway.group("user")

@@ -59,6 +59,8 @@ The tables (utf8mb4 throughout, long text in LONGTEXT, JSON validated by the ser
   ``gateway_view_facts`` (m011): the web view's read models, a projection of each account's
   events (``eventlog.app.gateway.read_model``): the position folded up to with the
   projections' state, and the session, message-line and fact rows the pages read.
+* ``gateway_row_migration`` (m012): each session row ``evlog gateway migrate`` turned into
+  events, its origin seq and the highest message ``pos`` migrated (``row_migration``).
 
 Every row carries ``change_seq``: the value of its user's counter when it last changed.
 Triggers keep it for writers that do not set it (a web client's hand-written SQL), and
@@ -421,6 +423,20 @@ def m011_create_gateway_views(cur: Any) -> None:
           row_json LONGBLOB NOT NULL,
           PRIMARY KEY (user_id, fact_id),
           CONSTRAINT fk_gateway_view_facts_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
+        ) {TABLE_OPTIONS}""")
+
+
+@migration
+def m012_create_gateway_row_migration(cur: Any) -> None:
+    """How far ``evlog gateway migrate`` turned each session row into events (``row_migration``)."""
+    cur.execute(f"""
+        CREATE TABLE IF NOT EXISTS gateway_row_migration (
+          user_id BIGINT UNSIGNED NOT NULL,
+          key_hash BINARY(32) NOT NULL,
+          seq BIGINT UNSIGNED NOT NULL,
+          max_pos BIGINT UNSIGNED NOT NULL,
+          PRIMARY KEY (user_id, key_hash),
+          CONSTRAINT fk_gateway_row_migration_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
         ) {TABLE_OPTIONS}""")
 
 

@@ -215,9 +215,17 @@ class GatewaySource(Source):
         self.views = ReadModel(pool)
 
     def _read(self, user: Any, fn: Any) -> Any:
+        """``fn(cursor, user id)`` on the user's caught-up view; ``NotMigrated`` while their rows wait for
+        'evlog gateway migrate' (an empty view would hide them)."""
         if user is None:
             raise NotFound("not signed in")
-        return self.views.read(user.id, fn)
+        from eventlog.app.gateway.row_migration import refuse_unmigrated
+
+        def run(cur: Any, uid: int) -> Any:
+            refuse_unmigrated(cur, uid)
+            return fn(cur, uid)
+
+        return self.views.read(user.id, run)
 
     def sessions(self, user: Any, *, offset: int, limit: int, project: str | None,
                  query: str | None) -> tuple[list[SessionInfo], int, list[str]]:
