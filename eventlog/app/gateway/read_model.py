@@ -65,6 +65,11 @@ class FactRow(msgspec.Struct, kw_only=True):
     superseded_by: str = ""
     supersedes: str = ""
 
+    @property
+    def target(self) -> str:
+        """Its MEMORY.md: "" for the global one, else the project (``Fact.target``)."""
+        return self.project if self.scope == "project" and self.project else ""
+
 
 def fact_row(f: Fact) -> FactRow:
     """The row of a fact."""
@@ -141,14 +146,26 @@ class View:
         written = self._flush_sessions()
         for name, data in written.items():
             self._store_session(name, data)
-        for fid in sorted(self.facts - {""}):
-            f = self.memory.s.facts.get(fid)
-            if f is not None:
-                self.cur.execute("REPLACE INTO gateway_view_facts (user_id, fact_id, row_json) VALUES (%s, %s, %s)",
-                                 (self.user_id, fid, wire_json(fact_row(f))))
+        self._store_facts()
         state = msgspec.msgpack.encode(_State(self.sessions.state(), self.memory.state(), self.folded))
         self.cur.execute("UPDATE gateway_view_cursor SET position = %s, state = %s WHERE user_id = %s",
                          (position, state, self.user_id))
+
+    def _store_facts(self) -> None:
+        """The rows of every fact of each file a changed fact belongs to, with its place in that file's order."""
+        facts = self.memory.s.facts
+        targets = sorted({facts[fid].target for fid in self.facts if fid in facts})
+        rows = []
+        for target in targets:
+            order = self.memory.s.order.get(target, [])
+            placed = [facts[fid] for fid in order if fid in facts]
+            rest = sorted((f for f in facts.values() if f.target == target and f.fact_id not in set(order)),
+                          key=lambda f: f.fact_id)
+            rows += [(self.user_id, f.fact_id, _hash(target), i, wire_json(fact_row(f)))
+                     for i, f in enumerate(placed + rest)]
+        for i in range(0, len(rows), 500):
+            self.cur.executemany("REPLACE INTO gateway_view_facts (user_id, fact_id, target_hash, rank, row_json) "
+                                 "VALUES (%s, %s, %s, %s, %s)", rows[i:i + 500])
 
     def _flush_sessions(self) -> dict[str, bytes | None]:
         """The session files the flush wrote (name -> bytes) or removed (name -> None)."""
@@ -298,11 +315,13 @@ def messages(cur: Any, user_id: int, key: str, *, offset: int = 0, limit: int | 
 
 
 def facts(cur: Any, user_id: int, *, state: str | None = "active") -> list[FactRow]:
-    """The account's facts (``state``: only those in it; None: all), by project, section and text."""
-    cur.execute("SELECT row_json FROM gateway_view_facts WHERE user_id = %s", (user_id,))
-    rows = [_FACT.decode(bytes(r[0])) for r in cur.fetchall()]
-    rows = [r for r in rows if state is None or r.state == state]
-    return sorted(rows, key=lambda r: (r.project if r.scope == "project" else "", r.section, r.text, r.fact_id))
+    """The account's facts (``state``: only those in it; None: all), file by file (the global one first, then
+    by project), each file's in the order its MEMORY.md on a device shows them."""
+    cur.execute("SELECT rank, row_json FROM gateway_view_facts WHERE user_id = %s", (user_id,))
+    rows = [(int(rank), _FACT.decode(bytes(j))) for rank, j in cur.fetchall()]
+    rows = [(rank, r) for rank, r in rows if state is None or r.state == state]
+    rows.sort(key=lambda x: (x[1].target != "", x[1].target, x[0]))
+    return [r for _rank, r in rows]
 
 
 class ReadModel:

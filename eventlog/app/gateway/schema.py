@@ -420,8 +420,11 @@ def m011_create_gateway_views(cur: Any) -> None:
         CREATE TABLE IF NOT EXISTS gateway_view_facts (
           user_id BIGINT UNSIGNED NOT NULL,
           fact_id VARCHAR(191) NOT NULL,
+          target_hash BINARY(32) NOT NULL,
+          rank INT UNSIGNED NOT NULL,
           row_json LONGBLOB NOT NULL,
           PRIMARY KEY (user_id, fact_id),
+          KEY ix_gateway_view_facts_file (user_id, target_hash, rank),
           CONSTRAINT fk_gateway_view_facts_user FOREIGN KEY (user_id) REFERENCES gateway_users (id) ON DELETE CASCADE
         ) {TABLE_OPTIONS}""")
 

@@ -623,8 +623,12 @@ class GatewayWeb(WebApp):
 
         return await run_in_threadpool(run)
 
+    def memory(self, request: Request) -> Response:
+        return self.render(request, "memory.html", nav="memory", files=self.gw.memory_files(self.user(request)))
+
     def routes(self) -> list[Any]:
-        return super().routes() + [Route("/login", self.login, methods=["GET", "POST"]),
+        return super().routes() + [Route("/memory", self.page(self.memory)),
+                                   Route("/login", self.login, methods=["GET", "POST"]),
                                    Route("/logout", self.logout, methods=["POST"]),
                                    Route("/s/{k}/messages", self.add_message, methods=["POST"])]
 

@@ -47,6 +47,7 @@ class FactView:
     project: str = ""  # "" for the global file
     reason: str = ""  # why it left MEMORY.md (forgotten, archived)
     changed_by: str = ""
+    author: str = ""  # the gateway account that pushed it (a teammate's fact, in a shared project)
 
 
 @dataclass
@@ -283,7 +284,11 @@ class PlotsView:
 
 def memory_files(ws: Workspace) -> list[MemoryFileView]:
     """Every MEMORY.md: the global one first, then each project's, facts grouped by section."""
-    files = ws.memory.files
+    return file_views(ws.memory.files)
+
+
+def file_views(files: dict[str, list[Any]]) -> list[MemoryFileView]:
+    """``MemoryFileView``s of facts by file ("" the global one, else the project), the global one first."""
     out = []
     for project in sorted(files, key=lambda p: (p != "", p)):
         facts = files[project]
@@ -298,10 +303,12 @@ def memory_files(ws: Workspace) -> list[MemoryFileView]:
 
 
 def _fact(f: Any) -> FactView:
-    return FactView(fact_id=f.fact_id, text=f.text, section=f.section, run_id=f.run_id, seq=f.seq,
+    return FactView(fact_id=f.fact_id, text=f.text, section=f.section, run_id=getattr(f, "run_id", ""),
+                    seq=getattr(f, "seq", 0),
                     state=getattr(f, "state", "active") or "active", subject=getattr(f, "subject", "") or "",
                     date=getattr(f, "date", "") or "", project=getattr(f, "target", "") or "",
-                    reason=getattr(f, "reason", "") or "", changed_by=getattr(f, "changed_by", "") or "")
+                    reason=getattr(f, "reason", "") or "", changed_by=getattr(f, "changed_by", "") or "",
+                    author=getattr(f, "author", "") or "")
 
 
 def why(ws: Workspace, fact_id: str) -> WhyView | None:

@@ -269,6 +269,14 @@ class GatewaySource(Source):
             values.setdefault(project, {})[day] = values.get(project, {}).get(day, 0) + n
         return data.Series(sorted({d for d, _, _ in rows}), values)
 
+    def memory_files(self, user: Any) -> list[data.MemoryFileView]:
+        """The account's MEMORY.md files as a device that pulled its events renders them (active facts), each
+        fact with its author."""
+        files: dict[str, list[Any]] = {}
+        for f in self._read(user, views.facts):
+            files.setdefault(f.project if f.scope == "project" and f.project else "", []).append(f)
+        return data.file_views(files)
+
     def add_message(self, user: Any, key: str, content: str) -> tuple[Message, int]:
         """Add a user message to the session as an event of the account's web view (``web_events``); (the
         message, how many the session has now)."""

@@ -78,8 +78,8 @@ def _device_view(home: str) -> tuple:
     with Workspace.open(home) as ws:
         listed = LocalSessionStore(ws).list()
         transcripts = {s.key: LocalSessionStore(ws).history(s.key) for s in listed}
-        facts = [read_model.fact_row(f) for f in ws.memory.all_facts()]
-    facts.sort(key=lambda r: (r.project if r.scope == "project" else "", r.section, r.text, r.fact_id))
+        files = sorted(ws.memory.files, key=lambda t: (t != "", t))  # MEMORY.md by MEMORY.md, in file order
+        facts = [read_model.fact_row(f) for t in files for f in ws.memory.facts(t, state=None)]
     return listed, len(listed), transcripts, facts
 
 

@@ -355,3 +355,29 @@ def test_any_process_serves_any_session(pool):
     assert "via two" in c1.get(f"/s/{key_token('s')}").text
     assert c1.post("/logout", data={"csrf": token}).status_code == 303
     assert c2.get("/sessions").status_code == 303
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def test_the_memory_page_shows_the_account_s_facts_and_a_teammate_s_with_its_author(app, pool):
+    from eventlog.app.gateway.event_store import MySQLEventStore
+    from eventlog.events import MemoryAppended, MemoryForgotten
+
+    owner, mate = make_user(pool, "memowner"), make_user(pool, "memmate")
+    seed(pool, owner, [MemoryAppended(fact_id="f-own", scope="user", section="Preferences", text="Likes tea", by="user"),
+                       MemoryAppended(fact_id="f-gone", scope="user", section="Preferences", text="Likes coffee",
+                                      by="user"),
+                       MemoryForgotten(fact_id="f-gone", by="user")])
+    store = MySQLEventStore(pool)
+    store.share(owner, "/work/shop", mate)
+    seed(pool, mate, [MemoryAppended(fact_id="f-mate", scope="project", project="/work/shop",
+                                     section="Project Context", text="CI runs on <b>Fridays</b>", by="dream")],
+         "/work/shop")
+    page = signed_in(app, owner).get("/memory")
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    assert "Likes tea" in text and "Likes coffee" not in text  # forgotten: not in MEMORY.md
+    assert "CI runs on <b>Fridays</b>" in text and f"by {mate}" in text and f"by {owner}" not in text
+    assert active_markup(page.text) == []
+    assert text.index("Likes tea") < text.index("/work/shop")  # the global file first, as on a device
