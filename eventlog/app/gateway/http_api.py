@@ -21,6 +21,11 @@ server holds the database credentials; a device holds a per-user token from ``lo
                            (``erasure.purge_rows``; the same request twice records it once)
 ``POST /erasures``         ``{after}`` -> ``{erasures}``: the user's erasures with an id above
                            ``after`` (``erasure.rows_after``; hashed names only, never text)
+``/view/...``              the web view's read models of the token's account, as their structs
+                           (``read_model``): ``POST /view/sessions`` ``{offset, limit, project,
+                           query}`` -> ``{sessions, total, projects}``; ``POST /view/transcript``
+                           ``{key, offset, limit}`` -> ``{session, messages, total}``;
+                           ``GET /view/facts`` -> ``{facts}``
 ``/events/...``            the replicated event log of the token's account: push, pull,
                            high-water, share, unshare, shares (``http_events`` lists them; the
                            store is ``event_store``; envelopes are screened by
@@ -56,7 +61,7 @@ from eventlog.app.gateway import http_events as HE
 from eventlog.app.gateway import wire as W
 from eventlog.app.gateway.pool import Pool
 from eventlog.app.gateway.users import User, normalize_email
-from eventlog.errors import BackendError, ConfigError, EvlogError
+from eventlog.errors import BackendError, ConfigError, EvlogError, NotFound
 from eventlog.replication.store import PushResult
 
 log = logging.getLogger("evlog.gateway")
@@ -169,7 +174,10 @@ class SyncAPI:
                 Route(f"{p}/events/high-water", self._endpoint(self.high_water), methods=["POST"]),
                 Route(f"{p}/events/share", self._endpoint(self.share), methods=["POST"]),
                 Route(f"{p}/events/unshare", self._endpoint(self.unshare), methods=["POST"]),
-                Route(f"{p}/events/shares", self._endpoint(self.shares), methods=["GET"])]
+                Route(f"{p}/events/shares", self._endpoint(self.shares), methods=["GET"]),
+                Route(f"{p}/view/sessions", self._endpoint(self.view_sessions), methods=["POST"]),
+                Route(f"{p}/view/transcript", self._endpoint(self.view_transcript), methods=["POST"]),
+                Route(f"{p}/view/facts", self._endpoint(self.view_facts), methods=["GET"])]
 
     def _endpoint(self, fn: Callable[..., Any], *, auth_needed: bool = True) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
@@ -200,6 +208,8 @@ class SyncAPI:
             return error_response(HTTPError(429, str(e), {"Retry-After": str(e.retry_after)}))
         except auth.AuthError as e:
             return error_response(HTTPError(401, str(e)))
+        except NotFound as e:
+            return error_response(HTTPError(404, str(e)))
         except ConfigError as e:
             return error_response(HTTPError(400, str(e)))
         except BackendError as e:
@@ -301,3 +311,32 @@ class SyncAPI:
 
     def shares(self, conn: Any, user: User, _token: str, _body: bytes, _request: Request) -> HE.SharesResult:
         return HE.SharesResult(ES.retrying(conn, lambda cur: ES.shares_of(cur, user.id), doing="listing shares"))
+
+    # -- the read models (``read_model``: what the web view shows, as its structs) ----------------
+
+    def _view(self, conn: Any, user: User, fn: Callable[[Any, int], Any]) -> Any:
+        from eventlog.app.gateway import read_model, row_migration
+
+        def run(cur: Any) -> Any:
+            read_model.catch_up(cur, user.id)
+            row_migration.refuse_unmigrated(cur, user.id)
+            return fn(cur, user.id)
+
+        return ES.retrying(conn, run, doing="reading the view")
+
+    def view_sessions(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> Any:
+        from eventlog.app.gateway import read_model as RM
+
+        q = decode(body or b"{}", RM.SessionsQuery)
+        return self._view(conn, user, lambda cur, uid: RM.sessions_page(cur, uid, q))
+
+    def view_transcript(self, conn: Any, user: User, _token: str, body: bytes, _request: Request) -> Any:
+        from eventlog.app.gateway import read_model as RM
+
+        q = decode(body, RM.TranscriptQuery)
+        return self._view(conn, user, lambda cur, uid: RM.transcript_page(cur, uid, q))
+
+    def view_facts(self, conn: Any, user: User, _token: str, _body: bytes, _request: Request) -> Any:
+        from eventlog.app.gateway import read_model as RM
+
+        return self._view(conn, user, RM.facts_page)

@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from eventlog.errors import ConfigError, NotFound
 from eventlog.events import Event
 from eventlog.fsio import MemoryFS
 from eventlog.replication.envelope import Replicated
@@ -386,3 +387,65 @@ def message_index(cur: Any, user_id: int, key: str, message_id: str) -> int | No
     """The place of a message in its session's messages (None if the session holds no such message)."""
     msgs, _ = messages(cur, user_id, key)
     return next((i for i, m in enumerate(msgs) if m.id == message_id), None)
+
+
+# --------------------------------------------------------------------------- the HTTP wire format (``http_api``'s /view/...)
+
+
+class SessionsQuery(msgspec.Struct, forbid_unknown_fields=True):
+    offset: int = 0
+    limit: int = 50
+    project: str | None = None
+    query: str | None = None
+
+
+class SessionsPage(msgspec.Struct):
+    sessions: list[SessionInfo]
+    total: int
+    projects: list[str]
+
+
+class TranscriptQuery(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    offset: int = 0
+    limit: int = 100
+
+
+class TranscriptPage(msgspec.Struct):
+    session: SessionInfo
+    messages: list[Message]
+    total: int
+
+
+class FactsPage(msgspec.Struct):
+    facts: list[FactRow]
+
+
+MAX_PAGE = 1000  # sessions or messages one /view request may ask for
+
+
+def _check_page(offset: int, limit: int) -> None:
+    if offset < 0 or not 0 <= limit <= MAX_PAGE:
+        raise ConfigError(f"a page needs offset >= 0 and limit in 0..{MAX_PAGE} (got offset={offset}, limit={limit})")
+
+
+def sessions_page(cur: Any, user_id: int, q: SessionsQuery) -> SessionsPage:
+    """``POST /view/sessions``: a page of the sessions list."""
+    _check_page(q.offset, q.limit)
+    found, total = sessions(cur, user_id, offset=q.offset, limit=q.limit, project=q.project, query=q.query)
+    return SessionsPage(found, total, projects(cur, user_id))
+
+
+def transcript_page(cur: Any, user_id: int, q: TranscriptQuery) -> TranscriptPage:
+    """``POST /view/transcript``: a page of one session's messages; ``NotFound`` for a session it does not have."""
+    _check_page(q.offset, q.limit)
+    info = session(cur, user_id, q.key)
+    if info is None:
+        raise NotFound(f"no session {q.key[:200]!r}")
+    msgs, total = messages(cur, user_id, q.key, offset=q.offset, limit=q.limit)
+    return TranscriptPage(info, msgs, total)
+
+
+def facts_page(cur: Any, user_id: int) -> FactsPage:
+    """``GET /view/facts``: every fact of the account (any state), file by file."""
+    return FactsPage(facts(cur, user_id, state=None))

@@ -188,3 +188,38 @@ def test_a_catch_up_killed_before_its_commit_leaves_the_previous_view(tmp_path, 
         rows = conn.transaction(lambda cur: read_model.messages(cur, uid, "s1")[0], doing="test")
     assert [m.content for m in rows] == [m.content for m in before[2]["s1"]] == ["one"]
     assert [m.content for m in _gateway_view(store, uid)[2]["s1"]] == ["one", "two"]
+
+
+def test_the_http_view_answers_the_read_model_s_structs_to_the_token_s_account_only(tmp_path, store):
+    import msgspec
+    from starlette.testclient import TestClient
+
+    from eventlog.app.gateway.pool import Pool
+    from eventlog.app.gateway.wire import API_PREFIX
+    from eventlog.app.web.app import gateway_app
+    from tests.app.gateway.test_event_store import sync_token
+
+    account, other = fresh_email("http"), fresh_email("httpother")
+    home = _ws(tmp_path, "h")
+    _write(home, _first_batch())
+    _sync(home, store, account)
+    pool = Pool(MYSQL_URL)
+    try:
+        c = TestClient(gateway_app(pool), base_url="http://127.0.0.1")
+        auth = {"Authorization": f"Bearer {sync_token(account)}"}
+        got = c.post(f"{API_PREFIX}/view/sessions", content=b'{"limit": 10}', headers=auth)
+        assert got.status_code == 200, got.text
+        page = msgspec.json.decode(got.content, type=read_model.SessionsPage)
+        listed = _gateway_view(store, _user_id(store, account))[0]
+        assert page.sessions == listed and page.total == 2 and page.projects == ["/work/shop"]
+        t = c.post(f"{API_PREFIX}/view/transcript", content=b'{"key": "s-plans"}', headers=auth)
+        assert [m.content for m in msgspec.json.decode(t.content, type=read_model.TranscriptPage).messages] == [
+            "ship on Friday?", "Yes, after tests."]
+        facts = msgspec.json.decode(c.get(f"{API_PREFIX}/view/facts", headers=auth).content, type=read_model.FactsPage)
+        assert sorted(f.fact_id for f in facts.facts) == ["f-1", "f-2"]
+        theirs = {"Authorization": f"Bearer {sync_token(other)}"}
+        assert c.post(f"{API_PREFIX}/view/transcript", content=b'{"key": "s-plans"}', headers=theirs).status_code == 404
+        assert c.post(f"{API_PREFIX}/view/sessions", content=b'{"limit": 5000}', headers=auth).status_code == 400
+        assert c.post(f"{API_PREFIX}/view/sessions", content=b'{"bogus": 1}', headers=auth).status_code == 400
+    finally:
+        pool.close()
