@@ -118,11 +118,14 @@ class View:
             self.memory.load(st.memory)
             self.folded = st.folded
         self.facts: set[str] = set()
+        self.stored: dict[str, list[bytes]] = {}  # a session's message rows as read (what a save need not rewrite)
 
     def _lines(self, file: str) -> list[bytes]:
-        self.cur.execute("SELECT line FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s ORDER BY idx",
-                         (self.user_id, _hash(file)))
-        return [bytes(r[0]) for r in self.cur.fetchall()]
+        if file not in self.stored:
+            self.cur.execute("SELECT line FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s "
+                             "ORDER BY idx", (self.user_id, _hash(file)))
+            self.stored[file] = [bytes(r[0]) for r in self.cur.fetchall()]
+        return list(self.stored[file])
 
     def fold(self, envelopes: Iterable[Replicated]) -> None:
         """Fold envelopes (as a device receives them) into both projections."""
@@ -181,19 +184,24 @@ class View:
         return out
 
     def _store_session(self, name: str, data: bytes | None) -> None:
+        """The session's row and its message rows, rewritten from the first line that changed."""
         h = _hash(name)
-        self.cur.execute("DELETE FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s", (self.user_id, h))
+        lines = [] if data is None else data.split(b"\n")[1:-1]
+        old = self.stored.get(name)
+        same = 0 if old is None else next((i for i, (a, b) in enumerate(zip(old, lines)) if a != b),
+                                          min(len(old), len(lines)))
+        self.cur.execute("DELETE FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s AND idx >= %s",
+                         (self.user_id, h, same))
         if data is None:
             self.cur.execute("DELETE FROM gateway_view_sessions WHERE user_id = %s AND file_hash = %s",
                              (self.user_id, h))
             return
-        lines = data.split(b"\n")[1:-1]
         key = msgspec.json.decode(data[:data.index(b"\n")])["key"]
         info = info_of(self.sessions.index[key])
         self.cur.execute("REPLACE INTO gateway_view_sessions (user_id, file_hash, updated_at, session_key, project, "
                          "row_json) VALUES (%s, %s, %s, %s, %s, %s)",
                          (self.user_id, h, info.updated_at, info.key, info.project, wire_json(info)))
-        for i in range(0, len(lines), 500):
+        for i in range(same, len(lines), 500):
             chunk = lines[i:i + 500]
             self.cur.executemany("INSERT INTO gateway_view_messages (user_id, file_hash, idx, line) "
                                  "VALUES (%s, %s, %s, %s)", [(self.user_id, h, i + j, ln) for j, ln in enumerate(chunk)])
