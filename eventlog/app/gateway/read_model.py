@@ -188,7 +188,7 @@ class View:
         h = _hash(name)
         lines = [] if data is None else data.split(b"\n")[1:-1]
         old = self.stored.get(name)
-        same = 0 if old is None else next((i for i, (a, b) in enumerate(zip(old, lines)) if a != b),
+        same = 0 if old is None else next((i for i, (a, b) in enumerate(zip(old, lines, strict=False)) if a != b),
                                           min(len(old), len(lines)))
         self.cur.execute("DELETE FROM gateway_view_messages WHERE user_id = %s AND file_hash = %s AND idx >= %s",
                          (self.user_id, h, same))
