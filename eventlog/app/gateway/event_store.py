@@ -403,11 +403,13 @@ def erase_events(cur: Any, user_id: int, keys: Sequence[tuple[str, int]], *, dry
         by_origin.setdefault(origin, []).append(seq)
     owned = set(_owners_of(cur, sorted(by_origin), user_id))
     n = 0
+    emptied: set[int] = set()
     for origin, seqs in sorted(by_origin.items()):
         holders = [user_id]
         if origin in owned:
             cur.execute("SELECT user_id FROM gateway_event_relays WHERE origin = %s", (origin,))
             holders += sorted(int(r[0]) for r in cur.fetchall())
+        emptied.update(holders)
         for i in range(0, len(seqs), 1000):
             chunk = sorted(set(seqs))[i:i + 1000]
             where = (f"WHERE user_id IN ({', '.join(['%s'] * len(holders))}) AND origin = %s "
@@ -418,9 +420,19 @@ def erase_events(cur: Any, user_id: int, keys: Sequence[tuple[str, int]], *, dry
                 n += int(cur.fetchone()[0])
             else:
                 n += int(cur.execute(f"UPDATE gateway_events SET body = '' {where}", args))
-    if n and not dry_run:
-        read_model.invalidate(cur)  # a view folded an erased body: every view that may show it folds again
+    if n and not dry_run:  # the views that may show an erased body: dropped now, folded again on their next read
+        read_model.invalidate(cur, _seeing(cur, emptied), drop=True)
     return n
+
+
+def _seeing(cur: Any, holders: set[int]) -> set[int]:
+    """The accounts whose views may show envelopes of ``holders``: theirs, and those of their shares' members and
+    owners."""
+    ids = sorted(holders)
+    marks = ", ".join(["%s"] * len(ids))
+    cur.execute(f"SELECT owner_id, member_id FROM gateway_event_shares WHERE owner_id IN ({marks}) "
+                f"OR member_id IN ({marks})", (*ids, *ids))
+    return set(ids) | {int(v) for row in cur.fetchall() for v in row}
 
 
 def _owners_of(cur: Any, origins: list[str], user_id: int) -> list[str]:
@@ -453,7 +465,7 @@ def unshare_project(cur: Any, owner: User, project: str, member: str) -> bool:
     removed = bool(cur.execute("DELETE FROM gateway_event_shares WHERE owner_id = %s AND project_hash = %s "
                                "AND member_id = %s", (owner.id, project_hash(project), m.id)))
     if removed:
-        read_model.invalidate(cur, [owner.id, m.id])
+        read_model.invalidate(cur, [owner.id, m.id], drop=True)  # the member no longer sees it: gone now
     return removed
 
 

@@ -25,7 +25,8 @@ shows: the same sessions in the same order, the same transcripts, the same facts
 * **Rebuildable from scratch** (``rebuild``; ``invalidate``): an emptied cursor makes the next
   catch-up drop the account's rows and fold every envelope again. An erasure (its bodies are
   gone, ``event_store.erase_events``) and a share or unshare (what the account sees changed)
-  invalidate the views they touch.
+  invalidate the views they touch (an erasure drops their rows at once: no erased text waits in a
+  view for its next read).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from projections.naming import safe_name
 from projections.sessions import SESSIONS_DIR, Message, SessionInfo, SessionsProjection, info_of, parse_message_line
 
 PAGE = 1000  # envelopes folded per page of a catch-up
+VIEW_TABLES = ("gateway_view_messages", "gateway_view_sessions", "gateway_view_facts")
 ROOT = "/gateway-view"  # where the projections think their files are (they live in a MemoryFS, then in the tables)
 
 
@@ -221,7 +223,7 @@ def _cursor(cur: Any, user_id: int) -> tuple[int, bytes]:
     position, state = cur.fetchone()
     state = bytes(state)
     if not state:
-        for table in ("gateway_view_messages", "gateway_view_sessions", "gateway_view_facts"):
+        for table in VIEW_TABLES:
             cur.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,))
         position = 0
     return int(position), state
@@ -255,15 +257,17 @@ def _save_position(cur: Any, user_id: int, position: int, state: bytes) -> None:
     cur.execute("UPDATE gateway_view_cursor SET position = %s, state = %s WHERE user_id = %s", (position, state, user_id))
 
 
-def invalidate(cur: Any, user_ids: Iterable[int] | None = None) -> None:
-    """Make the next catch-up of these accounts' views (every account's if None) rebuild them from scratch."""
-    if user_ids is None:
-        cur.execute("UPDATE gateway_view_cursor SET position = 0, state = ''")
-        return
+def invalidate(cur: Any, user_ids: Iterable[int], *, drop: bool = False) -> None:
+    """Make the next catch-up of these accounts' views rebuild them from scratch (``drop``: delete their rows now,
+    as an erasure must: no erased text stays in a view until its next read)."""
     ids = sorted(set(user_ids))
-    if ids:
-        cur.execute(f"UPDATE gateway_view_cursor SET position = 0, state = '' WHERE user_id IN "
-                    f"({', '.join(['%s'] * len(ids))})", tuple(ids))
+    if not ids:
+        return
+    marks = ", ".join(["%s"] * len(ids))
+    cur.execute(f"UPDATE gateway_view_cursor SET position = 0, state = '' WHERE user_id IN ({marks})", tuple(ids))
+    if drop:
+        for table in VIEW_TABLES:
+            cur.execute(f"DELETE FROM {table} WHERE user_id IN ({marks})", tuple(ids))
 
 
 def rebuild(cur: Any, user_id: int) -> int:

@@ -162,6 +162,10 @@ def test_an_erasure_at_the_gateway_rebuilds_the_views_without_the_erased_text(tm
     page = store.pull(account, 0, 100)
     (secret,) = [e for e in page.events if b"Tibbles" in bytes(e.body)]
     assert store.erase(account, [secret.key]) == 1
+    with store.pool.connection() as conn:  # before any read of the view: no row holds the erased text
+        lines = conn.transaction(lambda cur: (cur.execute("SELECT line FROM gateway_view_messages WHERE user_id = %s",
+                                                          (uid,)), cur.fetchall())[1], doing="test")
+    assert not any(b"Tibbles" in bytes(r[0]) for r in lines)
     transcripts = _gateway_view(store, uid)[2]
     assert [m.content for m in transcripts["s"]] == ["keep this"]
 
@@ -223,3 +227,20 @@ def test_the_http_view_answers_the_read_model_s_structs_to_the_token_s_account_o
         assert c.post(f"{API_PREFIX}/view/sessions", content=b'{"bogus": 1}', headers=auth).status_code == 400
     finally:
         pool.close()
+
+
+def test_an_unshare_removes_the_project_from_the_member_s_view_rows_at_once(tmp_path, store):
+    owner, member = fresh_email("unowner"), fresh_email("unmember")
+    mine = _ws(tmp_path, "mine")
+    _write(mine, [SessionCreated(session_key="s-shop", project="/work/shop"),
+                  MessageAppended(session_key="s-shop", message_id="o1", role="user", content="shop secret")])
+    _sync(mine, store, owner)
+    store.share(owner, "/work/shop", member)
+    mid = _user_id(store, member)
+    assert [s.key for s in _gateway_view(store, mid)[0]] == ["s-shop"]
+    assert store.unshare(owner, "/work/shop", member)
+    with store.pool.connection() as conn:
+        left = conn.transaction(lambda cur: (cur.execute("SELECT COUNT(*) FROM gateway_view_messages WHERE user_id = %s",
+                                                         (mid,)), cur.fetchone()[0])[1], doing="test")
+    assert left == 0
+    assert _gateway_view(store, mid)[0] == []
