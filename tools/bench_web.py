@@ -298,11 +298,14 @@ def _load(urls: list[str], clients: list[tuple[str, list[str]]], seconds: float)
 
 
 def bench_gateway_load(scratch: str, dsn: str, *, clients: int, seconds: float, processes: int) -> dict:
-    from eventlog.app.gateway import auth
+    from eventlog.app.gateway import (
+        auth,
+        web_events,  # the web view reads the events (read_model), so they are seeded
+    )
     from eventlog.app.gateway.connection import DSN, Connection
-    from eventlog.app.gateway.store import MySQLSessionStore
     from eventlog.app.web.app import key_token
     from eventlog.app.web.security import SESSION_COOKIE
+    from eventlog.events import MessageAppended, SessionCreated
 
     progress(f"gateway_page_loads: {clients} users with 200 sessions each")
     rng = random.Random(f"{SEED}:gateway")
@@ -317,13 +320,14 @@ def bench_gateway_load(scratch: str, dsn: str, *, clients: int, seconds: float, 
         cookies = []
         for email in emails:
             auth.add_user(conn, email, "bench password")
-            with MySQLSessionStore.bound(conn, auth.login(conn, email, "bench password", kind="sync")[0],
-                                         origin="bench") as store:
-                store.get_or_create("cli:long", title="A long session", project=PROJECTS[0])
-                for j in range(100):
-                    store.add_message("cli:long", ("user", "assistant")[j % 2], text(rng, 200), message_id=f"m{j}")
-                for s in range(199):
-                    store.get_or_create(f"cli:s{s}", title=f"Session {s}", project=PROJECTS[s % len(PROJECTS)])
+            user = auth.login(conn, email, "bench password", kind="sync")[0]
+            long = [(SessionCreated(session_key="cli:long", title="A long session", project=PROJECTS[0]), PROJECTS[0]),
+                    *[(MessageAppended(session_key="cli:long", role=("user", "assistant")[j % 2], content=text(rng, 200),
+                                       message_id=f"m{j}"), PROJECTS[0]) for j in range(100)],
+                    *[(SessionCreated(session_key=f"cli:s{s}", title=f"Session {s}",
+                                      project=PROJECTS[s % len(PROJECTS)]), PROJECTS[s % len(PROJECTS)])
+                      for s in range(199)]]
+            conn.transaction(lambda cur, u=user, evs=long: web_events.append(cur, u, evs), doing="seeding events")
             _, token = auth.login(conn, email, "bench password", kind="web", ttl=3600)
             cookies.append(f"{SESSION_COOKIE}={token}")
         procs = _spawn_gateways(dsn, processes, scratch)
