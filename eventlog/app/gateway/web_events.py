@@ -6,7 +6,9 @@ account holds (``local_hlc`` over their highest clock), so a device that pulls t
 orders it after what the person saw when they typed it. The envelope goes through
 ``event_store.push_events`` like a device's push (same transaction rules, same author rule:
 the account owns its web origin), under the position counter's lock taken first, so two
-gateway processes adding messages at once take consecutive seqs, never the same one.
+gateway processes adding messages at once take consecutive seqs, never the same one. Each event
+passes the log writer's redaction door first (``eventlog.redact.redact_event``, INVARIANTS I24):
+a secret typed into the web view never reaches the tables.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import msgspec
 
 from eventlog.app.gateway.users import User
 from eventlog.events import Event
+from eventlog.redact import redact_event
 from eventlog.replication.clock import local_hlc
 from eventlog.replication.envelope import Replicated
 from eventlog.timeutil import now_iso
@@ -45,7 +48,7 @@ def append(cur: Any, user: User, events: Sequence[tuple[Event, str]]) -> list[Re
     out: list[Replicated] = []
     for ev, project in events:
         seq += 1
-        written = msgspec.structs.replace(ev, seq=seq, ts=now_iso())
+        written = msgspec.structs.replace(redact_event(ev), seq=seq, ts=now_iso())  # the writer's door (I24)
         floor = local_hlc(written.ts, floor)
         out.append(Replicated(origin=origin, origin_seq=seq, hlc=floor, type=ev.type,
                               body=msgspec.Raw(_encoder.encode(written)), project=project, author=user.email))
