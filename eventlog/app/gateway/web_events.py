@@ -36,7 +36,9 @@ def web_origin(user: User) -> str:
 def append(cur: Any, user: User, events: Sequence[tuple[Event, str]]) -> list[Replicated]:
     """Store ``events`` (each with its project, "" for none) in the account's log as its web view's; the envelopes.
 
-    Runs inside the caller's transaction (``cur``): all or nothing.
+    Runs inside the caller's transaction (``cur``), all or nothing, which must read nothing before it: its
+    snapshot has to start at the position lock taken here, or a message another process committed meanwhile is
+    missed and its seq taken again.
     """
     from eventlog.app.gateway.event_store import high_water_of, push_events
 

@@ -287,17 +287,16 @@ class GatewaySource(Source):
         if len(content) > MAX_MESSAGE_CHARS:
             raise ConfigError(f"a message may have at most {MAX_MESSAGE_CHARS} characters")
         from eventlog.app.gateway import web_events
+        from eventlog.app.gateway.event_store import retrying
 
-        def run(cur: Any, uid: int) -> str:
-            info = views.session(cur, uid, key)
-            if info is None:
-                raise NotFound(f"no session {key!r}")
-            ev = MessageAppended(session_key=key, message_id=uuid.uuid4().hex, role="user", content=content,
-                                 timestamp=now_iso())
-            web_events.append(cur, user, [(ev, info.project)])
-            return ev.message_id
-
-        message_id = self._read(user, run)
+        info = self._read(user, lambda cur, uid: views.session(cur, uid, key))
+        if info is None:
+            raise NotFound(f"no session {key!r}")
+        ev = MessageAppended(session_key=key, message_id=uuid.uuid4().hex, role="user", content=content,
+                             timestamp=now_iso())
+        with self.pool.connection() as conn:  # its own transaction: its snapshot starts at the position lock
+            retrying(conn, lambda cur: web_events.append(cur, user, [(ev, info.project)]), doing="adding a message")
+        message_id = ev.message_id
 
         def added(cur: Any, uid: int) -> tuple[Message, int]:
             msgs, total = views.messages(cur, uid, key)

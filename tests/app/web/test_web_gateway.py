@@ -381,3 +381,34 @@ def test_the_memory_page_shows_the_account_s_facts_and_a_teammate_s_with_its_aut
     assert "CI runs on <b>Fridays</b>" in text and f"by {mate}" in text and f"by {owner}" not in text
     assert active_markup(page.text) == []
     assert text.index("Likes tea") < text.index("/work/shop")  # the global file first, as on a device
+
+
+def test_messages_added_at_once_by_two_gateway_processes_are_all_kept(pool):
+    import threading
+
+    from eventlog.app.gateway.pool import Pool
+    from eventlog.app.web.sources import GatewaySource
+
+    email = make_user(pool, "racer", {"s": ["first"]})
+    with pool.connection() as conn:
+        user = conn.transaction(lambda cur: resolve_user(cur, email, create=False), doing="test")
+    sources = [GatewaySource(Pool(MYSQL_URL)) for _ in range(2)]  # two processes: two pools
+    errors: list[BaseException] = []
+
+    def add(source, name: str) -> None:  # noqa: ANN001
+        try:
+            for i in range(12):
+                source.add_message(user, "s", f"{name} {i}")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=add, args=(s, n)) for s, n in zip(sources, ("one", "two"), strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for s in sources:
+        s.close()
+    assert errors == []
+    got = [m.content for m in history(pool, email, "s")]
+    assert len(got) == 25 and sorted(got[1:]) == sorted(f"{n} {i}" for n in ("one", "two") for i in range(12))
