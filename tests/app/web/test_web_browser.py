@@ -248,6 +248,10 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
                                             "function": {"name": "read", "arguments": '{"path": "CHANGELOG.md"}'}}])
         desk.store.get_or_create(HOSTILE_KEY, title="<img src=x onerror=alert('gw')>")
         desk.store.add_message(HOSTILE_KEY, "user", HOSTILE_TEXT, message_id="h1")
+        from eventlog.events import MemoryAppended
+
+        desk.ws.append([MemoryAppended(fact_id="f-release", scope="project", project="/home/me/evlog",
+                                       section="Project Context", text="Releases go out on Fridays", by="dream")])
         login(desk.home, server.url, email, "browser password")
 
         def events(direction):  # noqa: ANN001, ANN202 - 'evlog sync push/pull' (the event sync) through the HTTP API
@@ -277,6 +281,11 @@ def test_gateway_mode_in_a_real_browser_and_a_message_reaching_the_desktop(brows
         assert email in browser.find_element(By.CSS_SELECTOR, ".who").text
         assert browser.execute_script("return document.cookie") == ""  # HttpOnly: no script sees the session
         shot("gateway-sessions")
+
+        navigate(browser, browser.find_element(By.LINK_TEXT, "Memory").click, "section.memfile")
+        assert "Releases go out on Fridays" in browser.find_element(By.CSS_SELECTOR, "section.memfile").text
+        shot("gateway-memory")
+        navigate(browser, browser.find_element(By.LINK_TEXT, "Sessions").click, "table.sessions")
 
         navigate(browser, browser.find_element(By.LINK_TEXT, "Planning the release").click, "form.compose")
         shot("gateway-transcript")
