@@ -88,7 +88,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "status": ("status_command", "status",
              "Is evlog running and caught up here? The daemon, agents, jobs, recall index, sync, problems."),
     "sync": ("sync_command", "sync",
-             "Sync sessions with a gateway (several devices, a web view, a team)."),
+             "Sync the log with a gateway (several devices, a web view, a team)."),
     "tail": ("log_commands", "tail",
              "Show the newest events of the log (readers take no lock)."),
     "verify": ("log_commands", "verify",
