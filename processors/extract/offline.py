@@ -98,9 +98,9 @@ changes (its sources then are both messages) or drops that proposal instead.
 one proposed earlier in the batch is not added.
 
 **Project signals.** From the user's messages, ``signals.project_signals`` adds the
-stack, the code checks, how work is tracked, the agent instruction file and the
-language the user writes in, as facts of the project (the language without a project
-is a global fact), each unless a known fact names it already.
+tools the user names (by the shape of the name and what the session's shell ran,
+``workflow.session_tools``), how work is tracked and the agent instruction file, as facts
+of the project, each unless a known fact names it already.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ from processors.extract.text import (
 )
 from processors.extract.timeref import TIME_HINT, as_of, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
-from processors.extract.workflow import command_facts, manifest_facts
+from processors.extract.workflow import command_facts, manifest_facts, session_tools
 
 NAME = "offline-facts-v1"
 #: The score a sentence needs to become a fact.
@@ -955,7 +955,7 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
             del ops[before[0]:]  # a note changing nothing known ("I no longer eat gluten") states what holds now
             _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
-    ops.extend(_signal_ops(user_entries, user_texts, active, ops))
+    ops.extend(_signal_ops(user_entries, user_texts, active, ops, session_tools(entries)))
     ops.extend(_ended(entries, active, ops))
     known = {f.text.casefold() for f in active} | {o.text.casefold() for o in ops if o.op == "add"}
     ops.extend(command_facts(entries, known))  # coding sessions: the commands of the verification loop
@@ -1271,11 +1271,11 @@ def _select(cands: list[Candidate], active: list[ExistingFact]) -> list[FactOp]:
 
 
 def _signal_ops(user_entries: list[Entry], texts: dict[str, str], active: list[ExistingFact],
-                ops: list[FactOp]) -> list[FactOp]:
+                ops: list[FactOp], ran: sig.SessionTools) -> list[FactOp]:
     """Project facts from what the user's messages reveal (see ``signals``), unless a known fact names them."""
     out = []
     taken = [f.text for f in active] + [o.text for o in ops if o.text]
-    for sentence, srcs in sig.signal_sentences(sig.project_signals(user_entries, texts), taken):
+    for sentence, srcs in sig.signal_sentences(sig.project_signals(user_entries, texts, ran), taken):
         if any(similar(sentence, t) for t in taken):
             continue
         e = srcs[0]
