@@ -743,6 +743,7 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
     text = _shorten(_finish(text), MAX_CHARS, None)
     if text is None or len(text.split()) < min_words or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
+    text = referents.without_additive(text) if sp.named else text
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
     about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():

@@ -44,9 +44,7 @@ _META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?:(?-i:[A-Z])|my\b
                    r"\bforgot\s+to\s+(?:mention|tell|say|ask)\b|^I'?m\s+(?:so\s+|totally\s+)?(?:in|down)\s+for\b|"
                    r"\bcount\s+me\s+in\b", re.IGNORECASE)
 
-_FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
-         r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
-         r"bummed|upset|psyched|ecstatic|over\s+the\s+moon|on\s+cloud\s+nine)")
+_FEEL = referents.FEEL
 _MOOD = re.compile(
     r"^(?:I|we|my\s+(?:\w+\s+)?\w+|our\s+(?:\w+\s+)?\w+)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were|\s+feel|\s+felt|"
     r"\s+have\s+been|\s+has\s+been|'ve\s+been)(?:\s+(?:so|really|super|very|truly|pretty|also|just|totally|getting|"

@@ -168,7 +168,34 @@ _SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s
                               r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation))"
                               r"(?:\s+last)?\s*[,:-]*\s*", re.IGNORECASE)
 #: "..., and it was so much fun", "... - it was awesome": how it felt, after what happened.
-_MOOD_TAIL = re.compile(r"\s*(?:[-–—,;]+\s*(?:and\s+)?|\s+and\s+)(?:it|that|this|which)\s+(?:was|is|'s|has\s+been)\s+"
+#: How a speaker feels (a closed set of feeling words; ``quality`` judges whole sentences by it too).
+FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
+        r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
+        r"bummed|upset|psyched|ecstatic|over\s+the\s+moon|on\s+cloud\s+nine)")
+#: A clause saying how the speaker feels about what the sentence told ("..., and I'm stoked about how far I've come",
+#: "... but I'm staying positive"): the mood, cut so the specific part is what is kept.
+_FEEL_CLAUSE = re.compile(rf"\s*,?\s+(?:and|but|so)\s+(?:I|we)(?:'m|'re|\s+am|\s+are|\s+was|\s+were|\s+feel|\s+felt)\s+"
+                          rf"(?:(?:so|really|super|very|truly|pretty|just|totally|still|all)\s+)*"
+                          rf"(?:{FEEL}|staying\s+positive|loving\s+it)\b[^.!?]*", re.IGNORECASE)
+#: "also" / "too" said against the other speaker's turn ("I also bought a candle", "who also played"): the context it
+#: points at is not in the fact.
+_ADDITIVE = re.compile(r"^(?P<lead>also,?\s+)|^(?P<head>[^,;:]*?)(?<=\s)also\s+(?!known\b)", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"\b(?:and|but|or|so|while|because)\b", re.IGNORECASE)
+
+
+def without_additive(fact: str) -> str:
+    """``fact`` without the "also" of its first clause ("Gina also lost her job ..." -> "Gina lost her job ...",
+    "Also, John bought ..."): it points at the other speaker's turn, which the fact does not carry. An "also" after
+    "and", "but" or a comma joins two things the fact says, and stays."""
+    m = _ADDITIVE.search(fact)
+    if m is None or (m.group("head") is not None and _CLAUSE_BREAK.search(m.group("head"))):
+        return fact
+    out = fact[m.end():] if m.group("lead") else m.group("head") + fact[m.end():]
+    return out[:1].upper() + out[1:]
+#: What a chat line ends with and a fact does not: a one-word exclamation after a dash ("... a tournament - unreal!"),
+#: a rhetorical "so why not ...".
+_CHAT_TAIL = re.compile(r"\s+[-–—]+\s*[A-Za-z]+\s*[!.]*$|,?\s+so\s+why\s+not\b.*$", re.IGNORECASE)
+_MOOD_TAIL = re.compile(r"\s*(?:[-–—,;]+\s*(?:and\s+)?|\s+and\s+|\s+(?=that\s|which\s))(?:it|that|this|which)\s+(?:was|is|'s|has\s+been)\s+"
                         r"(?:(?:so|really|super|such|pretty|truly|just|very|totally|quite)\s+)*(?:(?:a|an|much)\s+)?"
                         r"(?:fun|awesome|amazing|great|cool|incredible|beautiful|lovely|nice|good|wild|powerful|special|"
                         r"fantastic|epic|magical|blast|unforgettable|memorable|surreal|insane|crazy|relaxing|exciting)\b"
@@ -185,8 +212,9 @@ def tidy(sentence: str, said: str) -> str | None:
     s = s[:1].upper() + s[1:]
     tail = _SHOW_TAIL.search(s)
     s = _SHOW_TAIL.sub(".", s) if tail is not None and tail.start() > 0 else s
-    head = _MOOD_TAIL.sub("", s)
-    s = head if len(head.split()) >= 4 else s
+    for tail in (_MOOD_TAIL, _FEEL_CLAUSE, _CHAT_TAIL):
+        head = tail.sub("", s)
+        s = head if len(head.split()) >= 4 else s
     return indefinite_this(s)
 
 

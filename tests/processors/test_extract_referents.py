@@ -130,6 +130,36 @@ def test_how_it_felt_is_cut_from_what_happened():
         "I ran my first half marathon in Leeds."
 
 
+@pytest.mark.parametrize(("said", "kept"), [
+    ("I started making music to follow my dreams, and I'm stoked about how far I've come.",
+     "I started making music to follow my dreams."),
+    ("I got a no for a summer job I wanted but I'm staying positive.", "I got a no for a summer job I wanted."),
+    ("I watched a classic film the other day that was awesome - the story was so gripping.",
+     "I watched a classic film the other day."),
+    ("I went to a gaming convention and took part in a tournament - unreal!",
+     "I went to a gaming convention and took part in a tournament"),  # _finish adds the full stop
+    ("I just wanted to try a new genre, so why not try racing games.", "I just wanted to try a new genre"),
+])
+def test_the_mood_and_the_chat_tail_are_cut_from_what_happened(said, kept):
+    assert r.tidy(said, said) == kept
+
+
+@pytest.mark.parametrize(("fact", "out"), [
+    ("Gina also lost Gina's job at Door Dash in January 2023.", "Gina lost Gina's job at Door Dash in January 2023."),
+    ("Also, John bought a mouse from Logitech.", "John bought a mouse from Logitech."),
+    ("Nate loves coconut milk, but Nate also enjoys chocolate.", "Nate loves coconut milk, but Nate also enjoys chocolate."),
+    ("Tim loves fantasy and also books on psychology.", "Tim loves fantasy and also books on psychology."),
+    ("Dana is also known as DJ Rain.", "Dana is also known as DJ Rain."),
+])
+def test_an_also_that_points_at_the_other_turn_is_dropped(fact, out):
+    assert r.without_additive(fact) == out
+
+
+def test_a_conversation_fact_carries_no_also():
+    assert _facts("That's cool! I also adopted a rescue dog called Biscuit in Leeds last week.") == \
+        ["Ana adopted a rescue dog called Biscuit in Leeds in the week before 6 May 2024."]
+
+
 @pytest.mark.parametrize(("text", "out"), [
     ("Just the other day, I adopted a parrot.", "A few days before 6 May 2024, I adopted a parrot."),
     ("I'm opening a shop in the next few months.", "I'm opening a shop in the months after 6 May 2024."),
