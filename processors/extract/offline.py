@@ -207,7 +207,7 @@ _NEWS_INTRO = re.compile(
     r"(?:\w+\s+){0,3}?(?:cool|great|amazing|awesome|crazy|wild|busy|fun|nice|good|special|big|huge|hectic|intense)\s*[-–—:!,]+\s*"
     r"|^(?:(?:good|great|big|some|exciting|awesome)\s+news|I\s+(?:want|have|gotta|got)\s+to\s+brag|"
     r"since\s+(?:speaking|talking|we\s+spoke|we\s+talked)\s+last)\s*[-–—:!,]+\s*"
-    r"|^(?:on\s+another\s+note|speaking\s+of\s+\w+(?:\s+\w+)?|for\s+me|as\s+for\s+me|in\s+other\s+news|"
+    r"|^(?:on\s+(?:another|a\s+(?:different|side|lighter|happier|sadder|related))\s+note|speaking\s+of\s+\w+(?:\s+\w+)?|for\s+me|as\s+for\s+me|in\s+other\s+news|"
     r"other\s+than\s+that|apart\s+from\s+that|besides\s+that|other\s+news|that\s+said|fun\s+fact)\s*[,:-]\s*",
     re.IGNORECASE,
 )
@@ -226,6 +226,7 @@ _NO_SUBJECT_PAST = re.compile(
     r"finished|completed|passed|launched|opened|released)\s+(?!me\b|you\b|it\b|that\b)",
     re.IGNORECASE,
 )
+_NO_SUBJECT_BEEN = re.compile(r"^(?:(?:just|really|also|finally)\s+)*been\s+\w+ing\b", re.IGNORECASE)
 _NO_SUBJECT_OTHER = re.compile(r"^(?:\w+s|makes?|reminds?|gets?|got|keeps?|helps?|gives?)\s+(?:me|us)\b", re.IGNORECASE)
 _FILLER = re.compile(r"(?:^|(?<=,)|(?<=\s-))\s*(?:you\s+know|I\s+mean|if\s+you\s+know\s+what\s+I\s+mean)\s*(?:,|$)\s*",
                      re.IGNORECASE)
@@ -569,6 +570,8 @@ def _prepare(sentence: str, vocatives: tuple[str, ...]) -> str | None:
         return None
     if _NO_SUBJECT_PAST.match(s):  # "Just got back from Rome": the speaker did it
         s = "I " + s[0].lower() + s[1:]
+    elif _NO_SUBJECT_BEEN.match(s):  # "Been discussing a fan project": the speaker has been
+        s = "I've " + s[0].lower() + s[1:]
     elif _NO_SUBJECT_OTHER.match(s):  # "Reminds me of ...": about something said before
         return None
     return s

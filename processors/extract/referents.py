@@ -164,6 +164,8 @@ _SHOW_TAIL = re.compile(r"\s*(?:\s[-–—]+|[-–—]+\s|[:;,])\s*(?:check\s+(?
                         re.IGNORECASE)
 
 
+_SINCE_WE_TALKED_AFTER = re.compile(r"\s+since\s+(?:(?:we|I|you)\s+last\s+(?:talked|spoke|chatted|caught\s+up|met)|"
+                                    r"(?:the|our)\s+last\s+(?:chat|talk|time\s+we\s+\w+|conversation))\b", re.IGNORECASE)
 _SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)|"
                               r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation))"
                               r"(?:\s+last)?\s*[,:-]*\s*", re.IGNORECASE)
@@ -192,9 +194,10 @@ def without_additive(fact: str) -> str:
         return fact
     out = fact[m.end():] if m.group("lead") else m.group("head") + fact[m.end():]
     return out[:1].upper() + out[1:]
-#: What a chat line ends with and a fact does not: a one-word exclamation after a dash ("... a tournament - unreal!"),
-#: a rhetorical "so why not ...".
-_CHAT_TAIL = re.compile(r"\s+[-–—]+\s*[A-Za-z]+\s*[!.]*$|,?\s+so\s+why\s+not\b.*$", re.IGNORECASE)
+#: What a chat line ends with and a fact does not: a one-word exclamation after a dash ("... a tournament - unreal!",
+#: "- so excited!"), a rhetorical "so why not ...".
+_CHAT_TAIL = re.compile(rf"\s+[-–—]+\s*(?:(?:so|super|really|very|totally|just)\s+)?(?:{FEEL}|[A-Za-z]+)\s*[!.]*$|"
+                        r",?\s+so\s+why\s+not\b.*$", re.IGNORECASE)
 _MOOD_TAIL = re.compile(r"\s*(?:[-–—,;]+\s*(?:and\s+)?|\s+and\s+|\s+(?=that\s|which\s))(?:it|that|this|which)\s+(?:was|is|'s|has\s+been)\s+"
                         r"(?:(?:so|really|super|such|pretty|truly|just|very|totally|quite)\s+)*(?:(?:a|an|much)\s+)?"
                         r"(?:fun|awesome|amazing|great|cool|incredible|beautiful|lovely|nice|good|wild|powerful|special|"
@@ -209,6 +212,7 @@ def tidy(sentence: str, said: str) -> str | None:
     if s is None:
         return None
     s = _SINCE_WE_TALKED.sub("", introduction(s)) or s
+    s = _SINCE_WE_TALKED_AFTER.sub("", s)  # "I've been running longer since our last chat"
     s = s[:1].upper() + s[1:]
     tail = _SHOW_TAIL.search(s)
     s = _SHOW_TAIL.sub(".", s) if tail is not None and tail.start() > 0 else s

@@ -139,6 +139,9 @@ def test_how_it_felt_is_cut_from_what_happened():
     ("I went to a gaming convention and took part in a tournament - unreal!",
      "I went to a gaming convention and took part in a tournament"),  # _finish adds the full stop
     ("I just wanted to try a new genre, so why not try racing games.", "I just wanted to try a new genre"),
+    ("I'm a shooting guard and our season opener is next week - so excited!",
+     "I'm a shooting guard and our season opener is next week"),
+    ("I've been running longer since our last chat, it clears my head.", "I've been running longer, it clears my head."),
 ])
 def test_the_mood_and_the_chat_tail_are_cut_from_what_happened(said, kept):
     assert r.tidy(said, said) == kept
@@ -207,3 +210,15 @@ def test_a_bare_to_is_a_lost_referent():
 def test_the_present_perfect_progressive_is_dated():
     assert as_of("Ana has been playing chess online.", "2024-05-06T10:00:00Z") == \
         "Ana has been playing chess online (as of 6 May 2024)."
+
+
+def test_a_date_said_twice_is_said_once():
+    text, dated = resolve("Yesterday I wrote bits for a film that opened yesterday yesterday.", "2022-06-05T10:00:00Z")
+    assert dated and text.count("4 June 2022") == 1, text
+
+
+def test_a_sentence_without_its_subject_gets_the_speaker():
+    assert _facts("Been discussing a collaboration with the Hogwarts Fan Club for my new project.") == \
+        ["Ana has been discussing a collaboration with the Hogwarts Fan Club for Ana's new project (as of 6 May 2024)."]
+    assert _facts("On a different note, I found a great hiking trail in Porto yesterday.") == \
+        ["Ana found a great hiking trail in Porto on 5 May 2024."]
