@@ -230,7 +230,8 @@ _BARE_OBJECT = re.compile(
     r"\b(?:\w+ing|made|bought|got|found|love|loved|like|liked|did|tried|painted|finished|started|picked|took|named|"
     r"called|include|watched|read|enjoy|enjoyed|restored|built|fixed|wrote|chose|adopted|gave|saw|keep|kept|"
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
-    r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$",
+    r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$"
+    r"|\b(?:been|be|am|is|was|become|became)\s+one\b(?!\s+of\b|\s+(?:\w+\s+)?(?:who|that|which)\b)",
     re.IGNORECASE)
 #: "I've been wanting to for a while": to do what another sentence said.
 _BARE_TO = re.compile(r"\b(?:want|wanted|wanting|going|trying|hoping|planning|meaning|love|like)\s+to\s*(?:[,.!;]|for\b|but\b|"

@@ -222,3 +222,21 @@ def test_a_sentence_without_its_subject_gets_the_speaker():
         ["Ana has been discussing a collaboration with the Hogwarts Fan Club for Ana's new project (as of 6 May 2024)."]
     assert _facts("On a different note, I found a great hiking trail in Porto yesterday.") == \
         ["Ana found a great hiking trail in Porto on 5 May 2024."]
+
+
+@pytest.mark.parametrize(("sentence", "why"), [
+    ("I'm loving this job", "referent"),  # which job: said a moment ago
+    ("Since we had a kiddo around", "fragment"),  # what is left when "It's been a while" is cut
+    ("I've been one 'cause I lost my job", "referent"),
+    ("I don't have a screenshot of the whole map", "meta"),
+])
+def test_more_weak_sentences(sentence, why):
+    assert weak_reason(sentence, []) == why
+
+
+@pytest.mark.parametrize("sentence", [
+    "Since 2019 I have worked at Acme", "Because I love dogs I adopted Max", "Since I'm lactose intolerant I drink oat milk",
+    "I love this time of the year", "I've been one of the organisers of the Porto marathon",
+])
+def test_a_dependent_clause_with_its_main_clause_is_no_fragment(sentence):
+    assert weak_reason(sentence, []) not in ("fragment",)
