@@ -296,7 +296,7 @@ _QUESTION = re.compile(
 _REACTION = re.compile(
     r"^(?:I|we)\s+(?:(?:totally|completely|fully|really|so|just|also|definitely|absolutely)\s+)*"
     r"(?:agree|understand|know|bet|hear|appreciate|can'?t\s+wait|cannot\s+wait|hope|wish|guess|think|believe|mean|"
-    r"feel\s+(?:like|that|you)|can\s+(?:imagine|relate|see|tell)|see|get\s+(?:it|that|what)|wonder|must\s+say|"
+    r"feel\s+(?:like|that|you)|can\s+(?:imagine|relate|see|tell)|see|get\s+(?:it|that|what|how|why)|wonder|must\s+say|"
     r"gotta\s+say|have\s+to\s+say|admire|respect|remember\s+you|miss\s+you|love\s+(?:that|it|this|how|the\s+idea|hearing|seeing|your)|"
     r"like\s+(?:that|it|this|how)|'?ll\s+(?:keep|let|send|check|try|definitely|have|be\s+sure|think|look)|"
     r"will\s+(?:keep|let|send|check|try|definitely|have|be\s+sure|think|look)|'?d\s+love\s+to\s+(?:see|hear|check|try|join)|"

@@ -231,6 +231,7 @@ _BARE_OBJECT = re.compile(
     r"called|include|watched|read|enjoy|enjoyed|restored|built|fixed|wrote|chose|adopted|gave|saw|keep|kept|"
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$"
+    r"|\bsomething\s+(?:similar|like\s+(?:that|this|it))\b|\bthe\s+same\s+(?:thing|way)\b(?!\s+(?:as|that)\b)"
     r"|\b(?:been|be|am|is|was|become|became)\s+one\b(?!\s+of\b|\s+(?:\w+\s+)?(?:who|that|which)\b)",
     re.IGNORECASE)
 #: "I've been wanting to for a while": to do what another sentence said.

@@ -229,6 +229,7 @@ def test_a_sentence_without_its_subject_gets_the_speaker():
     ("Since we had a kiddo around", "fragment"),  # what is left when "It's been a while" is cut
     ("I've been one 'cause I lost my job", "referent"),
     ("I don't have a screenshot of the whole map", "meta"),
+    ("I loved doing something similar with my siblings when I was young", "referent"),  # similar to what?
 ])
 def test_more_weak_sentences(sentence, why):
     assert weak_reason(sentence, []) == why
@@ -240,3 +241,8 @@ def test_more_weak_sentences(sentence, why):
 ])
 def test_a_dependent_clause_with_its_main_clause_is_no_fragment(sentence):
     assert weak_reason(sentence, []) not in ("fragment",)
+
+
+def test_knowing_how_the_other_feels_is_a_reaction():
+    assert _facts("Yeah, I get how it's like something is missing without being in the nature.") == []
+    assert _facts("I got the keys to my new flat in Porto last Friday.") != []
