@@ -18,6 +18,7 @@ classes a harsh reader of the kept facts marks as trivial or junk, whatever word
   "I had a great night out", "I hung out with friends"): a walk, a ride, a trip to a park or a
   beach, a get-together, "went <doing>", a good time, with at most one proper noun.
 * ``meta``: talk about the chat itself: a photo shown or taken, someone introduced ("this is Max");
+* ``referent`` too: a verb with nothing but a time after it ("I'm starting next month");
 * ``fragment``: a dependent clause alone ("Since we had a kiddo around", left when "It's been a while" was cut);
 * ``referent`` also: a feeling about a thing pointed at ("I'm loving this job"), what ``referents.lost_referent`` finds (a thing pointed at, a bare "it");
 * ``we``: "we" with nobody named (``referents.unresolved_we``): "X says they went ..." tells no one.
@@ -67,6 +68,12 @@ _FELT_POINTED = re.compile(r"\b(?:loving|love|loved|enjoying|enjoy|enjoyed|diggi
 #: A clause that hangs from a main clause the sentence lost ("Since we had a kiddo around", "Because it rained").
 _DEPENDENT_ONLY = re.compile(r"^(?:since|because|cause|'cause|although|though|unless|whereas)\s+(?:I|we|you|he|she|they|it|my|"
                              r"our|the)\b(?![^,;:]*\b(?:I|we)\b)[^,;:]*$", re.IGNORECASE)
+#: A verb with no object, only a time ("I'm starting next month", "I've been playing for a month now"): what is
+#: started or played was said before.
+_BARE_DOING = re.compile(r"^(?:I|we)(?:'m|\s+am|'re|\s+are|'ve\s+been|\s+have\s+been)\s+(?:just\s+|finally\s+|only\s+)?"
+                         r"[a-z]+ing(?:\s+(?:for|in|since|next|last|this|a|an|the|about|now|soon|today|tomorrow|tonight|"
+                         r"week|weekend|month|year|years|months|weeks|days|day|couple|few|of|again|already|\d+)\b)*"
+                         r"\s*[.!,]*$", re.IGNORECASE)
 _POINTED = re.compile(r"\b(?:this|that|these|those)\s+(?:(?:\w+\s+)?(?:pic|pics|photo|photos|picture|pictures|shot|snap)|"
                       r"recipe|one|ones|stuff|thing|things)\b(?!\s+(?:of|called|named|from|at|in)\b)", re.IGNORECASE)
 _HEDGE = re.compile(r"^I(?:'m|\s+am)\s+(?:so\s+|pretty\s+|really\s+)?(?:sure|certain|positive)\b|^I\s+bet\b|"
@@ -116,6 +123,8 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "referent"
     if _DEPENDENT_ONLY.match(s.rstrip(".!")):
         return "fragment"
+    if _BARE_DOING.match(s):
+        return "referent"
     if _HEDGE.match(s):
         return "mood"
     if _OUTING.search(s) and len(proper) <= 1:

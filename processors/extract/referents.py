@@ -231,6 +231,10 @@ _BARE_OBJECT = re.compile(
     r"called|include|watched|read|enjoy|enjoyed|restored|built|fixed|wrote|chose|adopted|gave|saw|keep|kept|"
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$"
+    r"|\b(?:make|do|try|get|have|use|need|want|see|show|share|teach|learn)\s+(?:this|that|it|them)\s*[.!]*$"
+    r"|\b(?:some|all|most|part|any|much)\s+of\s+(?:it|this|that|them)\b"
+    r"|\b(?:go|going|went|gone|head|heading|headed|move|moving|moved|stay|staying|stayed|travel|traveling|travelling|"
+    r"fly|flying|flew|get|got|getting)\s+(?:back\s+)?there\b"
     r"|\bsomething\s+(?:similar|like\s+(?:that|this|it))\b|\bthe\s+same\s+(?:thing|way)\b(?!\s+(?:as|that)\b)"
     r"|\b(?:been|be|am|is|was|become|became)\s+one\b(?!\s+of\b|\s+(?:\w+\s+)?(?:who|that|which)\b)",
     re.IGNORECASE)
