@@ -192,7 +192,7 @@ _INTERJECTION = re.compile(
     r"good\s+to\s+(?:hear|see)\s+from\s+you|great\s+to\s+hear\s+from\s+you|thanks|thank\s+you|"
     r"actually|fun\s+fact|news|funny\s+thing|crazy\s+thing|now|so\s+yeah|best\s+of\s+all|worst\s+of\s+all|"
     r"most\s+importantly|luckily|fortunately|unfortunately|sadly|thankfully|"
-    r"you\s+know\s+what|I\s+must\s+say|"
+    r"you\s+know\s+what|I\s+must\s+say|like\s+I\s+(?:said|mentioned|told\s+you)(?:\s+(?:before|earlier))?|"
     r"I\s+gotta\s+say|I\s+have\s+to\s+say|to\s+be\s+honest|tbh|truth\s+is)\b[\s,!.:;—–-]*",
     re.IGNORECASE,
 )

@@ -251,3 +251,8 @@ def test_a_dependent_clause_with_its_main_clause_is_no_fragment(sentence):
 def test_knowing_how_the_other_feels_is_a_reaction():
     assert _facts("Yeah, I get how it's like something is missing without being in the nature.") == []
     assert _facts("I got the keys to my new flat in Porto last Friday.") != []
+
+
+def test_like_i_said_is_an_intro():
+    assert _facts("Yeah! Like I said I do enjoy watching birds in the Lisbon marshes.") == \
+        ["Ana does enjoy watching birds in the Lisbon marshes."]
