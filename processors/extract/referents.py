@@ -214,8 +214,8 @@ def tidy(sentence: str, said: str) -> str | None:
     s = _SINCE_WE_TALKED.sub("", introduction(s)) or s
     s = _SINCE_WE_TALKED_AFTER.sub("", s)  # "I've been running longer since our last chat"
     s = s[:1].upper() + s[1:]
-    tail = _SHOW_TAIL.search(s)
-    s = _SHOW_TAIL.sub(".", s) if tail is not None and tail.start() > 0 else s
+    shown = _SHOW_TAIL.search(s)
+    s = _SHOW_TAIL.sub(".", s) if shown is not None and shown.start() > 0 else s
     for tail in (_MOOD_TAIL, _FEEL_CLAUSE, _CHAT_TAIL):
         head = tail.sub("", s)
         s = head if len(head.split()) >= 4 else s
