@@ -113,11 +113,14 @@ def _article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
+_FELT_BEFORE = re.compile(r"\b(?:loving|love|loved|enjoying|enjoy|enjoyed|digging|like|liked)\s+$", re.IGNORECASE)
+
+
 def indefinite_this(sentence: str) -> str:
     """``sentence`` with a storyteller's "this <noun>" made "a <noun>" (see the module docstring)."""
     m = _THIS_NP.search(sentence) or _VERB_THIS.search(sentence)
-    if m is None:
-        return sentence
+    if m is None or _FELT_BEFORE.search(sentence[:m.start(1)]):
+        return sentence  # "I'm loving this job": a thing shown or said before, not a story's "this" (``quality``)
     start, end = m.span(1)
     rest = sentence[end:].lstrip()
     art = _article(rest)

@@ -256,3 +256,9 @@ def test_knowing_how_the_other_feels_is_a_reaction():
 def test_like_i_said_is_an_intro():
     assert _facts("Yeah! Like I said I do enjoy watching birds in the Lisbon marshes.") == \
         ["Ana does enjoy watching birds in the Lisbon marshes."]
+
+
+def test_a_feeling_about_this_thing_is_no_story_this():
+    assert r.indefinite_this("I'm loving this job") == "I'm loving this job"  # the job was shown or said before
+    assert _facts("Thanks! I'm loving this job.") == []
+    assert r.indefinite_this("I met this awesome woman in Canada") == "I met an awesome woman in Canada"
