@@ -18,7 +18,7 @@ classes a harsh reader of the kept facts marks as trivial or junk, whatever word
   "I had a great night out", "I hung out with friends"): a walk, a ride, a trip to a park or a
   beach, a get-together, "went <doing>", a good time, with at most one proper noun.
 * ``meta``: talk about the chat itself: a photo shown or taken, someone introduced ("this is Max");
-* ``referent`` too: a verb with nothing but a time after it ("I'm starting next month");
+* ``referent`` too: "The views were spectacular" (the thing the chat was on); a verb with nothing but a time after it ("I'm starting next month");
 * ``fragment``: a dependent clause alone ("Since we had a kiddo around", left when "It's been a while" was cut);
 * ``referent`` also: a feeling about a thing pointed at ("I'm loving this job"), what ``referents.lost_referent`` finds (a thing pointed at, a bare "it");
 * ``we``: "we" with nobody named (``referents.unresolved_we``): "X says they went ..." tells no one.
@@ -74,6 +74,9 @@ _BARE_DOING = re.compile(r"^(?:I|we)(?:'m|\s+am|'re|\s+are|'ve\s+been|\s+have\s+
                          r"[a-z]+ing(?:\s+(?:for|in|since|next|last|this|a|an|the|about|now|soon|today|tomorrow|tonight|"
                          r"week|weekend|month|year|years|months|weeks|days|day|couple|few|of|again|already|\d+)\b)*"
                          r"\s*[.!,]*$", re.IGNORECASE)
+#: "The views were spectacular", "The game was called ...": a sentence about "the <thing>" the chat was just on.
+_DEFINITE_OPENING = re.compile(r"^The\s+(?!last\b|first\b|next\b|only\b|best\b|whole\b)(?:[a-z][\w-]*\s+){1,3}?"
+                               r"(?:was|were|is|are|has|have|had|always|really|just|got|went|made|remind|reminds)\b")
 _POINTED = re.compile(r"\b(?:this|that|these|those)\s+(?:(?:\w+\s+)?(?:pic|pics|photo|photos|picture|pictures|shot|snap)|"
                       r"recipe|one|ones|stuff|thing|things)\b(?!\s+(?:of|called|named|from|at|in)\b)", re.IGNORECASE)
 _HEDGE = re.compile(r"^I(?:'m|\s+am)\s+(?:so\s+|pretty\s+|really\s+)?(?:sure|certain|positive)\b|^I\s+bet\b|"
@@ -119,7 +122,7 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "mood"
     if (_VAGUE_THING.search(s) and not proper) or _SOMEWHERE.search(s):
         return "vague"
-    if _POINTED.search(s) or _FELT_POINTED.search(s):
+    if _POINTED.search(s) or _FELT_POINTED.search(s) or _DEFINITE_OPENING.match(s):
         return "referent"
     if _DEPENDENT_ONLY.match(s.rstrip(".!")):
         return "fragment"
