@@ -235,6 +235,8 @@ def test_a_sentence_without_its_subject_gets_the_speaker():
     ("I lost some of it because I forgot to save", "referent"),
     ("I'm starting next month", "referent"),  # starting what
     ("The views were spectacular, and my wife and I had lots of fun", "referent"),  # which views
+    ("I've been working on it for two years now", "referent"),
+    ("I played one with friends yesterday", "referent"),
 ])
 def test_more_weak_sentences(sentence, why):
     assert weak_reason(sentence, []) == why
@@ -243,7 +245,7 @@ def test_more_weak_sentences(sentence, why):
 @pytest.mark.parametrize("sentence", [
     "Since 2019 I have worked at Acme", "Because I love dogs I adopted Max", "Since I'm lactose intolerant I drink oat milk",
     "I've been one of the organisers of the Porto marathon",
-    "I went to Porto and stayed there a week", "The last time I played I won", "I'm moving to Berlin next month", "I've been running marathons for years",
+    "I went to Porto and stayed there a week", "The last time I played I won", "I worked on the Porto bridge for years", "I'm moving to Berlin next month", "I've been running marathons for years",
 ])
 def test_a_dependent_clause_with_its_main_clause_is_no_fragment(sentence):
     assert weak_reason(sentence, ["Porto"] if "Porto" in sentence else []) not in ("fragment", "referent")
