@@ -12,6 +12,8 @@ the caller passes only entries that ``text.skip_reason`` lets through) and finds
     session's tools touched;
   - a name with its version (``Elixir 1.19``, ``Postgres v16``, ``ruff 0.6.2``);
   - a package the user installs (``pip install httpx``, ``npm i zod``, ``cargo add serde``);
+  - what the team says it uses, one word each ("we use pytest and ruff", "in this project I
+    lint with ruff"; "we use the new API" names nothing);
   - a program the session's shell ran (its first word, beyond the shell utilities of
     ``workflow.SHELL_UTILITIES``) that the user names in their own words;
   - the other items of a list of names in which two items are names by the rules above or
@@ -60,6 +62,12 @@ _FUNCTION_WORDS = frozenset("""a an the and or but if then else so to of in on a
 been it its this that these those i you we they he she me my our your their not no yes do does did all any some each
 both also too very just only etc e.g i.e""".split())
 
+#: What the team says it uses: "we use pytest and ruff", "in this project I lint with ruff" (the objects, one word each).
+_WE_USE = re.compile(r"\b(?P<who>we|we're|I)\s+(?:(?:always|only|mostly|now|are)\s+)?"
+                     r"(?:use|using|run|build\s+with|test\s+with|lint\s+with|format\s+with|deploy\s+with|rely\s+on)\s+"
+                     r"([\w.+#-]+(?:\s*,\s*[\w.+#-]+)*(?:,?\s+and\s+[\w.+#-]+)?)", re.IGNORECASE)
+_THIS_PROJECT = re.compile(r"\b(?:this|our|the)\s+(?:project|repo|repository|codebase)\b", re.IGNORECASE)
+_DETERMINERS = frozenset("the a an my our your their his her its this that these those some any every all no it them".split())
 #: A name written as code: snake_case, an inner capital (``LiveView``), or a dotted name (``phx.server``).
 _CODE_SHAPED = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$|^[A-Za-z][a-z0-9]+[A-Z]\w*$|^[a-z][\w-]*\.[a-z][\w-]*$")
 _COMMAND_ARG = re.compile(r"^(?:-{1,2}\w|[\w-]*[.:_/][\w.:/-]*$)")  # what follows a program typed as a command
@@ -104,6 +112,16 @@ def _programs_named(text: str, ran: SessionTools) -> Iterable[str]:
             yield w
 
 
+def _used(text: str) -> Iterable[str]:
+    """The one-word objects of "we use X and Y" (a determiner first means a description, not names: "we use the API")."""
+    for m in _WE_USE.finditer(text):
+        if m.group("who") == "I" and not _THIS_PROJECT.search(text):
+            continue  # "I use vim": the user's own tool, unless the sentence is about this project
+        items = [i.strip(".") for i in _LIST_SPLIT.split(m.group(2)) if i.strip(".")]
+        if items and all(_WORDISH.match(i) and i.casefold() not in _FUNCTION_WORDS | _DETERMINERS for i in items):
+            yield from items
+
+
 def _listed(text: str, named: set[str], ran: SessionTools) -> Iterable[str]:
     """The items of a list of one-word names in which one item is written as code and another is a name or a word
     of a command the session ran ("setup credo, dialyzer, mix_audit")."""
@@ -132,6 +150,8 @@ def tool_names(text: str, ran: SessionTools = SessionTools()) -> list[tuple[str,
     for name in _installed(text, ran):
         add(name, name)
     for name in _programs_named(text, ran):
+        add(name, name)
+    for name in _used(text):
         add(name, name)
     for name in _listed(text, set(found.values()) | set(found), ran):
         add(name, name)

@@ -75,3 +75,10 @@ def test_a_tool_the_tracking_sentence_names_is_not_repeated() -> None:
     got = texts(extract(s, []))
     assert "Work on the project is tracked as beads, with the bd command." in got
     assert not any(t.startswith("The project uses bd") for t in got)
+
+
+def test_what_the_team_says_it_uses_is_named() -> None:
+    assert names("In this project we use quibble and zapf for everything.", SessionTools()) == ["quibble", "zapf"]
+    assert names("in this repo I lint with quibble", SessionTools()) == ["quibble"]
+    assert names("I use quibble at home", SessionTools()) == []  # the user's own tool, not the project's
+    assert names("we use the new API for that", SessionTools()) == []  # a description, no names
