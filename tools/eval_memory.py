@@ -618,8 +618,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="coding: entries per extractor call (default: Dream's offline batch; batches of "
                         f"{BATCH} are always measured too)")
     p.add_argument("--drop-signals", default="", metavar="KINDS",
-                   help="coding: signals.py writes no sentence of these kinds (comma-separated: stack, checks, "
-                        "tracking, instructions, language)")
+                   help="coding: signals.py writes no sentence of these kinds (comma-separated: stack, "
+                        "tracking, instructions)")
     p.add_argument("--max-lines", type=int, default=budget_mod.MAX_LINES)
     p.add_argument("--max-bytes", type=int, default=budget_mod.MAX_BYTES)
     p.add_argument("--pipeline", action="store_true",

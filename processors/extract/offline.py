@@ -98,9 +98,9 @@ changes (its sources then are both messages) or drops that proposal instead.
 one proposed earlier in the batch is not added.
 
 **Project signals.** From the user's messages, ``signals.project_signals`` adds the
-stack, the code checks, how work is tracked, the agent instruction file and the
-language the user writes in, as facts of the project (the language without a project
-is a global fact), each unless a known fact names it already.
+tools the user names (by the shape of the name and what the session's shell ran,
+``workflow.session_tools``), how work is tracked and the agent instruction file, as facts
+of the project, each unless a known fact names it already.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ from processors.extract.text import (
 )
 from processors.extract.timeref import TIME_HINT, as_of, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
-from processors.extract.workflow import command_facts, manifest_facts
+from processors.extract.workflow import command_facts, manifest_facts, session_tools
 
 NAME = "offline-facts-v1"
 #: The score a sentence needs to become a fact.
@@ -192,7 +192,7 @@ _INTERJECTION = re.compile(
     r"good\s+to\s+(?:hear|see)\s+from\s+you|great\s+to\s+hear\s+from\s+you|thanks|thank\s+you|"
     r"actually|fun\s+fact|news|funny\s+thing|crazy\s+thing|now|so\s+yeah|best\s+of\s+all|worst\s+of\s+all|"
     r"most\s+importantly|luckily|fortunately|unfortunately|sadly|thankfully|"
-    r"you\s+know\s+what|I\s+must\s+say|"
+    r"you\s+know\s+what|I\s+must\s+say|like\s+I\s+(?:said|mentioned|told\s+you)(?:\s+(?:before|earlier))?|"
     r"I\s+gotta\s+say|I\s+have\s+to\s+say|to\s+be\s+honest|tbh|truth\s+is)\b[\s,!.:;—–-]*",
     re.IGNORECASE,
 )
@@ -207,7 +207,7 @@ _NEWS_INTRO = re.compile(
     r"(?:\w+\s+){0,3}?(?:cool|great|amazing|awesome|crazy|wild|busy|fun|nice|good|special|big|huge|hectic|intense)\s*[-–—:!,]+\s*"
     r"|^(?:(?:good|great|big|some|exciting|awesome)\s+news|I\s+(?:want|have|gotta|got)\s+to\s+brag|"
     r"since\s+(?:speaking|talking|we\s+spoke|we\s+talked)\s+last)\s*[-–—:!,]+\s*"
-    r"|^(?:on\s+another\s+note|speaking\s+of\s+\w+(?:\s+\w+)?|for\s+me|as\s+for\s+me|in\s+other\s+news|"
+    r"|^(?:on\s+(?:another|a\s+(?:different|side|lighter|happier|sadder|related))\s+note|speaking\s+of\s+\w+(?:\s+\w+)?|for\s+me|as\s+for\s+me|in\s+other\s+news|"
     r"other\s+than\s+that|apart\s+from\s+that|besides\s+that|other\s+news|that\s+said|fun\s+fact)\s*[,:-]\s*",
     re.IGNORECASE,
 )
@@ -226,6 +226,7 @@ _NO_SUBJECT_PAST = re.compile(
     r"finished|completed|passed|launched|opened|released)\s+(?!me\b|you\b|it\b|that\b)",
     re.IGNORECASE,
 )
+_NO_SUBJECT_BEEN = re.compile(r"^(?:(?:just|really|also|finally)\s+)*been\s+\w+ing\b", re.IGNORECASE)
 _NO_SUBJECT_OTHER = re.compile(r"^(?:\w+s|makes?|reminds?|gets?|got|keeps?|helps?|gives?)\s+(?:me|us)\b", re.IGNORECASE)
 _FILLER = re.compile(r"(?:^|(?<=,)|(?<=\s-))\s*(?:you\s+know|I\s+mean|if\s+you\s+know\s+what\s+I\s+mean)\s*(?:,|$)\s*",
                      re.IGNORECASE)
@@ -295,7 +296,7 @@ _QUESTION = re.compile(
 _REACTION = re.compile(
     r"^(?:I|we)\s+(?:(?:totally|completely|fully|really|so|just|also|definitely|absolutely)\s+)*"
     r"(?:agree|understand|know|bet|hear|appreciate|can'?t\s+wait|cannot\s+wait|hope|wish|guess|think|believe|mean|"
-    r"feel\s+(?:like|that|you)|can\s+(?:imagine|relate|see|tell)|see|get\s+(?:it|that|what)|wonder|must\s+say|"
+    r"feel\s+(?:like|that|you)|can\s+(?:imagine|relate|see|tell)|see|get\s+(?:it|that|what|how|why)|wonder|must\s+say|"
     r"gotta\s+say|have\s+to\s+say|admire|respect|remember\s+you|miss\s+you|love\s+(?:that|it|this|how|the\s+idea|hearing|seeing|your)|"
     r"like\s+(?:that|it|this|how)|'?ll\s+(?:keep|let|send|check|try|definitely|have|be\s+sure|think|look)|"
     r"will\s+(?:keep|let|send|check|try|definitely|have|be\s+sure|think|look)|'?d\s+love\s+to\s+(?:see|hear|check|try|join)|"
@@ -569,6 +570,8 @@ def _prepare(sentence: str, vocatives: tuple[str, ...]) -> str | None:
         return None
     if _NO_SUBJECT_PAST.match(s):  # "Just got back from Rome": the speaker did it
         s = "I " + s[0].lower() + s[1:]
+    elif _NO_SUBJECT_BEEN.match(s):  # "Been discussing a fan project": the speaker has been
+        s = "I've " + s[0].lower() + s[1:]
     elif _NO_SUBJECT_OTHER.match(s):  # "Reminds me of ...": about something said before
         return None
     return s
@@ -743,6 +746,7 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
     text = _shorten(_finish(text), MAX_CHARS, None)
     if text is None or len(text.split()) < min_words or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
+    text = referents.without_additive(text) if sp.named else text
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
     about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
@@ -955,7 +959,7 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
             del ops[before[0]:]  # a note changing nothing known ("I no longer eat gluten") states what holds now
             _keep_note(e, sp, ops, cands, pool)
     ops.extend(_select(cands, active))
-    ops.extend(_signal_ops(user_entries, user_texts, active, ops))
+    ops.extend(_signal_ops(user_entries, user_texts, active, ops, session_tools(entries)))
     ops.extend(_ended(entries, active, ops))
     known = {f.text.casefold() for f in active} | {o.text.casefold() for o in ops if o.op == "add"}
     ops.extend(command_facts(entries, known))  # coding sessions: the commands of the verification loop
@@ -1271,11 +1275,11 @@ def _select(cands: list[Candidate], active: list[ExistingFact]) -> list[FactOp]:
 
 
 def _signal_ops(user_entries: list[Entry], texts: dict[str, str], active: list[ExistingFact],
-                ops: list[FactOp]) -> list[FactOp]:
+                ops: list[FactOp], ran: sig.SessionTools) -> list[FactOp]:
     """Project facts from what the user's messages reveal (see ``signals``), unless a known fact names them."""
     out = []
     taken = [f.text for f in active] + [o.text for o in ops if o.text]
-    for sentence, srcs in sig.signal_sentences(sig.project_signals(user_entries, texts), taken):
+    for sentence, srcs in sig.signal_sentences(sig.project_signals(user_entries, texts, ran), taken):
         if any(similar(sentence, t) for t in taken):
             continue
         e = srcs[0]

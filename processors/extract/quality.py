@@ -18,7 +18,9 @@ classes a harsh reader of the kept facts marks as trivial or junk, whatever word
   "I had a great night out", "I hung out with friends"): a walk, a ride, a trip to a park or a
   beach, a get-together, "went <doing>", a good time, with at most one proper noun.
 * ``meta``: talk about the chat itself: a photo shown or taken, someone introduced ("this is Max");
-* ``referent`` also: what ``referents.lost_referent`` finds (a thing pointed at, a bare "it");
+* ``referent`` too: "The views were spectacular" (the thing the chat was on); a verb with nothing but a time after it ("I'm starting next month");
+* ``fragment``: a dependent clause alone ("Since we had a kiddo around", left when "It's been a while" was cut);
+* ``referent`` also: a feeling about a thing pointed at ("I'm loving this job"), what ``referents.lost_referent`` finds (a thing pointed at, a bare "it");
 * ``we``: "we" with nobody named (``referents.unresolved_we``): "X says they went ..." tells no one.
 
 ``weak_reason(sentence, proper)`` gives the class, or None; ``proper`` is the sentence's proper
@@ -40,13 +42,11 @@ from processors.extract import referents
 #: "Here's a pic of ...", "I took that pic on a hike"), someone introduced to the other person ("this is Max"), a
 #: reply about the chat ("I forgot to mention ...", "I'm in for the hike").
 _META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?:(?-i:[A-Z])|my\b|our\b)|\bmeet\s+(?-i:[A-Z])|"
-                   r"\b(?:pic|pics|photo|photos|picture|pictures|snap|snapshot|selfie)\b|"
+                   r"\b(?:pic|pics|photo|photos|picture|pictures|snap|snapshot|selfie|screenshot|screenshots)\b|"
                    r"\bforgot\s+to\s+(?:mention|tell|say|ask)\b|^I'?m\s+(?:so\s+|totally\s+)?(?:in|down)\s+for\b|"
                    r"\bcount\s+me\s+in\b", re.IGNORECASE)
 
-_FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
-         r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
-         r"bummed|upset|psyched|ecstatic|over\s+the\s+moon|on\s+cloud\s+nine)")
+_FEEL = referents.FEEL
 _MOOD = re.compile(
     r"^(?:I|we|my\s+(?:\w+\s+)?\w+|our\s+(?:\w+\s+)?\w+)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were|\s+feel|\s+felt|"
     r"\s+have\s+been|\s+has\s+been|'ve\s+been)(?:\s+(?:so|really|super|very|truly|pretty|also|just|totally|getting|"
@@ -62,6 +62,21 @@ _VAGUE_THING = re.compile(
     r"amazing|awesome|special|new|interesting|lovely|fantastic)\s+(?:event|place|spot|thing|activity)\b", re.IGNORECASE)
 _SOMEWHERE = re.compile(r"\b(?:somewhere|someplace|a\s+place\s+(?:in|near|by|outside)|some\s+place)\b", re.IGNORECASE)
 #: A thing pointed at ("this recipe", "that pic"): shown or said a moment ago, never named.
+#: A feeling about a thing pointed at ("I'm loving this job", "I love these"): what it is was said or shown before.
+_FELT_POINTED = re.compile(r"\b(?:loving|love|loved|enjoying|enjoy|enjoyed|digging|like|liked)\s+(?:this|that|these|those)"
+                           r"\s+(?!(?:week|weekend|month|year|morning|evening|time|kind|sort|type)\b)[a-z]", re.IGNORECASE)
+#: A clause that hangs from a main clause the sentence lost ("Since we had a kiddo around", "Because it rained").
+_DEPENDENT_ONLY = re.compile(r"^(?:since|because|cause|'cause|although|though|unless|whereas)\s+(?:I|we|you|he|she|they|it|my|"
+                             r"our|the)\b(?![^,;:]*\b(?:I|we)\b)[^,;:]*$", re.IGNORECASE)
+#: A verb with no object, only a time ("I'm starting next month", "I've been playing for a month now"): what is
+#: started or played was said before.
+_BARE_DOING = re.compile(r"^(?:I|we)(?:'m|\s+am|'re|\s+are|'ve\s+been|\s+have\s+been)\s+(?:just\s+|finally\s+|only\s+)?"
+                         r"[a-z]+ing(?:\s+(?:for|in|since|next|last|this|a|an|the|about|now|soon|today|tomorrow|tonight|"
+                         r"week|weekend|month|year|years|months|weeks|days|day|couple|few|of|again|already|\d+)\b)*"
+                         r"\s*[.!,]*$", re.IGNORECASE)
+#: "The views were spectacular", "The game was called ...": a sentence about "the <thing>" the chat was just on.
+_DEFINITE_OPENING = re.compile(r"^The\s+(?!last\b|first\b|next\b|only\b|best\b|whole\b)(?:[a-z][\w-]*\s+){1,3}?"
+                               r"(?:was|were|is|are|has|have|had|always|really|just|got|went|made|remind|reminds)\b")
 _POINTED = re.compile(r"\b(?:this|that|these|those)\s+(?:(?:\w+\s+)?(?:pic|pics|photo|photos|picture|pictures|shot|snap)|"
                       r"recipe|one|ones|stuff|thing|things)\b(?!\s+(?:of|called|named|from|at|in)\b)", re.IGNORECASE)
 _HEDGE = re.compile(r"^I(?:'m|\s+am)\s+(?:so\s+|pretty\s+|really\s+)?(?:sure|certain|positive)\b|^I\s+bet\b|"
@@ -107,7 +122,11 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "mood"
     if (_VAGUE_THING.search(s) and not proper) or _SOMEWHERE.search(s):
         return "vague"
-    if _POINTED.search(s):
+    if _POINTED.search(s) or _FELT_POINTED.search(s) or _DEFINITE_OPENING.match(s):
+        return "referent"
+    if _DEPENDENT_ONLY.match(s.rstrip(".!")):
+        return "fragment"
+    if _BARE_DOING.match(s):
         return "referent"
     if _HEDGE.match(s):
         return "mood"

@@ -113,11 +113,14 @@ def _article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
+_FELT_BEFORE = re.compile(r"\b(?:loving|love|loved|enjoying|enjoy|enjoyed|digging|like|liked)\s+$", re.IGNORECASE)
+
+
 def indefinite_this(sentence: str) -> str:
     """``sentence`` with a storyteller's "this <noun>" made "a <noun>" (see the module docstring)."""
     m = _THIS_NP.search(sentence) or _VERB_THIS.search(sentence)
-    if m is None:
-        return sentence
+    if m is None or _FELT_BEFORE.search(sentence[:m.start(1)]):
+        return sentence  # "I'm loving this job": a thing shown or said before, not a story's "this" (``quality``)
     start, end = m.span(1)
     rest = sentence[end:].lstrip()
     art = _article(rest)
@@ -164,11 +167,41 @@ _SHOW_TAIL = re.compile(r"\s*(?:\s[-–—]+|[-–—]+\s|[:;,])\s*(?:check\s+(?
                         re.IGNORECASE)
 
 
+_SINCE_WE_TALKED_AFTER = re.compile(r"\s+since\s+(?:(?:we|I|you)\s+last\s+(?:talked|spoke|chatted|caught\s+up|met)|"
+                                    r"(?:the|our)\s+last\s+(?:chat|talk|time\s+we\s+\w+|conversation))\b", re.IGNORECASE)
 _SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)|"
                               r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation))"
                               r"(?:\s+last)?\s*[,:-]*\s*", re.IGNORECASE)
 #: "..., and it was so much fun", "... - it was awesome": how it felt, after what happened.
-_MOOD_TAIL = re.compile(r"\s*(?:[-–—,;]+\s*(?:and\s+)?|\s+and\s+)(?:it|that|this|which)\s+(?:was|is|'s|has\s+been)\s+"
+#: How a speaker feels (a closed set of feeling words; ``quality`` judges whole sentences by it too).
+FEEL = (r"(?:happy|glad|grateful|thankful|excited|proud|blessed|lucky|nervous|stressed|sad|tired|fortunate|"
+        r"inspired|motivated|amazed|overwhelmed|relieved|hopeful|stoked|pumped|thrilled|anxious|worried|scared|"
+        r"bummed|upset|psyched|ecstatic|over\s+the\s+moon|on\s+cloud\s+nine)")
+#: A clause saying how the speaker feels about what the sentence told ("..., and I'm stoked about how far I've come",
+#: "... but I'm staying positive"): the mood, cut so the specific part is what is kept.
+_FEEL_CLAUSE = re.compile(rf"\s*,?\s+(?:and|but|so)\s+(?:I|we)(?:'m|'re|\s+am|\s+are|\s+was|\s+were|\s+feel|\s+felt)\s+"
+                          rf"(?:(?:so|really|super|very|truly|pretty|just|totally|still|all)\s+)*"
+                          rf"(?:{FEEL}|staying\s+positive|loving\s+it)\b[^.!?]*", re.IGNORECASE)
+#: "also" / "too" said against the other speaker's turn ("I also bought a candle", "who also played"): the context it
+#: points at is not in the fact.
+_ADDITIVE = re.compile(r"^(?P<lead>also,?\s+)|^(?P<head>[^,;:]*?)(?<=\s)also\s+(?!known\b)", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"\b(?:and|but|or|so|while|because)\b", re.IGNORECASE)
+
+
+def without_additive(fact: str) -> str:
+    """``fact`` without the "also" of its first clause ("Gina also lost her job ..." -> "Gina lost her job ...",
+    "Also, John bought ..."): it points at the other speaker's turn, which the fact does not carry. An "also" after
+    "and", "but" or a comma joins two things the fact says, and stays."""
+    m = _ADDITIVE.search(fact)
+    if m is None or (m.group("head") is not None and _CLAUSE_BREAK.search(m.group("head"))):
+        return fact
+    out = fact[m.end():] if m.group("lead") else m.group("head") + fact[m.end():]
+    return out[:1].upper() + out[1:]
+#: What a chat line ends with and a fact does not: a one-word exclamation after a dash ("... a tournament - unreal!",
+#: "- so excited!"), a rhetorical "so why not ...".
+_CHAT_TAIL = re.compile(rf"\s+[-–—]+\s*(?:(?:so|super|really|very|totally|just)\s+)?(?:{FEEL}|[A-Za-z]+)\s*[!.]*$|"
+                        r",?\s+so\s+why\s+not\b.*$", re.IGNORECASE)
+_MOOD_TAIL = re.compile(r"\s*(?:[-–—,;]+\s*(?:and\s+)?|\s+and\s+|\s+(?=that\s|which\s))(?:it|that|this|which)\s+(?:was|is|'s|has\s+been)\s+"
                         r"(?:(?:so|really|super|such|pretty|truly|just|very|totally|quite)\s+)*(?:(?:a|an|much)\s+)?"
                         r"(?:fun|awesome|amazing|great|cool|incredible|beautiful|lovely|nice|good|wild|powerful|special|"
                         r"fantastic|epic|magical|blast|unforgettable|memorable|surreal|insane|crazy|relaxing|exciting)\b"
@@ -182,11 +215,13 @@ def tidy(sentence: str, said: str) -> str | None:
     if s is None:
         return None
     s = _SINCE_WE_TALKED.sub("", introduction(s)) or s
+    s = _SINCE_WE_TALKED_AFTER.sub("", s)  # "I've been running longer since our last chat"
     s = s[:1].upper() + s[1:]
-    tail = _SHOW_TAIL.search(s)
-    s = _SHOW_TAIL.sub(".", s) if tail is not None and tail.start() > 0 else s
-    head = _MOOD_TAIL.sub("", s)
-    s = head if len(head.split()) >= 4 else s
+    shown = _SHOW_TAIL.search(s)
+    s = _SHOW_TAIL.sub(".", s) if shown is not None and shown.start() > 0 else s
+    for tail in (_MOOD_TAIL, _FEEL_CLAUSE, _CHAT_TAIL):
+        head = tail.sub("", s)
+        s = head if len(head.split()) >= 4 else s
     return indefinite_this(s)
 
 
@@ -198,7 +233,15 @@ _BARE_OBJECT = re.compile(
     r"\b(?:\w+ing|made|bought|got|found|love|loved|like|liked|did|tried|painted|finished|started|picked|took|named|"
     r"called|include|watched|read|enjoy|enjoyed|restored|built|fixed|wrote|chose|adopted|gave|saw|keep|kept|"
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
-    r"|\b(?:on|about|of|with|from|into)\s+(?:it|this|that)\s*[.!,]*$",
+    r"|\b(?:on|about|of|with|from|into|at)\s+(?:it|this|that)\s*(?:[.!,]*$|[,;]|\s+(?:for|and|now|so|but|because|"
+    r"since|again|too|every|all)\b)"
+    r"|\b(?:played|watched|read|tried|ate|saw)\s+one\b(?!\s+(?:of|from|called|named|is|was)\b)"
+    r"|\b(?:make|do|try|get|have|use|need|want|see|show|share|teach|learn)\s+(?:this|that|it|them)\s*[.!]*$"
+    r"|\b(?:some|all|most|part|any|much)\s+of\s+(?:it|this|that|them)\b"
+    r"|\b(?:go|going|went|gone|head|heading|headed|move|moving|moved|stay|staying|stayed|travel|traveling|travelling|"
+    r"fly|flying|flew|get|got|getting)\s+(?:back\s+)?there\b"
+    r"|\bsomething\s+(?:similar|like\s+(?:that|this|it))\b|\bthe\s+same\s+(?:thing|way)\b(?!\s+(?:as|that)\b)"
+    r"|\b(?:been|be|am|is|was|become|became)\s+one\b(?!\s+of\b|\s+(?:\w+\s+)?(?:who|that|which)\b)",
     re.IGNORECASE)
 #: "I've been wanting to for a while": to do what another sentence said.
 _BARE_TO = re.compile(r"\b(?:want|wanted|wanting|going|trying|hoping|planning|meaning|love|like)\s+to\s*(?:[,.!;]|for\b|but\b|"

@@ -1,75 +1,162 @@
-"""Project conventions a user reveals while working with an agent: stack, checks, tracking, instructions.
+"""Project conventions a user reveals while working with an agent: the tools named, tracking, instructions.
 
-A user rarely says "this project uses Phoenix"; they type ``mix phx.server doesnt seem to
-start`` or ``Work on bead spotter-dov. Run bd show ...``. ``project_signals`` reads the
+A user rarely says "this project uses Phoenix"; they type ``websearch xterm.js tmux
+interactions`` or ``Work on bead spotter-dov. Run bd show ...``. ``project_signals`` reads the
 text users typed themselves (never a skill expansion, tool output or the agent's text:
 the caller passes only entries that ``text.skip_reason`` lets through) and finds:
 
-* **stack** and **checks**: names of frameworks, languages, build and lint tools from a
-  fixed gazetteer, matched as whole words (ambiguous ones such as React or Go only in
-  the forms that cannot be ordinary English: ``React`` capitalised, ``go test``);
+* **stack**: the tools and libraries the user names, recognised by the shape of the name
+  and by what the session ran, never from a list of tool names (``tool_names``):
+
+  - a library named the JavaScript way (``xterm.js``, ``Next.js``) that is no file the
+    session's tools touched;
+  - a name with its version (``Elixir 1.19``, ``Postgres v16``, ``ruff 0.6.2``);
+  - a package the user installs (``pip install httpx``, ``npm i zod``, ``cargo add serde``);
+  - what the team says it uses, one word each ("we use pytest and ruff", "in this project I
+    lint with ruff"; "we use the new API" names nothing);
+  - a program the session's shell ran (its first word, beyond the shell utilities of
+    ``workflow.SHELL_UTILITIES``) that the user names in their own words;
+  - the other items of a list of names in which two items are names by the rules above or
+    words of a command the session ran ("setup credo, dialyzer, mix_audit" where
+    ``mix credo`` and ``mix dialyzer`` ran);
+
 * **tracking**: how work is tracked (beads with ``bd``, Jira keys, GitHub issues, Linear);
 * **instructions**: an agent instruction file the user keeps (CLAUDE.md, AGENTS.md);
 
 The language the user writes in (``language_of``) is no fact: the agent sees it in every
 prompt, and a reader of the coding sessions does not keep it (tools/judged/coding-rubric.md).
 
-Each finding becomes one sentence naming the project or the user, with the (at most 3)
-messages it was seen in as sources.
+Each finding becomes one sentence naming the project, with the (at most 3) messages it was
+seen in as sources.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from processors.extract.model import Entry
 
-# name -> (category, pattern)
-_STACK: list[tuple[str, str, str]] = [
-    ("Elixir", "stack", r"\belixir\b|\bmix\s+(?:test|compile|deps\.get|format|ecto\.\w+|phx\.\w+)\b|\biex\s+-S\b"),
-    ("Phoenix", "stack", r"\bphoenix\b|\bphx\.(?:server|new|gen)\b|\bLiveView\b"),
-    ("Ash", "stack", r"\bAsh(?:Computer|Framework|Phoenix|Postgres)\b|\bAsh\s+(?:framework|resources?|actions?)\b"),
-    ("Python", "stack", r"\bpython3?\b|\bpip\s+install\b|\bpyproject\.toml\b"),
-    ("Django", "stack", r"\bdjango\b"),
-    ("Flask", "stack", r"\bFlask\b"),
-    ("FastAPI", "stack", r"\bfastapi\b"),
-    ("pytest", "checks", r"\bpytest\b"),
-    ("Node.js", "stack", r"\bnode\.?js\b|\bnpm\s+(?:run|install|i|test)\b"),
-    ("pnpm", "stack", r"\bpnpm\b"),
-    ("Yarn", "stack", r"\byarn\s+(?:add|install|run|dev|build|test)\b"),
-    ("Next.js", "stack", r"\bnext\.?js\b"),
-    ("React", "stack", r"\bReact\b(?!ion)"),
-    ("Vue", "stack", r"\bVue(?:\.js)?\b"),
-    ("TypeScript", "stack", r"\btypescript\b|\btsconfig\.json\b"),
-    ("Tailwind CSS", "stack", r"\btailwind(?:\s*css)?\b"),
-    ("Vite", "stack", r"\bVite\b"),
-    ("xterm.js", "stack", r"\bxterm\.js\b"),
-    ("tmux", "stack", r"\btmux\b"),
-    ("Rust", "stack", r"\bcargo\s+(?:build|run|test|add|check|clippy)\b|\bRust\b"),
-    ("Go", "stack", r"\bgo\s+(?:test|build|run|mod|vet)\b|\bgolang\b"),
-    ("Ruby on Rails", "stack", r"\brails\s+(?:server|s|console|c|generate|g|db:\w+)\b|\bRuby on Rails\b"),
-    ("Docker", "stack", r"\bdocker(?:-compose|\s+compose)?\b|\bDockerfile\b"),
-    ("PostgreSQL", "stack", r"\bpostgres(?:ql)?\b"),
-    ("SQLite", "stack", r"\bsqlite3?\b"),
-    ("MySQL", "stack", r"\bmysql\b|\bmariadb\b"),
-    ("credo", "checks", r"\bcredo\b"),
-    ("dialyzer", "checks", r"\bdialyzer\b"),
-    ("mix_audit", "checks", r"\bmix_audit\b"),
-    ("ESLint", "checks", r"\beslint\b"),
-    ("Prettier", "checks", r"\bprettier\b"),
-    ("ruff", "checks", r"\bruff\b"),
-    ("mypy", "checks", r"\bmypy\b"),
-    ("black", "checks", r"\bblack\s+(?:--|\.|src)|\bformatted\s+with\s+black\b"),
-    ("clippy", "checks", r"\bclippy\b"),
-    ("RuboCop", "checks", r"\brubocop\b"),
-    ("golangci-lint", "checks", r"\bgolangci-lint\b"),
-    ("pre-commit", "checks", r"\bpre-commit\b"),
-    ("Jest", "checks", r"\bjest\b"),
-    ("Vitest", "checks", r"\bvitest\b"),
-]
-_STACK_RE = [(name, cat, re.compile(p, 0 if name in ("React", "Vue", "Vite", "Flask", "Rust", "Ash", "LiveView")
-                                        else re.IGNORECASE)) for name, cat, p in _STACK]
+#: A library named the JavaScript way: a name with a ``.js`` tail, not inside a path or a longer file name.
+_JS_NAME = re.compile(r"(?<![\w./\\-])([A-Za-z][\w-]*\.js)(?![\w./\\-])")
+#: A name and its version: ``Elixir 1.19``, ``Postgres v16``, ``ruff 0.6.2`` (a bare integer is no version: "page 2").
+_VERSIONED = re.compile(r"(?<![\w.@/\\-])([A-Za-z][\w+#-]*(?:\.[A-Za-z]\w*)?)\s+(?:v(\d+(?:\.\d+)*)|(\d+\.\d+(?:\.\d+)*))"
+                        r"(?![\w.]*%)\b")
+#: Nouns that number a part of a text or a count, not a tool ("version 1.2", "Section 3.1", "step 2.5"): a closed class.
+_NUMBERED_NOUNS = frozenset("""version release v step section chapter page line lines figure fig table item part phase
+level round option rule issue pr ticket question note about around over under at of to in by from is was are were be
+and or than the a an with for on its it only just takes took last costs cost weighs ms seconds minutes hours days
+percent pct x""".split())
+#: A package install: the names after ``PROG install|add|i|get`` (``pip install httpx``, ``npm i -D zod``).
+_INSTALL = re.compile(r"\b[\w.-]+\s+(?:install|add|i|get)\s+((?:-{1,2}[\w-]+\s+)*(?:@?[\w.-]+(?:/[\w.-]+)?"
+                      r"(?:[@=<>~^]+[\w.*^~-]+)?\s*)+)")
+_PACKAGE = re.compile(r"^@?[A-Za-z][\w.-]*(?:/[\w.-]+)?")
+#: A list of one-word items: "credo, dialyzer, mix_audit", "ruff, mypy and pytest".
+_LIST = re.compile(r"(?<![\w.-])[\w.+-]+(?:\s*,\s*[\w.+-]+)+(?:,?\s+(?:and|or)\s+[\w.+-]+(?=\s*(?:[,.;:!?()]|$)))?"
+                   r"(?![\w-])")  # "and X" ends the list only where the clause ends: "..., a and move the pane" is none
+_LIST_SPLIT = re.compile(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
+_WORDISH = re.compile(r"^[A-Za-z][\w.+-]*[A-Za-z0-9+]$")
+#: Words that are never a tool's name in a list (function words), a closed class.
+_FUNCTION_WORDS = frozenset("""a an the and or but if then else so to of in on at by for with from as is are was were be
+been it its this that these those i you we they he she me my our your their not no yes do does did all any some each
+both also too very just only etc e.g i.e""".split())
+
+#: What the team says it uses: "we use pytest and ruff", "in this project I lint with ruff" (the objects, one word each).
+_WE_USE = re.compile(r"\b(?P<who>we|we're|I)\s+(?:(?:always|only|mostly|now|are)\s+)?"
+                     r"(?:use|using|run|build\s+with|test\s+with|lint\s+with|format\s+with|deploy\s+with|rely\s+on)\s+"
+                     r"([\w.+#-]+(?:\s*,\s*[\w.+#-]+)*(?:,?\s+and\s+[\w.+#-]+)?)", re.IGNORECASE)
+_THIS_PROJECT = re.compile(r"\b(?:this|our|the)\s+(?:project|repo|repository|codebase)\b", re.IGNORECASE)
+_DETERMINERS = frozenset("the a an my our your their his her its this that these those some any every all no it them".split())
+#: A name written as code: snake_case, an inner capital (``LiveView``), or a dotted name (``phx.server``).
+_CODE_SHAPED = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$|^[A-Za-z][a-z0-9]+[A-Z]\w*$|^[a-z][\w-]*\.[a-z][\w-]*$")
+_COMMAND_ARG = re.compile(r"^(?:-{1,2}\w|[\w-]*[.:_/][\w.:/-]*$)")  # what follows a program typed as a command
+
+
+@dataclass(frozen=True)
+class SessionTools:
+    """What the session's tool calls show: the programs its shell ran and the words of those commands (program and
+    subcommand, casefolded), and the base names of the files its tools touched (``workflow.session_tools``)."""
+
+    programs: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()
+    files: frozenset[str] = frozenset()
+
+
+def _versioned(text: str, ran: SessionTools) -> Iterable[tuple[str, str]]:
+    for m in _VERSIONED.finditer(text):
+        name, version = m.group(1), m.group(2) or m.group(3)
+        if name.casefold() in _NUMBERED_NOUNS or len(name) < 2:
+            continue
+        if name[0].isupper() or _CODE_SHAPED.match(name) or name.casefold() in ran.words:
+            yield name, f"{name} {'v' if m.group(2) else ''}{version}"
+
+
+def _installed(text: str, ran: SessionTools) -> Iterable[str]:
+    for m in _INSTALL.finditer(text):
+        if m.group(0).split()[0].casefold() not in ran.programs:
+            continue  # "please add tests": only a package manager the session ran installs packages
+        tokens = [t for t in m.group(1).split() if not t.startswith("-")]
+        for i, token in enumerate(tokens):
+            p = _PACKAGE.match(token)
+            if not p or p.group(0).casefold() in _FUNCTION_WORDS or (i and not re.search(r"[\d@/_.=<>~^-]", token)):
+                break  # after the first package, only what is written like one ("zod@3", "wombat-ui"): not "then"
+            yield p.group(0).rstrip(".")
+
+
+def _programs_named(text: str, ran: SessionTools) -> Iterable[str]:
+    """A program the session ran that the user types as a command ("mix phx.server does not start")."""
+    words = text.split()
+    for w, nxt in zip(words, words[1:], strict=False):
+        if w.casefold() in ran.programs and (nxt.casefold().strip(",.") in ran.words or _COMMAND_ARG.match(nxt)):
+            yield w
+
+
+def _used(text: str) -> Iterable[str]:
+    """The one-word objects of "we use X and Y" (a determiner first means a description, not names: "we use the API")."""
+    for m in _WE_USE.finditer(text):
+        if m.group("who") == "I" and not _THIS_PROJECT.search(text):
+            continue  # "I use vim": the user's own tool, unless the sentence is about this project
+        items = [i.strip(".") for i in _LIST_SPLIT.split(m.group(2)) if i.strip(".")]
+        if items and all(_WORDISH.match(i) and i.casefold() not in _FUNCTION_WORDS | _DETERMINERS for i in items):
+            yield from items
+
+
+def _listed(text: str, named: set[str], ran: SessionTools) -> Iterable[str]:
+    """The items of a list of one-word names in which one item is written as code and another is a name or a word
+    of a command the session ran ("setup credo, dialyzer, mix_audit")."""
+    for m in _LIST.finditer(text):
+        items = [i.strip(".") for i in _LIST_SPLIT.split(m.group(0)) if i.strip(".")]
+        if len(items) < 3 or not all(_WORDISH.match(i) and i.casefold() not in _FUNCTION_WORDS for i in items):
+            continue
+        shaped = [i for i in items if _CODE_SHAPED.match(i) or _JS_NAME.fullmatch(i)]
+        known = [i for i in items if i.casefold() in ran.words or i in named]
+        if shaped and set(known) - {shaped[0]}:
+            yield from items
+
+
+def tool_names(text: str, ran: SessionTools = SessionTools()) -> list[tuple[str, str]]:
+    """``(key, as written)`` of the tools and libraries ``text`` names (see the module docstring), rule by rule."""
+    found: dict[str, str] = {}
+
+    def add(key: str, shown: str) -> None:
+        found.setdefault(key.casefold(), shown)
+
+    for m in _JS_NAME.finditer(text):
+        if m.group(1).casefold() not in ran.files:
+            add(m.group(1), m.group(1))
+    for name, shown in _versioned(text, ran):
+        add(name, shown)
+    for name in _installed(text, ran):
+        add(name, name)
+    for name in _programs_named(text, ran):
+        add(name, name)
+    for name in _used(text):
+        add(name, name)
+    for name in _listed(text, set(found.values()) | set(found), ran):
+        add(name, name)
+    return [(k, v) for k, v in found.items()]
+
 
 _TRACKING: list[tuple[str, re.Pattern[str]]] = [  # (how work is tracked, what reveals it)
     ("beads, with the bd command", re.compile(r"\bbd\s+(?:show|ready|create|update|close|list)\b"
@@ -94,10 +181,7 @@ LANGUAGES = ("Japanese", "Korean", "Chinese", "Russian", "English")
 
 def vocabulary() -> set[str]:
     """Every word a signal sentence may end in that its sources need not contain (for cut-word checks)."""
-    out = set(LANGUAGES) | {"command", "tickets", "issues", "md"}
-    for name, _cat, _p in _STACK:
-        out.update(w for w in re.findall(r"[^\W_]+", name))
-    return out
+    return set(LANGUAGES) | {"command", "tickets", "issues", "md"}
 
 
 def language_of(text: str) -> str | None:
@@ -119,23 +203,24 @@ def language_of(text: str) -> str | None:
 
 @dataclass
 class Signal:
-    """One finding: its sentence, the kind (stack, checks, tracking, instructions) and sources."""
+    """One finding: the kind (stack, tracking, instructions), what it is about, how it is shown, and sources."""
 
     kind: str
-    key: str  # what it is about ("Phoenix", "Japanese"): the unit of duplicate checks
+    key: str  # what it is about ("Elixir", "CLAUDE.md"): the unit of duplicate checks
     sources: list[Entry] = field(default_factory=list)
+    shown: str = ""  # as the sentence names it ("Elixir 1.19"); the key when empty
 
 
-def project_signals(entries: list[Entry], texts: dict[str, str]) -> list[Signal]:
-    """What ``entries`` (user messages; ``texts[ref]`` is the text the user wrote) reveal, in order of first sight."""
+def project_signals(entries: list[Entry], texts: dict[str, str], ran: SessionTools = SessionTools()) -> list[Signal]:
+    """What ``entries`` (user messages; ``texts[ref]`` is the text the user wrote) reveal, in order of first sight;
+    ``ran``: what the session's tool calls show (``workflow.session_tools``)."""
     found: dict[tuple[str, str], Signal] = {}
     for e in entries:
         text = _URL.sub(" ", texts.get(e.ref, ""))  # a name inside a link ("...marketplace-elixir") says nothing
         if not text.strip():
             continue
-        for name, cat, pattern in _STACK_RE:
-            if pattern.search(text):
-                found.setdefault((cat, name), Signal(cat, name)).sources.append(e)
+        for key, shown in tool_names(text, ran):
+            found.setdefault(("stack", key), Signal("stack", shown.split()[0], shown=shown)).sources.append(e)
         for what, pattern in _TRACKING:
             if pattern.search(text):
                 found.setdefault(("tracking", what), Signal("tracking", what)).sources.append(e)
@@ -154,15 +239,17 @@ def known(signal: Signal, texts: list[str]) -> bool:
 def signal_sentences(signals: list[Signal], known_texts: list[str] = ()) -> list[tuple[str, list[Entry]]]:  # type: ignore[assignment]
     """``(sentence, sources)`` for the findings not named by ``known_texts``, grouped by kind.
 
-    Stack names are joined into one sentence ("The project uses Elixir, Phoenix and tmux."),
-    and so are check tools; each sentence's sources are the first (at most 3) messages
-    that revealed any of its names.
+    Stack names are joined into one sentence ("The project uses Elixir 1.19, xterm.js and
+    mix_audit."); each sentence's sources are the first (at most 3) messages that revealed any
+    of its names.
     """
     out: list[tuple[str, list[Entry]]] = []
     by_kind: dict[str, list[Signal]] = {}
     for s in signals:
         if not known(s, list(known_texts)):
             by_kind.setdefault(s.kind, []).append(s)
+    said_otherwise = [s.key for s in signals if s.kind != "stack"]  # "bd" is told by "tracked as beads, with bd"
+    by_kind["stack"] = [s for s in by_kind.get("stack", []) if not known(s, said_otherwise)]
 
     def sources(group: list[Signal]) -> list[Entry]:
         seen: dict[str, Entry] = {}
@@ -171,15 +258,12 @@ def signal_sentences(signals: list[Signal], known_texts: list[str] = ()) -> list
                 seen.setdefault(e.ref, e)
         return sorted(seen.values(), key=lambda e: (e.seq, e.time, e.ref))[:3]
 
-    for kind in ("stack", "checks", "tracking", "instructions"):
+    for kind in ("stack", "tracking", "instructions"):
         group = by_kind.get(kind, [])
         if not group:
             continue
-        names = [s.key for s in group]
         if kind == "stack":
-            out.append((f"The project uses {_join(names)}.", sources(group)))
-        elif kind == "checks":
-            out.append((f"The project's code is checked with {_join(names)}.", sources(group)))
+            out.append((f"The project uses {_join([s.shown or s.key for s in group])}.", sources(group)))
         elif kind == "tracking":
             for s in group:
                 out.append((f"Work on the project is tracked as {s.key}.", sources([s])))

@@ -239,6 +239,12 @@ def _ym(year: int, month: int) -> tuple[int, int]:
     return year, month
 
 
+#: A resolved date said a second time in one sentence (an opening "Yesterday was ..." moved to the end, and the
+#: sentence's own "yesterday"): the second one goes.
+_REPEATED_DATE = re.compile(r"\b((?i:on|in)\s+((?:[A-Z][a-z]+\s+)?\d{1,2}\s+[A-Z][a-z]+\s+\d{4}))(.*?)\s+(?i:on|in)\s+\2"
+                            r"(?!\w)")
+
+
 def resolve(text: str, when: str) -> tuple[str, bool]:
     """``text`` with its relative time phrases made absolute against ``when``; and whether any was."""
     d = message_date(when)
@@ -269,6 +275,11 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
             found = True
         if pieces:
             text = "".join(pieces) + text[last:]
+    if found:
+        for _ in range(3):  # "wrote ... on 4 June 2022 ... on 4 June 2022": said once
+            text, n = _REPEATED_DATE.subn(r"\1\3", text)
+            if not n:
+                break
     for zpattern, zfn in _ZH_RULES:
         if zpattern.search(text):
             text = zpattern.sub(lambda m, f=zfn: f(m, d), text)  # type: ignore[misc]

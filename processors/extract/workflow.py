@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 from processors.extract import manifests
 from processors.extract.model import Entry, FactOp
+from processors.extract.signals import SessionTools
 
 MIN_RUNS = 2
 #: How the facts these rules write begin: the only added facts a tool call may be the source of (``llm.parse_ops``).
@@ -164,6 +165,25 @@ def shell_line(args: dict) -> str | None:
             return command[-1]
         return shlex.join(command)
     return None
+
+
+def session_tools(entries: list[Entry]) -> SessionTools:
+    """The programs the batch's shell calls ran and the words of those commands (as ``normalise`` keeps them:
+    shell utilities and git give none), and the base names of the files any tool call names (``signals``)."""
+    programs: set[str] = set()
+    words: set[str] = set()
+    files: set[str] = set()
+    for e in entries:
+        for _id, _name, args in _calls(e):
+            path = args.get("file_path") or args.get("path")
+            if isinstance(path, str) and path:
+                files.add(re.split(r"[\\/]", path)[-1].casefold())
+            line = shell_line(args)
+            kept = normalise(line).split() if line else []
+            if kept:
+                programs.add(kept[0].rsplit("/", 1)[-1].casefold())
+                words.update(w.casefold() for w in kept[:2])
+    return SessionTools(frozenset(programs), frozenset(words), frozenset(files))
 
 
 #: How a shell tool reports a command's status in its output, when the harness marks no error

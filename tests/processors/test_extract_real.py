@@ -69,9 +69,9 @@ def test_spotter_conventions_are_found():
     _by_ref, facts = facts_of("claude-spotter")
     texts = [f.text for f in facts]
     assert "Work on the project is tracked as beads, with the bd command." in texts
-    assert any(t.startswith("The project uses Elixir and Phoenix") for t in texts)
-    assert any("credo" in t for t in texts) and any("dialyzer" in t for t in texts)  # typed as a command's arguments
-    # (credo is also a command of the verification loop, so the user's list no longer repeats it)
+    assert "The project uses xterm.js." in texts  # a library named the JavaScript way, in no list of names
+    assert any("Elixir" in t for t in texts)  # from the mix.exs the agent read
+    assert any("`mix credo" in t for t in texts)  # a command of the verification loop
     assert not any(t.startswith("The user writes to the agent in") for t in texts)
     projects = ("/home/USER/projects/spotter", "/home/marco/projects/spotter")
     assert all(f.scope == "project" and f.project.startswith(projects) for f in facts)

@@ -130,6 +130,39 @@ def test_how_it_felt_is_cut_from_what_happened():
         "I ran my first half marathon in Leeds."
 
 
+@pytest.mark.parametrize(("said", "kept"), [
+    ("I started making music to follow my dreams, and I'm stoked about how far I've come.",
+     "I started making music to follow my dreams."),
+    ("I got a no for a summer job I wanted but I'm staying positive.", "I got a no for a summer job I wanted."),
+    ("I watched a classic film the other day that was awesome - the story was so gripping.",
+     "I watched a classic film the other day."),
+    ("I went to a gaming convention and took part in a tournament - unreal!",
+     "I went to a gaming convention and took part in a tournament"),  # _finish adds the full stop
+    ("I just wanted to try a new genre, so why not try racing games.", "I just wanted to try a new genre"),
+    ("I'm a shooting guard and our season opener is next week - so excited!",
+     "I'm a shooting guard and our season opener is next week"),
+    ("I've been running longer since our last chat, it clears my head.", "I've been running longer, it clears my head."),
+])
+def test_the_mood_and_the_chat_tail_are_cut_from_what_happened(said, kept):
+    assert r.tidy(said, said) == kept
+
+
+@pytest.mark.parametrize(("fact", "out"), [
+    ("Gina also lost Gina's job at Door Dash in January 2023.", "Gina lost Gina's job at Door Dash in January 2023."),
+    ("Also, John bought a mouse from Logitech.", "John bought a mouse from Logitech."),
+    ("Nate loves coconut milk, but Nate also enjoys chocolate.", "Nate loves coconut milk, but Nate also enjoys chocolate."),
+    ("Tim loves fantasy and also books on psychology.", "Tim loves fantasy and also books on psychology."),
+    ("Dana is also known as DJ Rain.", "Dana is also known as DJ Rain."),
+])
+def test_an_also_that_points_at_the_other_turn_is_dropped(fact, out):
+    assert r.without_additive(fact) == out
+
+
+def test_a_conversation_fact_carries_no_also():
+    assert _facts("That's cool! I also adopted a rescue dog called Biscuit in Leeds last week.") == \
+        ["Ana adopted a rescue dog called Biscuit in Leeds in the week before 6 May 2024."]
+
+
 @pytest.mark.parametrize(("text", "out"), [
     ("Just the other day, I adopted a parrot.", "A few days before 6 May 2024, I adopted a parrot."),
     ("I'm opening a shop in the next few months.", "I'm opening a shop in the months after 6 May 2024."),
@@ -177,3 +210,58 @@ def test_a_bare_to_is_a_lost_referent():
 def test_the_present_perfect_progressive_is_dated():
     assert as_of("Ana has been playing chess online.", "2024-05-06T10:00:00Z") == \
         "Ana has been playing chess online (as of 6 May 2024)."
+
+
+def test_a_date_said_twice_is_said_once():
+    text, dated = resolve("Yesterday I wrote bits for a film that opened yesterday yesterday.", "2022-06-05T10:00:00Z")
+    assert dated and text.count("4 June 2022") == 1, text
+
+
+def test_a_sentence_without_its_subject_gets_the_speaker():
+    assert _facts("Been discussing a collaboration with the Hogwarts Fan Club for my new project.") == \
+        ["Ana has been discussing a collaboration with the Hogwarts Fan Club for Ana's new project (as of 6 May 2024)."]
+    assert _facts("On a different note, I found a great hiking trail in Porto yesterday.") == \
+        ["Ana found a great hiking trail in Porto on 5 May 2024."]
+
+
+@pytest.mark.parametrize(("sentence", "why"), [
+    ("I'm loving this job", "referent"),  # which job: said a moment ago
+    ("Since we had a kiddo around", "fragment"),  # what is left when "It's been a while" is cut
+    ("I've been one 'cause I lost my job", "referent"),
+    ("I don't have a screenshot of the whole map", "meta"),
+    ("I loved doing something similar with my siblings when I was young", "referent"),  # similar to what?
+    ("I'm heading there next month", "referent"),  # where
+    ("I started teaching people how to make this", "referent"),
+    ("I lost some of it because I forgot to save", "referent"),
+    ("I'm starting next month", "referent"),  # starting what
+    ("The views were spectacular, and my wife and I had lots of fun", "referent"),  # which views
+    ("I've been working on it for two years now", "referent"),
+    ("I played one with friends yesterday", "referent"),
+])
+def test_more_weak_sentences(sentence, why):
+    assert weak_reason(sentence, []) == why
+
+
+@pytest.mark.parametrize("sentence", [
+    "Since 2019 I have worked at Acme", "Because I love dogs I adopted Max", "Since I'm lactose intolerant I drink oat milk",
+    "I've been one of the organisers of the Porto marathon",
+    "I went to Porto and stayed there a week", "The last time I played I won", "I worked on the Porto bridge for years", "I'm moving to Berlin next month", "I've been running marathons for years",
+])
+def test_a_dependent_clause_with_its_main_clause_is_no_fragment(sentence):
+    assert weak_reason(sentence, ["Porto"] if "Porto" in sentence else []) not in ("fragment", "referent")
+
+
+def test_knowing_how_the_other_feels_is_a_reaction():
+    assert _facts("Yeah, I get how it's like something is missing without being in the nature.") == []
+    assert _facts("I got the keys to my new flat in Porto last Friday.") != []
+
+
+def test_like_i_said_is_an_intro():
+    assert _facts("Yeah! Like I said I do enjoy watching birds in the Lisbon marshes.") == \
+        ["Ana does enjoy watching birds in the Lisbon marshes."]
+
+
+def test_a_feeling_about_this_thing_is_no_story_this():
+    assert r.indefinite_this("I'm loving this job") == "I'm loving this job"  # the job was shown or said before
+    assert _facts("Thanks! I'm loving this job.") == []
+    assert r.indefinite_this("I met this awesome woman in Canada") == "I met an awesome woman in Canada"

@@ -382,9 +382,9 @@ def test_the_evaluation_can_measure_without_some_signals_and_restores_them() -> 
     sys.path.insert(0, os.path.join(REPO, "tools"))
     import eval_memory
 
-    msgs = [said(i, "mix phx.server does not start again after the billing refactor, check it please")
+    msgs = [said(i, "the pane in glimmer.js does not scroll again after the billing refactor, check it please")
             for i in (1, 2, 3)]
-    assert any(t.startswith("The project uses Elixir") for t in texts(extract(msgs, [])))
+    assert any(t.startswith("The project uses glimmer.js") for t in texts(extract(msgs, [])))
     with eval_memory.signals_dropped({"stack"}):
-        assert not any(t.startswith("The project uses Elixir") for t in texts(extract(msgs, [])))
-    assert any(t.startswith("The project uses Elixir") for t in texts(extract(msgs, [])))
+        assert not any(t.startswith("The project uses glimmer.js") for t in texts(extract(msgs, [])))
+    assert any(t.startswith("The project uses glimmer.js") for t in texts(extract(msgs, [])))
