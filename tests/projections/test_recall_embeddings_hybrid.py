@@ -172,8 +172,8 @@ def test_the_embed_job_never_waits_for_the_model(tmp_path, monkeypatch):
 
     started: list[bool] = []
     monkeypatch.setattr(embeddings, "available", lambda: True)
-    monkeypatch.setattr(embeddings, "loaded", lambda: False)
-    monkeypatch.setattr(embeddings, "warm_up", lambda: started.append(True))
+    monkeypatch.setattr(embeddings, "batch_loaded", lambda: False)
+    monkeypatch.setattr(embeddings, "warm_up_batch", lambda: started.append(True))
     init_workspace(str(tmp_path / "ws"))
     with Workspace.open(str(tmp_path / "ws"), writable=True) as ws:
         reports = []
