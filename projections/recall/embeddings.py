@@ -32,6 +32,7 @@ and recall is BM25F alone; nothing else changes.
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib.util
 import math
 import os
@@ -150,7 +151,7 @@ def numpy_minilm() -> Any:
         raise ConfigError(_NO_EXTRA)
     from projections.recall.minilm_numpy import NumpyMiniLM
 
-    return NumpyMiniLM(window=WINDOW, name=MODEL_NAME)
+    return NumpyMiniLM(window=WINDOW, name=MODEL_NAME, few=FEW)
 
 
 def batch_embedder(threads: int | None = None) -> Embedder:
@@ -326,6 +327,7 @@ class Semantic:
         self.context = context
         self.max_embed_per_query = max_embed_per_query
         self._queries: dict[str, Sequence[float]] = {}
+        self._ahead = threading.local()  # this thread's vector search started by ``begin``: (ix path, text, future)
 
     @property
     def name(self) -> str:
@@ -397,6 +399,27 @@ class Semantic:
             got.update({h: v for h, v in new})
         return {i: got[h] for i, h in hashes.items() if h in got}
 
+    def begin(self, search: Any, q: Any) -> None:
+        """Start the vector half of a hybrid search (embed the question, scan the matrix) on another thread,
+        so it runs while BM25F scores the candidates (``fuse`` then takes its result). numpy and the
+        tokenizer release the GIL in their loops: measured in ``tools/bench.py --only hybrid_query_100k``."""
+        if self.mode != "hybrid" or self.fusion_weight <= 0:
+            return
+        vecs = vector_index(search.ix, self)  # caught up here: the index's SQLite connection stays on this thread
+        self._ahead.job = (search.ix.path, q.text, _AHEAD.submit(self._nearest, vecs, q.text))
+
+    def _nearest(self, vecs: VectorIndex, text: str) -> list[tuple[int, float]]:
+        return vecs.nearest(self.query_vector(text), self.vector_k * 4)
+
+    def nearest(self, ix: Any, text: str) -> list[tuple[int, float]]:
+        """The ``4 * vector_k`` stored texts nearest to ``text`` (by doc id): ``begin``'s result if it started
+        this search, else computed now."""
+        job, self._ahead.job = getattr(self._ahead, "job", None), None
+        if job is not None and job[:2] == (ix.path, text):
+            found: list[tuple[int, float]] = job[2].result()
+            return found
+        return self._nearest(vector_index(ix, self), text)
+
     def apply(self, search: Any, q: Any, pool: dict[int, Any], scores: dict[int, float]) -> dict[int, float]:
         """The hook ``projections.recall.search`` calls with BM25F's final scores: ``rerank`` or ``fuse``."""
         if self.mode == "hybrid":
@@ -414,9 +437,7 @@ class Semantic:
         """
         if self.fusion_weight <= 0:
             return scores
-        vecs = vector_index(search.ix, self)
-        qv = self.query_vector(q.text)
-        near = vecs.nearest(qv, self.vector_k * 4)
+        near = self.nearest(search.ix, q.text)
         new = [i for i, _c in near if i not in pool]
         if new:
             pool.update(search.more_docs(new))
@@ -516,14 +537,19 @@ class VectorIndex:
         """The ``k`` doc ids most similar to ``q``, most similar first."""
         if not len(self.ids) or k <= 0:
             return []
+        from projections.recall.minilm_numpy import one_blas_thread
+
         np = self.np
-        sims = self.matrix @ np.asarray(q, dtype=np.float32)
+        with one_blas_thread():  # memory-bound: a second BLAS thread buys little and waits on a busy CPU
+            sims = self.matrix @ np.asarray(q, dtype=np.float32)
         k = min(k, len(sims))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(self.ids[j]), float(sims[j])) for j in top]
 
 
+#: The thread ``Semantic.begin`` runs vector searches on (one: a second would only wait for the other core).
+_AHEAD = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="evlog-vector-search")
 _VECTORS: dict[tuple[str, str], VectorIndex] = {}
 _VECTORS_LOCK = threading.Lock()
 

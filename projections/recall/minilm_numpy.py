@@ -22,11 +22,12 @@ numpy has no erf and scipy costs an import).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,47 @@ HIDDEN = 384
 HEADS = 12
 EPS = 1e-12  # the model's layer_norm_eps
 _DTYPES = {"F32": np.float32, "I64": np.int64}
+
+
+def _openblas() -> Any:
+    """numpy's bundled OpenBLAS, if it has a per-thread thread count (OpenBLAS >= 0.3.27); else None."""
+    import ctypes
+    import glob
+
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    for lib in sorted(glob.glob(os.path.join(root, "numpy.libs", "lib*openblas*.so*")) +
+                      glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "lib*openblas*.dylib"))):
+        try:
+            found = ctypes.CDLL(lib)  # already loaded by numpy: the same library, no second copy
+            setter = found.openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        setter.argtypes, setter.restype = [ctypes.c_int], ctypes.c_int
+        return setter
+    return None
+
+
+_OPENBLAS_LOCAL: list[Any] = []
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[bool]:
+    """numpy's matrix products on the calling thread only, for the block (True when the BLAS lets us say so).
+
+    A question's products are tiny: on a busy CPU the second BLAS thread of each one waits for a core
+    (measured: p50 283 ms on 2 BLAS threads vs 10 ms alone, load average 8 on 2 cores). Thread-local, so
+    a batch on another thread keeps its threads."""
+    if not _OPENBLAS_LOCAL:
+        _OPENBLAS_LOCAL.append(_openblas())
+    setter = _OPENBLAS_LOCAL[0]
+    if setter is None:
+        yield False
+        return
+    old = setter(1)
+    try:
+        yield True
+    finally:
+        setter(old)
 
 
 def model_dir() -> str:
@@ -166,17 +208,19 @@ class NumpyMiniLM:
     """all-MiniLM-L6-v2 on numpy: ``embed(texts)`` gives the torch model's unit vectors (float32, one row each).
 
     ``window``: word pieces kept of a text, [CLS] and [SEP] included (the model's training length, 128).
-    ``batch_size``: texts per forward pass (sorted by length first, so a batch pads little).
+    ``batch_size``: texts per forward pass (sorted by length first, so a batch pads little). Up to ``few``
+    texts (a question) run on one BLAS thread (``one_blas_thread``).
     """
 
     dim = HIDDEN
 
-    def __init__(self, *, window: int, name: str, batch_size: int = 32, folder: str | None = None) -> None:
+    def __init__(self, *, window: int, name: str, batch_size: int = 32, few: int = 4, folder: str | None = None) -> None:
         from tokenizers import Tokenizer
 
         folder = folder or model_dir()
         self.name = name
         self.batch_size = batch_size
+        self.few = few
         w = load_safetensors(os.path.join(folder, "model.safetensors"))
         self.words = w["embeddings.word_embeddings.weight"]  # memory-mapped: only the rows used are read
         self.positions = np.asarray(w["embeddings.position_embeddings.weight"][:window])
@@ -198,9 +242,10 @@ class NumpyMiniLM:
         ids = self.token_ids(texts)
         out = np.empty((len(ids), HIDDEN), dtype=np.float32)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for s in range(0, len(order), self.batch_size):
-            rows = order[s : s + self.batch_size]
-            out[rows] = self.forward([ids[i] for i in rows])
+        with one_blas_thread() if len(ids) <= self.few else contextlib.nullcontext():
+            for s in range(0, len(order), self.batch_size):
+                rows = order[s : s + self.batch_size]
+                out[rows] = self.forward([ids[i] for i in rows])
         return out
 
     def forward(self, ids: list[list[int]]) -> Any:
