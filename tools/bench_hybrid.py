@@ -177,19 +177,15 @@ def _interleaved(fns: dict[str, Any], questions: list[str]) -> dict[str, tuple[l
 
 
 def _hybrid_rows(ix: Any, sem: Any, questions: list[str]) -> dict[str, Any]:
-    """The latencies of hybrid recall (with its vector half begun beside the lexical one, and without),
-    lexical recall, the query embedding (numpy; torch's) and the bare scan, in one interleaved run."""
+    """The latencies of hybrid recall, lexical recall, the query embedding (numpy; torch's) and the bare scan, in one interleaved run."""
     import numpy as np
 
     from projections.recall import recall
-    from projections.recall.embeddings import Semantic, vector_index
+    from projections.recall.embeddings import vector_index
 
-    serial = Semantic(sem.embedder, sem.cache, **{k: getattr(sem, k) for k in ("mode", "fusion_weight", "vector_k")})
-    serial.begin = lambda search, q: None  # type: ignore[method-assign]  # everything on the caller's thread
     matrix = vector_index(ix, sem).matrix
     qv = np.asarray(sem.embedder.embed(["a warm-up question"])[0], dtype=np.float32)
-    fns = {"hybrid": lambda q: recall(ix, q, semantic=sem), "serial": lambda q: recall(ix, q, semantic=serial),
-           "lexical": lambda q: recall(ix, q), "embed": lambda q: sem.embedder.embed([f"{q} ?"]),
+    fns = {"hybrid": lambda q: recall(ix, q, semantic=sem), "lexical": lambda q: recall(ix, q), "embed": lambda q: sem.embedder.embed([f"{q} ?"]),
            "scan": lambda q: np.argpartition(-(matrix @ qv), 199)[:200]}
     torch_model = _torch_model()
     if torch_model is not None:

@@ -32,7 +32,6 @@ and recall is BM25F alone; nothing else changes.
 
 from __future__ import annotations
 
-import concurrent.futures
 import importlib.util
 import math
 import os
@@ -327,7 +326,6 @@ class Semantic:
         self.context = context
         self.max_embed_per_query = max_embed_per_query
         self._queries: dict[str, Sequence[float]] = {}
-        self._ahead = threading.local()  # this thread's vector search started by ``begin``: (ix path, text, future)
 
     @property
     def name(self) -> str:
@@ -399,27 +397,6 @@ class Semantic:
             got.update({h: v for h, v in new})
         return {i: got[h] for i, h in hashes.items() if h in got}
 
-    def begin(self, search: Any, q: Any) -> None:
-        """Start the vector half of a hybrid search (embed the question, scan the matrix) on another thread,
-        so it runs while BM25F scores the candidates (``fuse`` then takes its result). numpy and the
-        tokenizer release the GIL in their loops: measured in ``tools/bench.py --only hybrid_query_100k``."""
-        if self.mode != "hybrid" or self.fusion_weight <= 0:
-            return
-        vecs = vector_index(search.ix, self)  # caught up here: the index's SQLite connection stays on this thread
-        self._ahead.job = (search.ix.path, q.text, _AHEAD.submit(self._nearest, vecs, q.text))
-
-    def _nearest(self, vecs: VectorIndex, text: str) -> list[tuple[int, float]]:
-        return vecs.nearest(self.query_vector(text), self.vector_k * 4)
-
-    def nearest(self, ix: Any, text: str) -> list[tuple[int, float]]:
-        """The ``4 * vector_k`` stored texts nearest to ``text`` (by doc id): ``begin``'s result if it started
-        this search, else computed now."""
-        job, self._ahead.job = getattr(self._ahead, "job", None), None
-        if job is not None and job[:2] == (ix.path, text):
-            found: list[tuple[int, float]] = job[2].result()
-            return found
-        return self._nearest(vector_index(ix, self), text)
-
     def apply(self, search: Any, q: Any, pool: dict[int, Any], scores: dict[int, float]) -> dict[int, float]:
         """The hook ``projections.recall.search`` calls with BM25F's final scores: ``rerank`` or ``fuse``."""
         if self.mode == "hybrid":
@@ -437,7 +414,7 @@ class Semantic:
         """
         if self.fusion_weight <= 0:
             return scores
-        near = self.nearest(search.ix, q.text)
+        near = vector_index(search.ix, self).nearest(self.query_vector(q.text), self.vector_k * 4)
         new = [i for i, _c in near if i not in pool]
         if new:
             pool.update(search.more_docs(new))
@@ -548,8 +525,6 @@ class VectorIndex:
         return [(int(self.ids[j]), float(sims[j])) for j in top]
 
 
-#: The thread ``Semantic.begin`` runs vector searches on (one: a second would only wait for the other core).
-_AHEAD = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="evlog-vector-search")
 _VECTORS: dict[tuple[str, str], VectorIndex] = {}
 _VECTORS_LOCK = threading.Lock()
 

@@ -442,8 +442,6 @@ class _Search:
         _seq, n_docs, n_chars = self.ix.snapshot()
         if n_docs <= 0:
             return []
-        if semantic is not None and hasattr(semantic, "begin"):
-            semantic.begin(self, q)  # the vector half of a hybrid search runs beside the lexical one
         terms = self.terms(q, n_docs)
         if terms is None:
             return self.meaning_only(q, limit, semantic)

@@ -84,38 +84,6 @@ def test_fusion_adds_the_rescaled_similarity_to_bm25(tmp_path):
     ix.close()
 
 
-class ThreadRecordingEmbedder(FakeEmbedder):
-    """The fake, remembering on which thread each text was embedded."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.threads: list[tuple[str, str]] = []
-
-    def embed(self, texts):
-        import threading
-
-        self.threads += [(t, threading.current_thread().name) for t in texts]
-        return super().embed(texts)
-
-
-def test_the_vector_half_runs_beside_the_lexical_one_and_changes_no_result(tmp_path, monkeypatch):
-    fake = ThreadRecordingEmbedder()
-    cache = EmbeddingCache(tmp_path / "emb.sqlite")
-    ix = _index(tmp_path / "recall.sqlite")
-    Semantic(fake, cache).prepare(ix)
-    fake.threads.clear()
-    questions = ["car wash", "feline", "lunch pasta kitten"]
-    ahead = [[(h.seq, h.score) for h in recall(ix, q, semantic=Semantic(fake, cache, mode="hybrid", vector_k=3))]
-             for q in questions]
-    assert [t for t, _name in fake.threads] == questions  # each question embedded once, by the search begun ahead
-    assert all(name.startswith("evlog-vector-search") for _t, name in fake.threads), fake.threads
-    monkeypatch.setattr(Semantic, "begin", lambda self, search, q: None)  # no head start: all on this thread
-    inline = [[(h.seq, h.score) for h in recall(ix, q, semantic=Semantic(fake, cache, mode="hybrid", vector_k=3))]
-              for q in questions]
-    assert ahead == inline and any(ahead)
-    ix.close()
-
-
 def test_filters_hold_for_vector_candidates_and_sessions_work(tmp_path):
     fake = FakeEmbedder()
     cache = EmbeddingCache(tmp_path / "emb.sqlite")
