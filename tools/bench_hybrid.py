@@ -1,30 +1,34 @@
 """Hybrid recall benchmarks: embedding rate, warm hybrid query latency, the one-shot CLI.
 
-Each needs the embeddings extra (the packaged all-MiniLM-L6-v2 and torch); without it
-each is skipped with a note. Imported by tools/bench.py, which lists them:
+Each needs the embeddings extra (the packaged all-MiniLM-L6-v2; ``embed_rate`` also torch);
+without it each is skipped with a note. Imported by tools/bench.py, which lists them:
 
 ``embed_rate`` (target: ratio >= 1.5)
-    Texts per CPU second of ``MiniLM.embed`` (the model's 128-piece window, texts cut to
-    1,024 characters, batches of 64 under ``torch.inference_mode``) on 128 seeded chat
+    Texts per CPU second of torch's ``MiniLM.embed`` (the model's 128-piece window, texts cut
+    to 1,024 characters, batches of 64 under ``torch.inference_mode``) on 128 seeded chat
     texts (``projections/recall/bench.py``'s corpus: log-normal lengths, median 300
     chars, a tail to 32k), against the same model at its packaged setting (256 pieces,
     whole texts, no inference mode: what embedding did before). CPU seconds
     (``time.process_time``), not wall: on a shared machine they are what the work costs;
-    the wall rates are in the details.
+    the wall rates are in the details, and so is the numpy forward pass's rate on the same
+    texts (``numpy_texts_per_cpu_s``: which of the two the embed job's batches use).
 ``hybrid_query_100k`` (target: p50 <= 50 ms; p95 <= 150 ms)
     ``recall`` with the hybrid ranker in a warm process (model loaded, the vector matrix
     loaded by the first query, outside the clock) over an index of 100k messages (10k
     with ``--quick``), 100 natural-language questions. Only the question is embedded,
-    by the real model; the stored vectors are seeded random unit vectors, one per text
-    (embedding 100k texts takes hours on this CPU, and the cost of the search does not
-    depend on the values). Baselines, same run: lexical ``recall`` of the same questions
-    (``lexical_p50_ms``) and a bare numpy product ``matrix @ q`` with ``argpartition``
-    over the same matrix (``numpy_p50_ms``; the floor of the vector search), and the
-    query embedding alone (``embed_query_p50_ms``).
+    by the real model (numpy's forward pass, as recall runs it); the stored vectors are
+    seeded random unit vectors, one per text (embedding 100k texts takes hours on this CPU,
+    and the cost of the search does not depend on the values). Baselines, same run, taking
+    turns question by question with the hybrid query (wall and CPU ms of each): lexical
+    ``recall`` of the same questions (``lexical_p50_ms``), the query embedding alone
+    (``embed_p50_ms``) and torch's embedding of it (``torch_embed_p50_ms``), and a bare
+    numpy product ``matrix @ q`` with ``argpartition`` over the same matrix
+    (``scan_p50_ms``; the floor of the vector search).
 ``hybrid_cli_oneshot`` (target: <= 1.5 s)
-    Wall seconds of ``evlog recall --semantic QUESTION`` (a new process: imports torch,
-    loads the model, embeds the question) on a workspace of 2,000 messages with vectors,
-    against ``evlog recall QUESTION`` (lexical, the default of a one-shot command).
+    Wall seconds of ``evlog recall --semantic QUESTION`` (a new process: imports numpy and
+    the tokenizer, maps the weights, loads the vectors, embeds the question; never torch)
+    on a workspace of 2,000 messages with vectors, against ``evlog recall QUESTION``
+    (lexical, the default of a one-shot command).
 """
 
 from __future__ import annotations
