@@ -161,3 +161,18 @@ def test_a_one_shot_hybrid_recall_never_imports_torch(tmp_path):
     assert json.loads(res.stderr.strip().splitlines()[-1]) == []
     hits = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     assert hits and hits[0]["message_id"] == "0", res.stdout
+
+
+def test_a_question_runs_on_one_blas_thread_where_numpy_bundles_openblas():
+    import glob
+
+    from projections.recall.minilm_numpy import one_blas_thread
+
+    bundled = glob.glob(os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs", "lib*openblas*.so*"))
+    m = np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 4096
+    with one_blas_thread() as alone:
+        inside = m @ m
+    assert alone is bool(bundled)  # numpy's own wheel on Linux: the per-thread count is set
+    assert np.array_equal(inside, m @ m)  # the thread count changes no product
+    with one_blas_thread() as again:  # and it nests or repeats without harm
+        assert again is alone
