@@ -240,3 +240,18 @@ def test_a_large_catch_up_reads_the_store_in_one_pass_with_the_same_matrix(tmp_p
     assert {h: list(v) for h, v in cache.get(fake.name, hashes).items()} == {
         h: np.frombuffer(v, dtype=np.float32).tolist() for h, v in scanned.items()}
     ix.close()
+
+
+def test_prepare_may_batch_with_another_embedder_of_the_same_model(tmp_path):
+    from eventlog.errors import ConfigError
+
+    asker, batcher = CountingEmbedder(), CountingEmbedder()  # the question's embedder and the batches' (one name)
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    ix = _index(tmp_path / "recall.sqlite")
+    sem = Semantic(asker, cache, mode="hybrid", vector_k=2)
+    assert sem.prepare(ix, embedder=batcher)["embedded"] == 4
+    assert asker.calls == [] and sum(len(c) for c in batcher.calls) == 4
+    assert recall(ix, "feline", semantic=sem)[0].message_id == "3" and asker.calls == [["feline"]]
+    with pytest.raises(ConfigError, match="cannot serve"):
+        sem.prepare(ix, embedder=FakeEmbedder("another-model"))
+    ix.close()
