@@ -7,8 +7,8 @@ and content hash) does not hold yet, and records in the store the index seq it h
 
 Two ways to run it:
 
-* ``evlog run embed`` (``run_embed``): in this process; it catches the index up, loads the model
-  (seconds) and embeds at most ``MAX_PER_RUN`` texts. ``wait=False`` (a caller that must stay
+* ``evlog run embed`` (``run_embed``): in this process; it catches the index up, loads the batch model
+  (``embeddings.batch_model``: torch when installed, seconds) and embeds at most ``MAX_PER_RUN`` texts. ``wait=False`` (a caller that must stay
   responsive) starts the load in a background thread and skips this run instead.
 * The daemon (``run_in_background``, every 60 s by default): when the extra is installed and the
   index has grown past the covered seq, it starts ``python -m processors.embed_job`` as a child
@@ -94,15 +94,15 @@ def run_embed(ctx: Context, *, embedder: Embedder | None = None, max_texts: int 
     if embedder is None and not embeddings.available():
         report.skipped = "the embeddings extra is not installed"
         return report
-    if embedder is None and not embeddings.loaded():
-        loading = embeddings.warm_up()
+    if embedder is None and not embeddings.batch_loaded():
+        loading = embeddings.warm_up_batch()
         if not wait or loading is None:
             report.skipped = "loading the model in the background; the next run embeds"
             return report
         loading.join()
     ix = update(ctx.home, ws=ctx)
     try:
-        return embed_index(ctx.home, ix, embeddings.shared_model() if embedder is None else embedder,
+        return embed_index(ctx.home, ix, embeddings.batch_model() if embedder is None else embedder,
                            max_texts=max_texts)
     finally:
         ix.close()
@@ -153,13 +153,13 @@ def _read_int(path: str, sql: str, args: tuple[Any, ...] = ()) -> int | None:
 def needs_embedding(home: str, model: str = "") -> bool:
     """True when the recall index holds a seq the store has not covered for ``model`` (default the
     packaged model's name; cheap: the model is not loaded)."""
-    from projections.recall.embeddings import MiniLM
+    from projections.recall.embeddings import MODEL_NAME
     from projections.recall.workspace import embeddings_path, index_path
 
     seq = _read_int(index_path(home), "SELECT value FROM meta WHERE key = 'seq'")
     if not seq:
         return False
-    key = f"covered:{model or MiniLM.name}"
+    key = f"covered:{model or MODEL_NAME}"
     return _read_int(embeddings_path(home), "SELECT value FROM meta WHERE key = ?", (key,)) != seq
 
 
@@ -229,9 +229,9 @@ def stop_background(home: str | None = None, *, timeout: float = 3.0) -> None:
 
 def _load_embedder(spec: str, threads: int) -> Embedder:
     if not spec:
-        from projections.recall.embeddings import MiniLM
+        from projections.recall.embeddings import batch_embedder
 
-        return MiniLM(threads=threads)
+        return batch_embedder(threads)
     module, _, name = spec.partition(":")
     made: Embedder = getattr(importlib.import_module(module), name)()
     return made

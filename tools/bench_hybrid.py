@@ -1,30 +1,34 @@
 """Hybrid recall benchmarks: embedding rate, warm hybrid query latency, the one-shot CLI.
 
-Each needs the embeddings extra (the packaged all-MiniLM-L6-v2 and torch); without it
-each is skipped with a note. Imported by tools/bench.py, which lists them:
+Each needs the embeddings extra (the packaged all-MiniLM-L6-v2; ``embed_rate`` also torch);
+without it each is skipped with a note. Imported by tools/bench.py, which lists them:
 
 ``embed_rate`` (target: ratio >= 1.5)
-    Texts per CPU second of ``MiniLM.embed`` (the model's 128-piece window, texts cut to
-    1,024 characters, batches of 64 under ``torch.inference_mode``) on 128 seeded chat
+    Texts per CPU second of torch's ``MiniLM.embed`` (the model's 128-piece window, texts cut
+    to 1,024 characters, batches of 64 under ``torch.inference_mode``) on 128 seeded chat
     texts (``projections/recall/bench.py``'s corpus: log-normal lengths, median 300
     chars, a tail to 32k), against the same model at its packaged setting (256 pieces,
     whole texts, no inference mode: what embedding did before). CPU seconds
     (``time.process_time``), not wall: on a shared machine they are what the work costs;
-    the wall rates are in the details.
+    the wall rates are in the details, and so is the numpy forward pass's rate on the same
+    texts (``numpy_texts_per_cpu_s``: which of the two the embed job's batches use).
 ``hybrid_query_100k`` (target: p50 <= 50 ms; p95 <= 150 ms)
     ``recall`` with the hybrid ranker in a warm process (model loaded, the vector matrix
     loaded by the first query, outside the clock) over an index of 100k messages (10k
     with ``--quick``), 100 natural-language questions. Only the question is embedded,
-    by the real model; the stored vectors are seeded random unit vectors, one per text
-    (embedding 100k texts takes hours on this CPU, and the cost of the search does not
-    depend on the values). Baselines, same run: lexical ``recall`` of the same questions
-    (``lexical_p50_ms``) and a bare numpy product ``matrix @ q`` with ``argpartition``
-    over the same matrix (``numpy_p50_ms``; the floor of the vector search), and the
-    query embedding alone (``embed_query_p50_ms``).
+    by the real model (numpy's forward pass, as recall runs it); the stored vectors are
+    seeded random unit vectors, one per text (embedding 100k texts takes hours on this CPU,
+    and the cost of the search does not depend on the values). Baselines, same run, taking
+    turns question by question with the hybrid query (wall and CPU ms of each): lexical
+    ``recall`` of the same questions (``lexical_p50_ms``), the query embedding alone
+    (``embed_p50_ms``) and torch's embedding of it (``torch_embed_p50_ms``), and a bare
+    numpy product ``matrix @ q`` with ``argpartition`` over the same matrix
+    (``scan_p50_ms``; the floor of the vector search).
 ``hybrid_cli_oneshot`` (target: <= 1.5 s)
-    Wall seconds of ``evlog recall --semantic QUESTION`` (a new process: imports torch,
-    loads the model, embeds the question) on a workspace of 2,000 messages with vectors,
-    against ``evlog recall QUESTION`` (lexical, the default of a one-shot command).
+    Wall seconds of ``evlog recall --semantic QUESTION`` (a new process: imports numpy and
+    the tokenizer, maps the weights, loads the vectors, embeds the question; never torch)
+    on a workspace of 2,000 messages with vectors, against ``evlog recall QUESTION``
+    (lexical, the default of a one-shot command).
 """
 
 from __future__ import annotations
@@ -38,11 +42,11 @@ from bench import Check, Context, Result, benchmark, progress, run_measured
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _extra() -> bool:
-    from projections.recall.embeddings import available
+def _extra(torch: bool = False) -> bool:
+    from projections.recall.embeddings import available, torch_available
 
-    if not available():
-        progress("  skipped: the embeddings extra is not installed")
+    if not (torch_available() if torch else available()):
+        progress("  skipped: the embeddings extra is not installed" + (" (with torch)" if torch else ""))
         return False
     return True
 
@@ -64,11 +68,12 @@ def _rate(embed: Any, texts: list[str]) -> tuple[float, float]:
 @benchmark("embed_rate", "texts per CPU second of MiniLM.embed (128-piece window) vs the packaged 256-piece setting")
 def bench_embed_rate(ctx: Context) -> Result | None:
     """See the module docstring."""
-    if not _extra():
+    if not _extra(torch=True):
         return None
-    from projections.recall.embeddings import MiniLM, clip
+    from projections.recall.embeddings import MiniLM, clip, numpy_minilm
 
     model = MiniLM()
+    plain = numpy_minilm()
     texts = _texts(128)
     st = model.model
 
@@ -81,15 +86,18 @@ def bench_embed_rate(ctx: Context) -> Result | None:
             st.max_seq_length = 128
 
     model.embed(texts[:8])  # first-call costs on both sides' shared model
+    plain.embed(texts[:8])
     rounds = []
     for _ in range(max(1, min(2, ctx.repeats))):
-        rounds.append((_rate(packaged, texts), _rate(model.embed, texts)))
+        rounds.append((_rate(packaged, texts), _rate(model.embed, texts), _rate(plain.embed, texts)))
     base = max(r[0][0] for r in rounds)
     ours = max(r[1][0] for r in rounds)
     chars = sorted(len(t) for t in texts)
     return Result("embed_rate", round(ours, 1), round(base, 1), "texts/cpu-s", len(texts),
                   "the same model at its packaged setting: 256 word pieces, whole texts, no inference mode",
                   target=1.5, details={"wall_texts_per_s": round(max(r[1][1] for r in rounds), 1),
+                                       "numpy_texts_per_cpu_s": round(max(r[2][0] for r in rounds), 1),
+                                       "numpy_wall_texts_per_s": round(max(r[2][1] for r in rounds), 1),
                                        "baseline_wall_texts_per_s": round(max(r[0][1] for r in rounds), 1),
                                        "median_chars": chars[len(chars) // 2], "max_chars": chars[-1],
                                        "cut_chars": len(clip("x" * 100_000)), "torch_threads": model.torch.get_num_threads(),
@@ -152,15 +160,55 @@ def _latencies(fn: Any, questions: list[str]) -> list[float]:
     return out
 
 
+def _torch_model() -> Any:
+    """torch's MiniLM (the query embedder before the numpy pass), or None without torch."""
+    from projections.recall.embeddings import MiniLM, torch_available
+
+    return MiniLM() if torch_available() else None
+
+
+def _interleaved(fns: dict[str, Any], questions: list[str]) -> dict[str, tuple[list[float], list[float]]]:
+    """(wall, CPU) seconds of each function on each question, the functions taking turns question by question
+    (so a change in the machine's load hits all of them alike)."""
+    out: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in fns}
+    for q in questions:
+        for name, fn in fns.items():
+            c, t = time.process_time(), time.perf_counter()
+            fn(q)
+            out[name][0].append(time.perf_counter() - t)
+            out[name][1].append(time.process_time() - c)
+    return out
+
+
+def _hybrid_rows(ix: Any, sem: Any, questions: list[str]) -> dict[str, Any]:
+    """The latencies of hybrid recall, lexical recall, the query embedding (numpy; torch's) and the bare scan, in one interleaved run."""
+    import numpy as np
+
+    from projections.recall import recall
+    from projections.recall.embeddings import vector_index
+
+    matrix = vector_index(ix, sem).matrix
+    qv = np.asarray(sem.embedder.embed(["a warm-up question"])[0], dtype=np.float32)
+    fns = {"hybrid": lambda q: recall(ix, q, semantic=sem), "lexical": lambda q: recall(ix, q), "embed": lambda q: sem.embedder.embed([f"{q} ?"]),
+           "scan": lambda q: np.argpartition(-(matrix @ qv), 199)[:200]}
+    torch_model = _torch_model()
+    if torch_model is not None:
+        torch_model.embed(questions[:2])
+        fns["torch_embed"] = lambda q: torch_model.embed([f"{q} ?"])
+    got = _interleaved(fns, questions)
+    rows: dict[str, Any] = {"vectors": int(matrix.shape[0])}
+    for name, (wall, cpu) in got.items():
+        rows[f"{name}_p50_ms"], rows[f"{name}_cpu_p50_ms"] = _pct(wall, 0.5), _pct(cpu, 0.5)
+    rows["hybrid_p95_ms"], rows["lexical_p95_ms"] = _pct(got["hybrid"][0], 0.95), _pct(got["lexical"][0], 0.95)
+    return rows
+
+
 @benchmark("hybrid_query_100k", "hybrid recall p50/p95 in a warm process at 100k messages vs lexical and bare numpy")
 def bench_hybrid_query(ctx: Context) -> Result | None:
     """See the module docstring."""
     if not _extra():
         return None
-    import numpy as np
-
     from projections.recall import recall
-    from projections.recall.embeddings import vector_index
 
     n = ctx.size(100_000, 10_000)
     ix, sem, questions = _hybrid_index(ctx, n)
@@ -168,23 +216,12 @@ def bench_hybrid_query(ctx: Context) -> Result | None:
         t0 = time.perf_counter()
         recall(ix, "warm up the caches", semantic=sem)  # loads the matrix once, as a server's first query
         progress(f"  hybrid: first query (loads the matrix) {time.perf_counter() - t0:.1f} s")
-        matrix = vector_index(ix, sem).matrix
-        hybrid = _latencies(lambda q: recall(ix, q, semantic=sem), questions)
-        progress(f"  hybrid: {len(questions)} hybrid queries, p50 {_pct(hybrid, 0.5)} ms")
-        lexical = _latencies(lambda q: recall(ix, q), questions)
-        qvecs = [np.asarray(sem.embedder.embed([q])[0], dtype=np.float32) for q in questions[:20]]
-        embed_only = _latencies(lambda q: sem.embedder.embed([q]), [f"{q} ?" for q in questions])
-        dots = []
-        for v in qvecs:
-            t = time.perf_counter()
-            sims = matrix @ v
-            np.argpartition(-sims, 199)[:200]
-            dots.append(time.perf_counter() - t)
+        rows = _hybrid_rows(ix, sem, questions)
+        progress(f"  hybrid: {len(questions)} hybrid queries, p50 {rows['hybrid_p50_ms']} ms")
     finally:
         ix.close()
-    details = {"messages": n, "vectors": int(matrix.shape[0]), "p50_ms": _pct(hybrid, 0.5), "p95_ms": _pct(hybrid, 0.95),
-               "lexical_p50_ms": _pct(lexical, 0.5), "lexical_p95_ms": _pct(lexical, 0.95),
-               "numpy_p50_ms": _pct(dots, 0.5), "embed_query_p50_ms": _pct(embed_only, 0.5),
+    details = {"messages": n, **rows, "p50_ms": rows["hybrid_p50_ms"], "p95_ms": rows["hybrid_p95_ms"],
+               "numpy_p50_ms": rows["scan_p50_ms"], "embed_query_p50_ms": rows["embed_p50_ms"],
                "quick_mode_smaller_than_100k": ctx.quick, "load_1m": round(os.getloadavg()[0], 2)}
     return Result("hybrid_query_100k", details["p50_ms"], details["lexical_p50_ms"], "ms", len(questions),
                   "lexical recall of the same questions on the same index (numpy_p50_ms: matrix @ q alone)",

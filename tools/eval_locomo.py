@@ -194,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                                      required=args.mode == "hybrid")
                 if semantic is not None:
                     t0 = time.perf_counter()
-                    stats = semantic.prepare(ix)
+                    from projections.recall.embeddings import batch_model
+
+                    stats = semantic.prepare(ix, embedder=batch_model())  # torch's batches when installed
                     _print({"build": "embeddings", **stats, "seconds": round(time.perf_counter() - t0, 2)}, args.json)
                     _print(evaluate(ix, convs, semantic=semantic, label=f"hybrid ({semantic.name})", ranking=ranking),
                            args.json)

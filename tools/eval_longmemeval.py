@@ -263,7 +263,9 @@ def evlog_lib(item: Item, tmp: str, ranking: object = None,
     with pr.RecallIndex(path) as ix:
         ix.catch_up(events(item))
         if semantic is not None:
-            semantic.prepare(ix)  # what the embed job does when messages arrive
+            from projections.recall.embeddings import batch_model
+
+            semantic.prepare(ix, embedder=batch_model())  # what the embed job does when messages arrive
             extra["semantic"] = semantic
         t0 = time.perf_counter()
         hits = pr.recall(ix, item.question, scope="messages", limit=N_HITS, ranking=ranking, **extra)

@@ -7,7 +7,12 @@ with the Hugging Face hub switched offline. Without the extra, ``available()`` i
 and recall is BM25F alone; nothing else changes.
 
 * ``Embedder``: anything with ``name``, ``dim`` and ``embed(texts) -> vectors``
-  (unit-length). ``MiniLM`` is the real one; tests use a deterministic fake.
+  (unit-length). Two real ones give the same vectors under one name (``MODEL_NAME``):
+  ``minilm_numpy.NumpyMiniLM`` (plain numpy, loads in milliseconds) embeds questions
+  (``shared_model``), so a one-shot hybrid ``evlog recall`` never imports torch;
+  ``MiniLM`` (torch, seconds to load, about twice the texts per CPU second on batches:
+  ``tools/bench.py --only embed_rate``) embeds the stored texts (``batch_model``, the
+  embed job). Tests use a deterministic fake.
 * ``EmbeddingCache``: a SQLite file *beside* the recall index (not inside it), keyed by
   (model name, xxh3-128 of the text). It is a cache of a pure function of the text, so a
   replay that deletes and rebuilds the recall index finds every vector it had and
@@ -52,8 +57,14 @@ HYBRID: dict[str, Any] = {"mode": "hybrid", "fusion_weight": 0.05, "vector_k": 5
 
 
 def available() -> bool:
-    """True when the embeddings extra (the packaged MiniLM model and sentence-transformers) is installed."""
-    return all(importlib.util.find_spec(m) is not None for m in (MODEL_PACKAGE, "sentence_transformers"))
+    """True when the embeddings extra is installed: the packaged model with numpy and tokenizers (questions
+    need no more; the batches of the embed job use torch when it is there too, ``torch_available``)."""
+    return all(importlib.util.find_spec(m) is not None for m in (MODEL_PACKAGE, "numpy", "tokenizers"))
+
+
+def torch_available() -> bool:
+    """True when sentence-transformers (and so torch) is installed beside the packaged model."""
+    return available() and importlib.util.find_spec("sentence_transformers") is not None
 
 
 class Embedder(Protocol):
@@ -75,6 +86,9 @@ CHAR_CUT = 8 * WINDOW
 
 #: Up to this many texts is a query (one thread), more a batch (torch's threads).
 FEW = 4
+#: The cache key of both real embedders: they give the same vectors (cosine >= 0.9999, same neighbours).
+MODEL_NAME = f"all-MiniLM-L6-v2/{WINDOW}"
+_NO_EXTRA = "semantic recall needs the embeddings extra: pip install -e '.[embeddings]' in a checkout of evlog"
 
 
 def clip(text: str) -> str:
@@ -91,12 +105,12 @@ class MiniLM:
     per core; the background embed job uses fewer so hooks and ingest keep their share).
     """
 
-    name = f"all-MiniLM-L6-v2/{WINDOW}"
+    name = MODEL_NAME
     dim = 384
 
     def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
-        if not available():
-            raise ConfigError("semantic recall needs the embeddings extra: pip install -e '.[embeddings]' in a checkout of evlog")
+        if not torch_available():
+            raise ConfigError(_NO_EXTRA)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -130,46 +144,87 @@ class MiniLM:
                     self.torch.set_num_threads(threads)
 
 
-_MODEL_LOCK = threading.Lock()
-_MODEL: MiniLM | None = None
+def numpy_minilm() -> Any:
+    """A new ``NumpyMiniLM`` of the packaged model under ``MODEL_NAME`` (ConfigError without the extra)."""
+    if not available():
+        raise ConfigError(_NO_EXTRA)
+    from projections.recall.minilm_numpy import NumpyMiniLM
+
+    return NumpyMiniLM(window=WINDOW, name=MODEL_NAME, few=FEW)
 
 
-def _shared_minilm() -> MiniLM:
-    """The process's one MiniLM: loading it takes seconds, a long-lived server searches many times."""
-    global _MODEL
-    with _MODEL_LOCK:
-        if _MODEL is None:
-            _MODEL = MiniLM()
-        return _MODEL
+def batch_embedder(threads: int | None = None) -> Embedder:
+    """The faster embedder for many texts: torch's ``MiniLM`` when torch is installed, else numpy's."""
+    return MiniLM(threads=threads) if torch_available() else numpy_minilm()
 
 
-def shared_model() -> MiniLM:
-    """The process's one MiniLM, loaded on first use (seconds; ConfigError without the extra)."""
+class _Shared:
+    """One model per process, loaded on first use (``get``) or in a background thread (``warm_up``)."""
+
+    def __init__(self, make: Callable[[], Any], name: str) -> None:
+        self.make = make
+        self.name = name
+        self.model: Any = None
+        self.lock = threading.Lock()
+        self.warming: threading.Thread | None = None
+        self.warming_lock = threading.Lock()  # not ``lock``: the loading thread holds that one while it loads
+
+    def get(self) -> Any:
+        with self.lock:
+            if self.model is None:
+                self.model = self.make()
+            return self.model
+
+    def warm_up(self) -> threading.Thread:
+        with self.warming_lock:
+            if self.warming is None:
+                self.warming = threading.Thread(target=self.get, name=self.name, daemon=True)
+                self.warming.start()
+            return self.warming
+
+
+_QUERY = _Shared(numpy_minilm, "evlog-embeddings-warm-up")
+_BATCH = _Shared(batch_embedder, "evlog-embeddings-batch-warm-up")
+
+
+def _shared_minilm() -> Any:
+    """The process's question embedder (numpy's MiniLM: milliseconds to load, a server searches many times)."""
+    return _QUERY.get()
+
+
+def shared_model() -> Any:
+    """The process's question embedder, loaded on first use (ConfigError without the extra)."""
     return _shared_minilm()
 
 
 def loaded() -> bool:
-    """True once this process has loaded the model (a warm process: a hybrid query costs milliseconds)."""
-    return _MODEL is not None
-
-
-_WARMING: threading.Thread | None = None
-_WARMING_LOCK = threading.Lock()  # not _MODEL_LOCK: the loading thread holds that one for seconds
+    """True once this process has loaded the question embedder (a hybrid query then costs milliseconds)."""
+    return _QUERY.model is not None
 
 
 def warm_up() -> threading.Thread | None:
-    """Load the model in a background thread, once (a long-lived server at start); None without the extra."""
-    global _WARMING
-    if not available():
-        return None
-    with _WARMING_LOCK:
-        if _WARMING is None:
-            _WARMING = threading.Thread(target=_shared_minilm, name="evlog-embeddings-warm-up", daemon=True)
-            _WARMING.start()
-        return _WARMING
+    """Load the question embedder in a background thread, once (a long-lived server at start); None without
+    the extra."""
+    return _QUERY.warm_up() if available() else None
 
 
-def has_vectors(path: str | os.PathLike[str], model: str = MiniLM.name) -> bool:
+def batch_model() -> Embedder:
+    """The process's embedder of stored texts (``batch_embedder``), loaded on first use."""
+    model: Embedder = _BATCH.get()
+    return model
+
+
+def batch_loaded() -> bool:
+    """True once this process has loaded ``batch_model``."""
+    return _BATCH.model is not None
+
+
+def warm_up_batch() -> threading.Thread | None:
+    """Load ``batch_model`` in a background thread, once; None without the extra."""
+    return _BATCH.warm_up() if available() else None
+
+
+def has_vectors(path: str | os.PathLike[str], model: str = MODEL_NAME) -> bool:
     """True when the embedding store at ``path`` holds vectors of ``model`` (read-only; no file: False)."""
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -188,7 +243,7 @@ def automatic(path: str | os.PathLike[str]) -> Semantic | None:
     """Hybrid recall when it is cheap: the extra is installed, this process has the model loaded and the
     store at ``path`` holds vectors; None otherwise (a one-shot command stays lexical: loading the model
     takes seconds)."""
-    if not (available() and loaded() and has_vectors(path, MiniLM.name)):
+    if not (available() and loaded() and has_vectors(path, MODEL_NAME)):
         return None
     return Semantic.default(path, **HYBRID)
 
@@ -196,6 +251,10 @@ def automatic(path: str | os.PathLike[str]) -> Semantic | None:
 def text_hash(text: str) -> bytes:
     """The cache key of a text (xxh3-128 of its UTF-8 bytes)."""
     return xxhash.xxh3_128_digest(text.encode("utf-8", "surrogatepass"))
+
+
+#: Above this many hashes, ``EmbeddingCache.get_bytes`` reads all of a model's rows rather than look each up.
+SCAN_OVER = 5000
 
 
 class EmbeddingCache:
@@ -224,14 +283,27 @@ class EmbeddingCache:
     def get(self, model: str, hashes: Iterable[bytes]) -> dict[bytes, Sequence[float]]:
         """The cached vectors of ``hashes`` (missing ones are absent; each an ``array('f')``)."""
         out: dict[bytes, Sequence[float]] = {}
+        for h, v in self.get_bytes(model, hashes).items():
+            a = array("f")
+            a.frombytes(v)
+            out[h] = a
+        return out
+
+    def get_bytes(self, model: str, hashes: Iterable[bytes]) -> dict[bytes, bytes]:
+        """The stored bytes (float32, native order) of the vectors of ``hashes``; missing ones are absent.
+
+        Many hashes (``SCAN_OVER``) read the model's rows in one pass instead of looking each up: measured
+        at 100k vectors, the lookups cost 9.2 s of a 14 s matrix load (load average 12 on 2 cores)."""
         hs = list(dict.fromkeys(hashes))
+        if len(hs) > SCAN_OVER:
+            wanted = set(hs)
+            rows = self.db.execute("SELECT h, v FROM vec WHERE model = ?", (model,))
+            return {h: v for h, v in rows if h in wanted}
+        out: dict[bytes, bytes] = {}
         for i in range(0, len(hs), 500):
             chunk = hs[i : i + 500]
-            for h, v in self.db.execute(f"SELECT h, v FROM vec WHERE model = ? AND h IN ({','.join('?' * len(chunk))})",
-                                        (model, *chunk)):
-                a = array("f")
-                a.frombytes(v)
-                out[h] = a
+            out.update(self.db.execute(f"SELECT h, v FROM vec WHERE model = ? AND h IN ({','.join('?' * len(chunk))})",
+                                       (model, *chunk)))
         return out
 
     def put(self, model: str, items: Iterable[tuple[bytes, Sequence[float]]]) -> None:
@@ -284,12 +356,16 @@ class Semantic:
     # -- building ---------------------------------------------------------------------------
 
     def prepare(self, ix: Any, *, batch: int = 256, limit: int | None = None,
-                stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+                stop: Callable[[], bool] | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
         """Embed the indexed texts the cache does not hold yet (at most ``limit``, newest first); returns counts.
 
-        ``stop`` is asked between batches: True leaves the rest for the next run (``pending``)."""
+        ``stop`` is asked between batches: True leaves the rest for the next run (``pending``). ``embedder``:
+        another embedder of the same model for the batches (``batch_model()``: torch's, faster on many texts)."""
         t0 = time.perf_counter()
-        model = self.embedder.name
+        embedder = embedder or self.embedder
+        if embedder.name != self.embedder.name:
+            raise ConfigError(f"prepare: {embedder.name!r} vectors cannot serve {self.embedder.name!r} queries")
+        model = embedder.name
         todo: dict[bytes, str] = {}
         seen = 0
         cur = ix.db.execute("SELECT body FROM docs ORDER BY id")
@@ -309,7 +385,7 @@ class Semantic:
             if stop is not None and stop():
                 break
             chunk = items[i : i + batch]
-            vecs = self.embedder.embed([t for _h, t in chunk])
+            vecs = embedder.embed([t for _h, t in chunk])
             self.cache.put(model, zip([h for h, _t in chunk], vecs, strict=True))
             done += len(chunk)
         spent, cpu = time.perf_counter() - t1, time.process_time() - c1
@@ -359,9 +435,7 @@ class Semantic:
         """
         if self.fusion_weight <= 0:
             return scores
-        vecs = vector_index(search.ix, self)
-        qv = self.query_vector(q.text)
-        near = vecs.nearest(qv, self.vector_k * 4)
+        near = vector_index(search.ix, self).nearest(self.query_vector(q.text), self.vector_k * 4)
         new = [i for i, _c in near if i not in pool]
         if new:
             pool.update(search.more_docs(new))
@@ -444,13 +518,12 @@ class VectorIndex:
             self.last_id = i
         if not self.waiting:
             return
-        got = cache.get(model, self.waiting.values())
+        got = cache.get_bytes(model, self.waiting.values())
         found = [(i, got[h]) for i, h in self.waiting.items() if h in got]
         if not found:
             return
         np = self.np
-        rows = np.asarray([np.frombuffer(v, dtype=np.float32) if isinstance(v, array) else
-                           np.asarray(v, dtype=np.float32) for _i, v in found])
+        rows = np.frombuffer(b"".join(v for _i, v in found), dtype=np.float32).reshape(len(found), -1)
         ids = np.asarray([i for i, _v in found], dtype=np.int64)
         self.matrix = rows if not len(self.ids) else np.vstack([self.matrix, rows])
         self.ids = np.concatenate([self.ids, ids])
@@ -461,8 +534,11 @@ class VectorIndex:
         """The ``k`` doc ids most similar to ``q``, most similar first."""
         if not len(self.ids) or k <= 0:
             return []
+        from projections.recall.minilm_numpy import one_blas_thread
+
         np = self.np
-        sims = self.matrix @ np.asarray(q, dtype=np.float32)
+        with one_blas_thread():  # memory-bound: a second BLAS thread buys little and waits on a busy CPU
+            sims = self.matrix @ np.asarray(q, dtype=np.float32)
         k = min(k, len(sims))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
@@ -505,5 +581,5 @@ def _dots(q: Sequence[float], vecs: dict[int, Sequence[float]], out: dict[int, f
         out[i] = float(s)
 
 
-__all__ = ["MODES", "EmbeddingCache", "Embedder", "MiniLM", "Semantic", "VectorIndex", "available", "text_hash",
-           "vector_index"]
+__all__ = ["MODEL_NAME", "MODES", "EmbeddingCache", "Embedder", "MiniLM", "Semantic", "VectorIndex", "available",
+           "batch_embedder", "batch_model", "numpy_minilm", "text_hash", "torch_available", "vector_index"]

@@ -172,8 +172,8 @@ def test_the_embed_job_never_waits_for_the_model(tmp_path, monkeypatch):
 
     started: list[bool] = []
     monkeypatch.setattr(embeddings, "available", lambda: True)
-    monkeypatch.setattr(embeddings, "loaded", lambda: False)
-    monkeypatch.setattr(embeddings, "warm_up", lambda: started.append(True))
+    monkeypatch.setattr(embeddings, "batch_loaded", lambda: False)
+    monkeypatch.setattr(embeddings, "warm_up_batch", lambda: started.append(True))
     init_workspace(str(tmp_path / "ws"))
     with Workspace.open(str(tmp_path / "ws"), writable=True) as ws:
         reports = []
@@ -214,3 +214,44 @@ def test_a_long_lived_process_loads_the_model_once_vectors_exist_and_a_one_shot_
         monkeypatch.setattr(rc, "_LONG_LIVED", [])  # a one-shot command (no warm): never starts a load
         rc.search(ws, "feline")
         assert loads == []
+
+
+def test_a_large_catch_up_reads_the_store_in_one_pass_with_the_same_matrix(tmp_path, monkeypatch):
+    import numpy as np
+
+    from projections.recall import embeddings
+
+    fake = FakeEmbedder()
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    ix = _index(tmp_path / "recall.sqlite")
+    sem = Semantic(fake, cache, mode="hybrid")
+    sem.prepare(ix)
+    hashes = [embeddings.text_hash(t) for t in ("My kitten sleeps on the car roof.", "never stored")]
+    looked_up = cache.get_bytes(fake.name, hashes)
+    by_rows = embeddings.VectorIndex()
+    by_rows.catch_up(ix, cache, fake.name)
+    monkeypatch.setattr(embeddings, "SCAN_OVER", 1)  # every catch-up now reads the model's rows in one pass
+    scanned = cache.get_bytes(fake.name, hashes)
+    assert scanned == looked_up and len(scanned) == 1  # the text never stored stays absent
+    in_one_pass = embeddings.VectorIndex()
+    in_one_pass.catch_up(ix, cache, fake.name)
+    assert in_one_pass.ids.tolist() == by_rows.ids.tolist() and len(by_rows.ids) == 4
+    assert np.array_equal(in_one_pass.matrix, by_rows.matrix)
+    assert {h: list(v) for h, v in cache.get(fake.name, hashes).items()} == {
+        h: np.frombuffer(v, dtype=np.float32).tolist() for h, v in scanned.items()}
+    ix.close()
+
+
+def test_prepare_may_batch_with_another_embedder_of_the_same_model(tmp_path):
+    from eventlog.errors import ConfigError
+
+    asker, batcher = CountingEmbedder(), CountingEmbedder()  # the question's embedder and the batches' (one name)
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    ix = _index(tmp_path / "recall.sqlite")
+    sem = Semantic(asker, cache, mode="hybrid", vector_k=2)
+    assert sem.prepare(ix, embedder=batcher)["embedded"] == 4
+    assert asker.calls == [] and sum(len(c) for c in batcher.calls) == 4
+    assert recall(ix, "feline", semantic=sem)[0].message_id == "3" and asker.calls == [["feline"]]
+    with pytest.raises(ConfigError, match="cannot serve"):
+        sem.prepare(ix, embedder=FakeEmbedder("another-model"))
+    ix.close()
