@@ -18,7 +18,9 @@ for stderr:
   ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
   holding the memory for ``cwd`` (``eventlog.app.agents.context``: project facts, then
   facts about the user, within ``budget`` bytes). Nothing is printed when there is no
-  memory yet. ``UserPromptSubmit`` prints the facts relevant to the prompt (through the
+  memory yet. When none of the files it is made from changed since a hook printed it, the
+  same output comes from ``eventlog.app.agents.context_cache`` (a hook process then imports
+  neither the secrets scanner nor SQLite). ``UserPromptSubmit`` prints the facts relevant to the prompt (through the
   recall index, read-only; ``context.prompt_context``): only ``cwd``'s project's (one
   project across its worktrees and clones: ``eventlog.app.repo_identity``) and the user's,
   each with its id and day, when there are any.
