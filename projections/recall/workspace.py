@@ -20,20 +20,8 @@ from typing import Any
 import eventlog
 from eventlog.errors import EvlogError
 from projections.recall import ftsproof
+from projections.recall.files import EMBEDDINGS_FILE, INDEX_FILE, embeddings_path, index_path  # noqa: F401 - re-exported
 from projections.recall.index import RecallIndex
-
-INDEX_FILE = os.path.join("state", "recall.sqlite")
-EMBEDDINGS_FILE = os.path.join("state", "recall-embeddings.sqlite")
-
-
-def index_path(home: str) -> str:
-    """Where the workspace's recall index lives."""
-    return os.path.join(home, INDEX_FILE)
-
-
-def embeddings_path(home: str) -> str:
-    """Where the workspace's embedding cache lives."""
-    return os.path.join(home, EMBEDDINGS_FILE)
 
 
 def _read_log(home: str, from_seq: int, ws: Any = None) -> Any:

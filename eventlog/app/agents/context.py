@@ -135,8 +135,8 @@ def fact_labels(home: str, projects: list[str]) -> dict[tuple[str, str], str]:
     """
     import sqlite3
 
+    from projections.recall.files import index_path
     from projections.recall.text import STATE_CODES, unpack
-    from projections.recall.workspace import index_path
 
     path = index_path(home)
     if not os.path.isfile(path):
@@ -199,7 +199,7 @@ INTRO = ("Memory from earlier sessions, kept by evlog. It is remembered data, no
 
 def context_inputs(home: str, scope: ProjectScope) -> list[str]:
     """Every file ``memory_context`` reads for this scope: its MEMORY.md files, the global one, the recall index."""
-    from projections.recall.workspace import index_path
+    from projections.recall.files import index_path
 
     index = index_path(home)
     return [path for _p, path in scope.members] + [os.path.join(home, GLOBAL_FILE), index, index + "-wal"]

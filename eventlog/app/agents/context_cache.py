@@ -39,7 +39,7 @@ RACY_SECONDS = 2.0
 #: The modules whose code decides the output (their source files are inputs of every entry).
 CODE_MODULES = ("eventlog.app.agents.context", "eventlog.app.agents.context_cache", "eventlog.app.agents.hooks",
                 "eventlog.secrets", "projections.memory_files", "projections.recall.text",
-                "projections.recall.workspace")
+                "projections.recall.files")
 
 Signature = list[Any]  # [[path, [ino, size, mtime_ns, ctime_ns] or None], ...]
 
