@@ -128,7 +128,9 @@ def _code_files() -> list[str]:
 
 
 def _write(path: str, text: str) -> bool:
-    tmp = f"{path}.{os.getpid()}.tmp"
+    import threading  # the daemon's hook threads may store at once: each its own temporary file
+
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)

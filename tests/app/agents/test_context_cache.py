@@ -235,3 +235,33 @@ def test_over_random_changes_the_hook_prints_what_a_fresh_render_prints(tmp_path
             assert hook(home, cwd, budget) == fresh(home, cwd, budget), step
     with open(context_cache.cache_path(home), encoding="utf-8") as f:
         assert json.load(f)["entries"]  # entries were kept, so the second call of each step was a hit
+
+
+def test_threads_storing_at_once_write_separate_temporary_files(ws_home, monkeypatch) -> None:  # noqa: ANN001
+    """The daemon serves hooks from threads: each store writes its own temporary file, then renames it."""
+    import threading
+
+    home, project = ws_home
+    age(home)
+    budgets = list(range(600, 600 + 10 * 6, 10))
+    real_replace, sources, together = os.replace, [], threading.Barrier(len(budgets), timeout=30)
+
+    def replace(src, dst):  # noqa: ANN001, ANN202 - every writer has written its file before any renames
+        if dst == context_cache.cache_path(home):
+            sources.append(src)
+            together.wait()
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    threads = [threading.Thread(target=hook, args=(home, project, b)) for b in budgets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(sources) == len(budgets) and len(set(sources)) == len(budgets)
+    monkeypatch.setattr(os, "replace", real_replace)
+    with open(context_cache.cache_path(home), encoding="utf-8") as f:
+        assert json.load(f)["format"] == context_cache.FORMAT
+    assert [n for n in os.listdir(os.path.join(home, "state")) if n.endswith(".tmp")] == []
+    for b in budgets:
+        assert hook(home, project, b) == fresh(home, project, b)
