@@ -59,17 +59,15 @@ from eventlog.fsio import FileSystem
 from eventlog.replication.clock import OrderState
 from projections.base import Projection
 from projections.gitview import put_there_by_git
-from projections.memory_files import (  # noqa: F401 - re-exported: the layout and grammar of the files
-    _HEADING,
-    GLOBAL_FILE,
-    PROJECT_SECTION,
-    PROJECTS_DIR,
-    SECTIONS,
-    USER_SECTION,
-    item_text,
-    parse_items,
-    project_file,
-)
+from projections.memory_files import _HEADING
+from projections.memory_files import GLOBAL_FILE as GLOBAL_FILE  # re-exported: the layout and grammar of the files
+from projections.memory_files import PROJECT_SECTION as PROJECT_SECTION
+from projections.memory_files import PROJECTS_DIR as PROJECTS_DIR
+from projections.memory_files import SECTIONS as SECTIONS
+from projections.memory_files import USER_SECTION as USER_SECTION
+from projections.memory_files import item_text as item_text
+from projections.memory_files import parse_items as parse_items
+from projections.memory_files import project_file as project_file
 
 STATES = ("active", "superseded", "forgotten", "archived")
 

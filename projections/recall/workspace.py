@@ -20,7 +20,10 @@ from typing import Any
 import eventlog
 from eventlog.errors import EvlogError
 from projections.recall import ftsproof
-from projections.recall.files import EMBEDDINGS_FILE, INDEX_FILE, embeddings_path, index_path  # noqa: F401 - re-exported
+from projections.recall.files import EMBEDDINGS_FILE as EMBEDDINGS_FILE  # re-exported: where the files live
+from projections.recall.files import INDEX_FILE as INDEX_FILE
+from projections.recall.files import embeddings_path as embeddings_path
+from projections.recall.files import index_path as index_path
 from projections.recall.index import RecallIndex
 
 

@@ -57,7 +57,7 @@ def entry_key(label: str, members: list[tuple[str, str]], budget: int) -> str:
 def lookup(home: str, key: str) -> str | None:
     """The cached output for ``key`` when every input of its entry is as it was; None: render it."""
     entry = _entries(home).get(key)
-    if not _usable(entry) or not _still(entry["inputs"]):
+    if not isinstance(entry, dict) or not _usable(entry) or not _still(entry["inputs"]):
         return None
     return str(entry["stdout"])
 
