@@ -50,7 +50,6 @@ noisy: medians over many runs, not a best case).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
@@ -278,13 +277,14 @@ def bench_session_start(tmp: str, quick: bool, runs: int) -> Result:
     r = subprocess.run([EVLOG, "--home", home, "hook", "claude-code"], input=json.dumps(payload).encode(),
                        capture_output=True, check=True)
     ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
-    time.sleep(2.5)  # the memory files just written are too fresh to be cached (context_cache.RACY_SECONDS)
+    time.sleep(2.5)  # the memory files just written are too fresh to be cached (context_cache.RACY_SECONDS: 2 s)
     progress("session start: timing")
     ours, base = interleaved(runs, lambda: run_hook(home, payload), run_help)
 
+    from eventlog.app.agents import context_cache
+
     def miss() -> float:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(home, "state", "context-cache.json"))
+        context_cache.drop(home)
         return run_hook(home, payload)
 
     missed, floor = interleaved(runs, miss, run_python)
