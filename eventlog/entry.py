@@ -1,12 +1,15 @@
-"""The ``evlog`` console script: a context hook goes to the warm daemon, everything else to the CLI.
+"""The ``evlog`` console script: a context hook skips the CLI (warm daemon, else in-process), the rest is the CLI.
 
-``evlog [--home H] hook claude-code|codex [--budget N] [--max-bytes N] [--timeout S]`` with
-a ``SessionStart`` or ``UserPromptSubmit`` payload on stdin is first offered to the running
-daemon (``eventlog.app.agents.hook_socket``) before click or any of evlog's layers is
-imported, so the hook pays only Python's start-up. Any other command line, any other event,
-``$EVLOG_HEADLESS``, an option this parser does not know, or no daemon: the payload already
-read is handed to the normal CLI (``eventlog.cli.main``), which behaves exactly as it would
-have (its own option errors included).
+``evlog [--home H] [--lock-timeout S] hook claude-code|codex [--budget N] [--max-bytes N]
+[--timeout S]`` with a ``SessionStart`` or ``UserPromptSubmit`` payload on stdin is first
+offered to the running daemon (``eventlog.app.agents.hook_socket``) before click or any of
+evlog's layers is imported, so the hook pays only Python's start-up. With no daemon the same
+handler the daemon would run (``hooks.handle_claude_code`` / ``codex_hooks.handle_codex``) runs
+in this process, still without click, the CLI or the workspace and log modules, and prints
+exactly what the CLI's ``evlog hook`` prints (stdout, one ``evlog hook: ...`` line per note).
+Any other command line, any other event, ``$EVLOG_HEADLESS``, an option this parser does not
+know or a value the CLI would refuse: the payload already read is handed to the normal CLI
+(``eventlog.cli.main``), which behaves exactly as it would have (its own option errors included).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def main() -> None:
         watchdog.daemon = True
         watchdog.start()
         raw = sys.stdin.buffer.read(_max_payload() + 1)
-        if _served_by_daemon(plan, raw):
+        if _served_by_daemon(plan, raw) or _served_in_process(plan, raw):
             return
         watchdog.cancel()  # the CLI starts its own
         sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
@@ -63,7 +66,7 @@ def hook_plan(argv: list[str], env: dict[str, str] | os._Environ[str]) -> HookPl
     budget = _number(hook_values.get("--budget"), int, 500, 8000)
     max_bytes = _number(hook_values.get("--max-bytes"), int, 1024, 8 * 1024 * 1024)
     timeout = _number(hook_values.get("--timeout"), float, 0.5, 20.0)
-    if budget is None or max_bytes is None or timeout is None:
+    if budget is None or max_bytes is None or timeout is None or not _cli_accepts(values, env, home):
         return None  # the CLI says what is wrong
     return HookPlan(home, rest[1], int(budget), int(max_bytes), float(timeout))
 
@@ -96,8 +99,16 @@ def _take_options(argv: list[str], names: tuple[str, ...], into: dict[str, str])
     return argv[i:]
 
 
+def _cli_accepts(values: dict[str, str], env: dict[str, str] | os._Environ[str], home: str) -> bool:
+    """Whether the CLI would take the global options: a number for the lock timeout, a home that is no file."""
+    lock = values["--lock-timeout"] if "--lock-timeout" in values else env.get("EVLOG_LOCK_TIMEOUT") or None
+    if lock is not None and _number(lock, float, float("-inf"), 5.0) is None:
+        return False
+    return not (os.path.exists(home) and not os.path.isdir(home))
+
+
 def _give_up(seconds: float) -> None:
-    sys.stderr.write(f"evlog hook: gave up after {seconds:g}s (no hook input, or a slow daemon); "
+    sys.stderr.write(f"evlog hook: gave up after {seconds:g}s (no hook input, a slow daemon or a busy workspace); "
                      "the next hook catches up\n")
     sys.stderr.flush()
     os._exit(0)
@@ -119,10 +130,34 @@ def _served_by_daemon(plan: HookPlan, raw: bytes) -> bool:
                                     timeout=min(3.0, plan.timeout / 2))
     if answer is None:
         return False
-    stdout, notes = answer
+    _print(*answer)
+    return True
+
+
+def _served_in_process(plan: HookPlan, raw: bytes) -> bool:
+    """Run a context hook's handler here, as the CLI's ``evlog hook`` would (True: done; False: use the CLI)."""
+    from eventlog.app.agents import hook_socket
+
+    if len(raw) > hook_socket.MAX_PAYLOAD_BYTES or not hook_socket.context_event(raw):
+        return False
+    try:
+        if plan.harness == "codex":
+            from eventlog.app.agents.codex_hooks import handle_codex as handler
+        else:
+            from eventlog.app.agents.hooks import handle_claude_code as handler
+        result = handler(raw, home=plan.home, budget=plan.budget, max_bytes=plan.max_bytes, lock_timeout=2.0)
+    except Exception as e:  # noqa: BLE001 - a hook must never fail the agent (the CLI's words)
+        _print("", [f"internal error ({e.__class__.__name__}: {e}); nothing lost, the next hook catches up"])
+        return True
+    _print(result.stdout, result.notes)
+    return True
+
+
+def _print(stdout: str, notes: list[str]) -> None:
+    """A hook's output as ``evlog hook`` prints it: one stderr line per note, then stdout (if any)."""
     for line in notes:
         sys.stderr.write(f"evlog hook: {line}\n")
+    sys.stderr.flush()
     if stdout:
         sys.stdout.write(stdout + "\n")
         sys.stdout.flush()
-    return True

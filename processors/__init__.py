@@ -39,7 +39,7 @@ def is_dream_input(ev: Event) -> bool:
 
 
 def run(ctx: Context, name: str, *, llm: LLM | None = None, key: str | None = None,
-        retry_failed: bool = False) -> Report:
+        retry_failed: bool = False, max_calls: int | None = None) -> Report:
     """Run the registered job ``name`` once over a writable workspace (``llm`` for one that needs a model).
 
     A job that needs a model and gets none runs with ``processors.llm.make_llm()`` (the
@@ -52,7 +52,7 @@ def run(ctx: Context, name: str, *, llm: LLM | None = None, key: str | None = No
         from processors.llm.providers import llm_for
 
         llm = llm_for(ctx)
-    return job.run(ctx, RunOptions(llm=llm, key=key, retry_failed=retry_failed))
+    return job.run(ctx, RunOptions(llm=llm, key=key, retry_failed=retry_failed, max_calls=max_calls))
 
 
 @dataclass

@@ -70,7 +70,7 @@ def run_autocompact(ctx: Context, options: RunOptions) -> AutoCompactReport:
 def run_dream(ctx: Context, options: RunOptions) -> DreamReport:
     from processors.dream import run_dream as dream
 
-    return dream(ctx, _model(options), retry_failed=options.retry_failed)
+    return dream(ctx, _model(options), retry_failed=options.retry_failed, max_calls=options.max_calls)
 
 
 def run_recall(ctx: Context, options: RunOptions) -> RecallReport:

@@ -52,6 +52,8 @@ LOG_BACKUPS = 3
 HEARTBEAT_SECONDS = 10.0
 #: A heartbeat older than this means the daemon is gone (it beats every HEARTBEAT_SECONDS, waits at most 5 s).
 STALE_AFTER_SECONDS = 6 * HEARTBEAT_SECONDS
+#: Dream's calls in one turn of the daemon (an offline call takes ~2,000 messages, ~1 s); more waits for the next turn.
+DREAM_CALLS_PER_TURN = 10
 
 
 
@@ -135,19 +137,27 @@ def run_daemon(
 
 
 def _run_job(ws: Context, job: str, external: dict[str, Callable[[Context], object]], llm: LLM,
-             log: Callable[[str], None]) -> str:
-    """Run one job; returns '' or the error it failed with (logged; it never stops the daemon)."""
+             log: Callable[[str], None], *, sliced: bool = True) -> tuple[str, bool]:
+    """Run one job: ('' or the error it failed with (logged; it never stops the daemon), whether it has more to do).
+
+    ``sliced`` (not in a ``once`` round, which drains): Dream runs at most ``DREAM_CALLS_PER_TURN``
+    calls a turn, so a first round over a big log (hundreds of calls) never holds the other jobs
+    back; the rest is due again at once.
+    """
     import processors
 
     try:
-        result = external[job](ws) if job in external else processors.run(ws, job, llm=llm)
+        if job in external:
+            result = external[job](ws)
+        else:
+            result = processors.run(ws, job, llm=llm, max_calls=DREAM_CALLS_PER_TURN if sliced and job == "dream" else None)
         log(job_summary(job, result))
     except Exception as e:  # noqa: BLE001 - one failing job never stops the others
         error = f"{e.__class__.__name__}: {e}"
         log(f"{job}: failed: {error}")
         log("".join(traceback.format_exception_only(e)).strip())
-        return error
-    return ""
+        return error, False
+    return "", bool(getattr(result, "sliced", False))
 
 
 @dataclass
@@ -171,9 +181,9 @@ def _loop(ws: Context, llm: LLM, stop: threading.Event, log: Callable[[str], Non
                 continue
             if heartbeat is not None:
                 heartbeat.running(job)
-            error = _run_job(ws, job, external, llm, log)
+            error, more = _run_job(ws, job, external, llm, log, sliced=not once)
             counts[job] += 1
-            next_at[job] = clock() + sched[job]
+            next_at[job] = clock() + (0.0 if more else sched[job])  # more: due again, after the jobs due now
             if heartbeat is not None:
                 heartbeat.ran(job, error, wall_of(next_at[job]))
         if once:

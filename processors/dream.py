@@ -125,6 +125,7 @@ class DreamReport:
     runs: list[DreamRun] = field(default_factory=list)
     pending_after: int = 0
     stopped: str = ""  # why it stopped with inputs pending (the daily token budget), else ""
+    sliced: bool = False  # it stopped at ``max_calls`` with inputs pending: run it again for the rest
 
     @property
     def failed(self) -> bool:
@@ -184,6 +185,7 @@ def run_dream(ws: Context, llm: LLM, *, retry_failed: bool = False, max_calls: i
     report.stopped = follower.stopped
     if not retry_failed:
         report.pending_after = _pending(ws)
+    report.sliced = bool(max_calls and len(report.runs) >= max_calls and report.pending_after and not follower.stopped)
     return report
 
 
@@ -308,13 +310,8 @@ def _plan(ws: Context, llm: LLM) -> tuple[list[Entry], str, list[Event]] | None:
             if reset is not None:
                 ws.append([reset])
             return None
-        claimed = set(runs.s.claimed)
-        project_of = {k: s.project for k, s in ws.sessions.index.items()}
-        pending: list[tuple[Any, Entry | None]] = []  # (record, entry or None for a non-input record)
-        for rec in ws.log.records(next_seq, until_seq=min(end, next_seq + SCAN_RECORDS - 1)):
-            ev = rec.event
-            entry = entry_of(ev, project_of) if _is_input(ev) and rec.seq not in claimed else None
-            pending.append((rec, entry))
+        pending = _scan(ws, next_seq, min(end, next_seq + SCAN_RECORDS - 1), set(runs.s.claimed),
+                        OFFLINE_BATCH if llm.name == "offline" else None)
         inputs = [e for _r, e in pending if e is not None]
         if not inputs:  # nothing to learn here: move the offset only past a long stretch (never for its own events)
             last = pending[-1][0]
@@ -341,6 +338,30 @@ def _plan(ws: Context, llm: LLM) -> tuple[list[Entry], str, list[Event]] | None:
         if last_done is not None:
             claim.append(_offset(last_done))
         return batch, project, claim
+
+
+def _scan(ws: Context, first: int, last: int, claimed: set[int], batch: int | None) -> list[tuple[Any, Entry | None]]:
+    """(record, its entry, or None when it is not an unclaimed input) from ``first`` to ``last``.
+
+    With ``batch`` (the offline extractor's entries per call) it stops at the first unclaimed
+    input after the first project's ``batch`` entries: ``_plan`` takes nothing beyond, and its
+    offset stops there at the latest, so what it plans is the same as over the whole stretch
+    (which a 1M-message first round read again for each of its hundreds of calls).
+    """
+    project_of = {k: s.project for k, s in ws.sessions.index.items()}
+    pending: list[tuple[Any, Entry | None]] = []
+    project, mine = None, 0
+    for rec in ws.log.records(first, until_seq=last):
+        ev = rec.event
+        entry = entry_of(ev, project_of) if _is_input(ev) and rec.seq not in claimed else None
+        pending.append((rec, entry))
+        if entry is None:
+            continue
+        if batch is not None and mine >= batch:
+            break
+        project = entry.project if project is None else project
+        mine += entry.project == project
+    return pending
 
 
 def _offset(rec: Any) -> OffsetCommitted:

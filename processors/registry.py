@@ -57,11 +57,13 @@ class Report(Protocol):
 
 @dataclass(frozen=True)
 class RunOptions:
-    """The options of one run: the model (for a job that ``needs_model``), consolidate's session, Dream's retry."""
+    """The options of one run: the model (for a job that ``needs_model``), consolidate's session, Dream's retry,
+    and ``max_calls``: Dream stops after that many calls (the daemon's slice; None: until nothing is pending)."""
 
     llm: LLM | None = None
     key: str | None = None
     retry_failed: bool = False
+    max_calls: int | None = None
 
 
 RunFunction = Callable[["Context", RunOptions], Report]

@@ -10,8 +10,11 @@ entries (``memory_entries.py``); and state without files: the processors' positi
 
 from __future__ import annotations
 
-from eventlog.fsio import FileSystem
-from projections.base import Projection
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the package stays cheap to enter: a reader of one file pays for that module alone
+    from eventlog.fsio import FileSystem
+    from projections.base import Projection
 
 
 def default_projections(root: str, fs: FileSystem, *, live: bool = True, mirror_projects: list[str] | None = None) -> list[Projection]:

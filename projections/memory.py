@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from typing import Any
 
 import msgspec
@@ -60,17 +59,17 @@ from eventlog.fsio import FileSystem
 from eventlog.replication.clock import OrderState
 from projections.base import Projection
 from projections.gitview import put_there_by_git
-from projections.naming import safe_name
+from projections.memory_files import _HEADING
+from projections.memory_files import GLOBAL_FILE as GLOBAL_FILE  # re-exported: the layout and grammar of the files
+from projections.memory_files import PROJECT_SECTION as PROJECT_SECTION
+from projections.memory_files import PROJECTS_DIR as PROJECTS_DIR
+from projections.memory_files import SECTIONS as SECTIONS
+from projections.memory_files import USER_SECTION as USER_SECTION
+from projections.memory_files import item_text as item_text
+from projections.memory_files import parse_items as parse_items
+from projections.memory_files import project_file as project_file
 
-GLOBAL_FILE = os.path.join("memory", "MEMORY.md")
-PROJECTS_DIR = os.path.join("memory", "projects")
-USER_SECTION = "User Profile"
-PROJECT_SECTION = "Project Context"
-#: The sections a MEMORY.md shows first, in this order (see processors.extract.model).
-SECTIONS = ("User Profile", "Preferences", "Events", "Project Context")
 STATES = ("active", "superseded", "forgotten", "archived")
-_HEADING = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
-_ITEM = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
 
 
 class Fact(msgspec.Struct, kw_only=True):
@@ -215,20 +214,9 @@ def _scoped(section: str, body: str) -> tuple[str, str, str]:
     return "user", section, body
 
 
-def project_file(project: str) -> str:
-    """Where a project's canonical MEMORY.md lives inside the workspace."""
-    return os.path.join(PROJECTS_DIR, safe_name(project), "MEMORY.md")
-
-
 def file_of(target: str) -> str:
     """The relative path of a target's MEMORY.md ("" = the global one)."""
     return GLOBAL_FILE if not target else project_file(target)
-
-
-def item_text(fact_text: str) -> str:
-    """A fact's text as one list item (a multi-line text is indented under its dash)."""
-    item = " ".join(fact_text.strip().splitlines()) if "\n" in fact_text.strip() else fact_text.strip()
-    return item[2:] if item.startswith(("- ", "* ")) else item
 
 
 HEADER = "# Memory\n\n"
@@ -251,21 +239,6 @@ def render(facts: list[Fact]) -> bytes:
         sections.setdefault(f.section or USER_SECTION, []).append(fact_line(f.text))
     names = [s for s in SECTIONS if s in sections] + sorted(s for s in sections if s not in SECTIONS)
     return (HEADER + "\n".join(f"## {name}\n" + "".join(item + "\n" for item in sections[name]) for name in names)).encode()
-
-
-def parse_items(text: str) -> list[tuple[str, str]]:
-    """``(section, item text)`` for every list item of a MEMORY.md, in file order."""
-    out = []
-    section = USER_SECTION
-    for line in text.splitlines():
-        m = _HEADING.match(line)
-        if m:
-            section = m.group(1)
-            continue
-        m = _ITEM.match(line)
-        if m:
-            out.append((section, m.group(1)))
-    return out
 
 
 def hand_fact_id(target: str, text: str, seq_hint: int) -> str:

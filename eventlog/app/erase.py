@@ -266,25 +266,27 @@ def resume(ws: Workspace) -> int:
         return 0
     seq = erasure.resume(ws.log)
     if seq:
-        _drop_embedding_cache(ws)
+        _drop_text_caches(ws)
         _rebuild(ws)
     erasure.finish(ws.log)
     return seq
 
 
 def _clean_derived(ws: Workspace, needles: list[bytes], report: ErasureReport) -> None:
-    report.removed_files += _drop_embedding_cache(ws)
+    report.removed_files += _drop_text_caches(ws)
     _rebuild(ws)
     removed, report.remaining = _remove_leftovers(ws, search_files(ws, needles, segments=True), needles)
     report.removed_files += removed
 
 
-def _drop_embedding_cache(ws: Workspace) -> list[str]:
-    """Delete the recall embedding cache: its keys hash texts and its vectors can be inverted, and which
-    of them came from the erased texts cannot be told without the texts' exact indexed form."""
+def _drop_text_caches(ws: Workspace) -> list[str]:
+    """Delete the caches derived from texts: the SessionStart cache (``context_cache``: rendered memory
+    blocks) and the recall embedding cache (its keys hash texts and its vectors can be inverted, and which
+    of them came from the erased texts cannot be told without the texts' exact indexed form)."""
+    from eventlog.app.agents import context_cache
     from projections.recall.workspace import EMBEDDINGS_FILE
 
-    removed = []
+    removed = [context_cache.CACHE_FILE] if context_cache.drop(ws.home) else []
     for suffix in ("", "-wal", "-shm", "-journal"):
         path = ws.path(EMBEDDINGS_FILE + suffix)
         if os.path.exists(path):

@@ -28,7 +28,6 @@ import configparser
 import json
 import os
 import re
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -130,6 +129,8 @@ def origin_remote(common_dir: str) -> str:
 
 def root_commit(common_dir: str) -> str:
     """The first commit of HEAD's history (the smallest sha if several); "" when there is none or git fails."""
+    import subprocess  # here: a hook whose repositories are all in the cache never starts git, nor imports this
+
     try:
         out = subprocess.run(["git", "--git-dir", common_dir, "rev-list", "--max-parents=0", "HEAD"],
                              capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False,

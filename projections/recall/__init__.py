@@ -14,9 +14,27 @@ sentence-embedding re-ranking lives in ``embeddings.py`` and needs ``evlog[embed
 
 from __future__ import annotations
 
-from projections.recall.index import SCHEMA, RecallIndex
-from projections.recall.query import SCOPES
-from projections.recall.search import DEFAULT_RANKING, Hit, Ranking, SessionHit, recall, recall_sessions
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from projections.recall.index import SCHEMA, RecallIndex
+    from projections.recall.query import SCOPES
+    from projections.recall.search import DEFAULT_RANKING, Hit, Ranking, SessionHit, recall, recall_sessions
+
+#: Where each name of the facade lives: imported on first use, so reading one submodule
+#: (``projections.recall.text``, ``.files``) does not load the index and the search.
+_HOME = {"SCHEMA": "index", "RecallIndex": "index", "SCOPES": "query", "DEFAULT_RANKING": "search", "Hit": "search",
+         "Ranking": "search", "SessionHit": "search", "recall": "search", "recall_sessions": "search"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"projections.recall.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["DEFAULT_RANKING", "SCHEMA", "SCOPES", "Hit", "Ranking", "RecallIndex", "SessionHit", "recall",
            "recall_sessions"]

@@ -20,20 +20,11 @@ from typing import Any
 import eventlog
 from eventlog.errors import EvlogError
 from projections.recall import ftsproof
+from projections.recall.files import EMBEDDINGS_FILE as EMBEDDINGS_FILE  # re-exported: where the files live
+from projections.recall.files import INDEX_FILE as INDEX_FILE
+from projections.recall.files import embeddings_path as embeddings_path
+from projections.recall.files import index_path as index_path
 from projections.recall.index import RecallIndex
-
-INDEX_FILE = os.path.join("state", "recall.sqlite")
-EMBEDDINGS_FILE = os.path.join("state", "recall-embeddings.sqlite")
-
-
-def index_path(home: str) -> str:
-    """Where the workspace's recall index lives."""
-    return os.path.join(home, INDEX_FILE)
-
-
-def embeddings_path(home: str) -> str:
-    """Where the workspace's embedding cache lives."""
-    return os.path.join(home, EMBEDDINGS_FILE)
 
 
 def _read_log(home: str, from_seq: int, ws: Any = None) -> Any:

@@ -198,6 +198,51 @@ def test_a_job_failing_every_time_is_retried_at_its_next_turn(workspace, monkeyp
     assert sum(ln.startswith("snapshot:") for ln in lines) >= 3
 
 
+def test_a_long_dream_is_sliced_so_the_other_jobs_run_between_its_turns(workspace, monkeypatch):
+    """A first round over a big log is hundreds of Dream calls: the daemon runs a few a turn, the rest next turn."""
+    from processors import daemon, dream
+
+    monkeypatch.setattr(dream, "OFFLINE_BATCH", 4)
+    monkeypatch.setattr(daemon, "DREAM_CALLS_PER_TURN", 2)
+    ws = Workspace.open(workspace, writable=True)
+    now = [0.0]
+    stop = threading.Event()
+    lines: list[str] = []
+
+    def wait(seconds: float) -> None:
+        now[0] += seconds
+        if dream._pending(ws) == 0 or now[0] > 250:  # drained (or stuck: well before Dream's next 300 s turn)
+            stop.set()
+
+    try:
+        ws.append(messages("s1", 60))
+        counts = run_daemon(ws, OfflineExtractor(), stop=stop, log=lines.append, clock=lambda: now[0], wait=wait,
+                            schedule={"snapshot": 0.05, "dream": 300})
+        jobs = [ln.split(":", 1)[0] for ln in lines[1:-1]]
+        snapshots = [i for i, j in enumerate(jobs) if j == "snapshot"]
+        dreams = [i for i, j in enumerate(jobs) if j == "dream"]
+        assert len(dreams) >= 3 and counts["dream"] == len(dreams)
+        assert snapshots[1] < dreams[-1]  # snapshot ran between Dream's turns, not after all of them
+        assert dream._pending(ws) == 0 and now[0] < 250  # and Dream drained everything long before its interval
+    finally:
+        ws.close()
+
+
+def test_a_once_round_still_drains_dream(workspace, monkeypatch):
+    from processors import daemon, dream
+
+    monkeypatch.setattr(dream, "OFFLINE_BATCH", 4)
+    monkeypatch.setattr(daemon, "DREAM_CALLS_PER_TURN", 2)
+    ws = Workspace.open(workspace, writable=True)
+    try:
+        ws.append(messages("s1", 60))
+        counts = run_daemon(ws, OfflineExtractor(), stop=threading.Event(), log=lambda _m: None,
+                            schedule={"dream": 300}, once=True)
+        assert counts == {"dream": 1} and dream._pending(ws) == 0
+    finally:
+        ws.close()
+
+
 def test_an_unknown_job_in_the_schedule_is_a_config_error(workspace):
     ws = Workspace.open(workspace, writable=True)
     try:

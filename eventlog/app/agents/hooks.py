@@ -18,7 +18,9 @@ for stderr:
   ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
   holding the memory for ``cwd`` (``eventlog.app.agents.context``: project facts, then
   facts about the user, within ``budget`` bytes). Nothing is printed when there is no
-  memory yet. ``UserPromptSubmit`` prints the facts relevant to the prompt (through the
+  memory yet. When none of the files it is made from changed since a hook printed it, the
+  same output comes from ``eventlog.app.agents.context_cache`` (a hook process then imports
+  neither the secrets scanner nor SQLite). ``UserPromptSubmit`` prints the facts relevant to the prompt (through the
   recall index, read-only; ``context.prompt_context``): only ``cwd``'s project's (one
   project across its worktrees and clones: ``eventlog.app.repo_identity``) and the user's,
   each with its id and day, when there are any.
@@ -46,9 +48,12 @@ import re
 import stat
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventlog.errors import EvlogError
+
+if TYPE_CHECKING:
+    from eventlog.app.agents.context import ProjectScope
 
 CAPTURE_EVENTS = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
@@ -270,15 +275,34 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
 
 
 def _session_start(data: dict[str, Any], home: str, budget: int | None, result: HookResult) -> None:
-    from eventlog.app.agents.context import DEFAULT_CONTEXT_BYTES, memory_context  # here: a capture never pays for it
+    """The memory block for ``cwd``: from ``context_cache`` when nothing it was made from changed, else rendered."""
+    from eventlog.app.agents import context_cache  # here: a capture never pays for these
+    from eventlog.app.agents.context import DEFAULT_CONTEXT_BYTES, project_scope
 
     cwd = _text_field(data, "cwd", result.notes) or os.getcwd()
     if not os.path.isdir(os.path.join(home, "memory")) and not os.path.exists(os.path.join(home, "evlog.json")):
         result.notes.append(f"SessionStart: {home} is not an evlog workspace (run 'evlog init'); no memory given")
         return
-    ctx = memory_context(home, cwd, budget=budget or DEFAULT_CONTEXT_BYTES)
-    if ctx.text:
-        result.stdout = hook_output("SessionStart", ctx.text)
+    budget = budget or DEFAULT_CONTEXT_BYTES
+    scope = project_scope(home, cwd)
+    key = context_cache.entry_key(scope.label, scope.members, budget)
+    cached = context_cache.lookup(home, key)
+    if cached is not None:
+        result.stdout = cached
+        return
+    result.stdout = render_session_start(home, cwd, budget, scope)
+
+
+def render_session_start(home: str, cwd: str, budget: int, scope: ProjectScope) -> str:
+    """What a SessionStart prints, rendered (and kept in ``context_cache``): ``hook_output`` of the memory block."""
+    from eventlog.app.agents import context_cache
+    from eventlog.app.agents.context import context_inputs, memory_context
+
+    inputs = context_cache.signature(context_inputs(home, scope))  # before reading them (see context_cache)
+    ctx = memory_context(home, cwd, budget=budget, scope=scope)
+    stdout = hook_output("SessionStart", ctx.text) if ctx.text else ""
+    context_cache.store(home, context_cache.entry_key(scope.label, scope.members, budget), inputs, stdout)
+    return stdout
 
 
 def _prompt_context(data: dict[str, Any], home: str, budget: int, result: HookResult) -> None:

@@ -76,6 +76,20 @@ def test_anything_else_goes_to_the_cli(argv) -> None:  # noqa: ANN001
     assert hook_plan(argv, {"EVLOG_HOME": "/h"}) is None
 
 
+@pytest.mark.parametrize(("argv", "env"), [
+    (["--lock-timeout", "soon", "hook", "claude-code"], {}),
+    (["hook", "claude-code"], {"EVLOG_LOCK_TIMEOUT": "soon"}),
+])
+def test_a_lock_timeout_the_cli_refuses_goes_to_the_cli(argv, env) -> None:  # noqa: ANN001
+    assert hook_plan(argv, {"EVLOG_HOME": "/h", **env}) is None
+
+
+def test_a_home_that_is_a_file_goes_to_the_cli(tmp_path) -> None:  # noqa: ANN001
+    (tmp_path / "f").write_text("")
+    assert hook_plan(["--home", str(tmp_path / "f"), "hook", "claude-code"], {}) is None
+    assert hook_plan(["--home", str(tmp_path / "new"), "hook", "claude-code"], {}) is not None
+
+
 def test_headless_sessions_never_take_the_fast_path() -> None:
     assert hook_plan(["hook", "claude-code"], {"EVLOG_HEADLESS": "1"}) is None
 
@@ -216,11 +230,11 @@ def test_the_daemon_answers_exactly_what_the_hook_process_would(home, tmp_path, 
 # --- end to end: the console script and a running daemon ---------------------------------------------------------
 
 
-def _entry(home: str, raw: bytes, *args: str) -> subprocess.CompletedProcess:
+def _entry(home: str, raw: bytes, *args: str, harness: str = "claude-code") -> subprocess.CompletedProcess:
     probe = ("import sys, atexit\n"
              "atexit.register(lambda: sys.stderr.write('CLICK=%s\\n' % ('click' in sys.modules)))\n"
              "from eventlog.entry import main\n"
-             f"sys.argv = ['evlog', '--home', {home!r}, 'hook', 'claude-code', *{list(args)!r}]\n"
+             f"sys.argv = ['evlog', '--home', {home!r}, 'hook', {harness!r}, *{list(args)!r}]\n"
              "main()\n")
     env = {**os.environ, "PYTHONPATH": REPO}
     env.pop("EVLOG_HEADLESS", None)
@@ -245,7 +259,7 @@ def test_with_a_daemon_the_hook_prints_the_same_without_importing_the_cli(home, 
     _with_memory(home, project)
     raw = payload("SessionStart", project)
     cold = _entry(home, raw)
-    assert cold.returncode == 0 and "CLICK=True" in cold.stderr.decode()
+    assert cold.returncode == 0 and "CLICK=False" in cold.stderr.decode()  # no daemon: in-process, no CLI either
     daemon = _start_daemon(home)
     try:
         warm = _entry(home, raw)
@@ -257,6 +271,41 @@ def test_with_a_daemon_the_hook_prints_the_same_without_importing_the_cli(home, 
     assert warm.stdout == cold.stdout and b"Tests run with pytest -x" in warm.stdout
     assert "CLICK=True" in capture.stderr.decode()  # capture events always run in the hook's process
     assert not os.path.exists(socket_path(home))  # a daemon stopped by SIGTERM removes its socket
+
+
+def _cli(home: str, raw: bytes, harness: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("EVLOG_HEADLESS", None)
+    return subprocess.run([sys.executable, "-c", "from eventlog.cli import main; main()", "--home", home, "hook",
+                           harness], input=raw, capture_output=True, timeout=60, env=env)
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+@pytest.mark.parametrize(("event", "cwd"), [("SessionStart", "proj"), ("UserPromptSubmit", "proj"),
+                                            ("SessionStart", "excluded"), ("UserPromptSubmit", "")])
+def test_without_a_daemon_the_hook_prints_what_the_cli_prints_without_importing_it(home, tmp_path, harness, event,
+                                                                                  cwd) -> None:  # noqa: ANN001
+    from eventlog.app.capture import exclude
+
+    project = str(tmp_path / "proj")
+    os.makedirs(project)
+    _with_memory(home, project)
+    exclude(home, str(tmp_path / "excluded"))
+    raw = payload(event, str(tmp_path / cwd) if cwd else 7, prompt="what is the staging database called?")
+    fast, slow = _entry(home, raw, harness=harness), _cli(home, raw, harness)
+    assert fast.returncode == slow.returncode == 0
+    assert fast.stdout == slow.stdout and fast.stderr.decode() == slow.stderr.decode() + "CLICK=False\n"
+    assert fast.stdout or fast.stderr.count(b"\n") > 1  # something was printed: memory, or the reason for none
+
+
+def test_an_error_inside_the_in_process_hook_is_a_note_and_exit_0(home, tmp_path) -> None:  # noqa: ANN001
+    os.makedirs(os.path.join(home, "memory"), exist_ok=True)
+    with open(os.path.join(home, "capture.json"), "w") as f:
+        f.write("[")  # unreadable capture state: the hook says so, the agent goes on
+    got = _entry(home, payload("SessionStart", str(tmp_path)))
+    assert got.returncode == 0 and b"capture.json" in got.stderr and got.stdout == b""
+    assert got.stderr.decode() == _cli(home, payload("SessionStart", str(tmp_path)), "claude-code").stderr.decode() \
+        + "CLICK=False\n"
 
 
 def test_option_errors_are_still_the_clis(home) -> None:  # noqa: ANN001
