@@ -19,7 +19,7 @@ from typing import Any
 
 import eventlog
 from eventlog.errors import EvlogError
-from projections.recall import ftsproof
+from projections.recall import ftsproof, rowproof
 from projections.recall.index import RecallIndex
 
 INDEX_FILE = os.path.join("state", "recall.sqlite")
@@ -157,35 +157,69 @@ def refresh(home: str, ws: Any) -> str:
 def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
     """Problems of the live index ([] when none), up to the live index's seq.
 
-    Proved in one pass each: ``verify`` proves the full-text index against the index's own rows
-    with the digest its writer kept (``ftsproof``; an index without one, or ``full``, tokenises
-    every row again) and the counters with the rows; then the log is folded into a
-    rows-only scratch index (no tokenising: ``RecallIndex.rows_only``) and every row of the
-    two is compared (``row_differences``). Together: the index is what the log gives. ``full``
-    instead builds a whole second index from the log and compares ``content_digest`` (the
-    older, slower proof: about twice the tokenising).
+    ``verify`` proves the full-text index against the index's own rows with the digest its
+    writer kept (``ftsproof``; an index without one, or ``full``, tokenises every row again)
+    and the counters with the rows, and hashes every row in the same pass; then the log is
+    folded into a digest fold (``RecallIndex.digest_fold``: message rows hashed, not stored, no
+    tokenising) and the two digests are compared (``rowproof``), with the sessions, speakers
+    and counters row by row. Together: the index is what the log gives. A log whose messages
+    are updated or whose sessions are deleted (the fold reads rows back), or any difference,
+    takes the rows-only fold and its row-by-row comparison instead (``row_differences``: it
+    names the rows that differ). ``full`` builds a whole second index from the log and compares
+    ``content_digest`` (the older, slower proof: about twice the tokenising). The live index
+    is read in one transaction, so a writer that commits meanwhile is not seen half-way.
     """
     live_path = index_path(home)
     if not os.path.exists(live_path):
         return []
-    live = RecallIndex(live_path, readonly=True)
     try:
-        problems = [f"recall index: {p}" for p in live.verify(tokenise=full)]
-        with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
-            scratch = os.path.join(tmp, "recall.sqlite")
-            fresh = RecallIndex(scratch) if full else RecallIndex.rows_only(scratch)
-            try:
-                with _read_log(home, 1, ws) as events:
-                    fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= live.seq, events))
-                if fresh.seq != live.seq:
-                    problems.append(f"recall index is at seq {live.seq} but the log ends at {fresh.seq}")
-                elif full:
-                    if fresh.content_digest() != live.content_digest():
-                        problems.append("recall index content differs from a rebuild from the log")
-                else:
-                    problems.extend(f"recall index: {p}" for p in live.row_differences(fresh))
-            finally:
-                fresh.close()
-        return problems
+        live = RecallIndex(live_path, readonly=True)
+    except (EvlogError, sqlite3.DatabaseError) as e:  # not an index of this schema, or a torn file
+        return [f"recall index {live_path} cannot be opened ({e})"]
+    try:
+        return _proof(home, ws, live, full)
+    except sqlite3.DatabaseError as e:  # a torn or damaged file: what check reports, not a crash
+        return [f"recall index {live_path} is unreadable ({e})"]
     finally:
         live.close()
+
+
+def _proof(home: str, ws: Any, live: RecallIndex, full: bool) -> list[str]:
+    """``check``'s proof of the open index ``live`` (see there)."""
+    if not full:
+        live.db.execute("BEGIN")  # one snapshot of the live index for the whole proof
+    digest = [0]
+    problems = [f"recall index: {p}" for p in live.verify(tokenise=full, docs_digest=None if full else digest)]
+    seq = live.seq
+    with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
+        if full:
+            return problems + _differences(home, ws, live, seq, os.path.join(tmp, "full.sqlite"), "full")
+        found: list[str] | None
+        try:
+            found = _differences(home, ws, live, seq, os.path.join(tmp, "digest.sqlite"), "digest", digest[0])
+        except rowproof.NeedsRows:
+            found = None
+        if found is None or found:  # the rows-only fold proves what a digest fold cannot, and names the rows
+            found = _differences(home, ws, live, seq, os.path.join(tmp, "rows.sqlite"), "rows") or found or []
+    return problems + found
+
+
+_FOLDS = {"full": RecallIndex, "rows": RecallIndex.rows_only, "digest": RecallIndex.digest_fold}
+
+
+def _differences(home: str, ws: Any, live: RecallIndex, seq: int, path: str, fold: str, docs_digest: int = 0) -> list[str]:
+    """The log up to ``seq`` folded into a new scratch index at ``path`` (``fold``: "full", "rows" or
+    "digest", see ``check``), and how ``live`` differs from it."""
+    fresh = _FOLDS[fold](path)
+    try:
+        with _read_log(home, 1, ws) as events:
+            fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= seq, events))
+        if fresh.seq != seq:
+            return [f"recall index is at seq {seq} but the log ends at {fresh.seq}"]
+        if fold == "full":
+            same = fresh.content_digest() == live.content_digest()
+            return [] if same else ["recall index content differs from a rebuild from the log"]
+        found = live.row_differences(fresh) if fold == "rows" else live.digest_differences(fresh, docs_digest)
+        return [f"recall index: {p}" for p in found]
+    finally:
+        fresh.close()
