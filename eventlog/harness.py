@@ -76,14 +76,16 @@ def starts_as_harness(text: str) -> bool:
     return head.startswith(HARNESS_PREFIXES) or head.startswith(_CODEX_STARTS)
 
 
-def request_title(role: str, content: str, extra: dict[str, Any]) -> tuple[str, str]:
+def request_title(role: str, content: str, extra: dict[str, Any], *, commands_only: bool = False) -> tuple[str, str]:
     """What a user message asks, as a title: ``(kind, text)``, whitespace folded.
 
     ``kind`` is ``"request"`` for text the person typed (a slash command with arguments
     gives ``"/name arguments"``), ``"command"`` for a bare slash command (``/init``,
     ``/clear``: a title only when nothing better exists), ``""`` for harness text
     (flagged, starting like a harness turn, or nothing left once injected blocks and tags
-    are removed) and for every other role.
+    are removed) and for every other role. ``commands_only``: a caller that has its request
+    title already; a message that is no slash command gives ``("", "")`` without the work
+    of taking its own text out of injected blocks and tags.
     """
     if role != "user" or flagged(extra) or starts_as_harness(content):
         return "", ""
@@ -93,5 +95,7 @@ def request_title(role: str, content: str, extra: dict[str, Any]) -> tuple[str, 
         args = " ".join(" ".join(m.group(1).split()) for m in COMMAND_ARGS.finditer(text)).strip()
         command = name.group(1) if name.group(1).startswith("/") else "/" + name.group(1)
         return ("request", f"{command} {args}") if args else ("command", command)
+    if commands_only:
+        return "", ""
     own = " ".join(_TAG.sub(" ", drop_blocks(text)).split())
     return ("request", own) if own else ("", "")

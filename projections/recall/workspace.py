@@ -167,59 +167,131 @@ def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
     takes the rows-only fold and its row-by-row comparison instead (``row_differences``: it
     names the rows that differ). ``full`` builds a whole second index from the log and compares
     ``content_digest`` (the older, slower proof: about twice the tokenising). The live index
-    is read in one transaction, so a writer that commits meanwhile is not seen half-way.
+    is read in one transaction, so a writer that commits meanwhile is not seen half-way. A
+    file that cannot be opened or read (torn, not an index) is a problem, not an error.
+    (``IndexProof`` is the same proof for a caller that reads the log anyway.)
     """
-    live_path = index_path(home)
-    if not os.path.exists(live_path):
-        return []
-    try:
-        live = RecallIndex(live_path, readonly=True)
-    except (EvlogError, sqlite3.DatabaseError) as e:  # not an index of this schema, or a torn file
-        return [f"recall index {live_path} cannot be opened ({e})"]
-    try:
-        return _proof(home, ws, live, full)
-    except sqlite3.DatabaseError as e:  # a torn or damaged file: what check reports, not a crash
-        return [f"recall index {live_path} is unreadable ({e})"]
-    finally:
-        live.close()
+    with IndexProof(home, ws=ws, full=full) as proof:
+        return proof.finish()
 
 
-def _proof(home: str, ws: Any, live: RecallIndex, full: bool) -> list[str]:
-    """``check``'s proof of the open index ``live`` (see there)."""
-    if not full:
-        live.db.execute("BEGIN")  # one snapshot of the live index for the whole proof
-    digest = [0]
-    problems = [f"recall index: {p}" for p in live.verify(tokenise=full, docs_digest=None if full else digest)]
-    seq = live.seq
-    with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
-        if full:
-            return problems + _differences(home, ws, live, seq, os.path.join(tmp, "full.sqlite"), "full")
-        found: list[str] | None
+class IndexProof:
+    """``check`` in steps, for a caller that reads the log anyway (``replay --check`` replays the
+    projections from it, so the log is read once): ``feed`` it the log's events from seq 1 in order
+    (any prefix of them, or none), then ``finish`` reads the rest itself and says what is wrong.
+    The live index is opened and its rows hashed when it is made; use it as a context manager."""
+
+    def __init__(self, home: str, *, ws: Any = None, full: bool = False) -> None:
+        self.home, self.ws, self.full = home, ws, full
+        self.path = index_path(home)
+        self.problems: list[str] = []
+        self.live: RecallIndex | None = None
+        self.fold: RecallIndex | None = None  # the digest fold being fed (None: none, or it met NeedsRows)
+        self.seq = 0  # the live index's seq: the fold stops there
+        self.fed = 0  # the last seq the fold was given
+        self.digest = 0  # the live rows' rowproof digest
+        self._tmp = tempfile.TemporaryDirectory(prefix="evlog-recall-check-")
+        if os.path.exists(self.path):
+            self._open()
+
+    def _open(self) -> None:
         try:
-            found = _differences(home, ws, live, seq, os.path.join(tmp, "digest.sqlite"), "digest", digest[0])
+            self.live = RecallIndex(self.path, readonly=True)
+        except (EvlogError, sqlite3.DatabaseError) as e:  # not an index of this schema, or a torn file
+            self.problems.append(f"recall index {self.path} cannot be opened ({e})")
+            return
+        try:
+            if not self.full:
+                self.live.db.execute("BEGIN")  # one snapshot of the live index for the whole proof
+            digest = [0]
+            found = self.live.verify(tokenise=self.full, docs_digest=None if self.full else digest)
+            self.problems.extend(f"recall index: {p}" for p in found)
+            self.digest, self.seq = digest[0], self.live.seq
+        except sqlite3.DatabaseError as e:  # a torn or damaged file: what check reports, not a crash
+            self.problems.append(f"recall index {self.path} is unreadable ({e})")
+            self.live.close()
+            self.live = None
+            return
+        if not self.full:
+            self.fold = RecallIndex.digest_fold(os.path.join(self._tmp.name, "digest.sqlite"))
+
+    def feed(self, ev: Any) -> None:
+        """The next event of the log (seq 1, 2, ...): folded when the live index holds it."""
+        if self.fold is None or ev.seq > self.seq:
+            return
+        self.fed = ev.seq
+        try:
+            self.fold.apply(ev)
+            if self.fold.pending >= _PROOF_BATCH:
+                self.fold.commit()
         except rowproof.NeedsRows:
-            found = None
+            self._drop_fold()
+
+    def _drop_fold(self) -> None:
+        if self.fold is not None:
+            self.fold.close()
+            self.fold = None
+
+    def finish(self) -> list[str]:
+        """Every problem found ([] when the index is what the log gives): folds the events not fed yet."""
+        if self.live is None:
+            return self.problems
+        try:
+            return self.problems + self._differences()
+        except sqlite3.DatabaseError as e:
+            return self.problems + [f"recall index {self.path} is unreadable ({e})"]
+
+    def _differences(self) -> list[str]:
+        if self.full:
+            return self._fold_and_compare("full")
+        found: list[str] | None = None
+        if self.fold is not None:
+            try:
+                self._fold_rest(self.fold, self.fed + 1)
+                found = self._compare(self.fold, "digest")
+            except rowproof.NeedsRows:
+                found = None
         if found is None or found:  # the rows-only fold proves what a digest fold cannot, and names the rows
-            found = _differences(home, ws, live, seq, os.path.join(tmp, "rows.sqlite"), "rows") or found or []
-    return problems + found
+            found = self._fold_and_compare("rows") or found or []
+        return found
 
+    def _fold_rest(self, fresh: RecallIndex, from_seq: int) -> None:
+        with _read_log(self.home, from_seq, self.ws) as events:
+            fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= self.seq, events))
 
-_FOLDS = {"full": RecallIndex, "rows": RecallIndex.rows_only, "digest": RecallIndex.digest_fold}
+    def _fold_and_compare(self, fold: str) -> list[str]:
+        """The log up to ``seq`` folded into a new scratch index (``fold``: "full" or "rows"), compared."""
+        fresh = _FOLDS[fold](os.path.join(self._tmp.name, f"{fold}.sqlite"))
+        try:
+            self._fold_rest(fresh, 1)
+            return self._compare(fresh, fold)
+        finally:
+            fresh.close()
 
-
-def _differences(home: str, ws: Any, live: RecallIndex, seq: int, path: str, fold: str, docs_digest: int = 0) -> list[str]:
-    """The log up to ``seq`` folded into a new scratch index at ``path`` (``fold``: "full", "rows" or
-    "digest", see ``check``), and how ``live`` differs from it."""
-    fresh = _FOLDS[fold](path)
-    try:
-        with _read_log(home, 1, ws) as events:
-            fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= seq, events))
-        if fresh.seq != seq:
-            return [f"recall index is at seq {seq} but the log ends at {fresh.seq}"]
+    def _compare(self, fresh: RecallIndex, fold: str) -> list[str]:
+        live = self.live
+        assert live is not None
+        if fresh.seq != self.seq:
+            return [f"recall index is at seq {self.seq} but the log ends at {fresh.seq}"]
         if fold == "full":
             same = fresh.content_digest() == live.content_digest()
             return [] if same else ["recall index content differs from a rebuild from the log"]
-        found = live.row_differences(fresh) if fold == "rows" else live.digest_differences(fresh, docs_digest)
+        found = live.row_differences(fresh) if fold == "rows" else live.digest_differences(fresh, self.digest)
         return [f"recall index: {p}" for p in found]
-    finally:
-        fresh.close()
+
+    def close(self) -> None:
+        self._drop_fold()
+        if self.live is not None:
+            self.live.close()
+            self.live = None
+        self._tmp.cleanup()
+
+    def __enter__(self) -> IndexProof:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_PROOF_BATCH = 20_000  # events a fed digest fold commits at a time (as ``RecallIndex.catch_up``)
+_FOLDS = {"full": RecallIndex, "rows": RecallIndex.rows_only}

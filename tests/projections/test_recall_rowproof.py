@@ -202,3 +202,17 @@ def test_a_digest_fold_gives_the_digest_of_a_full_fold_or_says_it_cannot(tmp_pat
     finally:
         full.close()
         fold.close()
+
+
+def test_replay_check_proves_the_index_from_the_read_that_replays_the_projections(home, monkeypatch):
+    from eventlog.app import replay
+
+    reads: list[int] = []
+    real = rw._read_log
+    monkeypatch.setattr(rw, "_read_log", lambda home, from_seq, ws=None: reads.append(from_seq) or real(home, from_seq, ws))
+    with eventlog.open_workspace(home, writable=True) as ws:
+        result = replay.check(ws)
+        assert result.clean, (result.drifts, result.index_problems)
+        assert reads == [ws.log.last_seq + 1], "the index's proof read the log again from seq 1"
+        tamper(home, SessionDeleted(session_key="cli:b"))
+        assert any("missing from the index" in p for p in replay.check(ws).index_problems)

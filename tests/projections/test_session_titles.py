@@ -85,6 +85,35 @@ def test_the_title_is_the_first_real_request_and_survives_a_replay(workspace):
         assert replay.check(ws).clean
 
 
+@pytest.mark.parametrize(("content", "want"), [
+    ("<command-name>/clear</command-name><command-args></command-args>", ("command", "/clear")),
+    ("<command-name>/review</command-name><command-args>the diff</command-args>", ("request", "/review the diff")),
+    ("<system-reminder>noise</system-reminder>\nrun the tests please", ("", "")),
+    ("fix the login bug", ("", "")),
+])
+def test_commands_only_gives_the_command_kinds_and_nothing_else(content, want):
+    assert request_title("user", content, {}, commands_only=True) == want
+    assert want == ("", "") or request_title("user", content, {}) == want
+
+
+def test_later_user_messages_are_not_read_for_a_title_the_session_has(workspace, monkeypatch):
+    """A replay used to take every user message's own text out of its tags (~10 us each) to throw it away."""
+    import eventlog.harness
+
+    calls: list[str] = []
+    real = eventlog.harness.drop_blocks
+    monkeypatch.setattr(eventlog.harness, "drop_blocks", lambda text: calls.append(text) or real(text))
+    with Workspace.open(workspace, writable=True) as ws:
+        _events(ws, SessionCreated(session_key="k", created_at="2025-01-01T00:00:00Z"),
+                _msg("k", "1", "user", "add a dark mode", "2025-01-01T00:00:01Z"),
+                *[_msg("k", str(i), "user", f"and then step {i}", f"2025-01-01T00:00:{i:02d}Z") for i in range(2, 30)],
+                _msg("k", "30", "user", "<command-name>/clear</command-name><command-args></command-args>",
+                     "2025-01-01T00:00:30Z"))
+        s = ws.sessions.index["k"]
+        assert (s.request_title, s.command_title) == ("add a dark mode", "/clear")
+    assert calls == ["add a dark mode"]
+
+
 def test_a_given_title_wins_and_a_summary_only_fills_in(workspace):
     with Workspace.open(workspace, writable=True) as ws:
         _events(ws, SessionCreated(session_key="given", title="My title"),
