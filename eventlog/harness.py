@@ -44,6 +44,8 @@ INJECTED_OPEN = re.compile(r"<([a-z][a-z0-9]*[-_][a-z0-9_-]*|memory|memories|con
 _TAG = re.compile(r"</?[a-z][a-z0-9_-]*\b[^>]*>", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CODEX_STARTS = tuple(p.casefold() for p, _ in CODEX_TURNS)
+_HEAD_CHARS = max(map(len, HARNESS_PREFIXES + _CODEX_STARTS))
+_LEADING_SPACE = re.compile(r"\s*")
 
 
 def drop_blocks(text: str) -> str:
@@ -71,8 +73,12 @@ def flagged(extra: dict[str, Any]) -> bool:
 
 
 def starts_as_harness(text: str) -> bool:
-    """Whether ``text`` starts the way a harness turn does (``HARNESS_PREFIXES``, ``CODEX_TURNS``)."""
-    head = text.lstrip().casefold()
+    """Whether ``text`` starts the way a harness turn does (``HARNESS_PREFIXES``, ``CODEX_TURNS``).
+
+    Only the start is case-folded (folding maps each character on its own, to at least one), not a
+    long message whole: a replay asks this of every user message."""
+    start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]  # (always matches)
+    head = text[start : start + _HEAD_CHARS].casefold()
     return head.startswith(HARNESS_PREFIXES) or head.startswith(_CODEX_STARTS)
 
 

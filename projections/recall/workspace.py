@@ -201,6 +201,7 @@ class IndexProof:
             self.problems.append(f"recall index {self.path} cannot be opened ({e})")
             return
         try:
+            self.live.db.execute(f"PRAGMA cache_size = -{_PROOF_CACHE_KIB}")  # one pass: a big cache only costs memory
             if not self.full:
                 self.live.db.execute("BEGIN")  # one snapshot of the live index for the whole proof
             digest = [0]
@@ -293,5 +294,6 @@ class IndexProof:
         self.close()
 
 
+_PROOF_CACHE_KIB = 8192  # the page cache of the live index while it is proved (its default is 64 MiB)
 _PROOF_BATCH = 20_000  # events a fed digest fold commits at a time (as ``RecallIndex.catch_up``)
 _FOLDS = {"full": RecallIndex, "rows": RecallIndex.rows_only}
