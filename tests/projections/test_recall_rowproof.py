@@ -216,3 +216,18 @@ def test_replay_check_proves_the_index_from_the_read_that_replays_the_projection
         assert reads == [ws.log.last_seq + 1], "the index's proof read the log again from seq 1"
         tamper(home, SessionDeleted(session_key="cli:b"))
         assert any("missing from the index" in p for p in replay.check(ws).index_problems)
+
+
+@pytest.mark.parametrize("fed", [0, 3, 100])
+def test_a_proof_fed_any_prefix_of_the_log_reads_the_rest_itself(home, fed):
+    ws = eventlog.open_workspace(home)
+    events = list(ws.log.read(1))
+    with rw.IndexProof(home, ws=ws) as proof:
+        for ev in events[:fed]:
+            proof.feed(ev)
+        assert proof.finish() == []
+    tamper(home, MessageAppended(session_key="cli:a", message_id="9", role="user", content="a ghost"))
+    with rw.IndexProof(home, ws=ws) as proof:
+        for ev in events[:fed]:
+            proof.feed(ev)
+        assert any("is in the index but not in a fold of the log" in p for p in proof.finish())
