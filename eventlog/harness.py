@@ -44,6 +44,8 @@ INJECTED_OPEN = re.compile(r"<([a-z][a-z0-9]*[-_][a-z0-9_-]*|memory|memories|con
 _TAG = re.compile(r"</?[a-z][a-z0-9_-]*\b[^>]*>", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CODEX_STARTS = tuple(p.casefold() for p, _ in CODEX_TURNS)
+_HEAD_CHARS = max(map(len, HARNESS_PREFIXES + _CODEX_STARTS))
+_LEADING_SPACE = re.compile(r"\s*")
 
 
 def drop_blocks(text: str) -> str:
@@ -71,19 +73,25 @@ def flagged(extra: dict[str, Any]) -> bool:
 
 
 def starts_as_harness(text: str) -> bool:
-    """Whether ``text`` starts the way a harness turn does (``HARNESS_PREFIXES``, ``CODEX_TURNS``)."""
-    head = text.lstrip().casefold()
+    """Whether ``text`` starts the way a harness turn does (``HARNESS_PREFIXES``, ``CODEX_TURNS``).
+
+    Only the start is case-folded (folding maps each character on its own, to at least one), not a
+    long message whole: a replay asks this of every user message."""
+    start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]  # (always matches)
+    head = text[start : start + _HEAD_CHARS].casefold()
     return head.startswith(HARNESS_PREFIXES) or head.startswith(_CODEX_STARTS)
 
 
-def request_title(role: str, content: str, extra: dict[str, Any]) -> tuple[str, str]:
+def request_title(role: str, content: str, extra: dict[str, Any], *, commands_only: bool = False) -> tuple[str, str]:
     """What a user message asks, as a title: ``(kind, text)``, whitespace folded.
 
     ``kind`` is ``"request"`` for text the person typed (a slash command with arguments
     gives ``"/name arguments"``), ``"command"`` for a bare slash command (``/init``,
     ``/clear``: a title only when nothing better exists), ``""`` for harness text
     (flagged, starting like a harness turn, or nothing left once injected blocks and tags
-    are removed) and for every other role.
+    are removed) and for every other role. ``commands_only``: a caller that has its request
+    title already; a message that is no slash command gives ``("", "")`` without the work
+    of taking its own text out of injected blocks and tags.
     """
     if role != "user" or flagged(extra) or starts_as_harness(content):
         return "", ""
@@ -93,5 +101,7 @@ def request_title(role: str, content: str, extra: dict[str, Any]) -> tuple[str, 
         args = " ".join(" ".join(m.group(1).split()) for m in COMMAND_ARGS.finditer(text)).strip()
         command = name.group(1) if name.group(1).startswith("/") else "/" + name.group(1)
         return ("request", f"{command} {args}") if args else ("command", command)
+    if commands_only:
+        return "", ""
     own = " ".join(_TAG.sub(" ", drop_blocks(text)).split())
     return ("request", own) if own else ("", "")

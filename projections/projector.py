@@ -123,10 +123,12 @@ class Projector:
 
     # -- running ---------------------------------------------------------------------
 
-    def catch_up(self, until_seq: int | None = None, *, flush_every: int = 0) -> int:
+    def catch_up(self, until_seq: int | None = None, *, flush_every: int = 0,
+                 observe: Callable[[Event], None] | None = None) -> int:
         """Apply every event after the last applied one (up to ``until_seq``); returns how many.
 
         ``flush_every`` > 0 writes files every that many events (rebuilds: bounded memory).
+        ``observe`` is given each event too (``replay --check`` proves the recall index from the same read).
         """
         n = 0
         route = self._route
@@ -135,6 +137,8 @@ class Projector:
             ev = rec.event
             for apply in route.get(ev.type, ()):
                 apply(ev)
+            if observe is not None:
+                observe(ev)
             n += 1
             last = rec
             if flush_every and n % flush_every == 0:

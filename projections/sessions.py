@@ -423,8 +423,11 @@ class SessionsProjection(Projection):
                     *, again: bool = False) -> None:
         """The request or command title from a user message, if it is the oldest that gives one
         (``again``: the request message's content changed)."""
-        kind, text = request_title("user", content, extra)
-        if kind == "request" and (again or not s.request_id or not self._later(key, s.request_key)):
+        takes_request = again or not s.request_id or not self._later(key, s.request_key)
+        if not takes_request and s.command_title and self._later(key, s.command_key):
+            return  # neither title can come from a message later than those that gave them
+        kind, text = request_title("user", content, extra, commands_only=not takes_request)
+        if kind == "request" and takes_request:
             s.request_title, s.request_id, s.request_key = _preview(text), message_id, key
         elif kind == "command" and (not s.command_title or not self._later(key, s.command_key)):
             s.command_title, s.command_key = text, key

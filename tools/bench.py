@@ -226,8 +226,9 @@ The benchmarks
     built first (``recall.rebuild``, outside the clock; its time and messages/s are
     ``index_build_*``) and removed at the end, so the other rows see the workspace as it
     was. The check proves the full-text index with the digest its writer kept (no
-    tokenising: ``projections/recall/ftsproof.py``) and the rows with a row-by-row
-    comparison with a rows-only fold of the log (issue 25). The same rounds time
+    tokenising: ``projections/recall/ftsproof.py``) and the rows by a digest of them against a
+    digest fold of the log fed by the projections' replay (one read of the log;
+    ``projections/recall/rowproof.py``; issue 25). The same rounds time
     ``check(ws, full_index=True)`` (every row tokenised again and a whole second index built
     and compared, the older proof: ``full_index_seconds``, ``full_over_ours``), and each round's CPU seconds
     (``cpu_seconds_*``: on a shared machine the steadier figure). Baseline: as

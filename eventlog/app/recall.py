@@ -35,7 +35,8 @@ from projections.recall.pack import pack
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
 
-__all__ = ["Hit", "SessionHit", "index", "rebuild", "refresh", "search", "search_sessions", "use", "warm"]
+__all__ = ["Hit", "SessionHit", "check", "index", "proof", "rebuild", "refresh", "search", "search_sessions", "use",
+           "warm"]
 
 
 def index(ws: Workspace, *, notes: list[str] | None = None) -> RecallIndex:
@@ -139,6 +140,12 @@ def check(ws: Workspace, *, full: bool = False) -> list[str]:
     """Problems of the index against the log ([] when none): one tokenising of its rows and a
     row-by-row comparison with a fold of the log; ``full`` compares with a whole rebuild instead."""
     return rw.check(ws.home, ws=ws, full=full)
+
+
+def proof(ws: Workspace, *, full: bool = False) -> rw.IndexProof:
+    """``check`` in steps, fed the events of a read of the log the caller makes anyway (``replay --check``);
+    ``finish()`` gives the problems. A context manager (``projections.recall.workspace.IndexProof``)."""
+    return rw.IndexProof(ws.home, ws=ws, full=full)
 
 
 def use(ws: Workspace, hits: list[Hit], *, query: str = "") -> None:

@@ -128,8 +128,9 @@ def check(ws: Workspace, *, full_index: bool = False) -> CheckResult:
     Only reads the workspace (see the module docstring); a writable workspace's own
     pending changes are flushed first, so a library caller checks what it appended. Memory
     stays bounded: the fresh replay is written to a temporary directory in steps and
-    compared file by file. The recall index is proved with one tokenising of its rows and a
-    row-by-row comparison with a fold of the log (``full_index``: against a whole rebuild).
+    compared file by file. The recall index is proved from the same read of the log
+    (``recall.proof``: a digest of its rows against a digest fold of the log; ``full_index``:
+    against a whole rebuild).
     """
     if ws.writable:
         ws.flush()
@@ -139,14 +140,16 @@ def check(ws: Workspace, *, full_index: bool = False) -> CheckResult:
         lock.acquire(30.0, shared=True)
     except (LockedError, OSError):
         lock = None  # a read-only workspace without a lock file: nobody can be writing it either
+    from eventlog.app import recall
+
     try:
         live = Projector(ws.log, ws.home, default_projections(ws.home, OS_FS, live=False), OS_FS, checkpoint=True)
-        with tempfile.TemporaryDirectory(prefix="evlog-check-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="evlog-check-") as tmp, recall.proof(ws, full=full_index) as index:
             scratch = ScratchFS()  # a throwaway tree: nothing to make durable
             fresh = Projector(ws.log, tmp, default_projections(tmp, scratch, live=False), scratch, checkpoint=False)
             written = live.seq or live.written_seq  # an older version's checkpoint: the seq its files are for
-            if written:
-                fresh.catch_up(written, flush_every=REBUILD_FLUSH_EVENTS)
+            if written:  # the recall index's proof folds the same read of the log
+                fresh.catch_up(written, flush_every=REBUILD_FLUSH_EVENTS, observe=index.feed)
             for p in fresh.projections:
                 p.flush()
             rebuilt = _files(fresh)
@@ -163,9 +166,8 @@ def check(ws: Workspace, *, full_index: bool = False) -> CheckResult:
                 elif not _same_bytes(a, b):
                     drifts.append(Drift(rel, "differs"))
             drifts.extend(_mirror_drift(ws, live))
-        from eventlog.app import recall
-
-        return CheckResult(written, ws.log.last_seq, compared, drifts, recall.check(ws, full=full_index))
+            index_problems = index.finish()
+        return CheckResult(written, ws.log.last_seq, compared, drifts, index_problems)
     finally:
         if lock is not None:
             lock.close()

@@ -80,7 +80,7 @@ from eventlog.events import (
 from eventlog.replication.clock import Key, OrderState, event_time
 from eventlog.timeutil import normalize_time
 from projections.memory import Fact, FactOp, fold_op, op_of
-from projections.recall import ftsproof
+from projections.recall import ftsproof, rowproof
 from projections.recall.text import (
     FACT_STATES,
     STATE_CODES,
@@ -341,6 +341,9 @@ class RecallIndex:
         self.readonly = readonly
         #: False: a scratch copy that folds the rows but writes no full-text index (see ``rows_only``).
         self.fts = fts
+        #: True: a digest fold (``digest_fold``): message rows are hashed into ``message_digest``, not stored.
+        self.hash_messages = False
+        self.message_digest = 0
         #: Why an existing file was discarded on open ("" if it was not).
         self.reset_reason = ""
         self._ops: list[Any] = []
@@ -454,6 +457,25 @@ class RecallIndex:
         if os.path.exists(path):
             raise ConfigError(f"{path} exists: a rows-only index is always a new scratch file")
         return cls(path, fts=False)
+
+    @classmethod
+    def digest_fold(cls, path: str) -> RecallIndex:
+        """A rows-only scratch index at ``path`` that keeps no message rows, only the digest of them.
+
+        For checks (``projections.recall.rowproof``): its ``expected_docs_digest`` is what the
+        ``docs`` rows of an index of the same events hash to. A ``message.updated`` or
+        ``session.deleted`` of a live session raises ``rowproof.NeedsRows`` (they read rows back).
+        """
+        ix = cls.rows_only(path)
+        ix.hash_messages = True
+        return ix
+
+    def expected_docs_digest(self) -> int:
+        """A digest fold's ``rowproof`` digest of every ``docs`` row: the hashed messages and the stored rows."""
+        if not self.hash_messages:
+            raise ConfigError("expected_docs_digest needs a digest fold (RecallIndex.digest_fold)")
+        rows = ((*r[:3], unpack(r[3]), *r[4:]) for r in self.db.execute(f"SELECT {_DOC_COLUMNS} FROM docs"))
+        return rowproof.add(self.message_digest, rows)
 
     @staticmethod
     def _pragmas(db: sqlite3.Connection, *, write: bool) -> None:
@@ -583,6 +605,7 @@ class RecallIndex:
                 w.fold(op)
             w.finish(target)
             self.db.execute("COMMIT")
+            self.message_digest = (self.message_digest + w.msgdig) & ftsproof.MASK
         except BaseException as e:
             w.close()
             with contextlib.suppress(sqlite3.Error):
@@ -717,6 +740,23 @@ class RecallIndex:
             problems.extend(self._table_differences(expected, table, key, columns, limit))
         return problems
 
+    def digest_differences(self, expected: RecallIndex, docs_digest: int, *, limit: int = 5) -> list[str]:
+        """How this index differs from a digest fold ``expected`` ([] when equal): position, counters,
+        sessions and speakers row by row (few rows), and the ``docs`` rows by their ``rowproof`` digest
+        (``docs_digest``: this index's, from ``verify``); a differing digest names no row."""
+        problems: list[str] = []
+        mine, theirs = self._meta_values(), expected._meta_values()
+        if mine != theirs:
+            problems.append(f"position and counters are {mine}, a fold of the log gives {theirs}")
+        for table, key, columns in _ROW_TABLES:
+            if table != "docs":
+                problems.extend(self._table_differences(expected, table, key, columns, limit))
+        want = expected.expected_docs_digest()
+        if docs_digest != want:
+            problems.append(f"the items (docs rows) are not the ones a fold of the log gives (digest {docs_digest:x}, "
+                            f"the log gives {want:x})")
+        return problems
+
     def _table_differences(self, expected: RecallIndex, table: str, key: str, columns: str, limit: int) -> list[str]:
         """A merge join of ``table`` in both files on ``key`` (the first columns): what differs."""
         nkey = key.count(",") + 1
@@ -739,13 +779,15 @@ class RecallIndex:
                 h, w = next(have, None), next(want, None)
         return out
 
-    def verify(self, *, tokenise: bool = False) -> list[str]:
+    def verify(self, *, tokenise: bool = False, docs_digest: list[int] | None = None) -> list[str]:
         """Internal consistency problems ([] when none): the FTS index holds exactly the tokens of
         the stored rows, and the counters match the rows. Reads everything: for checks, not hot paths.
 
         The FTS index is proved by the digest its writer kept (``ftsproof``: no tokenising) when
         the index has one; ``tokenise`` (or an index made before digests) tokenises every row
-        again and compares the two vocabularies, which also sees writes from outside the writer."""
+        again and compares the two vocabularies, which also sees writes from outside the writer.
+        ``docs_digest`` (a one-item list): set to the ``rowproof`` digest of the ``docs`` rows,
+        hashed in the same pass (``replay --check`` compares it with a digest fold of the log)."""
         problems: list[str] = []
         db = self.db
         n, chars = db.execute("SELECT count(*), coalesce(sum(nchars), 0) FROM docs").fetchone()
@@ -763,10 +805,17 @@ class RecallIndex:
         if not tokenise and ftsproof.stored(db) is not None:
             read = db.cursor()
             try:
-                problems.extend(ftsproof.problems(db, self._stored_fts_rows(read), n))
+                problems.extend(ftsproof.problems(db, self._stored_fts_rows(read, docs_digest), n))
             finally:
                 read.close()
             return problems
+        if docs_digest is not None:
+            read = db.cursor()
+            try:
+                for _ in self._stored_fts_rows(read, docs_digest):
+                    pass
+            finally:
+                read.close()
         fts = self._fts_difference()
         if fts:
             problems.append(f"the full-text index does not match the rows (expected (term, docs) vs held: {fts})")
@@ -816,13 +865,19 @@ class RecallIndex:
         for id_, text, aux, tags in self._stored_fts_rows(read):
             yield (id_, index_text(text), index_text(aux) if aux else "", tags)
 
-    def _stored_fts_rows(self, read: sqlite3.Cursor) -> Iterator[tuple[int, str, str, str]]:
-        """(rowid, text, aux, tags) of each stored row, before the CJK rewrite (what the writer's digest hashes)."""
+    def _stored_fts_rows(self, read: sqlite3.Cursor,
+                         docs_digest: list[int] | None = None) -> Iterator[tuple[int, str, str, str]]:
+        """(rowid, text, aux, tags) of each stored row, before the CJK rewrite (what the writer's digest hashes);
+        ``docs_digest``: its one item becomes the ``rowproof`` digest of the rows read (once they all are)."""
         sessions = {sid: _Session(sid, key, project, "", "", 0) for sid, key, project in
                     self.db.execute("SELECT sid, skey, project FROM sessions")}
-        for (id_, kind, body, sid, role, speaker, caption, tools, skey, project, section, state) in read.execute(
-                "SELECT id, kind, body, sid, role, speaker, caption, tools, skey, project, section, state FROM docs"):
+        digest = 0
+        for row in read.execute(f"SELECT {_DOC_COLUMNS} FROM docs"):
+            id_, kind, _time, body, _n, _t, sid, _p, _m, role, speaker, caption, tools, skey, project = row[:15]
+            section, state = row[18], row[19]
             text = unpack(body)
+            if docs_digest is not None:
+                digest += rowproof.row_hash((*row[:3], text, *row[4:]))
             if kind == MESSAGE:
                 s = sessions.get(sid)
                 tags = s.message_tags(role) if s is not None else ""
@@ -831,6 +886,8 @@ class RecallIndex:
                 yield (id_, text, "", _Writer.history_tags(project, skey))
             else:
                 yield (id_, text, section, _Writer.fact_tags(project, state))
+        if docs_digest is not None:
+            docs_digest[0] = digest & ftsproof.MASK
 
     def close(self) -> None:
         """Close the file (uncommitted changes are dropped; call ``commit`` first)."""
@@ -887,6 +944,8 @@ class _Writer:
         self.speakers: dict[tuple[str, str], int] = {}
         self.ndocs = 0
         self.nchars = 0
+        self.hash_messages = index.hash_messages  # a digest fold: message rows hashed, not stored
+        self.msgdig = 0  # their rowproof digest in this commit
         self.ftsdig = 0  # net hash of what this commit inserts into / deletes from the full-text table (ftsproof)
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
@@ -936,6 +995,8 @@ class _Writer:
         s = self.sessions.get(skey)
         if s is None:
             return
+        if self.hash_messages:
+            raise rowproof.NeedsRows(f"session.deleted of {skey!r}")
         self.flush()
         clock = self.ix.clock
         kept = [r for r in self.db.execute(
@@ -972,9 +1033,13 @@ class _Writer:
         pos = s.nmsg
         s.nmsg += 1
         s.dirty = True
-        self.docs.append((id_, MESSAGE, time, self.pack(text), len(text), id_, s.sid, pos, mid, role, speaker, caption,
-                          tools, None, None, None, None, None, None, None))
-        self.keys.append((id_, *key))
+        row = (id_, MESSAGE, time, self.pack(text), len(text), id_, s.sid, pos, mid, role, speaker, caption, tools,
+               None, None, None, None, None, None, None)
+        if self.hash_messages:
+            self.msgdig += rowproof.row_hash(row)
+        else:
+            self.docs.append(row)
+            self.keys.append((id_, *key))
         if self.fts_on:
             self.fts_write(_INSERT_FTS, (id_, text, aux_text(speaker, caption, tools) if (speaker or caption or tools)
                                          else "", s.message_tags(role)), batched=True)
@@ -1005,6 +1070,8 @@ class _Writer:
         s = self.sessions.get(ev.session_key)
         if s is None:
             return
+        if self.hash_messages:
+            raise rowproof.NeedsRows(f"message.updated at seq {ev.seq}")
         self.flush()
         mid = clean(ev.message_id)
         rows = self.db.execute("SELECT id, body, role, speaker, caption, tools FROM docs WHERE sid = ? AND mid = ? "

@@ -19,7 +19,7 @@ from typing import Any
 
 import eventlog
 from eventlog.errors import EvlogError
-from projections.recall import ftsproof
+from projections.recall import ftsproof, rowproof
 from projections.recall.files import EMBEDDINGS_FILE as EMBEDDINGS_FILE  # re-exported: where the files live
 from projections.recall.files import INDEX_FILE as INDEX_FILE
 from projections.recall.files import embeddings_path as embeddings_path
@@ -148,35 +148,143 @@ def refresh(home: str, ws: Any) -> str:
 def check(home: str, *, ws: Any = None, full: bool = False) -> list[str]:
     """Problems of the live index ([] when none), up to the live index's seq.
 
-    Proved in one pass each: ``verify`` proves the full-text index against the index's own rows
-    with the digest its writer kept (``ftsproof``; an index without one, or ``full``, tokenises
-    every row again) and the counters with the rows; then the log is folded into a
-    rows-only scratch index (no tokenising: ``RecallIndex.rows_only``) and every row of the
-    two is compared (``row_differences``). Together: the index is what the log gives. ``full``
-    instead builds a whole second index from the log and compares ``content_digest`` (the
-    older, slower proof: about twice the tokenising).
+    ``verify`` proves the full-text index against the index's own rows with the digest its
+    writer kept (``ftsproof``; an index without one, or ``full``, tokenises every row again)
+    and the counters with the rows, and hashes every row in the same pass; then the log is
+    folded into a digest fold (``RecallIndex.digest_fold``: message rows hashed, not stored, no
+    tokenising) and the two digests are compared (``rowproof``), with the sessions, speakers
+    and counters row by row. Together: the index is what the log gives. A log whose messages
+    are updated or whose sessions are deleted (the fold reads rows back), or any difference,
+    takes the rows-only fold and its row-by-row comparison instead (``row_differences``: it
+    names the rows that differ). ``full`` builds a whole second index from the log and compares
+    ``content_digest`` (the older, slower proof: about twice the tokenising). The live index
+    is read in one transaction, so a writer that commits meanwhile is not seen half-way. A
+    file that cannot be opened or read (torn, not an index) is a problem, not an error.
+    (``IndexProof`` is the same proof for a caller that reads the log anyway.)
     """
-    live_path = index_path(home)
-    if not os.path.exists(live_path):
-        return []
-    live = RecallIndex(live_path, readonly=True)
-    try:
-        problems = [f"recall index: {p}" for p in live.verify(tokenise=full)]
-        with tempfile.TemporaryDirectory(prefix="evlog-recall-check-") as tmp:
-            scratch = os.path.join(tmp, "recall.sqlite")
-            fresh = RecallIndex(scratch) if full else RecallIndex.rows_only(scratch)
+    with IndexProof(home, ws=ws, full=full) as proof:
+        return proof.finish()
+
+
+class IndexProof:
+    """``check`` in steps, for a caller that reads the log anyway (``replay --check`` replays the
+    projections from it, so the log is read once): ``feed`` it the log's events from seq 1 in order
+    (any prefix of them, or none), then ``finish`` reads the rest itself and says what is wrong.
+    The live index is opened and its rows hashed when it is made; use it as a context manager."""
+
+    def __init__(self, home: str, *, ws: Any = None, full: bool = False) -> None:
+        self.home, self.ws, self.full = home, ws, full
+        self.path = index_path(home)
+        self.problems: list[str] = []
+        self.live: RecallIndex | None = None
+        self.fold: RecallIndex | None = None  # the digest fold being fed (None: none, or it met NeedsRows)
+        self.seq = 0  # the live index's seq: the fold stops there
+        self.fed = 0  # the last seq the fold was given
+        self.digest = 0  # the live rows' rowproof digest
+        self._tmp = tempfile.TemporaryDirectory(prefix="evlog-recall-check-")
+        if os.path.exists(self.path):
+            self._open()
+
+    def _open(self) -> None:
+        try:
+            self.live = RecallIndex(self.path, readonly=True)
+        except (EvlogError, sqlite3.DatabaseError) as e:  # not an index of this schema, or a torn file
+            self.problems.append(f"recall index {self.path} cannot be opened ({e})")
+            return
+        try:
+            self.live.db.execute(f"PRAGMA cache_size = -{_PROOF_CACHE_KIB}")  # one pass: a big cache only costs memory
+            if not self.full:
+                self.live.db.execute("BEGIN")  # one snapshot of the live index for the whole proof
+            digest = [0]
+            found = self.live.verify(tokenise=self.full, docs_digest=None if self.full else digest)
+            self.problems.extend(f"recall index: {p}" for p in found)
+            self.digest, self.seq = digest[0], self.live.seq
+        except sqlite3.DatabaseError as e:  # a torn or damaged file: what check reports, not a crash
+            self.problems.append(f"recall index {self.path} is unreadable ({e})")
+            self.live.close()
+            self.live = None
+            return
+        if not self.full:
+            self.fold = RecallIndex.digest_fold(os.path.join(self._tmp.name, "digest.sqlite"))
+
+    def feed(self, ev: Any) -> None:
+        """The next event of the log (seq 1, 2, ...): folded when the live index holds it."""
+        if self.fold is None or ev.seq > self.seq:
+            return
+        self.fed = ev.seq
+        try:
+            self.fold.apply(ev)
+            if self.fold.pending >= _PROOF_BATCH:
+                self.fold.commit()
+        except rowproof.NeedsRows:
+            self._drop_fold()
+
+    def _drop_fold(self) -> None:
+        if self.fold is not None:
+            self.fold.close()
+            self.fold = None
+
+    def finish(self) -> list[str]:
+        """Every problem found ([] when the index is what the log gives): folds the events not fed yet."""
+        if self.live is None:
+            return self.problems
+        try:
+            return self.problems + self._differences()
+        except sqlite3.DatabaseError as e:
+            return self.problems + [f"recall index {self.path} is unreadable ({e})"]
+
+    def _differences(self) -> list[str]:
+        if self.full:
+            return self._fold_and_compare("full")
+        found: list[str] | None = None
+        if self.fold is not None:
             try:
-                with _read_log(home, 1, ws) as events:
-                    fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= live.seq, events))
-                if fresh.seq != live.seq:
-                    problems.append(f"recall index is at seq {live.seq} but the log ends at {fresh.seq}")
-                elif full:
-                    if fresh.content_digest() != live.content_digest():
-                        problems.append("recall index content differs from a rebuild from the log")
-                else:
-                    problems.extend(f"recall index: {p}" for p in live.row_differences(fresh))
-            finally:
-                fresh.close()
-        return problems
-    finally:
-        live.close()
+                self._fold_rest(self.fold, self.fed + 1)
+                found = self._compare(self.fold, "digest")
+            except rowproof.NeedsRows:
+                found = None
+        if found is None or found:  # the rows-only fold proves what a digest fold cannot, and names the rows
+            found = self._fold_and_compare("rows") or found or []
+        return found
+
+    def _fold_rest(self, fresh: RecallIndex, from_seq: int) -> None:
+        with _read_log(self.home, from_seq, self.ws) as events:
+            fresh.catch_up(itertools.takewhile(lambda ev: ev.seq <= self.seq, events))
+
+    def _fold_and_compare(self, fold: str) -> list[str]:
+        """The log up to ``seq`` folded into a new scratch index (``fold``: "full" or "rows"), compared."""
+        fresh = _FOLDS[fold](os.path.join(self._tmp.name, f"{fold}.sqlite"))
+        try:
+            self._fold_rest(fresh, 1)
+            return self._compare(fresh, fold)
+        finally:
+            fresh.close()
+
+    def _compare(self, fresh: RecallIndex, fold: str) -> list[str]:
+        live = self.live
+        assert live is not None
+        if fresh.seq != self.seq:
+            return [f"recall index is at seq {self.seq} but the log ends at {fresh.seq}"]
+        if fold == "full":
+            same = fresh.content_digest() == live.content_digest()
+            return [] if same else ["recall index content differs from a rebuild from the log"]
+        found = live.row_differences(fresh) if fold == "rows" else live.digest_differences(fresh, self.digest)
+        return [f"recall index: {p}" for p in found]
+
+    def close(self) -> None:
+        self._drop_fold()
+        if self.live is not None:
+            self.live.close()
+            self.live = None
+        self._tmp.cleanup()
+
+    def __enter__(self) -> IndexProof:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_PROOF_CACHE_KIB = 8192  # the page cache of the live index while it is proved (its default is 64 MiB)
+_PROOF_BATCH = 2_000  # events a fed digest fold holds before it commits (each holds its event: 20k held ~50 MiB)
+_FOLDS = {"full": RecallIndex, "rows": RecallIndex.rows_only}

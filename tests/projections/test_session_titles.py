@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from eventlog.app.session_store import LocalSessionStore
 from eventlog.app.session_tree import is_probe, resolve_key, session_tree, short_keys, walk
@@ -83,6 +85,47 @@ def test_the_title_is_the_first_real_request_and_survives_a_replay(workspace):
         with open(ws.sessions.path("sessions", ws.sessions.index["k"].file), "rb") as f:
             assert f.read() == live
         assert replay.check(ws).clean
+
+
+@pytest.mark.parametrize(("content", "want"), [
+    ("<command-name>/clear</command-name><command-args></command-args>", ("command", "/clear")),
+    ("<command-name>/review</command-name><command-args>the diff</command-args>", ("request", "/review the diff")),
+    ("<system-reminder>noise</system-reminder>\nrun the tests please", ("", "")),
+    ("fix the login bug", ("", "")),
+])
+def test_commands_only_gives_the_command_kinds_and_nothing_else(content, want):
+    assert request_title("user", content, {}, commands_only=True) == want
+    assert want == ("", "") or request_title("user", content, {}) == want
+
+
+@given(lead=st.text(alphabet=" \t\n\u00a0\u2003\u3000\x1c", max_size=4),
+       prefix=st.sampled_from(["", "[Request interrupted", "CAVEAT: THE MESSAGES BELOW WERE GENERATED", "<Turn_Aborted>",
+                               "# agents.md INSTRUCTIONS FOR ", "[scheduled task]"]),
+       tail=st.text(alphabet="ßİıﬁΣσς aAsS[]<>#\u0130", max_size=8), cut=st.integers(min_value=0, max_value=60))
+def test_starts_as_harness_folds_only_the_start_and_answers_as_folding_the_whole(lead, prefix, tail, cut):
+    from eventlog.harness import _CODEX_STARTS, HARNESS_PREFIXES, starts_as_harness
+
+    text = lead + prefix[: cut or None] + tail + "x" * 200
+    whole = text.lstrip().casefold()
+    assert starts_as_harness(text) == (whole.startswith(HARNESS_PREFIXES) or whole.startswith(_CODEX_STARTS))
+
+
+def test_later_user_messages_are_not_read_for_a_title_the_session_has(workspace, monkeypatch):
+    """A replay used to take every user message's own text out of its tags (~10 us each) to throw it away."""
+    import eventlog.harness
+
+    calls: list[str] = []
+    real = eventlog.harness.drop_blocks
+    monkeypatch.setattr(eventlog.harness, "drop_blocks", lambda text: calls.append(text) or real(text))
+    with Workspace.open(workspace, writable=True) as ws:
+        _events(ws, SessionCreated(session_key="k", created_at="2025-01-01T00:00:00Z"),
+                _msg("k", "1", "user", "add a dark mode", "2025-01-01T00:00:01Z"),
+                *[_msg("k", str(i), "user", f"and then step {i}", f"2025-01-01T00:00:{i:02d}Z") for i in range(2, 30)],
+                _msg("k", "30", "user", "<command-name>/clear</command-name><command-args></command-args>",
+                     "2025-01-01T00:00:30Z"))
+        s = ws.sessions.index["k"]
+        assert (s.request_title, s.command_title) == ("add a dark mode", "/clear")
+    assert calls == ["add a dark mode"]
 
 
 def test_a_given_title_wins_and_a_summary_only_fills_in(workspace):
