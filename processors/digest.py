@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from processors.context import Context
 
 STM_CHARS = 4000
+STEP_LINES = 5_000  # lines of diary.lines events per step (as many as one step of diary.appended events holds at most)
 
 
 @dataclass
@@ -80,10 +81,16 @@ class Digest(Processor):
     def begin(self, ws: Context, report: RunReport) -> None:
         self.limit = ws.config.digest_batch_bytes
         self.open: dict[str, _Batch] = {}
+        self.step_lines = 0  # lines of diary.lines events read in this step
+
+    def step_full(self) -> bool:
+        return self.step_lines >= STEP_LINES
 
     def policy(self, ev: Event) -> list[Event]:
         assert isinstance(ev, DiaryAppended | DiaryLines)
         out: list[Event] = []
+        if isinstance(ev, DiaryLines):
+            self.step_lines += len(ev.lines)
         for i, item in enumerate(diary_items(ev)):
             self._line(out, ev.date, ev.seq, i, item.line, item.session_key, item.source_seq)
         return out
@@ -113,6 +120,7 @@ class Digest(Processor):
     def end_step(self) -> list[Event]:
         out: list[Event] = [self._entry(date, batch) for date, batch in sorted(self.open.items())]
         self.open = {}
+        self.step_lines = 0
         return out
 
     def _entry(self, date: str, batch: _Batch) -> StmAdded:

@@ -93,6 +93,11 @@ class Processor(ABC):
         """Outputs after a step's records (e.g. diary trims); called once per step."""
         return []
 
+    def step_full(self) -> bool:
+        """True to end the step after the event just consumed (a processor whose inputs are large ones
+        bounds a step's memory by its own measure, not only by ``STEP_RECORDS``)."""
+        return False
+
 
 def validate_offset(ws: Context, processor: str, policy: str, first: int | None = None) -> tuple[int, OffsetReset | None]:
     """The seq to read from next, and the reset to record if the committed offset did not hold."""
@@ -173,13 +178,15 @@ def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_
                 last = None
                 consumed = 0
                 wanted = proc.consumes
-                policy = proc.policy
+                policy, full = proc.policy, proc.step_full
                 for rec in ws.log.records(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
                     last = rec
                     ev = rec.event
                     if ev.type in wanted:
                         consumed += 1
                         outputs.extend(policy(ev))
+                        if full():
+                            break
                 if last is None:
                     break
                 outputs.extend(proc.end_step())
