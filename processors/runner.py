@@ -93,6 +93,11 @@ class Processor(ABC):
         """Outputs after a step's records (e.g. diary trims); called once per step."""
         return []
 
+    def entries_in(self, outputs: list[Event]) -> int:
+        """How many entries a step's outputs hold (``RunReport.entries_written``): one per event, unless an
+        event carries many (the snapshot's ``diary.lines`` count their lines)."""
+        return len(outputs)
+
     def step_full(self) -> bool:
         """True to end the step after the event just consumed (a processor whose inputs are large ones
         bounds a step's memory by its own measure, not only by ``STEP_RECORDS``)."""
@@ -199,7 +204,7 @@ def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_
                                          position=last.end, fingerprint=last.fingerprint)
                 ws.append(pending + outputs + [commit])
                 report.count(outputs)
-                report.entries_written += len(outputs)
+                report.entries_written += proc.entries_in(outputs)
                 pending = []
         with ws.lock:
             if pending:

@@ -163,6 +163,9 @@ class Snapshot(Processor):
         del self.open[date]
         return [day.event(date)]
 
+    def entries_in(self, outputs: list[Event]) -> int:
+        return sum(len(ev.lines) if isinstance(ev, DiaryLines) else 1 for ev in outputs)  # lines, as before diary.lines
+
     def end_step(self) -> list[Event]:
         out: list[Event] = [day.event(date) for date, day in sorted(self.open.items())]  # lines before trims
         self.open = {}
