@@ -241,6 +241,7 @@ class RecordErased(Event, tag="log.erased", kw_only=True, frozen=True):
     was: str = ""  # the erased event's type
     origin: str = ""  # the log's device origin, kept on its first line only (eventlog.app.gateway.sync_state)
     pad: str = ""  # spaces that give the marker the erased line's length, so byte positions stay valid
+    dedup_keys: list[str] = []  # the erased event's further keys (``diary.lines``), hashed like ``dedup``
 
 
 class ErasureRecorded(Event, tag="log.erasure", kw_only=True, frozen=True):

@@ -48,6 +48,13 @@ def _diary(home: str, day: str = "2026-11-01") -> bytes:
         return f.read()
 
 
+def _drop_dedup_checkpoint(home: str) -> None:
+    """Delete log/dedup.idx: the next open rebuilds the keys by scanning the segments."""
+    path = os.path.join(home, "log", "dedup.idx")
+    if os.path.exists(path):
+        os.unlink(path)
+
+
 def _key(ev: MessageAppended) -> str:
     return codec.content_hash(canonical_message(ev))
 
@@ -83,9 +90,7 @@ def test_the_keys_survive_a_lost_dedup_checkpoint_and_a_reset_adds_no_line(home)
         ws.append(_messages(30))
         processors.run(ws, "snapshot")
         (batch,) = _events(ws, DiaryLines)
-    checkpoint = os.path.join(home, "log", "dedup.idx")
-    if os.path.exists(checkpoint):
-        os.unlink(checkpoint)
+    _drop_dedup_checkpoint(home)
     with Workspace.open(home, writable=True) as ws:  # keys rebuilt by scanning the segments
         assert all(ws.log.lookup_dedup(k) == batch.seq for k in batch.dedup_keys)
         ws.append([OffsetCommitted(processor="snapshot", record_seq=1, segment="00000000000000000001.jsonl",
@@ -268,3 +273,22 @@ def test_a_diary_line_is_one_line_and_the_fast_path_changes_no_text(text, role, 
     assert line.endswith(": " + joined)
     assert "\n" not in line and "\r" not in line
     assert msgspec.json.decode(msgspec.json.encode(line)) == line
+
+
+def test_an_erased_diary_lines_event_keeps_its_keys_so_a_reset_brings_no_line_back(home):
+    """The marker of an erased diary.lines keeps its keys (hashed): the other session's line it took along
+    does not come back when the snapshot reads the log again, nor after the dedup checkpoint is lost."""
+    with Workspace.open(home, writable=True) as ws:
+        ws.append(_messages(3, sessions=("keep",)) + [
+            MessageAppended(session_key="gone", message_id="g1", role="user", content="ok 7781",
+                            timestamp="2026-11-01T11:00:00Z")])
+        processors.run(ws, "snapshot")
+        (batch,) = _events(ws, DiaryLines)
+        erase(ws, Target("session", "gone"))
+    _drop_dedup_checkpoint(home)
+    with Workspace.open(home, writable=True) as ws:
+        assert [ws.log.lookup_dedup(k) for k in batch.dedup_keys] == [batch.seq] * 4
+        ws.append([OffsetCommitted(processor="snapshot", record_seq=1, segment="00000000000000000001.jsonl",
+                                   position=1, fingerprint="xxh3-64:" + "0" * 16)])
+        report = processors.run(ws, "snapshot")
+        assert report.resets and report.duplicates_skipped == 3 and "diary.lines" not in report.outputs
