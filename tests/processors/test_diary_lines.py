@@ -155,6 +155,8 @@ def test_a_single_append_indexes_every_claimed_key(home):
     ({"lines": ["a\nb", "c"]}, "lines[0]"),
     ({"lines": ["a", "c\r"]}, "lines[1]"),
     ({"dedup_keys": ["xxh3_128:" + "0" * 32, "my secret key"]}, "dedup_keys[1]"),
+    ({"dedup_keys": ["xxh3_128:" + "0" * 32 + "\nxxh3_128:" + "4" * 32, "xxh3_128:" + "5" * 32]}, "dedup_keys[0]"),
+    ({"session_keys": ["s", "k" * 5000]}, "session_keys[1]"),
     ({"date": "../../x"}, "date"),
     ({"source_seqs": [1, -1]}, "source_seqs[1]"),
 ])
