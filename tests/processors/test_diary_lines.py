@@ -294,3 +294,17 @@ def test_an_erased_diary_lines_event_keeps_its_keys_so_a_reset_brings_no_line_ba
                                    position=1, fingerprint="xxh3-64:" + "0" * 16)])
         report = processors.run(ws, "snapshot")
         assert report.resets and report.duplicates_skipped == 3 and "diary.lines" not in report.outputs
+
+
+def test_the_secrets_door_redacts_every_line_of_a_diary_lines_event(home):
+    from tests.core.test_secrets import OPENAI
+
+    with Workspace.open(home, writable=True) as ws:
+        ws.append([DiaryLines(date="2026-11-01", lines=["fine", f"my key is {OPENAI} ok"], session_keys=["s", "s"],
+                              message_ids=["1", "2"], source_seqs=[0, 0], roles=["user", "user"],
+                              dedup_keys=["xxh3_128:" + "7" * 32, "xxh3_128:" + "8" * 32])])
+        (ev,) = _events(ws, DiaryLines)
+        assert ev.lines[0] == "fine" and OPENAI not in ev.lines[1] and "[REDACTED:openai-key]" in ev.lines[1]
+        assert ev.dedup_keys == ["xxh3_128:" + "7" * 32, "xxh3_128:" + "8" * 32], "keys are names, never rewritten"
+        ws.flush()
+    assert OPENAI.encode() not in _diary(home)
