@@ -44,6 +44,11 @@ class Frame(msgspec.Struct):
     ts: str = ""
     more: int = 0
     dedup: str = ""
+    dedup_keys: list[str] = []  # further keys the event claims (``events`` module docstring)
+
+    def all_keys(self) -> list[str]:
+        """Every dedup key the line carries: ``dedup`` (if any), then ``dedup_keys``."""
+        return [self.dedup, *self.dedup_keys] if self.dedup else self.dedup_keys
 
 
 FRAME_DECODER = msgspec.json.Decoder(Frame)

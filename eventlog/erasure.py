@@ -4,7 +4,7 @@ An append-only log cannot forget by appending, so erasure rewrites history the w
 compaction and EventStoreDB scavenging do, but in place and authorised:
 
 * each erased line is replaced by a ``log.erased`` marker line with the **same seq, ts and
-  dedup key** (the key in its hashed form, ``hashed_dedup``), the same batch ``more``
+  dedup keys** (``dedup`` and any ``dedup_keys``, in their hashed form, ``hashed_dedup``), the same batch ``more``
   counter, a valid checksum and no payload. Seqs stay dense, batches stay whole, and a
   re-ingest of the erased message is still a duplicate (the writer's dedup index holds the
   same 128-bit key), so it never comes back;
@@ -64,6 +64,7 @@ class _Head(msgspec.Struct):
     seq: int = 0
     ts: str = ""
     dedup: str = ""
+    dedup_keys: list[str] = []
     more: int = 0
 
 
@@ -105,7 +106,7 @@ def marker_line(line: bytes, erasure_seq: int, *, first: bool = False) -> bytes:
     head = _HEAD.decode(line)
     origin = "evlog:" + codec.fingerprint(line).split(":")[-1] if first else ""
     ev = RecordErased(seq=head.seq, ts=head.ts, dedup=hashed_dedup(head.dedup), erasure=erasure_seq, was=head.type,
-                      origin=origin)
+                      origin=origin, dedup_keys=[hashed_dedup(k) for k in head.dedup_keys])
     shortest = b""
     for candidate in (ev, msgspec.structs.replace(ev, was="")):  # a short line: without the type it had
         marker = codec.frame(candidate, more=head.more)

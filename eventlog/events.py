@@ -12,6 +12,10 @@ Rules for changing this file (they keep old logs readable, see CONVENTIONS.md 5)
 
 ``dedup`` is an optional idempotency key: when set, the log writes the event only if no
 event with the same key exists (the second append returns the first one's seq).
+``dedup_keys`` (on the types that have it: ``diary.lines``) are further keys one event
+claims, one per item it carries: the log indexes each to the event's seq, and refuses an
+append that claims a key the log or its batch already holds (the producer leaves known
+items out), so each item is in the log once, as if it were an event of its own.
 """
 
 from __future__ import annotations
@@ -237,6 +241,7 @@ class RecordErased(Event, tag="log.erased", kw_only=True, frozen=True):
     was: str = ""  # the erased event's type
     origin: str = ""  # the log's device origin, kept on its first line only (eventlog.app.gateway.sync_state)
     pad: str = ""  # spaces that give the marker the erased line's length, so byte positions stay valid
+    dedup_keys: list[str] = []  # the erased event's further keys (``diary.lines``), hashed like ``dedup``
 
 
 class ErasureRecorded(Event, tag="log.erasure", kw_only=True, frozen=True):
@@ -294,6 +299,25 @@ class DiaryAppended(Event, tag="diary.appended", kw_only=True, frozen=True):
     source_seq: int = 0
     role: str = ""  # the message's role ("" in logs written before it was recorded)
     key_version: int = 1  # which canonical form ``dedup`` hashes (see processors.snapshot)
+
+
+class DiaryLines(Event, tag="diary.lines", kw_only=True, frozen=True):
+    """Lines added, in order, to the day's diary by one event: a snapshot step's lines of that day.
+
+    It folds as one ``diary.appended`` per line. The lists run in parallel (one item per line):
+    ``session_keys``, ``message_ids``, ``source_seqs`` (the message events) and ``roles`` say what
+    each line came from, ``dedup_keys`` its message's key (always key version 2, see
+    ``processors.snapshot``), each indexed by the log to this event's seq (I13: a message's line
+    is written once).
+    """
+
+    date: str
+    lines: list[str] = []
+    session_keys: list[str] = []
+    message_ids: list[str] = []
+    source_seqs: list[int] = []
+    roles: list[str] = []
+    dedup_keys: list[str] = []
 
 
 class DiaryTrimmed(Event, tag="diary.trimmed", kw_only=True, frozen=True):
@@ -519,6 +543,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DeviceClaimed,
     ReplicationPulled,
     ReplicationPushed,
+    DiaryLines,
 )
 
 #: Every event type as one tagged union (a runtime value for msgspec's decoders, not an annotation).

@@ -47,7 +47,7 @@ __all__ = ["STRUCTURAL", "redact_batch", "redact_event", "redact_events", "text_
 
 #: fields that name things (keys, ids, hashes, times, enumerations, paths) and are never rewritten
 STRUCTURAL = frozenset({
-    "seq", "ts", "dedup", "session_key", "message_id", "fact_id", "by_fact_id", "entry_id", "entry_ids", "run_id",
+    "seq", "ts", "dedup", "dedup_keys", "session_key", "message_id", "fact_id", "by_fact_id", "entry_id", "entry_ids", "run_id",
     "retry_of", "processor", "segment", "fingerprint", "prompt_hash", "scope", "role", "date", "by", "source",
     "outcome", "llm", "model", "policy", "target", "user", "epoch", "project", "timestamp", "created_at",
     "updated_at", "redacted", "source_refs", "message_ids", "session_keys", "quarantine", "segments_quarantined",

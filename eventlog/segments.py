@@ -185,8 +185,9 @@ def scan_segment(path: str, base: int, *, start: int = 0, start_seq: int | None 
         if pos >= next_index_pos:
             res.index.append((seq, pos))
             next_index_pos = pos + INDEX_EVERY
-        if fr.dedup:
-            res.dedup.append((fr.dedup, seq))
+        keys = fr.all_keys()
+        if keys:
+            res.dedup.extend((key, seq) for key in keys)
         if line.startswith(ERASURE_LINE_PREFIX):
             res.erasure_lines.append((seq, pos, line))
         ts = fr.ts

@@ -46,6 +46,7 @@ from eventlog.events import (
     CursorAdvanced,
     DiaryAppended,
     DiaryDigested,
+    DiaryLines,
     DiaryTrimmed,
     DreamStarted,
     ErasureRecorded,
@@ -203,8 +204,10 @@ def _check_rules(ev: Event, where: str) -> None:
                 raise _bad(ev, where, "scope", f"{ev.scope!r:.80} is neither 'user' nor 'project'")
             if type(ev.section) is str and ("\n" in ev.section or len(ev.section) > 200):
                 raise _bad(ev, where, "section", "a section name is one line of at most 200 characters")
-        case DiaryAppended() | DiaryTrimmed() | DiaryDigested() if not valid_date(ev.date):
+        case DiaryAppended() | DiaryTrimmed() | DiaryDigested() | DiaryLines() if not valid_date(ev.date):
             raise _bad(ev, where, "date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
+        case DiaryLines():
+            _check_diary_lines(ev, where)
         case OffsetReset() if ev.date and not valid_date(ev.date):
             raise _bad(ev, where, "date", f"{ev.date!r:.80} is not a calendar date YYYY-MM-DD")
         case OffsetCommitted() if not _SEGMENT.fullmatch(ev.segment):
@@ -219,6 +222,56 @@ def _check_rules(ev: Event, where: str) -> None:
             raise _bad(ev, where, "markers", f"{len(ev.markers)} marker checksum(s) for {len(ev.seqs)} seq(s)")
         case _:
             pass
+
+
+_HASH128_KEY = re.compile(r"xxh3_128:[0-9a-f]{32}")
+_HASH128_KEYS = re.compile(r"xxh3_128:[0-9a-f]{32}(?:\nxxh3_128:[0-9a-f]{32})*")  # joined by newlines
+
+
+def _hash_keys_only(keys: list[str]) -> bool:
+    """Every key is ``xxh3_128:<32 hex>``: joined, they match the pattern and have no newline of their own."""
+    joined = "\n".join(keys)
+    return len(joined) == 42 * len(keys) - 1 and _HASH128_KEYS.fullmatch(joined) is not None
+
+
+def _diary_lines_plainly_fine(ev: DiaryLines) -> bool:
+    """True when every item passes ``_check_diary_lines``, found with a few whole-list operations (a
+    snapshot's event holds hundreds of lines); False sends it to the item-by-item checks, which name the item."""
+    try:
+        text = "".join(ev.lines)
+        seqs = ev.source_seqs
+        return ("\n" not in text and "\r" not in text and (not seqs or (min(seqs) >= 0 and max(seqs) < MAX_INT))
+                and all(not values or max(map(len, values)) <= MAX_KEY_CHARS
+                        for values in (ev.session_keys, ev.message_ids, ev.roles))
+                and (not ev.dedup_keys or _hash_keys_only(ev.dedup_keys)))
+    except TypeError:  # an item of the wrong type: the item-by-item checks skip it, the writer's type check refuses it
+        return False
+
+
+def _check_diary_lines(ev: DiaryLines, where: str) -> None:
+    """Parallel lists of one item per line; each line one line of text; keys xxh3_128 hashes (no text)."""
+    names = ("lines", "session_keys", "message_ids", "source_seqs", "roles", "dedup_keys")
+    if any(type(getattr(ev, name)) is not list for name in names):
+        return  # a field of the wrong shape: the writer's type check refuses it, naming it
+    n = len(ev.lines)
+    for name in names[1:]:
+        if len(getattr(ev, name)) != n:
+            raise _bad(ev, where, name, f"{len(getattr(ev, name))} items for {n} lines (one per line)")
+    if _diary_lines_plainly_fine(ev):
+        return
+    for i, line in enumerate(ev.lines):
+        if type(line) is str and ("\n" in line or "\r" in line):
+            raise _bad(ev, where, f"lines[{i}]", "a diary line holds no line break")
+    for i, seq in enumerate(ev.source_seqs):
+        if type(seq) is int and not 0 <= seq < MAX_INT:
+            raise _bad(ev, where, f"source_seqs[{i}]", f"{seq} is not an integer in [0, 2**63)")
+    for name in ("session_keys", "message_ids", "roles"):
+        for i, value in enumerate(getattr(ev, name)):
+            if type(value) is str and len(value) > MAX_KEY_CHARS:
+                raise _bad(ev, where, f"{name}[{i}]", f"{len(value)} characters; at most {MAX_KEY_CHARS}")
+    for i, key in enumerate(ev.dedup_keys):
+        if type(key) is str and not _HASH128_KEY.fullmatch(key):
+            raise _bad(ev, where, f"dedup_keys[{i}]", f"{key!r:.80} is not an xxh3_128:<32 hex digits> key")
 
 
 def _is_token(text: str) -> bool:

@@ -25,7 +25,7 @@ from eventlog.events import Event
 from eventlog.fsio import FileSystem
 from eventlog.redact import redact_event
 from eventlog.validate import check_types, frame_checked, plain_message, validate_event
-from eventlog.writer_batch import prepare_batch
+from eventlog.writer_batch import claim_keys, prepare_batch
 from eventlog.writer_state import WriterState
 
 
@@ -68,6 +68,10 @@ class Appender:
             first = state.dedup.get(h)
             if first is not None:
                 return first
+        claimed: dict[int, int] = {}  # the further keys it claims (``events``: ``dedup_keys``)
+        if not plain and getattr(event, "dedup_keys", None):
+            claimed = {h: 0} if key else {}  # its own key first: claiming it again is refused
+            claim_keys(event, 0, state.dedup.get, claimed)
         seq = state.next_seq
         ms = int(self.clock() * 1000)
         stamp = state.stamp
@@ -91,6 +95,8 @@ class Appender:
                 seg.unsynced += 1
         if key:
             state.dedup.add(h, seq)
+        for k in claimed:
+            state.dedup.add(k, seq)
         self.last_append = (seq, seq)
         return seq
 

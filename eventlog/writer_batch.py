@@ -30,6 +30,20 @@ class Batch:
     lines: list[bytes] = field(default_factory=list)
 
 
+def claim_keys(ev: Event, i: int, known: Callable[[int], int | None], taken: dict[int, int]) -> None:
+    """Add the hashed ``dedup_keys`` of batch item ``i`` to ``taken`` (hashed key -> item), refusing a key
+    that ``taken`` (the batch so far) or ``known`` (the log) already holds: nothing is written then."""
+    for key in getattr(ev, "dedup_keys", None) or ():
+        k = hash_key(key)
+        if k in taken:
+            raise DuplicateInBatchError(f"batch items {taken[k]} and {i} share dedup key {key!r}; nothing was written")
+        first = known(k)
+        if first is not None:
+            raise DuplicateInBatchError(f"batch item {i} ({ev.type}) claims dedup key {key!r}, which seq {first} "
+                                        "already carries; nothing was written")
+        taken[k] = i
+
+
 def _resolve(events: list[Event], known: Callable[[int], int | None]) -> Batch:
     """Redact and validate in place; items whose dedup key ``known`` holds get that seq and are not written."""
     b = Batch(events, [0] * len(events))
@@ -50,6 +64,7 @@ def _resolve(events: list[Event], known: Callable[[int], int | None]) -> Batch:
             if first is not None:
                 b.seqs[i] = first
                 continue
+        claim_keys(ev, i, known, b.keys)
         b.todo.append(i)
     return b
 

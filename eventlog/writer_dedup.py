@@ -97,8 +97,8 @@ class DedupIndex:
                 raise CorruptionError(f"sealed segment {seg} is damaged at byte {p}; run 'evlog verify'",
                                       segment=seg, offset=p)
             fr = codec.FRAME_DECODER.decode(line)
-            if fr.dedup:
-                self.keys.add(hash_key(fr.dedup), fr.seq)
+            for key in fr.all_keys():
+                self.keys.add(hash_key(key), fr.seq)
 
     def _fingerprint_at(self, seq: int) -> str | None:
         rec = self.reader.find(seq)

@@ -88,7 +88,7 @@ def run_embed(ctx: Context, options: RunOptions) -> EmbedReport:
 register(Job(name="snapshot", kind="follower", run=run_snapshot, interval=300.0, order=10,
              consumes=frozenset({"message.appended"}), help="messages -> daily diary"))
 register(Job(name="digest", kind="follower", run=run_digest, interval=900.0, order=20,
-             consumes=frozenset({"diary.appended"}), help="diary lines -> short-term memory entries"))
+             consumes=frozenset({"diary.appended", "diary.lines"}), help="diary lines -> short-term memory entries"))
 register(Job(name="archive", kind="state", run=run_archive, interval=86400.0, order=50,
              help="short-term -> long-term memory"))
 register(Job(name="consolidate", kind="state", run=run_consolidate, needs_model=True, daemon=False,

@@ -1,6 +1,7 @@
 """Digest: diary lines -> short-term memory entries, a log follower like every other.
 
-The digest reads ``diary.appended`` events from its committed offset (the runner in
+The digest reads diary events (``diary.appended``, one line each, and ``diary.lines``,
+many) from its committed offset (the runner in
 ``processors.runner`` validates it and commits it with the outputs, atomically). It never
 reads the rendered diary file: each event carries its session, message id and role, so
 a session key or role holding a newline or ``]`` cannot make it misread a line, and a
@@ -12,8 +13,9 @@ Each entry is one ``memory.stm.added`` event: its text is the entry's lines, who
 many as fit in ``STM_CHARS`` (a single longer line is cut at a word boundary and marked
 with ``…``), the sessions it covers and the seqs of the messages its lines came from
 (facts that cite those messages make the archive keep it). Its ``entry_id`` is derived
-from its first diary event and carries a dedup key, so a re-read after an offset reset
-adds nothing.
+from its first line's place in the log (``stm-<date>-<seq>``, plus ``.<index>`` when that
+line is not the first of a ``diary.lines`` event) and carries a dedup key, so a re-read
+after an offset reset adds nothing.
 """
 
 from __future__ import annotations
@@ -21,18 +23,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from eventlog.events import DiaryAppended, Event, StmAdded
+from eventlog.events import DiaryAppended, DiaryLines, Event, StmAdded
 from processors.runner import Processor, RunReport
+from projections.diary import diary_items
 
 if TYPE_CHECKING:
     from processors.context import Context
 
 STM_CHARS = 4000
+STEP_LINES = 5_000  # lines of diary.lines events per step (as many as one step of diary.appended events holds at most)
 
 
 @dataclass
 class _Batch:
     first_seq: int
+    first_index: int = 0  # the first line's index in its diary.lines event
     lines: list[str] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
     message_seqs: list[int] = field(default_factory=list)
@@ -70,31 +75,43 @@ class Digest(Processor):
     """Diary lines to short-term entries (see the module docstring)."""
 
     name = "digest"
-    consumes = frozenset({"diary.appended"})
+    consumes = frozenset({"diary.appended", "diary.lines"})
     reset_policy = "earliest"  # safe: every entry carries a dedup key
 
     def begin(self, ws: Context, report: RunReport) -> None:
         self.limit = ws.config.digest_batch_bytes
         self.open: dict[str, _Batch] = {}
+        self.step_lines = 0  # lines of diary.lines events read in this step
+
+    def step_full(self) -> bool:
+        return self.step_lines >= STEP_LINES
 
     def policy(self, ev: Event) -> list[Event]:
-        assert isinstance(ev, DiaryAppended)
-        size = len(ev.line.encode()) + 1
-        batch = self.open.get(ev.date)
+        assert isinstance(ev, DiaryAppended | DiaryLines)
         out: list[Event] = []
+        if isinstance(ev, DiaryLines):
+            self.step_lines += len(ev.lines)
+        for i, item in enumerate(diary_items(ev)):
+            self._line(out, ev.date, ev.seq, i, item.line, item.session_key, item.source_seq)
+        return out
+
+    def _line(self, out: list[Event], date: str, seq: int, index: int, line: str, session_key: str,
+              source_seq: int) -> None:
+        """Add one diary line (line ``index`` of event ``seq``) to its day's entry, closing the entry first if full."""
+        size = len(line.encode()) + 1
+        batch = self.open.get(date)
         if batch is not None and batch.nbytes + size > self.limit:
-            out.append(self._entry(ev.date, batch))
+            out.append(self._entry(date, batch))
             batch = None
         if batch is None:
-            batch = self.open[ev.date] = _Batch(first_seq=ev.seq)
-        batch.lines.append(ev.line)
+            batch = self.open[date] = _Batch(first_seq=seq, first_index=index)
+        batch.lines.append(line)
         batch.nbytes += size
-        batch.last_seq = ev.seq
-        if ev.session_key and ev.session_key not in batch.sessions:
-            batch.sessions.append(ev.session_key)
-        if ev.source_seq:
-            batch.message_seqs.append(ev.source_seq)
-        return out
+        batch.last_seq = seq
+        if session_key and session_key not in batch.sessions:
+            batch.sessions.append(session_key)
+        if source_seq:
+            batch.message_seqs.append(source_seq)
 
     def first_seq(self, ws: Context) -> int:
         # a log from before the digest followed events: it had read every diary line appended before its last run
@@ -103,11 +120,12 @@ class Digest(Processor):
     def end_step(self) -> list[Event]:
         out: list[Event] = [self._entry(date, batch) for date, batch in sorted(self.open.items())]
         self.open = {}
+        self.step_lines = 0
         return out
 
     def _entry(self, date: str, batch: _Batch) -> StmAdded:
         self.open.pop(date, None)
-        entry_id = f"stm-{date}-{batch.first_seq}"
+        entry_id = f"stm-{date}-{batch.first_seq}" + (f".{batch.first_index}" if batch.first_index else "")
         return StmAdded(entry_id=entry_id, text=entry_text(batch.lines), date=date, start=batch.first_seq,
                         end=batch.last_seq, session_keys=batch.sessions, message_seqs=batch.message_seqs,
                         dedup=f"digest:{entry_id}")

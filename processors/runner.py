@@ -93,6 +93,16 @@ class Processor(ABC):
         """Outputs after a step's records (e.g. diary trims); called once per step."""
         return []
 
+    def entries_in(self, outputs: list[Event]) -> int:
+        """How many entries a step's outputs hold (``RunReport.entries_written``): one per event, unless an
+        event carries many (the snapshot's ``diary.lines`` count their lines)."""
+        return len(outputs)
+
+    def step_full(self) -> bool:
+        """True to end the step after the event just consumed (a processor whose inputs are large ones
+        bounds a step's memory by its own measure, not only by ``STEP_RECORDS``)."""
+        return False
+
 
 def validate_offset(ws: Context, processor: str, policy: str, first: int | None = None) -> tuple[int, OffsetReset | None]:
     """The seq to read from next, and the reset to record if the committed offset did not hold."""
@@ -173,13 +183,15 @@ def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_
                 last = None
                 consumed = 0
                 wanted = proc.consumes
-                policy = proc.policy
+                policy, full = proc.policy, proc.step_full
                 for rec in ws.log.records(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
                     last = rec
                     ev = rec.event
                     if ev.type in wanted:
                         consumed += 1
                         outputs.extend(policy(ev))
+                        if full():
+                            break
                 if last is None:
                     break
                 outputs.extend(proc.end_step())
@@ -192,7 +204,7 @@ def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_
                                          position=last.end, fingerprint=last.fingerprint)
                 ws.append(pending + outputs + [commit])
                 report.count(outputs)
-                report.entries_written += len(outputs)
+                report.entries_written += proc.entries_in(outputs)
                 pending = []
         with ws.lock:
             if pending:

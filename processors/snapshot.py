@@ -1,14 +1,17 @@
 """Snapshot: messages -> lines of the day's diary, deduplicated, within the byte budget.
 
-Every ``message.appended`` becomes one ``diary.appended`` line (``HH:MM:SS [session]
-role: content``, content on one line, cut at ``LINE_CHARS`` characters) in the diary of
-the message's UTC date. The event also carries what the line came from (session key,
-message id, role, the message's seq), so readers of the diary never parse its text.
+Every ``message.appended`` becomes one line (``HH:MM:SS [session] role: content``, content
+on one line, cut at ``LINE_CHARS`` characters) in the diary of the message's UTC date. A
+step writes the lines of each day as ``diary.lines`` events of up to ``EVENT_LINE_BYTES``
+of lines each (one event per line, ``diary.appended``, was ~300 bytes of framing and keys
+per message, and as many events to redact, frame and fold). The event also carries what
+each line came from (session key, message id, role, the message's seq), so readers of the
+diary never parse its text. Logs holding ``diary.appended`` events fold as they did.
 
-The line's ``dedup`` key is ``xxh3_128`` of the canonical message (see
-``canonical_message``: session key, message id, role, content, timestamp, tool calls),
-and the log writes an event with a known key only once. So the hash set lives in the
-log's dedup index, not in the diary: re-imports, offset resets and diary trims can never
+The line's dedup key is ``xxh3_128`` of the canonical message (see ``canonical_message``:
+session key, message id, role, content, timestamp, tool calls); the event lists it in
+``dedup_keys``, which the log indexes to the event's seq and never accepts twice. So the
+hash set lives in the log's dedup index, not in the diary: re-imports, offset resets and diary trims can never
 bring a message into the diary twice (the seed's 2.6 MB diary with 114 repeated
 snapshots came from deduplicating against the file after it had been trimmed), while
 distinct messages that happen to read alike (parallel tool calls at the same time, two
@@ -20,7 +23,7 @@ so an old log re-snapshotted after an offset reset gains no duplicate line.
 In the same atomic batch the step trims every diary that would exceed its byte budget
 (whole lines, oldest first, the newest line always kept; ``diary.trimmed`` says what
 went), so a diary is never over budget, not even between two steps. The digest reads
-``diary.appended`` events, not the file, so a trim never takes anything from it.
+the diary events, not the file, so a trim never takes anything from it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING
 import xxhash
 
 from eventlog import codec
-from eventlog.events import DiaryAppended, DiaryTrimmed, Event, MessageAppended
+from eventlog.events import DiaryLines, DiaryTrimmed, Event, MessageAppended
 from eventlog.timeutil import source_time
 from processors.runner import Processor, RunReport
 
@@ -38,6 +41,33 @@ if TYPE_CHECKING:
     from processors.context import Context
 
 LINE_CHARS = 2000
+EVENT_LINE_BYTES = 64 * 1024  # a diary.lines event closes once its lines hold this many bytes
+
+
+class _Lines:
+    """The lines of one day a step has gathered for its next ``diary.lines`` event."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.session_keys: list[str] = []
+        self.message_ids: list[str] = []
+        self.source_seqs: list[int] = []
+        self.roles: list[str] = []
+        self.keys: list[str] = []
+        self.nbytes = 0
+
+    def add(self, line: str, size: int, ev: MessageAppended, key: str) -> None:
+        self.lines.append(line)
+        self.session_keys.append(ev.session_key)
+        self.message_ids.append(ev.message_id)
+        self.source_seqs.append(ev.seq)
+        self.roles.append(ev.role)
+        self.keys.append(key)
+        self.nbytes += size
+
+    def event(self, date: str) -> DiaryLines:
+        return DiaryLines(date=date, lines=self.lines, session_keys=self.session_keys, message_ids=self.message_ids,
+                          source_seqs=self.source_seqs, roles=self.roles, dedup_keys=self.keys)
 
 
 def canonical_message(ev: MessageAppended) -> list:
@@ -61,11 +91,16 @@ def diary_line(ev: MessageAppended, when: str) -> str:
     if not text:
         names = _tool_names(ev)
         text = f"[tool calls: {', '.join(names)}]" if names else "(no text)"
-    text = " ⏎ ".join(part.strip() for part in text.splitlines() if part.strip()) or "(no text)"
+    if not text.isprintable():  # a printable text is one line, its only white space " " (and stripped): as it is
+        text = " ⏎ ".join(part.strip() for part in text.splitlines() if part.strip()) or "(no text)"
     if len(text) > LINE_CHARS:
         text = text[: LINE_CHARS - 1] + "…"
-    key = ev.session_key.replace("\n", " ")
-    return f"{when[11:19]} [{key}] {ev.role}: {text}"
+    return f"{when[11:19]} [{_one_line(ev.session_key)}] {_one_line(ev.role)}: {text}"
+
+
+def _one_line(text: str) -> str:
+    """``text`` without line breaks (a diary line is one line of its file)."""
+    return text.replace("\r", " ").replace("\n", " ")
 
 
 def _tool_names(ev: MessageAppended) -> list[str]:
@@ -102,6 +137,7 @@ class Snapshot(Processor):
         self.seen: set[int] = set()  # keys written in this run (not in the log's index until appended)
         self.legacy_horizon = self.diary.legacy_horizon  # messages up to this seq may carry a version 1 key
         self.new: dict[str, list[int]] = {}  # date -> lengths of lines added in this step
+        self.open: dict[str, _Lines] = {}  # date -> lines not yet in an event
 
     def policy(self, ev: Event) -> list[Event]:
         assert isinstance(ev, MessageAppended)
@@ -116,13 +152,23 @@ class Snapshot(Processor):
         when = source_time(ev.timestamp, ev.ts)
         line = diary_line(ev, when)
         date = when[:10]
-        self.new.setdefault(date, []).append(len(line.encode()) + 1)
-        return [DiaryAppended(date=date, line=line, session_key=ev.session_key, message_id=ev.message_id,
-                              source_seq=ev.seq, role=ev.role, key_version=2,
-                              dedup=f"{codec.HASH128_PREFIX}{k:032x}")]
+        size = len(line.encode()) + 1
+        self.new.setdefault(date, []).append(size)
+        day = self.open.get(date)
+        if day is None:
+            day = self.open[date] = _Lines()
+        day.add(line, size, ev, f"{codec.HASH128_PREFIX}{k:032x}")
+        if day.nbytes < EVENT_LINE_BYTES:
+            return []
+        del self.open[date]
+        return [day.event(date)]
+
+    def entries_in(self, outputs: list[Event]) -> int:
+        return sum(len(ev.lines) if isinstance(ev, DiaryLines) else 1 for ev in outputs)  # lines, as before diary.lines
 
     def end_step(self) -> list[Event]:
-        trims: list[Event] = []
+        out: list[Event] = [day.event(date) for date, day in sorted(self.open.items())]  # lines before trims
+        self.open = {}
         dates = set(self.new) | {d for d, day in self.diary.days.items() if day.size > self.budget}
         for date in sorted(dates):
             day = self.diary.days.get(date)
@@ -131,8 +177,8 @@ class Snapshot(Processor):
             if not lines:
                 continue
             start = day.start if day else 0
-            trims.append(DiaryTrimmed(date=date, dropped_lines=lines, dropped_bytes=nbytes, start_before=start,
-                                      start_after=start + nbytes, budget=self.budget))
+            out.append(DiaryTrimmed(date=date, dropped_lines=lines, dropped_bytes=nbytes, start_before=start,
+                                    start_after=start + nbytes, budget=self.budget))
             self.report.bytes_trimmed += nbytes
         self.new = {}
-        return trims
+        return out

@@ -1,5 +1,9 @@
 """The diary projection: ``diary/YYYY-MM-DD.md``, one line per ``diary.appended`` event.
 
+A ``diary.lines`` event (what snapshots write now: many lines in one event) folds exactly
+as one ``diary.appended`` per line, in order, so a log holding either shape or both
+projects the same files.
+
 Each day's file holds whole lines, oldest first, within the byte budget the snapshot
 processor enforces with ``diary.trimmed`` events. A diary has a *logical* byte range
 ``[start, end)``: ``start`` grows by the bytes each trim drops, so a byte offset into the
@@ -16,12 +20,12 @@ appends lines and writes it back atomically.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import xxhash
 
-from eventlog.events import DiaryAppended, DiaryTrimmed, Event
+from eventlog.events import DiaryAppended, DiaryLines, DiaryTrimmed, Event
 from eventlog.fsio import FileSystem
 from eventlog.validate import valid_date
 from projections.base import Projection, ProjectionDrift
@@ -46,6 +50,25 @@ class DiaryDay(msgspec.Struct, kw_only=True):
         return self.start + self.size
 
 
+class DiaryItem(NamedTuple):
+    """One line a diary event adds, with what it came from."""
+
+    line: str
+    session_key: str
+    message_id: str
+    source_seq: int
+    role: str
+    dedup: str  # its message's dedup key
+
+
+def diary_items(ev: DiaryAppended | DiaryLines) -> list[DiaryItem]:
+    """The lines ``ev`` adds to its day's diary, in order, whichever of the two shapes it has."""
+    if isinstance(ev, DiaryLines):
+        return [DiaryItem(*item) for item in zip(ev.lines, ev.session_keys, ev.message_ids, ev.source_seqs, ev.roles,
+                                                 ev.dedup_keys, strict=False)]
+    return [DiaryItem(ev.line, ev.session_key, ev.message_id, ev.source_seq, ev.role, ev.dedup)]
+
+
 def diary_file(date: str) -> str:
     """The relative path of a day's diary (a date that is not a real one, from an old log, gets a safe name)."""
     if valid_date(date):
@@ -66,7 +89,7 @@ class DiaryProjection(Projection):
     """Daily diaries with logical offsets (see the module docstring)."""
 
     name = "diary"
-    consumes = frozenset({"diary.appended", "diary.trimmed"})
+    consumes = frozenset({"diary.appended", "diary.lines", "diary.trimmed"})
 
     def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)
@@ -99,15 +122,9 @@ class DiaryProjection(Projection):
             case DiaryAppended():
                 if ev.key_version < 2 and ev.source_seq > self.legacy_horizon:
                     self.legacy_horizon = ev.source_seq
-                day = self.days.get(ev.date)
-                if day is None:
-                    day = self.days[ev.date] = DiaryDay(date=ev.date)
-                line = ev.line.encode() + b"\n"
-                day.lengths.append(len(line))
-                day.sources.append(ev.source_seq)
-                day.size += len(line)
-                self.pending.setdefault(ev.date, []).append(line)
-                self.dirty.add(ev.date)
+                self._add_lines(ev.date, [ev.line], [ev.source_seq])
+            case DiaryLines():  # key version 2 always: the legacy horizon stays
+                self._add_lines(ev.date, ev.lines, ev.source_seqs)
             case DiaryTrimmed():
                 day = self.days.get(ev.date)
                 if day is None:
@@ -127,6 +144,20 @@ class DiaryProjection(Projection):
                 if n > from_pending:
                     self.to_drop[ev.date] = self.to_drop.get(ev.date, 0) + n - from_pending
                 self.dirty.add(ev.date)
+
+    def _add_lines(self, date: str, lines: list[str], sources: list[int]) -> None:
+        day = self.days.get(date)
+        if day is None:
+            day = self.days[date] = DiaryDay(date=date)
+        data = [line.encode() + b"\n" for line in lines]
+        lengths = [len(b) for b in data]
+        if len(sources) != len(lines):  # only a log written around validation: one source per line all the same
+            sources = (list(sources) + [0] * len(lines))[: len(lines)]
+        day.lengths.extend(lengths)
+        day.sources.extend(sources)
+        day.size += sum(lengths)
+        self.pending.setdefault(date, []).extend(data)
+        self.dirty.add(date)
 
     def sources_between(self, date: str, start: int, end: int) -> list[int]:
         """Message seqs of the lines in the logical byte range [start, end) of a day's diary."""

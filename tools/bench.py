@@ -1733,7 +1733,8 @@ def bench_snapshot(ctx: Context) -> Result:
         if snap.events_consumed != n or dig.events_read == 0:
             raise RuntimeError(f"snapshot consumed {snap.events_consumed} of {n} messages; digest read {dig.events_read} lines")
         digests.append({"seconds": t3 - t2, "diary_bytes": diary_bytes, "days": len(diary), "entries": dig.entries_written,
-                        "snapshot_trimmed_bytes": snap.bytes_trimmed, "snapshot_lines": snap.outputs.get("diary.appended", 0),
+                        "snapshot_trimmed_bytes": snap.bytes_trimmed, "snapshot_lines": snap.events_consumed - snap.duplicates_skipped,
+                        "diary_events": snap.outputs.get("diary.lines", 0) + snap.outputs.get("diary.appended", 0),
                         "diary_trims": snap.outputs.get("diary.trimmed", 0)})
         return t1 - t0
 
@@ -1764,6 +1765,7 @@ def bench_snapshot(ctx: Context) -> Result:
         "log_mib": big["log_mib"],
         "snapshot_seconds": round(best["ours"], 2),
         "diary_lines_written": dig["snapshot_lines"],
+        "diary_events_written": dig["diary_events"],
         "diary_trims": dig["diary_trims"],
         "diary_bytes_trimmed": dig["snapshot_trimmed_bytes"],
         "digest_diary_bytes_per_s": round(dig["diary_bytes"] / dig["seconds"], 1),

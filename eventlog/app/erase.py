@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from eventlog import codec, erasure
 from eventlog.errors import EvlogError, InvalidEventError, NotFound
 from eventlog.events import (
+    DiaryLines,
     ErasureRecorded,
     Event,
     MemoryAppended,
@@ -354,6 +355,8 @@ def _points_at(ev: Event, found: _Found, fact_ids: set[str]) -> bool:
         return hit
     if isinstance(ev, StmAdded):
         return bool(seqs.intersection(ev.message_seqs))
+    if isinstance(ev, DiaryLines):  # the whole event goes: its other lines with it (the diary is bookkeeping)
+        return bool(seqs.intersection(ev.source_seqs))
     src = getattr(ev, "source_seq", 0)
     return bool(src) and src in seqs
 
@@ -376,7 +379,7 @@ def _direct(ev: Event, target: Target, fact_ids: set[str]) -> bool:
         return True
     key = getattr(ev, "session_key", None)
     if target.kind == "session":
-        return key == target.value or (isinstance(ev, StmAdded) and target.value in ev.session_keys)
+        return key == target.value or (isinstance(ev, StmAdded | DiaryLines) and target.value in ev.session_keys)
     if target.kind == "text":
         return _holds(codec.ENCODER.encode(ev), [_json_body(target.value)])
     if target.kind == "sync" and ev.seq in target.seqs:

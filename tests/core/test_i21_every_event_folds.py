@@ -90,7 +90,19 @@ def event_strategy(cls: type[Event]) -> st.SearchStrategy:
     return st.fixed_dictionaries(fields).map(lambda kw: cls(**kw))
 
 
-ANY_EVENT = st.one_of(*[event_strategy(cls) for cls in EVENT_TYPES if cls is not events.LogRecovered])
+KEYS = st.integers(0, 2**128 - 1).map(lambda k: f"xxh3_128:{k:032x}")
+DIARY_ITEM = st.tuples(TEXT, TEXT, TEXT, INTS, SPECIAL["role"], st.one_of(KEYS, KEYS, KEYS, HOSTILE))
+
+
+def _diary_lines(date: str, items: list[tuple]) -> events.DiaryLines:
+    lines, keys, ids, seqs, roles, dedup = (list(col) for col in zip(*items, strict=True)) if items else ([],) * 6
+    return events.DiaryLines(date=date, lines=lines, session_keys=keys, message_ids=ids, source_seqs=seqs, roles=roles,
+                             dedup_keys=dedup)
+
+
+#: diary.lines whose parallel lists have one length (the generic strategy almost never gives that), hostile inside
+DIARY_LINES = st.builds(_diary_lines, SPECIAL["date"], st.lists(DIARY_ITEM, max_size=4))
+ANY_EVENT = st.one_of(*[event_strategy(cls) for cls in EVENT_TYPES if cls is not events.LogRecovered], DIARY_LINES)
 
 
 def _commands_work(home: str, cli_runner) -> None:  # noqa: ANN001
@@ -149,6 +161,8 @@ def test_events_written_before_validation_cannot_brick_a_workspace_or_write_outs
         events.MessageAppended(session_key="s", message_id="2", role="user", content="x", timestamp="2026-13-45T99:00:00Z"),
         events.SessionCreated(session_key="s2", created_at="0001-01-01T00:00:00+01:00", project="../../x"),
         events.DiaryAppended(date="../../x/notes", line="forged", session_key="s", message_id="1", source_seq=1),
+        events.DiaryLines(date="../../x/notes", lines=["forged", "too"], session_keys=["s"], source_seqs=[1, 2, 3, 2**70],
+                          dedup_keys=["not a hash"]),
         events.DiaryTrimmed(date="../../x/notes", dropped_lines=-5, dropped_bytes=-1, start_before=0, start_after=-3,
                             budget=0),
         events.MemoryAppended(fact_id="f", scope="weird", section="a\nb", text="", project="../../x"),

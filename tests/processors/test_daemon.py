@@ -26,6 +26,7 @@ from eventlog.errors import ConfigError
 from eventlog.events import (
     CursorAdvanced,
     DiaryAppended,
+    DiaryLines,
     HistoryAppended,
     MemoryAppended,
     MessageAppended,
@@ -36,6 +37,7 @@ from processors import registry
 from processors.daemon import EXTERNAL_JOBS, JOBS, run_daemon
 from processors.extract.text import fact_key
 from processors.llm import OfflineExtractor
+from projections.diary import diary_items
 
 FAST = {job: 0.05 for job in JOBS if job not in EXTERNAL_JOBS}
 
@@ -74,7 +76,8 @@ def check_consistent(home: str) -> None:
     # every unique message reached the diary exactly once
     canon = lambda m: (m.session_key, m.message_id, m.role, m.content, m.timestamp)  # noqa: E731
     unique = {canon(e) for e in evs if isinstance(e, MessageAppended)}
-    in_diary = Counter(canon(by_seq[e.source_seq]) for e in evs if isinstance(e, DiaryAppended))
+    in_diary = Counter(canon(by_seq[item.source_seq]) for e in evs if isinstance(e, DiaryAppended | DiaryLines)
+                       for item in diary_items(e))
     assert [m for m, n in in_diary.items() if n > 1] == [], "a message reached the diary twice"
     assert set(in_diary) == unique, f"{len(unique - set(in_diary))} message(s) never reached the diary"
     # every message and note was claimed by Dream exactly once (retries do not claim)

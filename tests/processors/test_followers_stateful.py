@@ -35,6 +35,7 @@ import processors
 from eventlog.events import (
     CursorAdvanced,
     DiaryAppended,
+    DiaryLines,
     Event,
     HistoryAppended,
     MessageAppended,
@@ -45,6 +46,7 @@ from eventlog.log import Log
 from processors import registry
 from processors.llm import OfflineExtractor
 from processors.runner import validate_offset
+from projections.diary import diary_items
 from tests import example_processor
 from tests.fake_context import Crash, FakeContext
 
@@ -154,14 +156,15 @@ class FollowersMachine(RuleBasedStateMachine):
         events = list(self.ctx.log.read())
         messages = [e for e in events if isinstance(e, MessageAppended)]
         unique = {(m.session_key, m.message_id, m.content) for m in messages}
-        diary = Counter((d.session_key, d.message_id) for d in events if isinstance(d, DiaryAppended))
+        diary_events = [d for d in events if isinstance(d, DiaryAppended | DiaryLines)]
+        diary = Counter((item.session_key, item.message_id) for d in diary_events for item in diary_items(d))
         assert all(n == 1 for n in diary.values()), "a message reached the diary twice"
         if "snapshot" in self.complete:
             assert len(diary) == len(unique)
         entries = Counter(e.entry_id for e in events if isinstance(e, StmAdded))
         assert all(n == 1 for n in entries.values())
         if "digest" in self.complete and "snapshot" in self.complete:
-            lines = {d.seq for d in events if isinstance(d, DiaryAppended)}
+            lines = {d.seq for d in diary_events}
             covered = {s for e in events if isinstance(e, StmAdded) for s in lines if e.start <= s <= e.end}
             assert covered == lines, "a diary line is in no short-term entry after a digest run"
         todos = Counter(h.refs["seq"] for h in events if isinstance(h, HistoryAppended) and h.source == "todo")

@@ -31,9 +31,9 @@ from eventlog import codec
 from eventlog.app import replay
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.errors import EvlogError
-from eventlog.events import DiaryAppended, MessageAppended, OffsetReset, StmAdded
+from eventlog.events import DiaryAppended, DiaryLines, MessageAppended, OffsetReset, StmAdded
 from processors.snapshot import canonical_message
-from projections.diary import diary_file
+from projections.diary import diary_file, diary_items
 from tests.simfs import SimFS, abandon_workspace
 
 pytestmark = pytest.mark.slow  # a Hypothesis state machine (tens of seconds)
@@ -72,6 +72,10 @@ class PipelineMachine(RuleBasedStateMachine):
 
     def _events(self, cls: type) -> list:
         return [e for e in Workspace.open(self.home).log.read() if isinstance(e, cls)]
+
+    def _diary_items(self) -> list:
+        """Every line the diary events of the log add (one per ``diary.appended``, many per ``diary.lines``)."""
+        return [item for e in self._events(DiaryAppended | DiaryLines) for item in diary_items(e)]
 
     # -- inputs ----------------------------------------------------------------------
 
@@ -163,12 +167,12 @@ class PipelineMachine(RuleBasedStateMachine):
     # -- checks ----------------------------------------------------------------------
 
     def _every_message_reached_the_diary_once(self) -> None:
-        written = [e.dedup for e in self._events(DiaryAppended)]
+        written = [item.dedup for item in self._diary_items()]
         expected = {codec.content_hash(canonical_message(m)) for m in self.sent}
         assert set(written) == expected, "a unique message is missing from the diary after a snapshot run"
 
     def _every_diary_line_reached_an_entry(self) -> None:
-        lines = [e.source_seq for e in self._events(DiaryAppended)]
+        lines = [item.source_seq for item in self._diary_items()]
         covered = [s for e in self._events(StmAdded) for s in e.message_seqs]
         assert set(covered) == set(lines), "a diary line was skipped by the digest"
         if not [e for e in self._events(OffsetReset) if e.processor == "digest"]:
@@ -177,7 +181,7 @@ class PipelineMachine(RuleBasedStateMachine):
     @invariant()
     def diary_lines_are_unique(self) -> None:
         if hasattr(self, "ws"):
-            keys = [e.dedup for e in self._events(DiaryAppended)]
+            keys = [item.dedup for item in self._diary_items()]
             assert len(keys) == len(set(keys)), "a message reached the diary twice"
 
     @invariant()

@@ -50,7 +50,7 @@ def test_the_built_ins_are_registered_once_and_everything_is_derived_from_them()
     assert EXTERNAL_JOBS == ("watch",)
     assert registry.model_jobs() == ("consolidate", "autocompact", "dream")
     assert registry.log_inputs() == {"snapshot": frozenset({"message.appended"}),
-                                     "digest": frozenset({"diary.appended"})}
+                                     "digest": frozenset({"diary.appended", "diary.lines"})}
     assert DEFAULT_SCHEDULE == {"snapshot": 300.0, "digest": 900.0, "archive": 86400.0, "autocompact": 300.0,
                                 "dream": 120.0, "recall": 60.0, "embed": 60.0, "watch": 0.0}
 
