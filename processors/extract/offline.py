@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import notes, quality, referents, validity
+from processors.extract import frames, notes, quality, referents, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -1126,6 +1126,7 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
 
     ``owner``: the statement is the user's (every slot kind); a named person of a conversation corrects only
     ``slots.PERSONAL`` kinds, with a sign of change."""
+    pool = [k for k in pool if not frames.other_subject(third, k.text)]  # "my brother moved ...": not the user's
     if gone and (owner or cue):
         for k in pool:
             if any(sl.holds_value(k.text, g) for g in gone):
@@ -1141,6 +1142,9 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
                 return k
         if sl.returns(third):  # "I'm back in the office": the temporary state ("until June") ended
             return next((k for k in pool if validity.ends_on(k.text) is not None), None)
+        at = frames.frame_target(third, [k.text for k in pool])  # the same frame, another value
+        if at is not None:
+            return pool[at]
     return None
 
 
@@ -1168,7 +1172,7 @@ def _swapped(s: str, old_fact: str) -> str:
     if not pair:
         return ""
     old, new = pair
-    pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
+    pattern = re.compile(re.escape(old) if has_cjk(old) else rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
     if not pattern.search(old_fact):
         return ""
     return pattern.sub(lambda _m: new, old_fact, count=1)
@@ -1179,12 +1183,14 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     False (and the sentence is read as usual)."""
     if SECOND_PERSON.search(s) and not has_cjk(s):
         return False
+    if frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+        return False  # "if I moved to ...", "I also use ...": nothing changes
     zh = has_cjk(s)
     if zh and not re.search(r"我|这个项目|本项目", s) and not (not sp.named and sl.has_cue(s) and sl.slots(s)):
         return False
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
-                       or _PROJECT_THING.match(s)):
+                       or _PROJECT_THING.match(s) or (not sp.named and sl.has_cue(s))):
         return False
     subjects = _subject_pool(pool, sp)
     if not subjects:

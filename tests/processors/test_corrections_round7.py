@@ -100,7 +100,7 @@ NOT_CORRECTIONS = [
                    "Postgres"),
     NotACorrection("sister lives", ("My sister lives in Paris.", "I live in Lyon."), "Paris"),
     NotACorrection("dad now farmer", ("I'm a teacher.", "My dad was a teacher and now he's a farmer."), "teacher"),
-    NotACorrection("husband likes", ("I like jazz.", "My husband likes rock these days."), "jazz"),
+    NotACorrection("husband likes", ("My favourite genre is jazz.", "My husband likes rock these days."), "jazz"),
     NotACorrection("might move", ("We deploy to AWS.", "We might move to GCP next year."), "AWS"),
     NotACorrection("thinking of leaving", ("I work at Google.", "I'm thinking about leaving Google."), "Google"),
     NotACorrection("friend's city", ("I live in Munich.", "Tom lives in Vienna now."), "Munich"),
