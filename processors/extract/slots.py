@@ -54,7 +54,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:working|staying)\s+(?:from|in)\s+(?P<v>(?-i:{_CAP}))(?!\s+(?:office|branch|site)\b)"
                         rf"|\b(?:back\s+)?home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
+    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:[a-z]+ly\s+)?(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at|(?:has|have|'ve)\s+been\s+at)\s+"
                             rf"(?P<v>(?-i:{_CAP}))",
@@ -93,7 +93,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                        r"(?P<k>[a-z]+)\s+(?P<v>[a-z-]+(?:\s+[a-z-]+)?)(?=\s*(?:now|these\s+days|nowadays|[.,;]|$))")),
     # what a thing of one's own runs on or lives in ("our CI runs on Jenkins", "my notes live in Notion"; key = it)
     ("has", re.compile(rf"\b(?:my|our|the\s+user's|the\s+team's)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:[a-z]+\s+)?"
-                       rf"(?:on|in|with|through|via)\s+(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
+                       rf"(?:on|in|with|through|via|to)\s+(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     # a habit by its frequency ("eats meat most days"; key = the verb)
     ("habit", re.compile(r"\b(?:I|we|the\s+user|the\s+team)\s+(?:(?:usually|always|often|normally|still)\s+)?(?P<k>[a-z]+)\s+"
                          r"(?P<v>(?:[a-z]+\s+){0,2}?[a-z]+)\s+(?:most|every|each)\s+(?:days?|mornings?|evenings?|nights?|"
@@ -420,6 +420,10 @@ def one_span_changed(old: str, new: str) -> bool:
     return any(_one_span(old, c) for c in [new, *(clauses if len(clauses) > 1 else [])])
 
 
+#: Words that alone keep no frame: a subject and a verb of using ("the team uses", "we run").
+_BARE_FRAME = frozenset("the a an user team project we i user's team's uses use using used run runs is are".split())
+
+
 def _one_span(old: str, new: str) -> bool:
     a = _ALIGN_DROP.sub(" ", old.casefold()).replace(".", " ").split()
     b = _ALIGN_DROP.sub(" ", new.casefold()).replace(".", " ").split()
@@ -433,6 +437,8 @@ def _one_span(old: str, new: str) -> bool:
     if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4 or set(mid_a) & set(mid_b):
         return False  # a word on both sides: two spans changed ("Jest for unit" / "Playwright for browser")
     same = p + s
+    if not [w for w in a[:p] + a[len(a) - s:] if w not in _BARE_FRAME]:
+        return False  # only "the team uses" is the same: the whole object changed, which says no frame is kept
     return same >= 3 and same >= 0.5 * min(len(a), len(b)) and any(w not in STOPWORDS for w in mid_b)
 
 

@@ -79,6 +79,39 @@ CASES = [
     Case("zh swim day", ("我每周二去游泳。", "游泳改到每周四了。"), "四", "二"),
     Case("zh from to job", ("我在京东做运营。", "我从京东跳到了美团。"), "美团", "京东"),
 ]
+#: A second batch, written after the first round of code (measured once: 26/30; three of its failures then fixed).
+CASES_2 = [
+    Case("moved now", ("I'm living in Ghent.", "I've moved, I live in Antwerp now."), "Antwerp", "Ghent"),
+    Case("office moved", ("My office is in Canary Wharf.", "Our office moved to Shoreditch."), "Shoreditch", "Canary Wharf"),
+    Case("promoted", ("I'm a junior developer at Monzo.", "I got promoted to senior developer."), "senior developer", "junior developer"),
+    Case("notice and joined", ("I work remotely for Spotify.", "I handed in my notice at Spotify and joined Klarna."), "Klarna", "Spotify"),
+    Case("username now", ("My username is jdoe42.", "My username is now jdoe_dev."), "jdoe_dev", "jdoe42"),
+    Case("frontend on", ("We're on React 17.", "The frontend is on React 18 now."), "React 18", "React 17"),
+    Case("database upgraded", ("Our database is MySQL 5.7.", "We upgraded the database to MySQL 8."), "MySQL 8", "MySQL 5.7"),
+    Case("files stored", ("We store files in S3.", "Files are stored in Cloudflare R2 now."), "Cloudflare R2", "S3"),
+    Case("switched to for notes", ("I take notes with Evernote.", "I switched to Bear for notes."), "Bear", "Evernote"),
+    Case("meetings happen on", ("We use Zoom for meetings.", "Meetings happen on Google Meet these days."), "Google Meet", "Zoom"),
+    Case("logs shipped", ("Our logs go to Papertrail.", "Logs are shipped to Datadog now."), "Datadog", "Papertrail"),
+    Case("changed my mind", ("I prefer spaces over tabs.", "I changed my mind, I prefer tabs over spaces."), "tabs over spaces", "spaces over tabs"),
+    Case("working in silence", ("I like working with music on.", "These days I like working in silence."), "silence", "music"),
+    Case("favourite food now", ("My favourite food is sushi.", "My favourite food is ramen now."), "ramen", "sushi"),
+    Case("forget about the cat", ("I'm Jonas and I have a cat called Mimi.", "Please forget about the cat."), "Jonas", "Mimi"),
+    Case("back from until", ("I'm working from Madrid until Friday.", "I'm back in Barcelona."), "Barcelona", "Madrid"),
+    Case("package manager from to", ("Our package manager is npm.", "We moved from npm to pnpm."), "pnpm", "npm"),
+    Case("commute by", ("I commute by bus.", "I commute by bike now."), "bike", "bus"),
+    Case("got a new phone", ("My phone is an iPhone 12.", "I got a Pixel 8 as my new phone."), "Pixel 8", "iPhone"),
+    Case("rewrote in", ("The API is written in Flask.", "We rewrote the API in FastAPI."), "FastAPI", "Flask"),
+    Case("zh work city now", ("我在上海工作。", "我现在在深圳工作了。"), "深圳", "上海"),
+    Case("zh database switched", ("我们用 MySQL 做数据库。", "数据库换成 PostgreSQL 了。"), "PostgreSQL", "MySQL"),
+    Case("zh prefer now", ("我喜欢看足球。", "我现在更喜欢看篮球。"), "篮球", "足球"),
+    Case("zh frontend changed", ("我们的前端用 Vue。", "前端已经改成 React 了。"), "React", "Vue"),
+    Case("zh renamed", ("我的名字是张伟。", "我改名了，现在叫张大伟。"), "张大伟", "张伟"),
+    Case("zh age now", ("我今年30岁。", "我现在31岁了。"), "31", "30"),
+    Case("standups moved", ("Our standups are on Zoom.", "Standups moved to Slack huddles."), "Slack", "Zoom"),
+    Case("blog on now", ("I run my blog on WordPress.", "My blog is on Ghost now."), "Ghost", "WordPress"),
+    Case("payments go through", ("We pay with Stripe.", "Payments go through Adyen now."), "Adyen", "Stripe"),
+    Case("got divorced", ("I'm married.", "I got divorced last year."), "divorced", "married"),
+]
 
 
 @dataclass(frozen=True)
@@ -109,13 +142,26 @@ NOT_CORRECTIONS = [
     NotACorrection("zh friend moved", ("我住在北京。", "我朋友搬到上海了。"), "北京"),
     NotACorrection("zh also use", ("我们用 MySQL 存用户数据。", "我们现在也用 Redis 做缓存。"), "MySQL"),
     NotACorrection("zh question", ("我住在北京。", "我要不要搬到上海？"), "北京"),
+    # a second batch, written after the first round of code (measured once: 1/12 wrong, then fixed)
+    NotACorrection("parents live now", ("I live in Oslo.", "My parents live in Bergen now."), "Oslo"),
+    NotACorrection("other setting", ("We use Docker for local development.", "We now use Kubernetes in production."), "Docker"),
+    NotACorrection("would I be", ("I work at IKEA.", "Would I be happier at Spotify?"), "IKEA"),
+    NotACorrection("tool is slow", ("I use Firefox as my browser.", "Firefox is slow these days."), "Firefox"),
+    NotACorrection("manager moved", ("My manager is Priya.", "Priya moved to Toronto."), "Priya"),
+    NotACorrection("now also", ("I drink coffee every morning.", "I now also drink green tea in the afternoon."), "coffee"),
+    NotACorrection("other part", ("We deploy the backend to Fly.", "We write the frontend in Svelte now."), "Fly"),
+    NotACorrection("maybe someday", ("I live in Oslo.", "Maybe I'll move to Stockholm someday."), "Oslo"),
+    NotACorrection("zh wife works", ("我在北京工作。", "我老婆现在在上海工作。"), "北京"),
+    NotACorrection("other language", ("I use Vim for Go.", "I now use Emacs for Lisp."), "Vim"),
+    NotACorrection("daughter's school", ("My daughter goes to Elm School.", "I started at Oak Labs."), "Elm School"),
+    NotACorrection("other site", ("We host the docs on Read the Docs.", "Our marketing site is on Webflow now."), "Read the Docs"),
 ]
 
 #: The issue's target for corrections; the tests fail below the floors, the rates measured (rounded down).
 TARGET = 0.9
-FLOOR = 0.0
+FLOOR = 0.94  # 26/45 = 58% before round seven's code; 71/75 = 94.7% after (both batches read)
 #: The most false supersedes the negative cases may show (measured).
-MAX_FALSE = len(NOT_CORRECTIONS)
+MAX_FALSE = 0  # 6/16 before round seven's code; 0/28 after
 
 
 def _false_supersedes(cases: list[NotACorrection], root: str) -> list[str]:
@@ -136,14 +182,15 @@ def _false_supersedes(cases: list[NotACorrection], root: str) -> list[str]:
 
 
 def test_round_seven_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
-    assert len(CASES) >= 40
-    failures = failures_of(CASES, evlog_home)
-    ok = len(CASES) - len(failures)
+    cases = CASES + CASES_2
+    assert len(cases) >= 40
+    failures = failures_of(cases, evlog_home)
+    ok = len(cases) - len(failures)
     with capsys.disabled():
-        print(f"\nround seven corrections: {ok}/{len(CASES)} = {ok / len(CASES):.0%} (target {TARGET:.0%})")
+        print(f"\nround seven corrections: {ok}/{len(cases)} = {ok / len(cases):.0%} (target {TARGET:.0%})")
         for f in failures:
             print("  FAIL", f)
-    assert ok / len(CASES) >= FLOOR, "\n".join(failures)
+    assert ok / len(cases) >= FLOOR, "\n".join(failures)
 
 
 def test_statements_that_change_nothing_supersede_nothing(evlog_home, capsys):
