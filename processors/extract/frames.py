@@ -55,13 +55,13 @@ _MARKERS = frozenset("""
 now nowadays currently actually lately recently finally anymore longer instead again still since these days
 switched switch moved move migrated upgraded upgrade bumped changed change replaced relocated became become turned
 new old current yesterday today tonight tomorrow week weeks month months year years ago last next spring summer autumn
-fall winter morning evening january february march april may june july august september october november december
-monday tuesday wednesday thursday friday saturday sunday everyone got get gets
+fall winter january february march april may june july august september october november december
+everyone got get gets renamed traded swapped rewrote rewritten
 """.split())
 #: Verbs that say little about what a fact is about ("uses X", "is on X", "goes through X"): never a frame alone.
 _LIGHT = frozenset("use uses used using is are be been has have had go goes went gone going do does done doing "
                    "make makes made run runs running happen happens take takes put keep keeps kept out through "
-                   "via off back team".split())
+                   "via off back team under over onto into".split())
 _NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve".split())
 _WORD = re.compile(r"[A-Za-z][\w.+'-]*[\w+]|[A-Za-z]|\d[\w.:]*")
 
@@ -162,9 +162,16 @@ def frame_score(old: str, new: str) -> float:
     shared = [t for t in frame if _has(b, t)]
     old_values = [t for t, v, _i in a if v and not _has(b, t)]
     new_values = [t for t, v, _i in b if v and not _has(a, t)]
-    if not shared or not old_values or not new_values or _modified_apart(a, b, shared):
+    if not shared or _modified_apart(a, b, shared):
         return 0.0
-    return len(shared) / len(frame)
+    score = len(shared) / len(frame)
+    if not old_values or not new_values:  # lower-case values ("pytest" / "nox"): half the frame kept, one word each
+        old_rest = {t for t, _v, _i in a if t not in _LIGHT and not _has(b, t)}
+        new_rest = {t for t, _v, _i in b if t not in _LIGHT and not _has(a, t)}
+        named = not any(not v and _has(b, t) for t, v, _i in a if t not in _LIGHT)  # only a name shared
+        if named or score < 0.5 or not 1 <= len(old_rest) <= 2 or not 1 <= len(new_rest) <= 2:
+            return 0.0  # "Firefox is slow", "Priya moved to Toronto": about that thing, no value swapped
+    return score
 
 
 #: Share of the old fact's frame a statement must keep (one word of a three-word frame).

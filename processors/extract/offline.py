@@ -1172,7 +1172,8 @@ def _swapped(s: str, old_fact: str) -> str:
     if not pair:
         return ""
     old, new = pair
-    pattern = re.compile(re.escape(old) if has_cjk(old) else rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
+    name = rf"(?:(?-i:[A-Z])[\w.&'+-]*\s+)*{re.escape(old)}" if old[:1].isupper() else re.escape(old)  # "Honda Civic" whole
+    pattern = re.compile(re.escape(old) if has_cjk(old) else rf"(?<![\w]){name}(?![\w])", re.IGNORECASE)
     if not pattern.search(old_fact):
         return ""
     return pattern.sub(lambda _m: new, old_fact, count=1)

@@ -39,7 +39,8 @@ _CUE = re.compile(
     r"\b(?:now|nowadays|these\s+days|currently|actually|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|"
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
     r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped|again|ended\s+up|"
-    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently)\b",
+    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently|renamed|traded|"
+    r"swapped|exchanged|rewrote|rewritten|turned|retired|anymore)\b",
     re.IGNORECASE)
 _ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
                      r"|不.{0,4}了")
@@ -143,6 +144,11 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
+    # where a thing of one's own runs, or has moved to (服务部署在阿里云上 / 服务现在迁移到腾讯云了; key = the thing)
+    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:现在|已经|目前)?(?:部署|托管|运行|跑|存|放)在\s*"
+                       r"(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
+    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:现在|已经|目前)?(?:迁移|搬|换|转|挪|切换)到了?\s*"
+                       r"(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
 ]
 #: The tool a subject does something with: "The team installs packages with pip", "The user writes code in Sublime
 #: Text", "The user develops on Windows" (key = the thing done, its object if it has one, else its verb).
@@ -269,6 +275,8 @@ _GONE_EN = [
                rf"(?:any\s*more|any\s+longer)"),
     re.compile(rf"(?:^|[,;]\s*)not\s+(?:(?:a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*(?:[,;.]|$)"),
     re.compile(rf"\binstead\s+of\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"\b(?:traded|swapped|exchanged)\s+(?:in\s+)?(?:(?:the|my|our)\s+)?(?P<old>(?-i:{_CAP}))\s+(?:in\s+)?for\b",
+               re.IGNORECASE),
     re.compile(rf"\b(?:moved|switched|migrated|got)\s+(?:off|away\s+from|rid\s+of)\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"
                rf"|\b(?i:ditched|no\s+more)\s+{_NOT_NP}(?P<old2>{_CAP}|{_NP})"),
     re.compile(rf"\bnot\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*,?\s+but\b"),
@@ -290,6 +298,9 @@ _SWAP = [
     re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>(?-i:{_CAP}))\s*[,;]?\s*(?:but\s+)?now\s+(?:it's|it\s+is|"
                rf"(?:I|we)\s+[a-z]+(?:\s+(?:in|at|on|with|for))?)\s+(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
     re.compile(rf"(?P<new>(?-i:{_CAP}))\s+instead\s+of\s+(?P<old>(?-i:{_CAP}))", re.IGNORECASE),
+    # a thing given for another: "traded the Civic in for a Mazda 3", "swapped X for Y", "exchanged X for Y"
+    re.compile(rf"\b(?:traded|swapped|exchanged)\s+(?:in\s+)?(?:(?:the|my|our|a|an)\s+)?(?P<old>(?-i:{_CAP}))\s+"
+               rf"(?:in\s+)?for\s+(?P<new>[^,;]+?)\s*$", re.IGNORECASE),
     re.compile(rf"\bleft\s+(?P<old>(?-i:{_CAP}))\s+(?:for|to\s+join)\s+(?:an?\s+[a-z]+\s+(?:called|named)\s+)?"
                rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
 ]

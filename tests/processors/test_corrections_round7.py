@@ -112,6 +112,28 @@ CASES_2 = [
     Case("payments go through", ("We pay with Stripe.", "Payments go through Adyen now."), "Adyen", "Stripe"),
     Case("got divorced", ("I'm married.", "I got divorced last year."), "divorced", "married"),
 ]
+#: A third batch, written after the second round of code (measured once: 13/19; three of its failures then fixed).
+CASES_3 = [
+    Case("now based in", ("I'm based in Lagos.", "I'm now based in Accra."), "Accra", "Lagos"),
+    Case("build moved over", ("We build the app with Webpack.", "We've moved the build over to Vite."), "Vite", "Webpack"),
+    Case("planning happens in", ("We use Trello for planning.", "Planning happens in Linear now."), "Linear", "Trello"),
+    Case("left; these days at", ("I'm a product manager at Miro.", "I left Miro; these days I'm a product manager at Canva."), "Canva", "Miro"),
+    Case("email changed", ("My email is ana@old.com.", "My email changed to ana@new.io."), "ana@new.io", "ana@old.com"),
+    Case("moved to kotlin", ("We're on Kotlin 1.8.", "We moved to Kotlin 1.9 last sprint."), "Kotlin 1.9", "Kotlin 1.8"),
+    Case("podcasts on now", ("I listen to podcasts on Spotify.", "I listen to podcasts on Overcast now."), "Overcast", "Spotify"),
+    Case("linting done by", ("We lint Python with Pylint.", "Linting is done by Ruff now."), "Ruff", "Pylint"),
+    Case("don't like anymore", ("I love horror films.", "I don't like horror films anymore, I prefer comedies."), "comedies", "horror"),
+    Case("forget the violin", ("I'm Maya, and I play the violin.", "Forget that I play the violin."), "Maya", "violin"),
+    Case("this week then back", ("This week I'm working from Porto.", "I'm back in Lisbon now."), "Lisbon", "Porto"),
+    Case("branch renamed", ("Our main branch is master.", "The main branch was renamed to main."), "main", "master"),
+    Case("tests run under", ("We run tests with pytest.", "Tests run under nox now."), "nox", "pytest"),
+    Case("traded in for", ("My car is a Honda Civic.", "I traded the Civic in for a Mazda 3."), "Mazda", "Civic"),
+    Case("gym day now", ("I go to the gym on Tuesdays.", "I go to the gym on Thursdays now."), "Thursdays", "Tuesdays"),
+    Case("zh moved back home", ("我住在广州。", "我已经搬回老家长沙了。"), "长沙", "广州"),
+    Case("zh service migrated", ("我们的服务部署在阿里云上。", "服务现在迁移到腾讯云了。"), "腾讯云", "阿里云"),
+    Case("zh switched os", ("我用 Windows 写代码。", "我现在换成 Mac 写代码了。"), "Mac", "Windows"),
+    Case("quit the bakery", ("I'm Leo and I work at a bakery.", "I quit the bakery, I'm a barista now."), "barista", "bakery"),
+]
 
 
 @dataclass(frozen=True)
@@ -142,6 +164,15 @@ NOT_CORRECTIONS = [
     NotACorrection("zh friend moved", ("我住在北京。", "我朋友搬到上海了。"), "北京"),
     NotACorrection("zh also use", ("我们用 MySQL 存用户数据。", "我们现在也用 Redis 做缓存。"), "MySQL"),
     NotACorrection("zh question", ("我住在北京。", "我要不要搬到上海？"), "北京"),
+    # a third batch, written after the second round of code (measured once: 0/8 wrong)
+    NotACorrection("cousin lives now", ("I live in Lagos.", "My cousin lives in Accra now."), "Lagos"),
+    NotACorrection("other tool for chat", ("We use Trello for planning.", "We use Slack for chat now."), "Trello"),
+    NotACorrection("should I apply", ("I work at Miro.", "Should I apply at Canva?"), "Miro"),
+    NotACorrection("if we moved", ("We build with Webpack.", "If we moved to Vite the builds would be faster."), "Webpack"),
+    NotACorrection("also listen", ("I listen to podcasts on Spotify.", "I also listen to audiobooks on Audible."), "Spotify"),
+    NotACorrection("zh sister moved", ("我住在广州。", "我姐姐搬到深圳了。"), "广州"),
+    NotACorrection("other tool for lint", ("We run tests with pytest.", "We run the linter with Ruff now."), "pytest"),
+    NotACorrection("she became", ("I'm a nurse.", "She became a doctor last year."), "nurse"),
     # a second batch, written after the first round of code (measured once: 1/12 wrong, then fixed)
     NotACorrection("parents live now", ("I live in Oslo.", "My parents live in Bergen now."), "Oslo"),
     NotACorrection("other setting", ("We use Docker for local development.", "We now use Kubernetes in production."), "Docker"),
@@ -159,9 +190,9 @@ NOT_CORRECTIONS = [
 
 #: The issue's target for corrections; the tests fail below the floors, the rates measured (rounded down).
 TARGET = 0.9
-FLOOR = 0.94  # 26/45 = 58% before round seven's code; 71/75 = 94.7% after (both batches read)
+FLOOR = 0.92  # 26/45 = 58% before round seven's code; 87/94 = 92.6% after (all three batches read)
 #: The most false supersedes the negative cases may show (measured).
-MAX_FALSE = 0  # 6/16 before round seven's code; 0/28 after
+MAX_FALSE = 0  # 6/16 before round seven's code; 0/36 after
 
 
 def _false_supersedes(cases: list[NotACorrection], root: str) -> list[str]:
@@ -182,7 +213,7 @@ def _false_supersedes(cases: list[NotACorrection], root: str) -> list[str]:
 
 
 def test_round_seven_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
-    cases = CASES + CASES_2
+    cases = CASES + CASES_2 + CASES_3
     assert len(cases) >= 40
     failures = failures_of(cases, evlog_home)
     ok = len(cases) - len(failures)

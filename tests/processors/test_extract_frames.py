@@ -14,6 +14,7 @@ from processors.extract import frames
     ("The team's CI runs on Jenkins.", "CI moved to GitHub Actions."),
     ("The team deploys with Ansible.", "Deployments are done with Terraform now."),
     ("团队的数据库是 MySQL。", "数据库迁移到 PostgreSQL 了。"),
+    ("The team runs tests with pytest.", "Tests run under nox now."),  # lower-case values: half the frame kept
 ])
 def test_a_statement_keeping_the_frame_and_swapping_a_value_targets_the_fact(old, new):
     assert frames.frame_score(old, new) >= frames.MIN_FRAME
@@ -25,6 +26,8 @@ def test_a_statement_keeping_the_frame_and_swapping_a_value_targets_the_fact(old
     ("The team uses Postgres for the main database.", "The team now uses Redis for caching."),  # only "uses" shared
     ("The user uses Firefox as the user's browser.", "Firefox is slow these days."),  # no new value
     ("The team uses Docker for local development.", "The team now uses Kubernetes in production."),
+    ("The user's manager is Priya.", "Priya moved to Toronto."),  # only the name shared: about Priya
+    ("The user drinks coffee in the morning.", "The user drinks tea in the evening now."),  # a third of the frame
 ])
 def test_a_statement_of_another_frame_or_without_a_new_value_targets_nothing(old, new):
     assert frames.frame_target(new, [old]) is None
