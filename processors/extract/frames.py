@@ -203,3 +203,22 @@ def _zh_tokens(text: str) -> list[tuple[str, bool, int]]:
         chars = [c for c in run if c not in _ZH_FUNCTION]
         out.extend((chars[j] + chars[j + 1], False, i) for j in range(len(chars) - 1))
     return out
+
+
+def replaced_values(old: str, new: str) -> list[str]:
+    """The names and numbers of ``old`` that ``new`` (which replaces it) no longer holds: the values it swapped out."""
+    if has_cjk(old):
+        return []
+    keep = {t for t, _v, _i in _tokens(new)}
+    return [m.group() for m in re.finditer(r"(?<![\w.])(?:[A-Z][\w.+-]*[\w+]|\d[\w.]*\d|\d)(?![\w])", old)
+            if m.start() > 0 and _stem(m.group().casefold()) not in keep and m.group().casefold() not in STOPWORDS]
+
+
+def same_change(other: str, old: str, new: str) -> bool:
+    """Whether ``other`` (another known fact) says what ``old`` said, in the frame ``new`` keeps, with a value ``new``
+    swapped out: a second wording of the replaced fact ("Work on the project is tracked as Jira tickets." beside "The
+    team tracks issues in Jira.")."""
+    gone = replaced_values(old, new)
+    return bool(gone) and any(re.search(rf"(?<![\w]){re.escape(g)}(?![\w])", other) for g in gone) \
+        and frame_score(other, new) >= MIN_FRAME and not other_subject(new, other)
+

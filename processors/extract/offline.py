@@ -1216,7 +1216,20 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
         text = _restated(s, e, sp, olds) or text  # ("handed in my notice at Airbus and now work for Rolls-Royce")
     if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
         return False
+    _retire_rewordings(k, text, s, e, subjects, pool, ops)
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _retire_rewordings(k: _Known, text: str, s: str, e: Entry, subjects: list[_Known], pool: list[_Known],
+                       ops: list[FactOp]) -> None:
+    """Delete the known facts that word ``k`` another way (``frames.same_change``): the change replaces them too."""
+    for other in subjects:
+        if other is k or other.fact is None or other.fact.pinned or any(o.fact_id == other.fact.fact_id for o in ops):
+            continue
+        if frames.same_change(other.text, k.text, text):
+            ops.append(FactOp(op="delete", fact_id=other.fact.fact_id, when=_when(e), sources=[e.ref],
+                              reason=f"correction (another wording of the replaced fact): {_cut_reason(s)}"))
+            pool.remove(other)
 
 
 def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp]) -> bool:

@@ -65,3 +65,11 @@ def test_also_adds_a_fact(text, added):
 ])
 def test_a_statement_about_another_person_is_not_about_the_users_fact(new, old, other):
     assert frames.other_subject(new, old) is other
+
+
+def test_another_wording_of_the_replaced_fact_goes_with_it():
+    old, new = "The team tracks issues in Jira.", "The team switched the team's issue tracking to Linear."
+    assert frames.replaced_values(old, new) == ["Jira"]
+    assert frames.same_change("Work on the project is tracked as Jira tickets.", old, new)
+    assert not frames.same_change("The team logs time in Jira.", old, new)  # Jira, but another frame
+    assert not frames.same_change("The team tracks bugs in GitHub.", old, new)  # the frame, but not the value
