@@ -25,7 +25,7 @@ from processors.extract.text import STOPWORDS, has_cjk
 
 _IRREALIS = re.compile(
     r"^(?:if|unless|suppose|supposing|imagine|maybe|perhaps)\b|\b(?:if|unless|in\s+case)\s+(?:I|we|the\s+user|the\s+team)\b"
-    r"|\b(?:might|may|could|should)\s+(?:be\s+|have\s+|eventually\s+|soon\s+)?[a-z]+|\b(?:thinking|thought)\s+(?:about|of)\b"
+    r"|\b(?-i:might|may|could|should)\s+(?:be\s+|have\s+|eventually\s+|soon\s+)?[a-z]+|\b(?:thinking|thought)\s+(?:about|of)\b"
     r"|\b(?:considering|contemplating|planning\s+(?:to|on)|hoping\s+to|wondering|dreaming\s+of)\b"
     r"|\b(?:want|wants|wanted)\s+to\s+(?!be\s+called)|\bwould\s+(?:love|like)\s+to\s+(?!be\s+called)"
     r"|\b(?:going|plan|plans)\s+to\s+(?:move|switch|leave|change|quit|migrate|try)\b",
@@ -63,7 +63,7 @@ _LIGHT = frozenset("use uses used using is are be been has have had go goes went
                    "make makes made run runs running happen happens take takes put keep keeps kept out through "
                    "via off back team under over onto into".split())
 _NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve".split())
-_WORD = re.compile(r"[A-Za-z][\w.+'-]*[\w+]|[A-Za-z]|\d[\w.:]*")
+_WORD = re.compile(r"[A-Za-z][\w.+'-]*[\w+]|[A-Za-z]|\d(?:[\w:]|\.(?=\w))*")
 
 
 def irrealis(text: str) -> bool:
@@ -158,7 +158,7 @@ def frame_score(old: str, new: str) -> float:
     if has_cjk(old) != has_cjk(new):
         return 0.0
     a, b = (_zh_tokens(old), _zh_tokens(new)) if has_cjk(old) else (_tokens(old), _tokens(new))
-    frame = [t for t, v, _i in a if t not in _LIGHT and (not v or _has(b, t))]  # a shared name is frame ("CI")
+    frame = [t for t, v, _i in a if (v or t not in _LIGHT) and (not v or _has(b, t))]  # "Go" is a name, "go" light  # a shared name is frame ("CI")
     shared = [t for t in frame if _has(b, t)]
     old_values = [t for t, v, _i in a if v and not _has(b, t)]
     new_values = [t for t, v, _i in b if v and not _has(a, t)]
@@ -166,8 +166,8 @@ def frame_score(old: str, new: str) -> float:
         return 0.0
     score = len(shared) / len(frame)
     if not old_values or not new_values:  # lower-case values ("pytest" / "nox"): half the frame kept, one word each
-        old_rest = {t for t, _v, _i in a if t not in _LIGHT and not _has(b, t)}
-        new_rest = {t for t, _v, _i in b if t not in _LIGHT and not _has(a, t)}
+        old_rest = {t for t, v, _i in a if (v or t not in _LIGHT) and not _has(b, t)}
+        new_rest = {t for t, v, _i in b if (v or t not in _LIGHT) and not _has(a, t)}
         named = not any(not v and _has(b, t) for t, v, _i in a if t not in _LIGHT)  # only a name shared
         if named or score < 0.5 or not 1 <= len(old_rest) <= 2 or not 1 <= len(new_rest) <= 2:
             return 0.0  # "Firefox is slow", "Priya moved to Toronto": about that thing, no value swapped

@@ -49,7 +49,7 @@ _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\
                         r"currently|instead)\b,?", re.IGNORECASE)
 
 _EN: list[tuple[str, re.Pattern[str]]] = [
-    ("home", re.compile(rf"\b(?:lives|is\s+living|is\s+based|resides|live|based)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
+    ("home", re.compile(rf"\b(?:lives|living|is\s+based|resides|live|based)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
                         rf"|{_NP})", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
@@ -101,7 +101,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                          r"weeks?|weekends?)\b", re.IGNORECASE)),
     # how many of a thing one has ("has two dogs" / "has one dog now"; key = the thing)
     ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
-    ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
+    ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?!\.\d)(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
 ]
 #: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
 _TOOL = re.compile(rf"^(?:(?:our|my)\s+[a-z]+|we|I)\s+(?:uses|use|is\s+using|runs|run)\s+(?P<v>(?-i:{_CAP}))\s*$",
@@ -111,7 +111,7 @@ _HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>
 _CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
                          r"the\s+project's|the|their|its)\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+"
                          r"(?:(?:a|an|the)\s+)?(?P<v>[^.,;]+)")
-_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+to)?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
+_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+(?:to|version(?:\s+is)?))?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
                       r"(?!\s*(?:am|pm|years?|days?|months?|weeks?|hours?|minutes?|times?|people|kids?|cats?|dogs?)\b)")
 _MONTHS = frozenset("january february march april may june july august september october november december "
                     "monday tuesday wednesday thursday friday saturday sunday jan feb mar apr jun jul aug sep sept oct "
@@ -119,7 +119,7 @@ _MONTHS = frozenset("january february march april may june july august september
 
 _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("home", re.compile(r"(?:住在|搬到了?|搬去了?|搬回(?:到)?了?(?:老家)?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
-    ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
+    ("employer", re.compile(r"(?:在|到)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),

@@ -134,6 +134,25 @@ CASES_3 = [
     Case("zh switched os", ("我用 Windows 写代码。", "我现在换成 Mac 写代码了。"), "Mac", "Windows"),
     Case("quit the bakery", ("I'm Leo and I work at a bakery.", "I quit the bakery, I'm a barista now."), "barista", "bakery"),
 ]
+#: A fourth batch, written after the third round of code (measured once: 9/16; three of its failures then fixed).
+CASES_4 = [
+    Case("since may living", ("I live in Nairobi.", "Since May I've been living in Mombasa."), "Mombasa", "Nairobi"),
+    Case("at now", ("I work at Atlassian.", "I'm at Canva now."), "Canva", "Atlassian"),
+    Case("rewritten in", ("Our frontend uses Angular.", "The frontend was rewritten in Svelte."), "Svelte", "Angular"),
+    Case("code hosting moved", ("We use GitLab for code hosting.", "Code hosting moved to GitHub."), "GitHub", "GitLab"),
+    Case("switched phone", ("I'm on Android.", "I switched to an iPhone."), "iPhone", "Android"),
+    Case("use name from now on", ("I go by Kate.", "Please use Katherine from now on."), "Katherine", "Kate"),
+    Case("go version now", ("Our Go version is 1.20.", "We're on Go 1.22 now."), "1.22", "1.20"),
+    Case("alerts go to", ("We send alerts to PagerDuty.", "Alerts go to Opsgenie now."), "Opsgenie", "PagerDuty"),
+    Case("roast now", ("I prefer light roast coffee.", "I prefer dark roast coffee now."), "dark roast", "light roast"),
+    Case("not vegan anymore", ("I'm a vegan.", "I'm not vegan anymore, I'm pescatarian now."), "pescatarian", "vegan"),
+    Case("cancelled and joined", ("My gym is PureGym.", "I cancelled PureGym and joined The Gym Group."), "Gym Group", "PureGym"),
+    Case("docs moved", ("We host our docs on GitBook.", "Our docs moved to Mintlify."), "Mintlify", "GitBook"),
+    Case("zh changed work city", ("我在杭州上班。", "我上个月换到南京上班了。"), "南京", "杭州"),
+    Case("zh task tool", ("我们用 Jira 管理任务。", "任务管理现在用 Linear 了。"), "Linear", "Jira"),
+    Case("zh sold car", ("我开的是丰田。", "我把丰田卖了，现在开比亚迪。"), "比亚迪", "丰田"),
+    Case("until then home again", ("I'm in Tokyo until Sunday for work.", "I'm home in Osaka again."), "Osaka", "Tokyo"),
+]
 
 
 @dataclass(frozen=True)
@@ -190,7 +209,7 @@ NOT_CORRECTIONS = [
 
 #: The issue's target for corrections; the tests fail below the floors, the rates measured (rounded down).
 TARGET = 0.9
-FLOOR = 0.92  # 26/45 = 58% before round seven's code; 87/94 = 92.6% after (all three batches read)
+FLOOR = 0.9  # 26/45 = 58% before round seven's code; 99/110 = 90.0% after (all four batches read)
 #: The most false supersedes the negative cases may show (measured).
 MAX_FALSE = 0  # 6/16 before round seven's code; 0/36 after
 
@@ -213,7 +232,7 @@ def _false_supersedes(cases: list[NotACorrection], root: str) -> list[str]:
 
 
 def test_round_seven_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
-    cases = CASES + CASES_2 + CASES_3
+    cases = CASES + CASES_2 + CASES_3 + CASES_4
     assert len(cases) >= 40
     failures = failures_of(cases, evlog_home)
     ok = len(cases) - len(failures)

@@ -41,7 +41,8 @@ def test_a_hypothetical_or_a_plan_is_irrealis(text):
 
 
 @pytest.mark.parametrize("text", ["I live in Warsaw now.", "Please call me Sasha from now on.", "I'd like to be called Sam.",
-                                  "We moved to York last month.", "我现在搬到济南了。"])
+                                  "We moved to York last month.", "我现在搬到济南了。",
+                                  "Since May I've been living in Mombasa."])  # the month, not the modal
 def test_a_statement_of_what_holds_is_not_irrealis(text):
     assert not frames.irrealis(text)
 
