@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from processors.extract import slots
 from processors.extract.text import STOPWORDS, has_cjk
 
 _IRREALIS = re.compile(
@@ -64,6 +65,18 @@ _LIGHT = frozenset("use uses used using is are be been has have had go goes went
                    "via off back team under over onto into".split())
 _NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve".split())
 _WORD = re.compile(r"[A-Za-z][\w.+'-]*[\w+]|[A-Za-z]|\d(?:[\w:]|\.(?=\w))*")
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|don't|doesn't|isn't|aren't|won't|can't|do\s+not|does\s+not)\b|n't\b",
+                       re.IGNORECASE)
+_IMPERATIVE = re.compile(r"^(?:please\s+|always\s+|never\s+|just\s+)*(?:don't|do\s+not|never|always|please|use|add|"
+                         r"make|keep|stop|avoid|remember|try)\b", re.IGNORECASE)
+
+
+def reports_change(text: str) -> bool:
+    """Whether ``text`` reports that something changed ("Staging got bumped to Postgres 15", "Newsletters go out
+    through Buttondown now"): a sign of change besides a negation, and no instruction ("Don't add emojis ...")."""
+    return not has_cjk(text) and not _IMPERATIVE.match(text.strip()) and slots.has_cue(_NEGATION.sub(" ", text))
 
 
 def irrealis(text: str) -> bool:

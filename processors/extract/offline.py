@@ -1191,7 +1191,7 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
         return False
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
-                       or _PROJECT_THING.match(s) or (not sp.named and sl.has_cue(s))):
+                       or _PROJECT_THING.match(s) or (not sp.named and frames.reports_change(s))):
         return False
     subjects = _subject_pool(pool, sp)
     if not subjects:

@@ -74,3 +74,12 @@ def test_another_wording_of_the_replaced_fact_goes_with_it():
     assert frames.same_change("Work on the project is tracked as Jira tickets.", old, new)
     assert not frames.same_change("The team logs time in Jira.", old, new)  # Jira, but another frame
     assert not frames.same_change("The team tracks bugs in GitHub.", old, new)  # the frame, but not the value
+
+
+@pytest.mark.parametrize(("text", "change"), [("Staging got bumped to Postgres 15 yesterday.", True),
+                                              ("Newsletters go out through Buttondown now.", True),
+                                              ("Don't add emojis to commit messages.", False),  # an instruction
+                                              ("Never push to main directly.", False),
+                                              ("Tests aren't flaky.", False)])  # a negation is no change
+def test_a_statement_without_a_first_person_reports_a_change_only_with_a_sign_of_change(text, change):
+    assert frames.reports_change(text) is change
