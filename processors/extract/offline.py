@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import notes, quality, referents, validity
+from processors.extract import frames, notes, quality, referents, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -1130,6 +1130,7 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
 
     ``owner``: the statement is the user's (every slot kind); a named person of a conversation corrects only
     ``slots.PERSONAL`` kinds, with a sign of change."""
+    pool = [k for k in pool if not frames.other_subject(third, k.text)]  # "my brother moved ...": not the user's
     if gone and (owner or cue):
         for k in pool:
             if any(sl.holds_value(k.text, g) for g in gone):
@@ -1145,6 +1146,9 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
                 return k
         if sl.returns(third):  # "I'm back in the office": the temporary state ("until June") ended
             return next((k for k in pool if validity.ends_on(k.text) is not None), None)
+        at = frames.frame_target(third, [k.text for k in pool])  # the same frame, another value
+        if at is not None:
+            return pool[at]
     return None
 
 
@@ -1172,7 +1176,8 @@ def _swapped(s: str, old_fact: str) -> str:
     if not pair:
         return ""
     old, new = pair
-    pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
+    name = rf"(?:(?-i:[A-Z])[\w.&'+-]*\s+)*{re.escape(old)}" if old[:1].isupper() else re.escape(old)  # "Honda Civic" whole
+    pattern = re.compile(re.escape(old) if has_cjk(old) else rf"(?<![\w]){name}(?![\w])", re.IGNORECASE)
     if not pattern.search(old_fact):
         return ""
     return pattern.sub(lambda _m: new, old_fact, count=1)
@@ -1183,12 +1188,14 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     False (and the sentence is read as usual)."""
     if SECOND_PERSON.search(s) and not has_cjk(s):
         return False
+    if frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+        return False  # "if I moved to ...", "I also use ...": nothing changes
     zh = has_cjk(s)
     if zh and not re.search(r"我|这个项目|本项目", s) and not (not sp.named and sl.has_cue(s) and sl.slots(s)):
         return False
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
-                       or _PROJECT_THING.match(s)):
+                       or _PROJECT_THING.match(s) or (not sp.named and frames.reports_change(s))):
         return False
     subjects = _subject_pool(pool, sp)
     if not subjects:
@@ -1213,7 +1220,20 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
         text = _restated(s, e, sp, olds) or text  # ("handed in my notice at Airbus and now work for Rolls-Royce")
     if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
         return False
+    _retire_rewordings(k, text, s, e, subjects, pool, ops)
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _retire_rewordings(k: _Known, text: str, s: str, e: Entry, subjects: list[_Known], pool: list[_Known],
+                       ops: list[FactOp]) -> None:
+    """Delete the known facts that word ``k`` another way (``frames.same_change``): the change replaces them too."""
+    for other in subjects:
+        if other is k or other.fact is None or other.fact.pinned or any(o.fact_id == other.fact.fact_id for o in ops):
+            continue
+        if frames.same_change(other.text, k.text, text):
+            ops.append(FactOp(op="delete", fact_id=other.fact.fact_id, when=_when(e), sources=[e.ref],
+                              reason=f"correction (another wording of the replaced fact): {_cut_reason(s)}"))
+            pool.remove(other)
 
 
 def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp]) -> bool:

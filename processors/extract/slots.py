@@ -39,7 +39,8 @@ _CUE = re.compile(
     r"\b(?:now|nowadays|these\s+days|currently|actually|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|"
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
     r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped|again|ended\s+up|"
-    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently)\b",
+    r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently|renamed|traded|"
+    r"swapped|exchanged|rewrote|rewritten|turned|retired|anymore)\b",
     re.IGNORECASE)
 _ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
                      r"|不.{0,4}了")
@@ -48,18 +49,19 @@ _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\
                         r"currently|instead)\b,?", re.IGNORECASE)
 
 _EN: list[tuple[str, re.Pattern[str]]] = [
-    ("home", re.compile(rf"\b(?:lives|is\s+living|is\s+based|resides|live|based)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
+    ("home", re.compile(rf"\b(?:lives|living|is\s+based|resides|live|based)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
                         rf"|{_NP})", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:working|staying)\s+(?:from|in)\s+(?P<v>(?-i:{_CAP}))(?!\s+(?:office|branch|site)\b)"
                         rf"|\b(?:back\s+)?home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
+    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:[a-z]+ly\s+)?(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
                             re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at)\s+(?P<v>(?-i:{_CAP}))",
+    ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at|(?:has|have|'ve)\s+been\s+at)\s+"
+                            rf"(?P<v>(?-i:{_CAP}))",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:is|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
-    ("name", re.compile(r"\bname\s+is\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
+    ("name", re.compile(r"\bname(?:\s+is|'s)\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
     ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
@@ -83,20 +85,23 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                             r"(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
     # relationship status: the few words English has for it
     ("partner", re.compile(r"(?:'m|\bam|\bis|\bgot|\bgetting|\bbecame)\s+(?:now\s+)?(?P<v>single|married|engaged|divorced|"
-                           r"separated|widowed)\b|\b(?:is|'m|am)\s+(?P<v2>in\s+a\s+relationship|dating\s+[A-Z]\w+)")),
+                           r"separated|widowed)\b|\b(?:is|'m|am|been)\s+(?P<v2>in\s+a\s+relationship|dating\s+[A-Z]\w+)")),
     # a plan one is on ("on a keto diet", "on a night shift"; key = the noun)
     ("has", re.compile(r"(?:\bis|'m|\bam|\bare|'re)\s+(?:now\s+)?on\s+(?:a|an)\s+(?P<v>[\w-]+)\s+(?P<k>[a-z]+)"
                        r"(?=\s*(?:now|these\s+days|nowadays|since|until|[.,;]|$))")),
     # how one has a thing ("likes the user's coffee black", "takes the user's coffee with milk")
     ("use", re.compile(r"\b(?:likes?|takes?|drinks?|wants?|prefers?|has|have)\s+(?:my|the\s+user's|the\s+team's|their|its)\s+"
-                       r"(?P<k>[a-z]+)\s+(?P<v>[a-z-]+)(?=\s*(?:now|these\s+days|nowadays|[.,;]|$))")),
+                       r"(?P<k>[a-z]+)\s+(?P<v>[a-z-]+(?:\s+[a-z-]+)?)(?=\s*(?:now|these\s+days|nowadays|[.,;]|$))")),
+    # what a thing of one's own runs on or lives in ("our CI runs on Jenkins", "my notes live in Notion"; key = it)
+    ("has", re.compile(rf"\b(?:my|our|the\s+user's|the\s+team's)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:[a-z]+\s+)?"
+                       rf"(?:on|in|with|through|via|to)\s+(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     # a habit by its frequency ("eats meat most days"; key = the verb)
     ("habit", re.compile(r"\b(?:I|we|the\s+user|the\s+team)\s+(?:(?:usually|always|often|normally|still)\s+)?(?P<k>[a-z]+)\s+"
                          r"(?P<v>(?:[a-z]+\s+){0,2}?[a-z]+)\s+(?:most|every|each)\s+(?:days?|mornings?|evenings?|nights?|"
                          r"weeks?|weekends?)\b", re.IGNORECASE)),
     # how many of a thing one has ("has two dogs" / "has one dog now"; key = the thing)
     ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
-    ("age", re.compile(r"(?:\bis|'m|\bam)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?(?=\s+and\b|[.,;]|$)")),
+    ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?!\.\d)(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
 ]
 #: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
 _TOOL = re.compile(rf"^(?:(?:our|my)\s+[a-z]+|we|I)\s+(?:uses|use|is\s+using|runs|run)\s+(?P<v>(?-i:{_CAP}))\s*$",
@@ -106,7 +111,7 @@ _HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>
 _CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
                          r"the\s+project's|the|their|its)\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+"
                          r"(?:(?:a|an|the)\s+)?(?P<v>[^.,;]+)")
-_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+to)?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
+_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+(?:to|version(?:\s+is)?))?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
                       r"(?!\s*(?:am|pm|years?|days?|months?|weeks?|hours?|minutes?|times?|people|kids?|cats?|dogs?)\b)")
 _MONTHS = frozenset("january february march april may june july august september october november december "
                     "monday tuesday wednesday thursday friday saturday sunday jan feb mar apr jun jul aug sep sept oct "
@@ -114,7 +119,7 @@ _MONTHS = frozenset("january february march april may june july august september
 
 _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("home", re.compile(r"(?:住在|搬到了?|搬去了?|搬回(?:到)?了?(?:老家)?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
-    ("employer", re.compile(r"在(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
+    ("employer", re.compile(r"(?:在|到)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
@@ -125,19 +130,25 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("habit", re.compile(r"(?:每天|每周|平时|经常|通常|一般|总是|早上|晚上|中午|改)(?P<k>喝|吃|穿|骑|坐)"
                          r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=了|[，。,.\s]|$)")),
     ("keeps", re.compile(r"(?P<k>养)了?一?[只条个头匹](?P<v>[\u4e00-\u9fff]{1,4}?)(?=了|[，。,.\s]|$)")),
-    ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
+    ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了|改行(?:做|当)了?|转行(?:做|当)了?)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
     ("home", re.compile(r"(?:(?:现在|目前|如今|又)在|回到了?)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
     ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:出差|旅行|旅游|度假|开会)")),
     # when a recurring thing happens (每周一开例会, 例会改到每周三了; key = the thing)
     ("schedule", re.compile(r"每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])(?:开|有|上|去|做)?(?P<k>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("schedule", re.compile(r"(?P<k>[\u4e00-\u9fff]{2,4}?)(?:改到了?|改在|改成了?|挪到了?|换到了?)每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])")),
     # what a thing of the project uses (我们的后端用 Flask / 后端改成 FastAPI; key = the thing)
-    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:用|使用|改用|改成了?|换成了?)\s*(?P<v>[A-Za-z][\w.+-]*)")),
+    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:已经|现在|也)?(?:用|使用|改用|改成了?|换成了?|迁移到了?|迁到了?|换到了?|"
+                        r"切换到了?|升级到了?)\s*(?P<v>[A-Za-z][\w.+-]*)")),
     # what a thing of the project is (我们的数据库是 Oracle; key = the thing)
     ("has", re.compile(r"的(?P<k>[\u4e00-\u9fff]{2,4})是\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)*)")),
     ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
     ("use", re.compile(r"(?:用|使用|改用|换成了?)\s*(?P<v>[A-Za-z][\w .+-]*?)\s*(?:做|写|来|作为)(?P<k>[\u4e00-\u9fff]{2,6})")),
     ("use", re.compile(r"把(?P<k>[\u4e00-\u9fff]{2,6})(?:从.+?)?(?:换成|迁移到|改成|升级到)了?\s*(?P<v>[^，。]+?)(?=[，。]|$)")),
+    # where a thing of one's own runs, or has moved to (服务部署在阿里云上 / 服务现在迁移到腾讯云了; key = the thing)
+    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:现在|已经|目前)?(?:部署|托管|运行|跑|存|放)在\s*"
+                       r"(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
+    ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:现在|已经|目前)?(?:迁移|搬|换|转|挪|切换)到了?\s*"
+                       r"(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
 ]
 #: The tool a subject does something with: "The team installs packages with pip", "The user writes code in Sublime
 #: Text", "The user develops on Windows" (key = the thing done, its object if it has one, else its verb).
@@ -264,12 +275,16 @@ _GONE_EN = [
                rf"(?:any\s*more|any\s+longer)"),
     re.compile(rf"(?:^|[,;]\s*)not\s+(?:(?:a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*(?:[,;.]|$)"),
     re.compile(rf"\binstead\s+of\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"\b(?:traded|swapped|exchanged)\s+(?:in\s+)?(?:(?:the|my|our)\s+)?(?P<old>(?-i:{_CAP}))\s+(?:in\s+)?for\b",
+               re.IGNORECASE),
     re.compile(rf"\b(?:moved|switched|migrated|got)\s+(?:off|away\s+from|rid\s+of)\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"
                rf"|\b(?i:ditched|no\s+more)\s+{_NOT_NP}(?P<old2>{_CAP}|{_NP})"),
     re.compile(rf"\bnot\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*,?\s+but\b"),
     re.compile(rf"(?P<old>{_CAP})\s+in\s+favou?r\s+of\b"),
     re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>{_CAP})"),
 ]
+#: A Chinese verb of change or motion with its result ("搬到", "跳槽到", "换成", "改为"): 从X…到Y.
+_ZH_CHANGE_VERB = r"(?:搬|跳槽|跳|换|迁移|迁|改|升级|转|调|挪|切换|移|变)了?(?:到|成|为|去)"
 #: "from X to Y", "replaced X with Y", "not X but Y", "Y now, not X", "dropped X in favour of Y": (X, Y) as written.
 _SWAP = [
     re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$"),
@@ -279,13 +294,19 @@ _SWAP = [
                re.IGNORECASE),
     re.compile(rf"\b(?:dropped|ditched|replaced|left)\s+(?P<old>(?-i:{_CAP}))\s+(?:in\s+favou?r\s+of|for)\s+"
                rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
-    re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)了?\s*(?P<new>[^，。]+?)\s*$"),
+    re.compile(rf"从\s*(?P<old>[^，。]+?)\s*{_ZH_CHANGE_VERB}了?\s*(?P<new>[^，。]+?)\s*$"),
     re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>(?-i:{_CAP}))\s*[,;]?\s*(?:but\s+)?now\s+(?:it's|it\s+is|"
                rf"(?:I|we)\s+[a-z]+(?:\s+(?:in|at|on|with|for))?)\s+(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
     re.compile(rf"(?P<new>(?-i:{_CAP}))\s+instead\s+of\s+(?P<old>(?-i:{_CAP}))", re.IGNORECASE),
+    # a thing given for another: "traded the Civic in for a Mazda 3", "swapped X for Y", "exchanged X for Y"
+    re.compile(rf"\b(?:traded|swapped|exchanged)\s+(?:in\s+)?(?:(?:the|my|our|a|an)\s+)?(?P<old>(?-i:{_CAP}))\s+"
+               rf"(?:in\s+)?for\s+(?P<new>[^,;]+?)\s*$", re.IGNORECASE),
     re.compile(rf"\bleft\s+(?P<old>(?-i:{_CAP}))\s+(?:for|to\s+join)\s+(?:an?\s+[a-z]+\s+(?:called|named)\s+)?"
                rf"(?P<new>(?-i:{_CAP}))", re.IGNORECASE),
 ]
+
+
+_POSSESSIVE = re.compile(r"^(?:my|our|their|his|her|its|the\s+user's|the\s+team's|the\s+project's)\s+", re.IGNORECASE)
 
 
 def swap(text: str) -> tuple[str, str] | None:
@@ -295,12 +316,12 @@ def swap(text: str) -> tuple[str, str] | None:
         m = pat.search(t)
         if m:
             new = re.sub(r"\s+(?:last|this|in|on|since)\s+.*$", "", _value(m.group("new")))
-            old = _value(m.group("old"))
+            old = _POSSESSIVE.sub("", _value(m.group("old")))  # "my ThinkPad X1": the value is "ThinkPad X1"
             if old and new and len(new.split()) <= 5 and len(old.split()) <= 5:
                 return old, new
     return None
 _GONE_ZH = [
-    re.compile(r"从\s*(?P<old>[^，。]+?)\s*(?:换成|迁移到|改成|改为|升级到|搬到)"),
+    re.compile(rf"从\s*(?P<old>[^，。]+?)\s*{_ZH_CHANGE_VERB}"),
     re.compile(r"(?:离开了?|不再[\u4e00-\u9fff]?|不[\u4e00-\u9fff](?=.{1,8}了))\s*(?P<old>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,\s]|$)"),
     re.compile(r"不再住在(?P<old>[\u4e00-\u9fff]{2,8}?)(?=了|[，。]|$)"),
 ]
@@ -318,9 +339,12 @@ def gone_values(text: str) -> list[str]:
 
 
 def holds_value(fact: str, value: str) -> bool:
-    """Whether ``fact`` holds ``value`` (whole words; a substring in Chinese; its last words are enough)."""
+    """Whether ``fact`` holds ``value`` (whole words; a substring in Chinese; its last words are enough; a single
+    lower-case word by its stem: "teaching" is held by "teaches maths")."""
     if has_cjk(value):
         return value in fact
+    if re.fullmatch(r"[a-z]{4,}", value) and value not in STOPWORDS:
+        return any(stem(w) == stem(value) for w in re.findall(r"[a-z]+", fact))
     words = value.split()
     while words and words[0].casefold() in STOPWORDS:
         words = words[1:]
@@ -407,6 +431,10 @@ def one_span_changed(old: str, new: str) -> bool:
     return any(_one_span(old, c) for c in [new, *(clauses if len(clauses) > 1 else [])])
 
 
+#: Words that alone keep no frame: a subject and a verb of using ("the team uses", "we run").
+_BARE_FRAME = frozenset("the a an user team project we i user's team's uses use using used run runs is are".split())
+
+
 def _one_span(old: str, new: str) -> bool:
     a = _ALIGN_DROP.sub(" ", old.casefold()).replace(".", " ").split()
     b = _ALIGN_DROP.sub(" ", new.casefold()).replace(".", " ").split()
@@ -417,9 +445,11 @@ def _one_span(old: str, new: str) -> bool:
     while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
         s += 1
     mid_a, mid_b = a[p:len(a) - s], b[p:len(b) - s]
-    if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4:
-        return False
+    if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4 or set(mid_a) & set(mid_b):
+        return False  # a word on both sides: two spans changed ("Jest for unit" / "Playwright for browser")
     same = p + s
+    if not [w for w in a[:p] + a[len(a) - s:] if w not in _BARE_FRAME]:
+        return False  # only "the team uses" is the same: the whole object changed, which says no frame is kept
     return same >= 3 and same >= 0.5 * min(len(a), len(b)) and any(w not in STOPWORDS for w in mid_b)
 
 
