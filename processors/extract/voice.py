@@ -172,6 +172,8 @@ class _Rewriter:
         mark = t.strip()
         if mark in _CLAUSE_BREAKS or (mark == "," and _next_word(self.toks, i) != "and"):
             self.second_verb = False  # a comma before "and" keeps the subject: "I prefer X, and always use Y"
+        if mark in _CLAUSE_BREAKS:
+            self.pending_verb = False  # "I; run": the word after a clause break is not the subject's verb
         self.out.append(t)
         if mark in _SENTENCE_ENDS:
             self.sentence_start = True
@@ -220,7 +222,7 @@ class _Rewriter:
             self.emit(t)
             return
         self.pending_verb = False
-        if low == "not":
+        if low == "not" or t == t.upper():  # "B", "API": no verb of its own to agree
             self.emit(t)
             return
         agreed = _agree(t)

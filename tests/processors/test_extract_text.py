@@ -175,3 +175,14 @@ def test_extraction_time_is_linear_in_the_size_of_a_message():
         start = time.perf_counter()
         extract([entry(text)], [])
         assert time.perf_counter() - start < 10, text[:20]
+
+
+@pytest.mark.parametrize(("said", "written"), [
+    ("I;B", "The user;B"),  # Hypothesis found "The user;Bs": a word nobody said
+    ("I B", "The user B"),  # a capital letter or an acronym is no verb to agree
+    ("I; run later", "The user; run later"),  # after a clause break the word is not the subject's verb
+    ("I, too, like tea", "The user, too, likes tea"),  # a comma keeps the subject
+    ("I (often) run", "The user (often) runs"),
+])
+def test_third_person_agrees_only_the_subjects_own_verb(said, written):
+    assert third_person(said, "The user") == written
