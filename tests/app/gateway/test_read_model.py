@@ -84,13 +84,13 @@ def _device_view(home: str) -> tuple:
 
 
 def _first_batch() -> list:
-    return [SessionCreated(session_key="s-plans", title="plans", project="/work/shop"),
+    return [SessionCreated(session_key="s-plans", title="plans", project="/srv/shop"),
             MessageAppended(session_key="s-plans", message_id="m1", role="user", content="ship on Friday?"),
             MessageAppended(session_key="s-plans", message_id="m2", role="assistant", content="Yes, after tests."),
             SessionCreated(session_key="s-gone", title="scratch"),
             MessageAppended(session_key="s-gone", message_id="g1", role="user", content="temporary"),
             MemoryAppended(fact_id="f-1", scope="user", section="Preferences", text="Likes short answers", by="dream"),
-            MemoryAppended(fact_id="f-2", scope="project", project="/work/shop", section="Project Context",
+            MemoryAppended(fact_id="f-2", scope="project", project="/srv/shop", section="Project Context",
                            text="Deploys on Fridays", by="dream")]
 
 
@@ -99,7 +99,7 @@ def _second_batch() -> list:
             SessionUpdated(session_key="s-plans", title="release plans", updated_at="2030-01-01T00:00:00.000Z"),
             SessionDeleted(session_key="s-gone"),
             MemoryEdited(fact_id="f-1", text="Likes short, direct answers"),
-            MemoryAppended(fact_id="f-3", scope="project", project="/work/shop", section="Project Context",
+            MemoryAppended(fact_id="f-3", scope="project", project="/srv/shop", section="Project Context",
                            text="Deploys on Thursdays", by="dream"),
             MemorySuperseded(fact_id="f-2", by_fact_id="f-3", by="dream")]
 
@@ -134,16 +134,16 @@ def test_the_gateway_view_is_the_device_projection_of_the_same_events(tmp_path, 
 def test_a_teammate_s_fact_shows_its_author_and_a_share_reaches_the_member_s_view(tmp_path, store):
     owner, member = fresh_email("owner"), fresh_email("member")
     mine, theirs = _ws(tmp_path, "mine"), _ws(tmp_path, "theirs")
-    _write(mine, [SessionCreated(session_key="s-shop", project="/work/shop"),
+    _write(mine, [SessionCreated(session_key="s-shop", project="/srv/shop"),
                   MessageAppended(session_key="s-shop", message_id="o1", role="user", content="the shop"),
                   SessionCreated(session_key="s-private"),
                   MessageAppended(session_key="s-private", message_id="p1", role="user", content="private")])
     _sync(mine, store, owner)
     mid = _user_id(store, member)
     assert _gateway_view(store, mid)[0] == []  # caught up before the share: nothing to see
-    store.share(owner, "/work/shop", member)
+    store.share(owner, "/srv/shop", member)
     assert [s.key for s in _gateway_view(store, mid)[0]] == ["s-shop"]  # the share rebuilt the member's view
-    _write(theirs, [MemoryAppended(fact_id="f-t", scope="project", project="/work/shop", section="Project Context",
+    _write(theirs, [MemoryAppended(fact_id="f-t", scope="project", project="/srv/shop", section="Project Context",
                                    text="Tests run in CI", by="dream")])
     _sync(theirs, store, member)
     facts = _gateway_view(store, _user_id(store, owner))[3]
@@ -215,7 +215,7 @@ def test_the_http_view_answers_the_read_model_s_structs_to_the_token_s_account_o
         assert got.status_code == 200, got.text
         page = msgspec.json.decode(got.content, type=read_model.SessionsPage)
         listed = _gateway_view(store, _user_id(store, account))[0]
-        assert page.sessions == listed and page.total == 2 and page.projects == ["/work/shop"]
+        assert page.sessions == listed and page.total == 2 and page.projects == ["/srv/shop"]
         t = c.post(f"{API_PREFIX}/view/transcript", content=b'{"key": "s-plans"}', headers=auth)
         assert [m.content for m in msgspec.json.decode(t.content, type=read_model.TranscriptPage).messages] == [
             "ship on Friday?", "Yes, after tests."]
@@ -232,13 +232,13 @@ def test_the_http_view_answers_the_read_model_s_structs_to_the_token_s_account_o
 def test_an_unshare_removes_the_project_from_the_member_s_view_rows_at_once(tmp_path, store):
     owner, member = fresh_email("unowner"), fresh_email("unmember")
     mine = _ws(tmp_path, "mine")
-    _write(mine, [SessionCreated(session_key="s-shop", project="/work/shop"),
+    _write(mine, [SessionCreated(session_key="s-shop", project="/srv/shop"),
                   MessageAppended(session_key="s-shop", message_id="o1", role="user", content="shop secret")])
     _sync(mine, store, owner)
-    store.share(owner, "/work/shop", member)
+    store.share(owner, "/srv/shop", member)
     mid = _user_id(store, member)
     assert [s.key for s in _gateway_view(store, mid)[0]] == ["s-shop"]
-    assert store.unshare(owner, "/work/shop", member)
+    assert store.unshare(owner, "/srv/shop", member)
     with store.pool.connection() as conn:
         left = conn.transaction(lambda cur: (cur.execute("SELECT COUNT(*) FROM gateway_view_messages WHERE user_id = %s",
                                                          (mid,)), cur.fetchone()[0])[1], doing="test")
