@@ -37,7 +37,7 @@ def conn():
 def _old_gateway_rows(email: str) -> dict[str, list[str]]:
     """Sessions and messages as the row-sync version stored them (one deleted session, which is not carried)."""
     with MySQLSessionStore(MYSQL_URL, email, origin="old-device") as store:
-        store.get_or_create("s-plans", title="plans", project="/work/shop", metadata={"agent": "claude"})
+        store.get_or_create("s-plans", title="plans", project="/srv/shop", metadata={"agent": "claude"})
         for i in range(5):
             store.add_message("s-plans", "user" if i % 2 == 0 else "assistant", f"plan {i}", message_id=f"p{i}")
         store.get_or_create("s-notes", title="notes")
@@ -71,7 +71,7 @@ def test_migrate_turns_old_rows_into_events_a_device_pulls_and_a_second_run_stor
             assert replication.pull(ws.log, store, email, store_name="gw").received == 8
             local = LocalSessionStore(ws)
             assert {s.key: [m.content for m in local.history(s.key)] for s in local.list()} == rows
-            assert local.get("s-plans").project == "/work/shop" and local.get("s-plans").metadata == {"agent": "claude"}
+            assert local.get("s-plans").project == "/srv/shop" and local.get("s-plans").metadata == {"agent": "claude"}
     finally:
         store.close()
 

@@ -370,17 +370,17 @@ def test_the_memory_page_shows_the_account_s_facts_and_a_teammate_s_with_its_aut
                                       by="user"),
                        MemoryForgotten(fact_id="f-gone", by="user")])
     store = MySQLEventStore(pool)
-    store.share(owner, "/work/shop", mate)
-    seed(pool, mate, [MemoryAppended(fact_id="f-mate", scope="project", project="/work/shop",
+    store.share(owner, "/srv/shop", mate)
+    seed(pool, mate, [MemoryAppended(fact_id="f-mate", scope="project", project="/srv/shop",
                                      section="Project Context", text="CI runs on <b>Fridays</b>", by="dream")],
-         "/work/shop")
+         "/srv/shop")
     page = signed_in(app, owner).get("/memory")
     assert page.status_code == 200
     text = html.unescape(page.text)
     assert "Likes tea" in text and "Likes coffee" not in text  # forgotten: not in MEMORY.md
     assert "CI runs on <b>Fridays</b>" in text and f"by {mate}" in text and f"by {owner}" not in text
     assert active_markup(page.text) == []
-    assert text.index("Likes tea") < text.index("/work/shop")  # the global file first, as on a device
+    assert text.index("Likes tea") < text.index("/srv/shop")  # the global file first, as on a device
 
 
 def test_messages_added_at_once_by_two_gateway_processes_are_all_kept(pool):
