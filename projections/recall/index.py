@@ -56,6 +56,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from time import sleep
 from typing import Any
 
 import msgspec
@@ -328,6 +329,26 @@ def aux_text(speaker: str | None, caption: str | None, tools: str | None) -> str
     return " ".join(p for p in (speaker, caption, tools) if p)
 
 
+_WAL_TRIES = 200  # x 10 ms: how long a creator waits for another one's switch to WAL
+
+
+def _to_wal(db: sqlite3.Connection, *, last_try: bool = False) -> bool:
+    """Switch a new index file to WAL; False when another connection did it first and holds it.
+
+    A connection of a WAL file keeps a shared lock on it, so a second creator that opened the
+    file before the switch cannot switch it again: SQLite answers "database is locked" at once,
+    without the busy handler. A connection opened after the switch finds WAL already set.
+    """
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.OperationalError as e:
+        if "locked" not in str(e) or last_try:
+            raise
+        sleep(0.01)
+        return False
+    return True
+
+
 class RecallIndex:
     """The recall projection in one SQLite file; see the module docstring.
 
@@ -348,10 +369,11 @@ class RecallIndex:
         self.reset_reason = ""
         self._ops: list[Any] = []
         self._pending_seq = 0
-        self._stem_cache: dict[str, str] = {}
+        self._stem_cache: dict[str, tuple[str, ...]] = {}
         self._stemmer = False
         self._df_cache: dict[str, int] = {}
         self._cache_seq = -1
+        self._wal_tries = 0
         self.db = self._connect()
         self._seq = int(self._meta("seq", 0))
         self._pending_seq = self._seq
@@ -397,7 +419,10 @@ class RecallIndex:
         if empty:
             db.execute("PRAGMA busy_timeout = 5000")
             db.execute("PRAGMA page_size = 8192")
-            db.execute("PRAGMA journal_mode = WAL")
+            if not _to_wal(db, last_try=self._wal_tries >= _WAL_TRIES):
+                db.close()  # another creator switched the new file to WAL first: open it again
+                self._wal_tries += 1
+                return self._connect()
             try:  # IMMEDIATE: one creator at a time; another process may be creating it right now
                 db.executescript("BEGIN IMMEDIATE;" + _DDL + f"INSERT INTO meta VALUES ('schema', {SCHEMA}), "
                                  f"('seq', 0), ('ndocs', 0), ('nchars', 0), ('{ftsproof.META_KEY}', "
@@ -651,6 +676,11 @@ class RecallIndex:
 
     def stems(self, words: list[str]) -> list[str]:
         """The token the index's tokenizer makes of each word ("" if none): query and index stem alike."""
+        return [t[0] if t else "" for t in self.tokens(words)]
+
+    def tokens(self, words: list[str]) -> list[tuple[str, ...]]:
+        """Every token the index's tokenizer makes of each word, in order: usually one, but its Unicode
+        tables (6.1) split some words Python calls one (a letter newer than them is a separator there)."""
         cache = self._stem_cache
         if len(cache) > 200_000:
             cache.clear()
@@ -666,11 +696,11 @@ class RecallIndex:
                 chunk = unknown[i : i + 5000]
                 self.db.execute("DELETE FROM temp.stemmer")
                 self.db.executemany("INSERT INTO temp.stemmer(rowid, w) VALUES (?, ?)", list(enumerate(chunk, 1)))
-                got: dict[int, str] = {}
+                got: dict[int, list[str]] = {}
                 for doc, term in self.db.execute("SELECT doc, term FROM temp.stemmer_v ORDER BY doc, offset"):
-                    got.setdefault(doc, term)
+                    got.setdefault(doc, []).append(term)
                 for j, w in enumerate(chunk, 1):
-                    cache[w] = got.get(j, "")
+                    cache[w] = tuple(got.get(j, ()))
         return [cache[w] for w in words]
 
     def stats(self) -> dict[str, int]:
