@@ -630,7 +630,7 @@ class _Search:
         for term, prefix, weight in terms:
             subs.append("SELECT * FROM (SELECT rowid AS r, ? AS w FROM fts WHERE fts MATCH ? "
                         "ORDER BY rowid DESC LIMIT ?)")
-            args += [weight, quote(term) + ("*" if prefix else "") + suffix, cap]
+            args += [weight, self.match_term(term, prefix) + suffix, cap]
         grouped = f"SELECT r, sum(w) AS s FROM ({' UNION ALL '.join(subs)}) GROUP BY r"
         if f.since is None and f.until is None:
             return self.db.execute(grouped + " ORDER BY s DESC, r DESC LIMIT ?", (*args, k)).fetchall()
@@ -642,6 +642,15 @@ class _Search:
             sql += " AND d.time <= ?"
             args.append(f.until)
         return self.db.execute(sql + " ORDER BY g.s DESC, g.r DESC LIMIT ?", (*args, k)).fetchall()
+
+    def match_term(self, term: str, prefix: bool) -> str:
+        """``term`` for MATCH: quoted; a word the tokenizer splits into several tokens (its Unicode tables
+        are older than Python's) is those tokens AND-ed, since a quoted one would be a phrase query,
+        which an index without positions refuses."""
+        pieces = self.ix.tokens([term])[0] if not prefix else ()
+        if len(pieces) > 1:
+            return "(" + " AND ".join(quote(p) for p in pieces) + ")"
+        return quote(term) + ("*" if prefix else "")
 
     def fetch(self, cand: list[tuple[int, float]]) -> dict[int, _Doc]:
         ids = [c[0] for c in cand]

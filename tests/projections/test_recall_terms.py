@@ -56,6 +56,7 @@ _LETTERS = st.characters(categories=("Ll", "Lu", "Lo", "Nd"), codec="utf-8")
 @given(words=st.lists(st.text(alphabet=_LETTERS, min_size=1, max_size=12), min_size=1, max_size=6))
 @example(words=["Ꭰ"])  # Cherokee: str.lower() gives a letter the tokenizer (Unicode 6.1) never folds to
 @example(words=["Ᏸ", "CAFÉ", "Straße"])
+@example(words=["0\u19b00"])  # U+19B0 is a letter to Python, a separator to the tokenizer: a phrase MATCH, refused
 def test_every_indexed_word_is_findable_by_itself(ix, words):
     key = f"prop-{next(_seq)}"
     _add(ix, key, [" ".join(words) + "."])
