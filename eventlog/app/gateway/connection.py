@@ -66,6 +66,7 @@ DROPPED = frozenset({
 })
 #: Errors after which the server rolled the transaction back and a retry may succeed.
 TRANSIENT = frozenset({1213, 1205})  # deadlock victim, lock wait timeout
+ISOLATION_LEVELS = frozenset({"", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})
 
 _SESSION_SETUP = (
     "SET time_zone = '+00:00'",
@@ -229,14 +230,23 @@ class Connection:
             except Exception:  # noqa: BLE001 - a dead socket may fail to close; it is gone either way
                 pass
 
-    def transaction(self, fn: Callable[[Any], T], *, doing: str = "a transaction", retry: bool = True) -> T:
-        """``fn(cursor)`` in one transaction; reconnects and retries once if the connection dropped."""
+    def transaction(self, fn: Callable[[Any], T], *, doing: str = "a transaction", retry: bool = True,
+                    isolation: str = "") -> T:
+        """``fn(cursor)`` in one transaction; reconnects and retries once if the connection dropped.
+
+        ``isolation`` ("READ COMMITTED", ...) sets the level of this transaction only (default: the server's).
+        """
         import pymysql
 
+        if isolation not in ISOLATION_LEVELS:
+            raise ValueError(f"isolation level {isolation!r} is not one of {sorted(ISOLATION_LEVELS)}")
         with self._lock:
             for attempt in (1, 2):
                 try:
                     conn = self.raw()
+                    if isolation:
+                        with conn.cursor() as cur:
+                            cur.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")  # the next one only
                     conn.begin()
                     with conn.cursor() as cur:
                         result = fn(cur)

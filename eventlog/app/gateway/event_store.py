@@ -354,26 +354,31 @@ def _page_parts(cur: Any, where: str, params: list[Any], after: int, last: int, 
 
 
 def pull_json(cur: Any, user_id: int, after: int, limit: int,
-              max_bytes: int | None = None) -> tuple[list[bytes], int, bool]:
+              max_bytes: int | None = None, *, snapshot: bool = True) -> tuple[list[bytes], int, bool]:
     """``pull_events`` as JSON: parts of the page (each the comma-joined JSON of consecutive envelopes, one
     ``Replicated`` object each), the cursor and whether more wait.
 
     A page holds at most ``limit`` envelopes and, past its first, at most ``max_bytes`` of bodies: its
-    extent is read first (``_page_extent``), then the JSON of the envelopes in it (one snapshot).
+    extent is read first (``_page_extent``), then the JSON of the envelopes in it (one snapshot). A last
+    page's cursor is the highest position of the snapshot (past other accounts' envelopes too). Without
+    ``snapshot`` (a READ COMMITTED transaction, whose statements may each see later commits) it is the
+    last envelope read: a later statement could see positions the page never held.
     """
     budget = PAGE_BYTES if max_bytes is None else max_bytes
     where, params = _visible_where(cur, user_id)
     seen, take, last, erased = _page_extent(cur, where, params, after, limit, budget)
-    parts = _page_parts(cur, where, params, after, last, erased) if take else []
+    parts = _page_parts(cur, where, params, after, last, erased or not snapshot) if take else []
     if take < seen:
         return parts, last, True
+    if not snapshot:
+        return parts, max(after, last), False
     cur.execute("SELECT COALESCE(MAX(position), 0) FROM gateway_events")
     return parts, max(after, int(cur.fetchone()[0])), False
 
 
-def pull_events(cur: Any, user_id: int, after: int, limit: int) -> PullPage:
+def pull_events(cur: Any, user_id: int, after: int, limit: int, *, snapshot: bool = True) -> PullPage:
     """The envelopes visible to ``user_id`` above position ``after`` (one snapshot; see the module docstring)."""
-    parts, cursor, more = pull_json(cur, user_id, after, limit)
+    parts, cursor, more = pull_json(cur, user_id, after, limit, snapshot=snapshot)
     return PullPage(_PAGE.decode(b"[" + b",".join(parts) + b"]"), cursor, more)
 
 
@@ -492,13 +497,13 @@ def _code(e: BaseException | None) -> int:
     return args[0] if args and isinstance(args[0], int) else 0
 
 
-def retrying(conn: Connection, fn: Callable[[Any], T], *, doing: str) -> T:
+def retrying(conn: Connection, fn: Callable[[Any], T], *, doing: str, isolation: str = "") -> T:
     """``conn.transaction(fn)``, run again after a deadlock, certification conflict or lock timeout (many times,
     with a random back-off) or a dropped connection (a few times)."""
     transient = dropped = 0
     while True:
         try:
-            return conn.transaction(fn, doing=doing)
+            return conn.transaction(fn, doing=doing, isolation=isolation)
         except BackendError as e:
             code = _code(e.__cause__)
             if code in TRANSIENT and transient < TRANSIENT_RETRIES:

@@ -244,3 +244,45 @@ def test_an_unshare_removes_the_project_from_the_member_s_view_rows_at_once(tmp_
                                                          (mid,)), cur.fetchone()[0])[1], doing="test")
     assert left == 0
     assert _gateway_view(store, mid)[0] == []
+
+
+def test_many_accounts_first_views_at_once_do_not_deadlock(store, monkeypatch):
+    """50 users' first page loads at once deadlocked each other under REPEATABLE READ (gap locks of a new
+    account's empty view reaching into its neighbours' rows) until the pool ran dry and pages answered
+    503 (tools/bench_web.py --only gateway_page_loads). Here every view transaction gets one try."""
+    import threading
+
+    from eventlog.app.gateway import event_store, web_events
+
+    users = []
+    with store.pool.connection() as conn:
+        for _ in range(12):
+            user = conn.transaction(lambda cur: resolve_user(cur, fresh_email()), doing="test")
+            evs = [(SessionCreated(session_key=f"s{s}", title=f"Session {s}", project="/srv/shop"), "/srv/shop")
+                   for s in range(40)]
+            conn.transaction(lambda cur, u=user, e=evs: web_events.append(cur, u, e), doing="seeding")
+            users.append(user.id)
+    failures: list[BaseException] = []
+
+    def once(conn, fn, *, doing, isolation=""):  # noqa: ANN001, ANN202 - retrying without its retries
+        try:
+            return conn.transaction(fn, doing=doing, isolation=isolation, retry=False)
+        except BaseException as e:
+            failures.append(e)
+            raise
+
+    monkeypatch.setattr(event_store, "retrying", once)
+    barrier = threading.Barrier(len(users))
+    listed: dict[int, int] = {}
+
+    def first_view(uid: int) -> None:
+        barrier.wait(10)
+        with contextlib.suppress(Exception):
+            listed[uid] = read_model.ReadModel(store.pool).read(uid, lambda cur, u: read_model.sessions(cur, u)[1])
+
+    threads = [threading.Thread(target=first_view, args=(uid,)) for uid in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert failures == [] and listed == dict.fromkeys(users, 40)
