@@ -264,8 +264,14 @@ class EmbeddingCache:
         self.path = os.fspath(path)
         if os.path.dirname(self.path):
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self.db = sqlite3.connect(self.path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode = WAL")
+        from projections.recall.index import WAL_TRIES, switch_to_wal
+
+        for attempt in range(WAL_TRIES + 1):  # the daemon's embed child and a warm server may create it at once
+            self.db = sqlite3.connect(self.path, isolation_level=None)
+            self.db.execute("PRAGMA busy_timeout = 5000")
+            if switch_to_wal(self.db, last_try=attempt == WAL_TRIES):
+                break
+            self.db.close()
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS vec(model TEXT NOT NULL, h BLOB NOT NULL, v BLOB NOT NULL, "
                         "PRIMARY KEY(model, h)) WITHOUT ROWID")

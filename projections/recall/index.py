@@ -329,11 +329,11 @@ def aux_text(speaker: str | None, caption: str | None, tools: str | None) -> str
     return " ".join(p for p in (speaker, caption, tools) if p)
 
 
-_WAL_TRIES = 200  # x 10 ms: how long a creator waits for another one's switch to WAL
+WAL_TRIES = 200  # x 10 ms: how long a creator waits for another one's switch to WAL
 
 
-def _to_wal(db: sqlite3.Connection, *, last_try: bool = False) -> bool:
-    """Switch a new index file to WAL; False when another connection did it first and holds it.
+def switch_to_wal(db: sqlite3.Connection, *, last_try: bool = False) -> bool:
+    """Switch a new SQLite file (the index, the embedding cache) to WAL; False when another connection did it first and holds it.
 
     A connection of a WAL file keeps a shared lock on it, so a second creator that opened the
     file before the switch cannot switch it again: SQLite answers "database is locked" at once,
@@ -419,7 +419,7 @@ class RecallIndex:
         if empty:
             db.execute("PRAGMA busy_timeout = 5000")
             db.execute("PRAGMA page_size = 8192")
-            if not _to_wal(db, last_try=self._wal_tries >= _WAL_TRIES):
+            if not switch_to_wal(db, last_try=self._wal_tries >= WAL_TRIES):
                 db.close()  # another creator switched the new file to WAL first: open it again
                 self._wal_tries += 1
                 return self._connect()

@@ -92,3 +92,16 @@ def test_a_creator_whose_switch_to_wal_is_refused_opens_the_file_again(tmp_path,
         assert refused == 1 and ix.stats()["messages"] == 0 and ix.verify() == []
     finally:
         ix.close()
+
+
+def test_the_embedding_cache_opens_when_its_switch_to_wal_is_refused(tmp_path, monkeypatch):
+    """The same refusal for the other SQLite file recall creates (the daemon's embed child and a warm server)."""
+    from projections.recall import embeddings
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(_SwitchRefusedOnce, "refused", 0)
+    monkeypatch.setattr(embeddings.sqlite3, "connect", lambda *a, **k: _SwitchRefusedOnce(real_connect(*a, **k)))
+    cache = embeddings.EmbeddingCache(tmp_path / "emb.sqlite")
+    refused = _SwitchRefusedOnce.refused
+    monkeypatch.undo()
+    assert refused == 1 and cache.covered("m") == 0
