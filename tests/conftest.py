@@ -39,6 +39,14 @@ def workspace(evlog_home):
 
 
 @pytest.fixture
+def sync_store(monkeypatch):
+    """The CLI's sync commands against one in-memory event store (tests/sync_cli_helpers.py)."""
+    from tests.sync_cli_helpers import shared_store
+
+    return shared_store(monkeypatch)
+
+
+@pytest.fixture
 def cli_runner():
     """A click runner with stdout and stderr kept apart."""
     from click.testing import CliRunner

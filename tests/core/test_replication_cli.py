@@ -12,26 +12,12 @@ import os
 import pytest
 
 from eventlog.app import event_stores as stores
-from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.errors import ConfigError
 from eventlog.events import MemoryAppended, SessionCreated
-from eventlog.replication.store import MemoryEventStore
-
-DSN = "mysql://evlog@127.0.0.1:3306/evlog"
-
-
-@pytest.fixture
-def store(monkeypatch):
-    shared = MemoryEventStore()
-    monkeypatch.setattr(stores, "_store_class", lambda where: (lambda *a: shared))
-    return shared
-
-
-def _home(tmp_path, name: str) -> str:
-    home = str(tmp_path / name)
-    init_workspace(home)
-    return home
+from tests.sync_cli_helpers import DSN
+from tests.sync_cli_helpers import home as _home
 
 
 def _evlog(runner, home: str, *args: str):
@@ -40,14 +26,14 @@ def _evlog(runner, home: str, *args: str):
     return result
 
 
-def test_push_and_pull_events_carry_a_teammates_fact_with_its_author(tmp_path, store, cli_runner):
+def test_push_and_pull_events_carry_a_teammates_fact_with_its_author(tmp_path, sync_store, cli_runner):
     project = tmp_path / "shop"
     project.mkdir()
     mine, theirs = _home(tmp_path, "mine"), _home(tmp_path, "theirs")
     with Workspace.open(mine, writable=True) as ws:
         ws.append([SessionCreated(session_key="s1", project=str(project))])
     _evlog(cli_runner, mine, "sync", "share", str(project), "Bob@Example.com", "--dsn", DSN, "--user", "me@example.com")
-    assert [(s.project, s.member) for s in store.shares("me@example.com")] == [(str(project), "bob@example.com")]
+    assert [(s.project, s.member) for s in sync_store.shares("me@example.com")] == [(str(project), "bob@example.com")]
     with Workspace.open(theirs, writable=True) as ws:
         ws.append([MemoryAppended(fact_id="f-bob", scope="project", project=str(project), section="Project Context",
                                   text="The shop deploys on Fridays", by="user")])
@@ -61,10 +47,10 @@ def test_push_and_pull_events_carry_a_teammates_fact_with_its_author(tmp_path, s
     assert json.loads(why_json.output)["author"] == "bob@example.com"
     gone = _evlog(cli_runner, mine, "sync", "unshare", str(project), "bob@example.com", "--dsn", DSN,
                   "--user", "me@example.com")
-    assert "no longer shared" in gone.output and store.shares("me@example.com") == []
+    assert "no longer shared" in gone.output and sync_store.shares("me@example.com") == []
 
 
-def test_an_unshared_project_does_not_reach_a_teammate(tmp_path, store, cli_runner):
+def test_an_unshared_project_does_not_reach_a_teammate(tmp_path, sync_store, cli_runner):
     mine, theirs = _home(tmp_path, "mine"), _home(tmp_path, "theirs")
     with Workspace.open(mine, writable=True) as ws:
         ws.append([MemoryAppended(fact_id="f-private", scope="user", section="Preferences", text="likes tea", by="user")])
@@ -81,7 +67,7 @@ def test_a_missing_store_class_is_a_clear_error(tmp_path):
     assert not os.path.exists(tmp_path / "state")
 
 
-def test_an_erasure_travels_through_push_and_pull_events(tmp_path, store, cli_runner):
+def test_an_erasure_travels_through_push_and_pull_events(tmp_path, sync_store, cli_runner):
     from eventlog.app.erase import Target, erase
     from eventlog.events import MessageAppended
 

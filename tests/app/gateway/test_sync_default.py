@@ -11,29 +11,14 @@ import json
 
 import pytest
 
-from eventlog.app import event_stores as stores
-from eventlog.app.workspace import Workspace, init_workspace
+from eventlog.app.workspace import Workspace
 from eventlog.cli import cli
 from eventlog.events import MessageAppended, SessionCreated
-from eventlog.replication.store import MemoryEventStore
-
-DSN = "mysql://evlog@127.0.0.1:3306/evlog"
-
-
-@pytest.fixture
-def store(monkeypatch):
-    shared = MemoryEventStore()
-    monkeypatch.setattr(stores, "_store_class", lambda where: (lambda *a: shared))
-    return shared
+from tests.sync_cli_helpers import DSN
+from tests.sync_cli_helpers import home as _home
 
 
-def _home(tmp_path, name: str) -> str:
-    home = str(tmp_path / name)
-    init_workspace(home)
-    return home
-
-
-def test_push_and_pull_without_a_flag_sync_events_and_an_old_log_gets_its_origins(tmp_path, store, cli_runner):
+def test_push_and_pull_without_a_flag_sync_events_and_an_old_log_gets_its_origins(tmp_path, sync_store, cli_runner):
     laptop, desk = _home(tmp_path, "laptop"), _home(tmp_path, "desk")
     with Workspace.open(laptop, writable=True) as ws:  # a log written before any sync: no device id yet
         ws.append([SessionCreated(session_key="s1", title="plans"),
@@ -41,7 +26,7 @@ def test_push_and_pull_without_a_flag_sync_events_and_an_old_log_gets_its_origin
     pushed = cli_runner.invoke(cli, ["--home", laptop, "sync", "push", "--json", "--dsn", DSN, "--user", "me@x.org"])
     assert pushed.exit_code == 0, pushed.output
     assert json.loads(pushed.stdout)["stored"] == 2
-    page = store.pull("me@x.org", 0, 100)
+    page = sync_store.pull("me@x.org", 0, 100)
     origins = {(e.origin, e.origin_seq) for e in page.events}
     assert len({o for o, _ in origins}) == 1 and all(o.startswith("dev-") for o, _ in origins)
     pulled = cli_runner.invoke(cli, ["--home", desk, "sync", "pull", "--json", "--dsn", DSN, "--user", "me@x.org"])
@@ -58,13 +43,13 @@ def _contents(ws, key: str) -> list:
 
 
 @pytest.mark.parametrize("option", ["--all", "--retry-rejected", "--as-another-user"])
-def test_a_row_only_option_without_rows_is_a_usage_error_naming_it(tmp_path, store, cli_runner, option):
+def test_a_row_only_option_without_rows_is_a_usage_error_naming_it(tmp_path, sync_store, cli_runner, option):
     home = _home(tmp_path, "h")
     command = "pull" if option == "--as-another-user" else "push"
     res = cli_runner.invoke(cli, ["--home", home, "sync", command, option, "--dsn", DSN, "--user", "me@x.org"])
     assert res.exit_code == 2
     assert option in res.stderr and "--rows" in res.stderr
-    assert store.pull("me@x.org", 0, 100).events == []
+    assert sync_store.pull("me@x.org", 0, 100).events == []
 
 
 def test_rows_says_it_is_deprecated(tmp_path, cli_runner):
