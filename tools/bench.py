@@ -5,6 +5,7 @@ Run from the repository root::
 
     .venv/bin/python tools/bench.py                # all benchmarks, a readable table (~30-40 min)
     .venv/bin/python tools/bench.py --quick        # smaller sizes, a smoke run (~5 min)
+    .venv/bin/python tools/bench.py --slow --only cli_growth   # the growth table up to 10M (hours)
     .venv/bin/python tools/bench.py --json         # one JSON object per benchmark and line
     .venv/bin/python tools/bench.py --only replay_verify --only help_time
     .venv/bin/python tools/bench.py --list         # names and one-line descriptions
@@ -544,6 +545,7 @@ class Context:
 
     root: str
     quick: bool = False
+    slow: bool = False  # --slow: the growth benchmarks add 10M (issue 25's "no command superlinear up to 10M")
     repeats: int = 3
     _dirs: int = field(default=0, init=False)
     cache: dict[str, Any] = field(default_factory=dict, init=False)  # data shared by benchmarks (see ``shared``)
@@ -2121,6 +2123,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--only", action="append", metavar="NAME", choices=list(BENCHMARKS),
                    help="run only this benchmark (repeatable): " + ", ".join(BENCHMARKS))
     p.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run (~5 min)")
+    p.add_argument("--slow", action="store_true",
+                   help="the growth benchmarks (append_file_1m, cli_growth) add a 10M size (hours, ~15 GB of scratch)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="interleaved rounds per benchmark, best kept (3)")
     p.add_argument("--tmpdir", metavar="DIR", help="where the scratch directory goes (default: the system temp dir)")
     p.add_argument("--check", action="store_true", help="exit 1 when any target is missed")
@@ -2168,7 +2172,7 @@ def main(argv: list[str] | None = None) -> int:
     progress(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, python {sys.version.split()[0]}, "
              f"sqlite {sqlite3.sqlite_version}")
     with tempfile.TemporaryDirectory(prefix="evlog-bench-", dir=args.tmpdir) as root:
-        ctx = Context(root, quick=args.quick, repeats=args.repeat)
+        ctx = Context(root, quick=args.quick, slow=args.slow, repeats=args.repeat)
         at_start = library_state()  # this process runs the code it imported now; subprocesses run what is on disk then
         for b in selected:
             started, load = time.perf_counter(), os.getloadavg()[0]

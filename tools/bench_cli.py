@@ -52,7 +52,10 @@ GROWTH_DAYS = 30
 
 
 def growth_sizes(ctx: Context) -> tuple[int, ...]:
-    return (10_000, 100_000) if ctx.quick else (10_000, 100_000, 1_000_000)
+    """10k and 100k under --quick; 1M by default; 10M too under --slow (the slow benchmark set)."""
+    if ctx.quick:
+        return (10_000, 100_000)
+    return (10_000, 100_000, 1_000_000, 10_000_000) if ctx.slow else (10_000, 100_000, 1_000_000)
 
 
 def size_label(n: int) -> str:
