@@ -30,7 +30,12 @@ import json
 import os
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (a context hook's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Signature = list[Any]  # [[path, [ino, size, mtime_ns, ctime_ns] or None], ...]
 
 CACHE_FILE = os.path.join("state", "context-cache.json")
 FORMAT = 1
@@ -40,8 +45,6 @@ RACY_SECONDS = 2.0
 CODE_MODULES = ("eventlog.app.agents.context", "eventlog.app.agents.context_cache", "eventlog.app.agents.hooks",
                 "eventlog.secrets", "projections.memory_files", "projections.recall.text",
                 "projections.recall.files")
-
-Signature = list[Any]  # [[path, [ino, size, mtime_ns, ctime_ns] or None], ...]
 
 
 def cache_path(home: str) -> str:

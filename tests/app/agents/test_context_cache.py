@@ -176,6 +176,28 @@ def test_a_hit_in_a_hook_process_imports_neither_the_secrets_scanner_nor_sqlite(
     assert b"HEAVY=[]" in runs[1].stderr  # the hit did not
 
 
+#: Modules a bare interpreter does not load and a SessionStart answered from the cache must not either (issue 25:
+#: each costs a sizeable part of ``python -c pass``; ``dataclasses`` brings ``inspect``, ``ast`` and ``dis``).
+NOT_ON_A_HIT = ("dataclasses", "inspect", "typing", "socket", "configparser", "xxhash", "string", "msgspec", "click")
+
+
+def test_a_hit_in_a_hook_process_loads_only_light_standard_modules(ws_home) -> None:  # noqa: ANN001
+    home, project = ws_home
+    age(home, wait=2.0)  # the hook process has the real window
+    probe = ("import sys, atexit\n"
+             "before = set(sys.modules)\n"
+             f"atexit.register(lambda: sys.stderr.write('NEW=%s\\n' % sorted(set(sys.modules) - before & set({NOT_ON_A_HIT!r}))))\n"
+             "from eventlog.entry import main\n"
+             f"sys.argv = ['evlog', '--home', {home!r}, 'hook', 'claude-code']\n"
+             "main()\n")
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("EVLOG_HEADLESS", None)
+    runs = [subprocess.run([sys.executable, "-c", probe], input=payload(project), capture_output=True, timeout=60,
+                           env=env) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0] and runs[1].stdout == (fresh(home, project) + "\n").encode()
+    assert b"NEW=[]" in runs[1].stderr, runs[1].stderr
+
+
 # --- a property: over random workspaces and changes, the hook prints what a fresh render prints -----------------
 
 STEP = st.one_of(
