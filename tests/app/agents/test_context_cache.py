@@ -86,6 +86,57 @@ def test_an_unchanged_workspace_is_served_from_the_cache_without_rendering(ws_ho
     assert hook(home, project) == first
 
 
+def _leave_a_wal(home: str) -> str:
+    """The recall index with a WAL file left beside it, as a daemon or another reader leaves one."""
+    import sqlite3
+
+    from projections.recall.files import index_path
+
+    with Workspace.open(home, writable=True) as ws:
+        recall.rebuild(ws)
+    path = index_path(home)
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA journal_mode=WAL").fetchall()
+    writer.execute("SELECT count(*) FROM docs").fetchall()
+    reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    reader.execute("SELECT count(*) FROM docs").fetchall()
+    writer.close()
+    reader.close()  # the last connection is read-only: it cannot remove the WAL
+    assert os.path.exists(path + "-wal")
+    return path + "-wal"
+
+
+def test_an_index_with_a_wal_left_beside_it_is_still_served_from_the_cache(ws_home, monkeypatch) -> None:  # noqa: ANN001
+    home, project = ws_home
+    wal = _leave_a_wal(home)
+    age(home)
+    first = hook(home, project)  # renders: its read-only open of the index touches the WAL's ctime, not a byte
+    assert first == fresh(home, project) and "pytest -x" in first and os.path.exists(wal)
+
+    def no_render(*_a: object, **_k: object) -> str:
+        raise AssertionError("rendered although nothing changed")
+
+    monkeypatch.setattr(hooks, "render_session_start", no_render)
+    assert hook(home, project) == first
+
+
+def test_a_write_to_the_indexs_wal_is_seen(ws_home) -> None:  # noqa: ANN001
+    import sqlite3
+
+    home, project = ws_home
+    wal = _leave_a_wal(home)
+    age(home)
+    first = hook(home, project)
+    with Workspace.open(home, writable=True) as ws:
+        memory.add(ws, "The staging database is called orca", section="Project Context", project=project)
+        recall.index(ws).close()  # the new fact's row goes to the WAL
+    db = sqlite3.connect(wal[: -len("-wal")])
+    db.execute("PRAGMA wal_autocheckpoint=0").fetchall()
+    db.close()
+    age(home)
+    assert hook(home, project) == fresh(home, project) != first
+
+
 def test_a_file_changed_a_moment_ago_is_not_cached(ws_home, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(context_cache, "RACY_SECONDS", 2.0)
     home, project = ws_home  # just written: a change in the same clock tick would not show in its stat
