@@ -10,6 +10,10 @@ exactly what the CLI's ``evlog hook`` prints (stdout, one ``evlog hook: ...`` li
 Any other command line, any other event, ``$EVLOG_HEADLESS``, an option this parser does not
 know or a value the CLI would refuse: the payload already read is handed to the normal CLI
 (``eventlog.cli.main``), which behaves exactly as it would have (its own option errors included).
+
+``evlog --help`` / ``evlog -h`` alone prints the root help from ``eventlog.help_cache`` (the bytes
+click printed last time, while nothing they depend on changed) without importing click; on a miss
+the CLI prints it and the cache keeps it. This module imports only ``os`` and ``sys`` itself.
 """
 
 from __future__ import annotations
@@ -103,7 +107,10 @@ def _root_help() -> None:
         cli_main()
     except SystemExit as e:
         if e.code in (0, None):
-            help_cache.store(slot, help_cache.render())
+            try:
+                help_cache.store(slot, help_cache.render())
+            except Exception:  # noqa: BLE001, S110 - a cache never fails the command it speeds up
+                pass
         raise
 
 

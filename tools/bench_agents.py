@@ -25,7 +25,8 @@ noisy: medians over many runs, not a best case).
     with that cache deleted before each run (the hook renders, as after any change),
     ``python_pass_ms``, ``python -c pass`` (the interpreter's own start-up), and the
     children's CPU medians (``hit_cpu_ms``, ``help_cpu_ms``, ``miss_cpu_ms``) with their ratio to
-    ``python -c pass``'s (``*_cpu_x_pass``: issue 25's target is <= 2). ``evlog --help`` prints
+    ``python -c pass``'s (``*_cpu_x_pass``: issue 25's target is <= 2); the four run in the same
+    rounds (``round_robin``). ``evlog --help`` prints
     from ``eventlog.help_cache`` after its first run (the warm-up).
 ``hook_stop_20mb`` (target: ratio <= 1.5)
     Wall time of ``evlog hook claude-code`` handling a ``Stop`` payload after the session's
@@ -291,6 +292,18 @@ def interleaved(runs: int, ours: Callable[[], float], base: Callable[[], float])
     return a, b
 
 
+def round_robin(runs: int, fns: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
+    """Each of ``fns`` once per round (after one warm-up each, not counted), the order reversed every other round."""
+    for fn in fns.values():
+        fn()
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
+    for i in range(runs):
+        for name in names if i % 2 == 0 else names[::-1]:
+            out[name].append(fns[name]())
+    return out
+
+
 def load() -> float:
     try:
         return round(os.getloadavg()[0], 2)
@@ -327,15 +340,16 @@ def bench_session_start(tmp: str, quick: bool, runs: int) -> Result:
     help_cpu: list[float] = []
     miss_cpu: list[float] = []
     pass_cpu: list[float] = []
-    ours, base = interleaved(runs, with_cpu(lambda: run_hook(home, payload), hit_cpu), with_cpu(run_help, help_cpu))
-
     from eventlog.app.agents import context_cache
 
     def miss() -> float:
         context_cache.drop(home)
         return run_hook(home, payload)
 
-    missed, floor = interleaved(runs, with_cpu(miss, miss_cpu), with_cpu(run_python, pass_cpu))
+    walls = round_robin(runs, {"hit": with_cpu(lambda: run_hook(home, payload), hit_cpu),
+                               "help": with_cpu(run_help, help_cpu), "miss": with_cpu(miss, miss_cpu),
+                               "pass": with_cpu(run_python, pass_cpu)})
+    ours, base, missed, floor = walls["hit"], walls["help"], walls["miss"], walls["pass"]
     hit_cpu, help_cpu, miss_cpu, pass_cpu = hit_cpu[1:], help_cpu[1:], miss_cpu[1:], pass_cpu[1:]  # the warm-ups
     return Result("hook_session_start_100k", statistics.median(ours) * 1000, statistics.median(base) * 1000, "ms", n,
                   "evlog --help", 1.5, "ratio",
