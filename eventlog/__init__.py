@@ -23,11 +23,13 @@ eventlog`` stays cheap and the log core below it never imports the layers above
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
 from eventlog._version import __version__
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every evlog process starts here
 if TYPE_CHECKING:
+    from typing import Any
+
     from eventlog import errors, events
     from eventlog.app import memory, recall
     from eventlog.app.session_store import LocalSessionStore, SessionStore

@@ -10,45 +10,108 @@ exactly what the CLI's ``evlog hook`` prints (stdout, one ``evlog hook: ...`` li
 Any other command line, any other event, ``$EVLOG_HEADLESS``, an option this parser does not
 know or a value the CLI would refuse: the payload already read is handed to the normal CLI
 (``eventlog.cli.main``), which behaves exactly as it would have (its own option errors included).
+
+``evlog --help`` / ``evlog -h`` alone prints the root help from ``eventlog.help_cache`` (the bytes
+click printed last time, while nothing they depend on changed) without importing click; on a miss
+the CLI prints it and the cache keeps it. This module imports only ``os`` and ``sys`` itself.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import sys
-import threading
-from typing import NamedTuple
+
+# Imported where used: ``threading`` (a hook's watchdog), ``io``, the hook and help modules, click. This
+# module's own imports are the floor every ``evlog`` command pays, so they are the interpreter's alone.
 
 _GLOBAL_OPTIONS = ("--home", "--lock-timeout")
 _HOOK_OPTIONS = ("--budget", "--max-bytes", "--timeout")
 
 
-class HookPlan(NamedTuple):
+class HookPlan:
     """A hook command line the daemon may answer, with the CLI's defaults filled in."""
 
-    home: str
-    harness: str
-    budget: int = 8000
-    max_bytes: int = 8 * 1024 * 1024
-    timeout: float = 20.0
+    __slots__ = ("home", "harness", "budget", "max_bytes", "timeout")
+
+    def __init__(self, home: str, harness: str, budget: int = 8000, max_bytes: int = 8 * 1024 * 1024,
+                 timeout: float = 20.0) -> None:
+        self.home, self.harness, self.budget, self.max_bytes, self.timeout = home, harness, budget, max_bytes, timeout
+
+    def _fields(self) -> tuple[str, str, int, int, float]:
+        return self.home, self.harness, self.budget, self.max_bytes, self.timeout
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookPlan) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "HookPlan(home={!r}, harness={!r}, budget={!r}, max_bytes={!r}, timeout={!r})".format(*self._fields())
 
 
 def main() -> None:
     """Console-script entry point."""
-    plan = hook_plan(sys.argv[1:], os.environ)
+    argv = sys.argv[1:]
+    plan = hook_plan(argv, os.environ)
     if plan is not None:
-        watchdog = threading.Timer(plan.timeout, _give_up, args=(plan.timeout,))  # as the CLI's hook has
-        watchdog.daemon = True
-        watchdog.start()
-        raw = sys.stdin.buffer.read(_max_payload() + 1)
-        if _served_by_daemon(plan, raw) or _served_in_process(plan, raw):
-            return
-        watchdog.cancel()  # the CLI starts its own
-        sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+        _hook(plan)
+    elif len(argv) == 1 and _asks_root_help(argv):
+        _root_help()
+    else:
+        from eventlog.cli import main as cli_main
+
+        cli_main()
+
+
+def _hook(plan: HookPlan) -> None:
+    """A context hook: the daemon's answer, else this process's handler, else the CLI (with the payload read)."""
+    import io
+    import threading
+
+    watchdog = threading.Timer(plan.timeout, _give_up, args=(plan.timeout,))  # as the CLI's hook has
+    watchdog.daemon = True
+    watchdog.start()
+    raw = sys.stdin.buffer.read(_max_payload() + 1)
+    if _served_by_daemon(plan, raw) or _served_in_process(plan, raw):
+        return
+    watchdog.cancel()  # the CLI starts its own
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     from eventlog.cli import main as cli_main
 
     cli_main()
+
+
+def _asks_root_help(argv: list[str]) -> bool:
+    """``evlog --help`` / ``evlog -h`` alone: ``eventlog.help_cache`` may print it without click."""
+    from eventlog.help_cache import is_root_help
+
+    return is_root_help(argv)
+
+
+def _root_help() -> None:
+    """Print the root help from ``eventlog.help_cache``; on a miss the CLI prints it, and the cache keeps it."""
+    from eventlog import help_cache
+
+    text, slot = help_cache.lookup()
+    if text is not None:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # as click's main does: the reader went away, exit 1 without a traceback
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        return
+    from eventlog.cli import main as cli_main
+
+    try:
+        cli_main()
+    except SystemExit as e:
+        if e.code in (0, None):
+            try:
+                help_cache.store(slot, help_cache.render())
+            except Exception:  # noqa: BLE001, S110 - a cache never fails the command it speeds up
+                pass
+        raise
 
 
 def hook_plan(argv: list[str], env: dict[str, str] | os._Environ[str]) -> HookPlan | None:

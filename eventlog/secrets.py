@@ -107,10 +107,14 @@ import json
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+
+from eventlog.record import FrozenRecord
+
+TYPE_CHECKING = False  # typing's, without importing it: a SessionStart that renders loads this module
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any
 
 __all__ = ["CATALOGUE", "KINDS", "PLACEHOLDER", "Kind", "find", "kinds_summary", "placeholder", "collect_strings", "redact", "redact_value", "suspects",
            "redact_values"]
@@ -120,12 +124,15 @@ PLACEHOLDER = "[REDACTED:{}]"
 _REDACTED = "[REDACTED:"
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(FrozenRecord):
     """One kind of secret: its name (used in placeholders and ``redacted`` lists) and what is matched."""
 
+    __slots__ = ("name", "shape")
     name: str
     shape: str
+
+    def __init__(self, name: str, shape: str) -> None:
+        self._freeze(name=name, shape=shape)
 
 
 CATALOGUE: tuple[Kind, ...] = (

@@ -10,8 +10,7 @@ entries (``memory_entries.py``); and state without files: the processors' positi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing's, without importing typing
 if TYPE_CHECKING:  # the package stays cheap to enter: a reader of one file pays for that module alone
     from eventlog.fsio import FileSystem
     from projections.base import Projection

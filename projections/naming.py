@@ -11,13 +11,10 @@ and the full key is always stored inside the file (line 1 of a session file).
 
 from __future__ import annotations
 
-import string
 from urllib.parse import unquote
 
-import xxhash
-
 MAX_STEM = 180  # bytes; leaves room for a suffix under the usual 255-byte name limit
-_KEEP = frozenset((string.ascii_letters + string.digits + "-_").encode())
+_KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")  # string's, without importing it
 
 
 def safe_name(key: str, suffix: str = "") -> str:
@@ -27,6 +24,8 @@ def safe_name(key: str, suffix: str = "") -> str:
     if not stem:
         stem = "%"  # the empty key: "%" alone never comes out of a non-empty key
     if len(stem) > MAX_STEM:
+        import xxhash  # here: a context hook reads project names (key_from_name) and never hashes one
+
         digest = xxhash.xxh3_64_hexdigest(raw)
         cut = stem[: MAX_STEM - 17]
         cut = cut[: cut.rfind("%")] if "%" in cut[-2:] else cut  # never split a %XX escape

@@ -22,8 +22,12 @@ noisy: medians over many runs, not a best case).
     start-up floor of every evlog command. The memory does not change between runs, so
     after the first the output comes from ``state/context-cache.json``
     (``eventlog.app.agents.context_cache``); ``details`` also has ``miss_ms``, the median
-    with that cache deleted before each run (the hook renders, as after any change), and
-    ``python_pass_ms``, ``python -c pass`` (the interpreter's own start-up).
+    with that cache deleted before each run (the hook renders, as after any change),
+    ``python_pass_ms``, ``python -c pass`` (the interpreter's own start-up), and the
+    children's CPU medians (``hit_cpu_ms``, ``help_cpu_ms``, ``miss_cpu_ms``) with their ratio to
+    ``python -c pass``'s (``*_cpu_x_pass``: issue 25's target is <= 2); the four run in the same
+    rounds (``round_robin``). ``evlog --help`` prints
+    from ``eventlog.help_cache`` after its first run (the warm-up).
 ``hook_stop_20mb`` (target: ratio <= 1.5)
     Wall time of ``evlog hook claude-code`` handling a ``Stop`` payload after the session's
     transcript, already captured at 20 MB (2 MB with ``--quick``), grew by ~10 KB (a
@@ -38,7 +42,8 @@ noisy: medians over many runs, not a best case).
     a million messages takes minutes): the daemon answers them on its socket
     (``eventlog.app.agents.hook_socket``). Baseline: ``python -c pass``, the floor of any
     Python process. The details give the same hooks with no daemon (in their own process),
-    which must be no worse than before.
+    which must be no worse than before; ``*_cpu_ms`` / ``*_cpu_x_pass``: the hook processes' CPU
+    medians against ``python -c pass``'s.
 ``mcp_recall_1m`` (target: p50 <= 50 ms)
     Round trip of the MCP tool ``recall`` (the SDK's stdio client against an ``evlog mcp``
     subprocess, after start-up and a warm-up call) over a workspace of 1,000,000 messages
@@ -53,6 +58,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -209,27 +215,66 @@ class ClaudeTranscript:
 # --- timing ---------------------------------------------------------------------------------------------
 
 
+#: CPU seconds (user + system) of the last child each ``run_*`` waited for (``getrusage(RUSAGE_CHILDREN)``
+#: grows by exactly that child's, since they run one at a time): ``with_cpu`` collects them.
+LAST_CPU = [0.0]
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def with_cpu(run: Callable[[], float], into: list[float]) -> Callable[[], float]:
+    """``run`` (a ``run_*`` call returning wall seconds) that also appends its child's CPU seconds to ``into``."""
+
+    def timed() -> float:
+        wall = run()
+        into.append(LAST_CPU[0])
+        return wall
+
+    return timed
+
+
 def run_hook(home: str, payload: dict[str, Any], program: list[str] | None = None) -> float:
     raw = json.dumps(payload).encode()
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     r = subprocess.run([*(program or [EVLOG]), "--home", home, "hook", "claude-code"], input=raw, capture_output=True,
                        cwd=REPO, env=ENV)
     took = time.perf_counter() - t0
+    LAST_CPU[0] = _children_cpu() - c0
     if r.returncode != 0 or r.stderr:
         raise RuntimeError(f"hook failed: {r.returncode} {r.stderr.decode(errors='replace')}")
     return took
 
 
 def run_help() -> float:
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     subprocess.run([EVLOG, "--help"], capture_output=True, check=True, cwd=REPO, env=ENV)
-    return time.perf_counter() - t0
+    took = time.perf_counter() - t0
+    LAST_CPU[0] = _children_cpu() - c0
+    return took
 
 
 def run_python() -> float:
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True, env=ENV)
-    return time.perf_counter() - t0
+    took = time.perf_counter() - t0
+    LAST_CPU[0] = _children_cpu() - c0
+    return took
+
+
+def cpu_details(floor: list[float], **rows: list[float]) -> dict[str, float]:
+    """CPU medians (ms) of each row and their ratio to ``python -c pass``'s, measured in the same run."""
+    base = statistics.median(floor)
+    out = {"python_pass_cpu_ms": round(base * 1000, 1)}
+    for name, xs in rows.items():
+        out[f"{name}_cpu_ms"] = round(statistics.median(xs) * 1000, 1)
+        out[f"{name}_cpu_x_pass"] = round(statistics.median(xs) / base, 2)
+    return out
 
 
 def interleaved(runs: int, ours: Callable[[], float], base: Callable[[], float]) -> tuple[list[float], list[float]]:
@@ -245,6 +290,18 @@ def interleaved(runs: int, ours: Callable[[], float], base: Callable[[], float])
             b.append(base())
             a.append(ours())
     return a, b
+
+
+def round_robin(runs: int, fns: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
+    """Each of ``fns`` once per round (after one warm-up each, not counted), the order reversed every other round."""
+    for fn in fns.values():
+        fn()
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
+    for i in range(runs):
+        for name in names if i % 2 == 0 else names[::-1]:
+            out[name].append(fns[name]())
+    return out
 
 
 def load() -> float:
@@ -279,21 +336,28 @@ def bench_session_start(tmp: str, quick: bool, runs: int) -> Result:
     ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     time.sleep(2.5)  # the memory files just written are too fresh to be cached (context_cache.RACY_SECONDS: 2 s)
     progress("session start: timing")
-    ours, base = interleaved(runs, lambda: run_hook(home, payload), run_help)
-
+    hit_cpu: list[float] = []
+    help_cpu: list[float] = []
+    miss_cpu: list[float] = []
+    pass_cpu: list[float] = []
     from eventlog.app.agents import context_cache
 
     def miss() -> float:
         context_cache.drop(home)
         return run_hook(home, payload)
 
-    missed, floor = interleaved(runs, miss, run_python)
+    walls = round_robin(runs, {"hit": with_cpu(lambda: run_hook(home, payload), hit_cpu),
+                               "help": with_cpu(run_help, help_cpu), "miss": with_cpu(miss, miss_cpu),
+                               "pass": with_cpu(run_python, pass_cpu)})
+    ours, base, missed, floor = walls["hit"], walls["help"], walls["miss"], walls["pass"]
+    hit_cpu, help_cpu, miss_cpu, pass_cpu = hit_cpu[1:], help_cpu[1:], miss_cpu[1:], pass_cpu[1:]  # the warm-ups
     return Result("hook_session_start_100k", statistics.median(ours) * 1000, statistics.median(base) * 1000, "ms", n,
                   "evlog --help", 1.5, "ratio",
                   details={"messages": n, "context_bytes": len(ctx.encode()), "runs": runs, "load": load(),
                            "ours_min_ms": round(min(ours) * 1000, 1), "baseline_min_ms": round(min(base) * 1000, 1),
                            "miss_ms": round(statistics.median(missed) * 1000, 1),
-                           "python_pass_ms": round(statistics.median(floor) * 1000, 1)})
+                           "python_pass_ms": round(statistics.median(floor) * 1000, 1),
+                           **cpu_details(pass_cpu, hit=hit_cpu, help=help_cpu, miss=miss_cpu)})
 
 
 def bench_stop(tmp: str, quick: bool, runs: int) -> Result:
@@ -434,8 +498,11 @@ def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
     def either() -> float:
         return run_hook(home, start if next(turn) % 2 else prompt, entry)
 
+    cold_cpu: list[float] = []
+    warm_cpu: list[float] = []
+    pass_cpu: list[float] = []
     progress("warm hooks: no daemon (each hook in its own process)")
-    cold, _ = interleaved(max(runs // 2, 5), either, run_python)
+    cold, _ = interleaved(max(runs // 2, 5), with_cpu(either, cold_cpu), run_python)
     # A caught-up daemon spends its time between jobs: measure that state (every job off, so its
     # first round over a 1M-message workspace, which takes minutes, is not what is timed).
     init_workspace(home, schedule={job: 0 for job in DEFAULT_SCHEDULE})
@@ -445,7 +512,7 @@ def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
     try:
         _wait_for_socket(home, daemon)
         progress("warm hooks: timing with the daemon")
-        warm, base = interleaved(runs * 2, either, run_python)
+        warm, base = interleaved(runs * 2, with_cpu(either, warm_cpu), with_cpu(run_python, pass_cpu))
     finally:
         daemon.terminate()
         daemon.wait(120)
@@ -458,7 +525,8 @@ def bench_warm_hooks(tmp: str, quick: bool, runs: int) -> Result:
                   details={"messages": n, "runs": len(warm), "load": load(),
                            "warm_p50_ms": round(statistics.median(warm) * 1000, 1),
                            "no_daemon_p50_ms": round(statistics.median(cold) * 1000, 1),
-                           "no_daemon_p95_ms": round(p95(cold), 1)})
+                           "no_daemon_p95_ms": round(p95(cold), 1),
+                           **cpu_details(pass_cpu[1:], warm_hook=warm_cpu[1:], no_daemon_hook=cold_cpu[1:])})
 
 
 BENCHES: dict[str, Callable[[str, bool, int], Result]] = {

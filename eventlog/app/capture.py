@@ -28,9 +28,9 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
 
 from eventlog.errors import ConfigError
+from eventlog.record import Record
 
 CAPTURE_FILE = "capture.json"
 PAUSED_FOREVER = -1.0
@@ -39,12 +39,16 @@ _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _GLOB_CHARS = "*?["
 
 
-@dataclass
-class CaptureState:
+class CaptureState(Record):
     """Whether capture is paused (until when) and what is excluded."""
 
-    paused_until: float = 0.0
-    excluded: list[str] = field(default_factory=list)
+    __slots__ = ("paused_until", "excluded")
+    paused_until: float
+    excluded: list[str]
+
+    def __init__(self, paused_until: float = 0.0, excluded: list[str] | None = None) -> None:
+        self.paused_until = paused_until
+        self.excluded = [] if excluded is None else excluded
 
     def paused(self, now: float | None = None) -> bool:
         """True while capture is paused."""

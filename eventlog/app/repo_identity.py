@@ -24,12 +24,15 @@ fewer keys.
 
 from __future__ import annotations
 
-import configparser
 import json
 import os
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+from eventlog.record import FrozenRecord, Record
+
+TYPE_CHECKING = False  # typing's, without importing it (a context hook's path)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 CACHE_FILE = os.path.join("state", "repo-identity.json")
 GIT_TIMEOUT = 2.0  # seconds for `git rev-list` (a hook must never stall)
@@ -39,23 +42,29 @@ _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
 _SHA = re.compile(r"^[0-9a-f]{40,64}$")
 
 
-@dataclass(frozen=True)
-class GitPlace:
+class GitPlace(FrozenRecord):
     """Where a directory's repository is: its work tree top, its git dir and the common git dir."""
 
+    __slots__ = ("top", "git_dir", "common_dir")
     top: str
     git_dir: str
     common_dir: str
 
+    def __init__(self, top: str, git_dir: str, common_dir: str) -> None:
+        self._freeze(top=top, git_dir=git_dir, common_dir=common_dir)
 
-@dataclass
-class Identity:
+
+class Identity(Record):
     """A repository's keys (see the module docstring); ``keys`` is never empty."""
 
+    __slots__ = ("place", "root", "remote", "keys")
     place: GitPlace
-    root: str = ""
-    remote: str = ""
-    keys: frozenset[str] = field(default_factory=frozenset)
+    root: str
+    remote: str
+    keys: frozenset[str]
+
+    def __init__(self, place: GitPlace, root: str = "", remote: str = "", keys: frozenset[str] = frozenset()) -> None:
+        self.place, self.root, self.remote, self.keys = place, root, remote, keys
 
 
 def _read(path: str) -> str:
@@ -113,6 +122,8 @@ def normalise_remote(url: str) -> str:
 
 def origin_remote(common_dir: str) -> str:
     """The normalised URL of the ``origin`` remote (else the first remote) in the repository's config; "" if none."""
+    import configparser
+
     parser = configparser.ConfigParser(strict=False, interpolation=None)
     try:
         parser.read_string(_read(os.path.join(common_dir, "config")))

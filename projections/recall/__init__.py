@@ -15,9 +15,11 @@ sentence-embedding re-ranking lives in ``embeddings.py`` and needs ``evlog[embed
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing's, without importing typing: a SessionStart that renders reads .text and .files
 if TYPE_CHECKING:
+    from typing import Any
+
     from projections.recall.index import SCHEMA, RecallIndex
     from projections.recall.query import SCOPES
     from projections.recall.search import DEFAULT_RANKING, Hit, Ranking, SessionHit, recall, recall_sessions

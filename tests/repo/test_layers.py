@@ -8,7 +8,8 @@ included), except those under ``if TYPE_CHECKING:``: a type-only name is not a d
 run time (processors annotate ``ws: Workspace``, the composition root that runs them).
 ``eventlog/__init__.py`` is the public facade and may reach every layer (lazily);
 ``eventlog/entry.py`` is the console script, the top of the cli layer (it lives outside
-``eventlog.cli`` only so a context hook can reach the daemon before click is imported).
+``eventlog.cli`` only so a context hook can reach the daemon before click is imported), and
+``eventlog/help_cache.py`` belongs to that layer too (``evlog --help`` without click).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def layer_of(module: str) -> str | None:
         return "processors"
     if parts[0] != "eventlog" or len(parts) == 1:
         return None
-    if module == "eventlog.entry":
+    if module in ("eventlog.entry", "eventlog.help_cache"):
         return "cli"
     return {"app": "app", "ingest": "ingest", "cli": "cli"}.get(parts[1], "core")
 

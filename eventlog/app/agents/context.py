@@ -30,9 +30,9 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from dataclasses import dataclass, field
 
 from eventlog.app.repo_identity import IdentityCache, identity, keys_of, same_project
+from eventlog.record import Record
 from projections.memory_files import GLOBAL_FILE, PROJECTS_DIR, SECTIONS, item_text, parse_items, project_file
 from projections.naming import key_from_name
 
@@ -48,24 +48,34 @@ _LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
 _SAFE_BRACKET = "\u2039"  # SINGLE LEFT-POINTING ANGLE QUOTATION MARK: reads as a bracket, folds to no '<'
 
 
-@dataclass
-class MemoryContext:
+class MemoryContext(Record):
     """What ``memory_context`` found: the text, and what it took and left out."""
 
-    text: str = ""
-    project: str = ""  # the project whose facts were used ("" if none): its repository's top, else its path
-    projects: list[str] = field(default_factory=list)  # every project (path) whose file was used
-    facts: int = 0  # facts shown
-    omitted: int = 0  # facts left out for the budget
-    files: list[str] = field(default_factory=list)  # the MEMORY.md files read
+    __slots__ = ("text", "project", "projects", "facts", "omitted", "files")
+    text: str
+    project: str  # the project whose facts were used ("" if none): its repository's top, else its path
+    projects: list[str]  # every project (path) whose file was used
+    facts: int  # facts shown
+    omitted: int  # facts left out for the budget
+    files: list[str]  # the MEMORY.md files read
+
+    def __init__(self, text: str = "", project: str = "", projects: list[str] | None = None, facts: int = 0,
+                 omitted: int = 0, files: list[str] | None = None) -> None:
+        self.text, self.project, self.facts, self.omitted = text, project, facts, omitted
+        self.projects = [] if projects is None else projects
+        self.files = [] if files is None else files
 
 
-@dataclass
-class ProjectScope:
+class ProjectScope(Record):
     """The project of a directory: a name to show and the project paths (with their files) that are it."""
 
-    label: str = ""
-    members: list[tuple[str, str]] = field(default_factory=list)  # (project path, its MEMORY.md), closest first
+    __slots__ = ("label", "members")
+    label: str
+    members: list[tuple[str, str]]  # (project path, its MEMORY.md), closest first
+
+    def __init__(self, label: str = "", members: list[tuple[str, str]] | None = None) -> None:
+        self.label = label
+        self.members = [] if members is None else members
 
 
 def project_for(home: str, cwd: str | None) -> tuple[str, str] | None:
@@ -278,7 +288,7 @@ def memory_context(home: str, cwd: str | None, *, budget: int = DEFAULT_CONTEXT_
 PROMPT_CANDIDATES = 30  # recall hits looked at for a prompt, before the project filter and the threshold
 MIN_SHARED_TERMS = 2  # content words a fact must share with the prompt (fewer only if the prompt has fewer)
 _WORD = re.compile(r"[^\W_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_CJK = r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]"  # compiled (by re's cache) at its first use: ~2 ms, not on SessionStart's path
 _STOPWORDS = frozenset("""a an and are as at be but by can could did do does for from had has have how i if in into is it
 its me my no not of on or our please should so than that the their them then there these they this to up us was we
 were what when where which who why will with would you your yes also just any some all about tell show give""".split())
@@ -288,8 +298,8 @@ def content_terms(text: str) -> set[str]:
     """The words of ``text`` that carry meaning: lower-case, no stop words, crude suffixes off; CJK as bigrams."""
     terms: set[str] = set()
     for word in _WORD.findall(text.casefold()):
-        if _CJK.search(word):
-            chars = [c for c in word if _CJK.match(c)]
+        if re.search(_CJK, word):
+            chars = [c for c in word if re.match(_CJK, c)]
             terms.update(a + b for a, b in zip(chars, chars[1:], strict=False))
             continue
         if len(word) < 3 or word in _STOPWORDS:

@@ -16,6 +16,7 @@ the recall index (and its WAL), which gives each fact its id and day, and the so
 of the code that renders (with the Python version). Any difference is a miss. A file changed
 within ``RACY_SECONDS`` of the moment it was looked at could change again without its
 stat changing (the clock's tick), so such an entry is not stored (git's racy-index rule).
+The index's WAL is compared without its ctime (``WAL_SUFFIX``).
 
 **Torn, stale, foreign.** A cache that does not parse, or an entry of another shape, is a
 miss; every write replaces the file atomically and drops the entries that no longer match
@@ -30,18 +31,25 @@ import json
 import os
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (a context hook's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Signature = list[Any]  # [[path, [ino, size, mtime_ns, ctime_ns] or None], ...]
 
 CACHE_FILE = os.path.join("state", "context-cache.json")
 FORMAT = 1
 MAX_ENTRIES = 16
 RACY_SECONDS = 2.0
+#: A SQLite write-ahead log (the recall index's) is compared without its ctime: a read-only open of the
+#: index, which rendering does, touches the ctime of a WAL left beside it without changing a byte (so the
+#: entry would never match again), and only SQLite writes the file, so a write moves its mtime.
+WAL_SUFFIX = "-wal"
 #: The modules whose code decides the output (their source files are inputs of every entry).
 CODE_MODULES = ("eventlog.app.agents.context", "eventlog.app.agents.context_cache", "eventlog.app.agents.hooks",
                 "eventlog.secrets", "projections.memory_files", "projections.recall.text",
                 "projections.recall.files")
-
-Signature = list[Any]  # [[path, [ino, size, mtime_ns, ctime_ns] or None], ...]
 
 
 def cache_path(home: str) -> str:
@@ -94,7 +102,8 @@ def _stat(path: str) -> list[int] | None:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    ctime = 0 if path.endswith(WAL_SUFFIX) else st.st_ctime_ns  # see WAL_SUFFIX
+    return [st.st_ino, st.st_size, st.st_mtime_ns, ctime]
 
 
 def _still(inputs: Signature) -> bool:

@@ -31,12 +31,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
-import struct
 import threading
-from collections.abc import Callable
-from typing import Any
+
+# ``socket`` and ``struct`` are imported where used: a hook process with no daemon to ask never loads
+# them (nor ``typing``), since this module is on every context hook's path (``eventlog.entry``).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Callable
+    from typing import Any
 
 PROTOCOL = 1
 SOCKET_NAME = os.path.join("run", "hooks.sock")
@@ -73,6 +77,8 @@ def ask_daemon(home: str, harness: str, raw: bytes, *, budget: int | None, max_b
     path = socket_path(home)
     if len(os.fsencode(path)) > MAX_PATH_BYTES or not _own_socket(path):
         return None
+    import socket
+
     header = {"v": PROTOCOL, "harness": harness, "budget": budget, "max_bytes": max_bytes, "bytes": len(raw)}
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -120,7 +126,8 @@ def _parse_answer(answer: bytes) -> tuple[str, list[str]] | None:
 
 # --- the daemon's side -------------------------------------------------------------------------
 
-Handler = Callable[..., Any]  # hooks.handle_claude_code's signature; returns a HookResult
+if TYPE_CHECKING:
+    Handler = Callable[..., Any]  # hooks.handle_claude_code's signature; returns a HookResult
 
 
 def default_handlers() -> dict[str, Handler]:
@@ -162,6 +169,8 @@ class HookServer:
         return ""
 
     def _prepare(self) -> str:
+        import socket
+
         if not hasattr(socket, "AF_UNIX"):
             return "this platform has no Unix sockets"
         if len(os.fsencode(self.path)) > MAX_PATH_BYTES:
@@ -265,6 +274,8 @@ def _private_dir(path: str) -> str:
 
 
 def _listening(path: str) -> bool:
+    import socket
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
         try:
@@ -275,6 +286,9 @@ def _listening(path: str) -> bool:
 
 
 def _same_user(conn: socket.socket) -> bool:
+    import socket
+    import struct
+
     if not hasattr(socket, "SO_PEERCRED"):
         return True  # the 0700 folder is the guard where the platform cannot name the peer
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))

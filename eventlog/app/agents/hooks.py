@@ -47,12 +47,14 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from eventlog.errors import EvlogError
+from eventlog.record import Record
 
+TYPE_CHECKING = False  # typing's, without importing typing: a context hook's process starts here
 if TYPE_CHECKING:
+    from typing import Any
+
     from eventlog.app.agents.context import ProjectScope
 
 CAPTURE_EVENTS = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
@@ -69,15 +71,21 @@ HEADLESS_ENV = "EVLOG_HEADLESS"  # set by processors.llm.claude_code for the ses
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 
-@dataclass
-class HookResult:
+class HookResult(Record):
     """What a hook run prints (``stdout``, maybe empty) and reports on stderr (``notes``)."""
 
-    event: str = ""
-    stdout: str = ""
-    notes: list[str] = field(default_factory=list)
-    ingested: list[Any] = field(default_factory=list)  # SourceResult per transcript read
-    elapsed: float = 0.0
+    __slots__ = ("event", "stdout", "notes", "ingested", "elapsed")
+    event: str
+    stdout: str
+    notes: list[str]
+    ingested: list[Any]  # SourceResult per transcript read
+    elapsed: float
+
+    def __init__(self, event: str = "", stdout: str = "", notes: list[str] | None = None,
+                 ingested: list[Any] | None = None, elapsed: float = 0.0) -> None:
+        self.event, self.stdout, self.elapsed = event, stdout, elapsed
+        self.notes = [] if notes is None else notes
+        self.ingested = [] if ingested is None else ingested
 
 
 def claude_dir() -> str:

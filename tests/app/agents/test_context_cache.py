@@ -86,6 +86,57 @@ def test_an_unchanged_workspace_is_served_from_the_cache_without_rendering(ws_ho
     assert hook(home, project) == first
 
 
+def _leave_a_wal(home: str) -> str:
+    """The recall index with a WAL file left beside it, as a daemon or another reader leaves one."""
+    import sqlite3
+
+    from projections.recall.files import index_path
+
+    with Workspace.open(home, writable=True) as ws:
+        recall.rebuild(ws)
+    path = index_path(home)
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA journal_mode=WAL").fetchall()
+    writer.execute("SELECT count(*) FROM docs").fetchall()
+    reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    reader.execute("SELECT count(*) FROM docs").fetchall()
+    writer.close()
+    reader.close()  # the last connection is read-only: it cannot remove the WAL
+    assert os.path.exists(path + "-wal")
+    return path + "-wal"
+
+
+def test_an_index_with_a_wal_left_beside_it_is_still_served_from_the_cache(ws_home, monkeypatch) -> None:  # noqa: ANN001
+    home, project = ws_home
+    wal = _leave_a_wal(home)
+    age(home)
+    first = hook(home, project)  # renders: its read-only open of the index touches the WAL's ctime, not a byte
+    assert first == fresh(home, project) and "pytest -x" in first and os.path.exists(wal)
+
+    def no_render(*_a: object, **_k: object) -> str:
+        raise AssertionError("rendered although nothing changed")
+
+    monkeypatch.setattr(hooks, "render_session_start", no_render)
+    assert hook(home, project) == first
+
+
+def test_a_write_to_the_indexs_wal_is_seen(ws_home) -> None:  # noqa: ANN001
+    import sqlite3
+
+    home, project = ws_home
+    wal = _leave_a_wal(home)
+    age(home)
+    first = hook(home, project)
+    with Workspace.open(home, writable=True) as ws:
+        memory.add(ws, "The staging database is called orca", section="Project Context", project=project)
+        recall.index(ws).close()  # the new fact's row goes to the WAL
+    db = sqlite3.connect(wal[: -len("-wal")])
+    db.execute("PRAGMA wal_autocheckpoint=0").fetchall()
+    db.close()
+    age(home)
+    assert hook(home, project) == fresh(home, project) != first
+
+
 def test_a_file_changed_a_moment_ago_is_not_cached(ws_home, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(context_cache, "RACY_SECONDS", 2.0)
     home, project = ws_home  # just written: a change in the same clock tick would not show in its stat
@@ -174,6 +225,29 @@ def test_a_hit_in_a_hook_process_imports_neither_the_secrets_scanner_nor_sqlite(
         (fresh(home, project) + "\n").encode()
     assert b"HEAVY=['eventlog.secrets', 'sqlite3']" in runs[0].stderr  # the miss rendered
     assert b"HEAVY=[]" in runs[1].stderr  # the hit did not
+
+
+#: Modules a bare interpreter does not load and a SessionStart answered from the cache must not either (issue 25:
+#: each costs a sizeable part of ``python -c pass``; ``dataclasses`` brings ``inspect``, ``ast`` and ``dis``).
+NOT_ON_A_HIT = ("dataclasses", "inspect", "typing", "socket", "configparser", "xxhash", "string", "msgspec", "click")
+
+
+def test_a_hook_process_loads_only_light_standard_modules(ws_home) -> None:  # noqa: ANN001
+    home, project = ws_home
+    age(home, wait=2.0)  # the hook process has the real window
+    probe = ("import sys, atexit\n"
+             "before = set(sys.modules)\n"
+             f"atexit.register(lambda: sys.stderr.write('NEW=%s\\n' % sorted(set(sys.modules) - before & set({NOT_ON_A_HIT!r}))))\n"
+             "from eventlog.entry import main\n"
+             f"sys.argv = ['evlog', '--home', {home!r}, 'hook', 'claude-code']\n"
+             "main()\n")
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("EVLOG_HEADLESS", None)
+    runs = [subprocess.run([sys.executable, "-c", probe], input=payload(project), capture_output=True, timeout=60,
+                           env=env) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0] and runs[1].stdout == (fresh(home, project) + "\n").encode()
+    assert b"NEW=[]" in runs[1].stderr, runs[1].stderr
+    assert b"NEW=['xxhash']" in runs[0].stderr, runs[0].stderr  # the miss renders: the recall text codec's hash
 
 
 # --- a property: over random workspaces and changes, the hook prints what a fresh render prints -----------------
