@@ -4,7 +4,9 @@ The root help (``evlog --help`` or ``evlog -h``, nothing else on the line) is cl
 of ``eventlog.cli.cli``; importing click is most of that command's time. ``eventlog.entry``
 asks ``lookup`` first. On a miss the normal CLI prints the help, and ``store`` keeps exactly
 that text (``render``: the help option's own ``ctx.get_help()`` plus click's newline) in
-``<cache>/evlog/root-help-<width>.txt`` (``$XDG_CACHE_HOME``, else ``~/.cache``).
+``<home>/state/help/root-help-<width>.txt``, in the default workspace (``$EVLOG_HOME``, else
+``~/.evlog``) and only once that workspace exists (its ``state`` folder): evlog writes nothing
+outside a workspace (I22), and ``--help`` never creates one.
 
 **What the text depends on, and how a change is seen** (``help_key``): the width click would
 format for (``help_width``: ``$COLUMNS``, else the terminal, else 80, as ``shutil`` and click
@@ -59,9 +61,9 @@ def help_width(environ: dict[str, str] | os._Environ[str] = os.environ) -> int:
 
 
 def cache_file(width: int, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
-    """Where the root help for ``width`` columns is kept."""
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "evlog", f"root-help-{width}.txt")
+    """Where the root help for ``width`` columns is kept: the default workspace's ``state/help``."""
+    home = environ.get("EVLOG_HOME") or os.path.join(os.path.expanduser("~"), ".evlog")
+    return os.path.join(home, "state", "help", f"root-help-{width}.txt")
 
 
 class Slot:
@@ -110,6 +112,8 @@ def store(slot: Slot, text: str) -> bool:
     now = time.time_ns()
     if not text.isascii() or any(now - max(st[2], st[3]) < RACY_SECONDS * 1e9 for st in slot.stats):
         return False
+    if not os.path.isdir(os.path.dirname(os.path.dirname(slot.path))):
+        return False  # no workspace yet (its state folder): no cache, and --help makes none
     tmp = f"{slot.path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(slot.path), mode=0o700, exist_ok=True)

@@ -22,10 +22,9 @@ sys._called_from_test = True  # type: ignore[attr-defined]  # plugins stay off u
 
 @pytest.fixture(autouse=True)
 def evlog_home(tmp_path, monkeypatch):
-    """Point EVLOG_HOME at a fresh directory so no test touches ~/.evlog (nor ~/.cache: eventlog.help_cache)."""
+    """Point EVLOG_HOME at a fresh directory so no test touches ~/.evlog."""
     home = tmp_path / "home"
     monkeypatch.setenv("EVLOG_HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     return home
 

@@ -21,7 +21,8 @@ PROBE = ("import sys, atexit\n"
 
 def _run(code: str, args: list[str], cache: str, **env: str) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    environ.update(PYTHONPATH=REPO, XDG_CACHE_HOME=cache, **env)
+    os.makedirs(os.path.join(cache, "state"), exist_ok=True)  # a workspace's state folder: where the help is kept
+    environ.update(PYTHONPATH=REPO, EVLOG_HOME=cache, **env)
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, timeout=120, env=environ,
                           stdin=subprocess.DEVNULL)
 
@@ -41,7 +42,7 @@ def test_the_cached_help_is_clicks_help_byte_for_byte_without_click(tmp_path, co
     assert want.returncode == first.returncode == second.returncode == 0
     assert first.stdout == second.stdout == want.stdout and b"Commands:" in want.stdout
     assert b"CLICK=True" in first.stderr and b"CLICK=False" in second.stderr
-    assert os.listdir(os.path.join(cache, "evlog")) == [f"root-help-{help_cache.help_width(env)}.txt"]
+    assert os.listdir(os.path.join(cache, "state", "help")) == [f"root-help-{help_cache.help_width(env)}.txt"]
 
 
 def test_another_width_or_language_is_another_entry(tmp_path) -> None:  # noqa: ANN001
@@ -55,7 +56,8 @@ def test_another_width_or_language_is_another_entry(tmp_path) -> None:  # noqa: 
 
 
 def test_a_hit_prints_what_the_cache_holds_and_a_changed_key_is_a_miss(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVLOG_HOME", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "state").mkdir(parents=True)
     source = tmp_path / "cli.py"
     source.write_text("x = 1\n")
     monkeypatch.setattr(help_cache, "_CLI_SOURCE", str(source))
@@ -68,7 +70,8 @@ def test_a_hit_prints_what_the_cache_holds_and_a_changed_key_is_a_miss(tmp_path,
 
 
 def test_a_torn_foreign_or_racy_cache_is_a_miss(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVLOG_HOME", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "state").mkdir(parents=True)
     source = tmp_path / "cli.py"
     source.write_text("x = 1\n")
     monkeypatch.setattr(help_cache, "_CLI_SOURCE", str(source))
@@ -100,3 +103,16 @@ def test_the_key_names_every_click_source_file() -> None:
     key, stats = help_cache.help_key(78)
     files = [n for n in os.listdir(os.path.dirname(click.__file__)) if n.endswith(".py")]
     assert all(os.path.join(os.path.dirname(click.__file__), n) in key for n in files) and len(stats) == len(files) + 1
+
+
+def test_without_a_workspace_the_help_is_printed_and_nothing_is_written(tmp_path) -> None:  # noqa: ANN001
+    user = tmp_path / "user"  # the user's home directory: ~/.evlog does not exist yet
+    user.mkdir()
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("COLUMNS", "LINES", "EVLOG_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
+    environ.update(PYTHONPATH=REPO, HOME=str(user))
+    for _ in range(2):
+        res = subprocess.run([sys.executable, "-c", PROBE, "--help"], capture_output=True, timeout=120, env=environ,
+                             stdin=subprocess.DEVNULL)
+        assert res.returncode == 0 and b"Commands:" in res.stdout and b"CLICK=True" in res.stderr
+    assert list(user.iterdir()) == []  # I22: nothing outside a workspace (no ~/.cache), and --help makes none
