@@ -28,10 +28,11 @@ appends nothing, and a file that grew appends only its new messages. Message ids
 the source's own where it has them (catbuddy ``id``, Claude ``uuid``) and a stable hash
 of the message with an occurrence counter where it has none (nanobot, Codex).
 
-**Secrets** (``eventlog.secrets``) are redacted before anything is appended, always
-(the log's door, ``eventlog.redact``, would redact them anyway; redacting here scans a
-whole file at once and counts what was found): the ``content``, ``tool_calls`` and ``extra`` of every ``message.appended`` /
-``message.updated`` event, session titles and session metadata. Each secret becomes
+**Secrets** (``eventlog.secrets``) are redacted before anything is appended, always, by
+the log's own door (``eventlog.redact.redact_counted``: a whole file's texts prefiltered at
+once, the kinds found counted, and each event found clean marked so the writer's door does
+not scan it a second time): every text field of every event (``content``, ``tool_calls``,
+``extra``, session titles and metadata...). Each secret becomes
 ``[REDACTED:<kind>]`` and a message event lists the kinds it lost in ``redacted`` (one
 entry per secret); ``FileResult.redacted`` counts them by kind for the events the file
 appended. Dedup keys and message ids are computed from the source as it is, before
@@ -503,32 +504,9 @@ def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], projec
 
 
 def _redact(events: list[Event]) -> tuple[list[Event], list[list[str]]]:
-    """``events`` with secrets replaced (all of a file's text scanned at once), and the kinds found per event.
+    """``events`` with secrets replaced by the log's own door (all of a file's text prefiltered at once), and
+    the kinds found per event. The door marks each event it found clean, so the writer does not scan it again
+    (``eventlog.redact.redact_counted``): every text is scanned once."""
+    from eventlog.redact import redact_counted
 
-    Message events get ``content``, ``tool_calls`` and ``extra`` redacted and the kinds in
-    ``redacted``; ``session.created`` and ``session.updated`` their title and metadata.
-    """
-    from eventlog.secrets import redact_values
-
-    values: list[Any] = []
-    for ev in events:
-        if isinstance(ev, MessageAppended | MessageUpdated):
-            values.append((ev.content, ev.tool_calls, ev.extra))
-        elif isinstance(ev, SessionCreated | SessionUpdated):
-            values.append((ev.title, ev.metadata))
-        else:
-            values.append(None)
-    out: list[Event] = []
-    found: list[list[str]] = []
-    for ev, (value, kinds) in zip(events, redact_values(values), strict=True):
-        found.append(kinds)
-        if not kinds:
-            out.append(ev)
-        elif isinstance(ev, MessageAppended | MessageUpdated):
-            content, tool_calls, extra = value
-            out.append(msgspec.structs.replace(ev, content=content, tool_calls=tool_calls, extra=extra,
-                                               redacted=[*ev.redacted, *kinds]))
-        else:
-            title, metadata = value
-            out.append(msgspec.structs.replace(ev, title=title, metadata=metadata))
-    return out, found
+    return redact_counted(events)
