@@ -40,6 +40,15 @@ def parse_events(lines: Iterable[bytes], source: str = "<stdin>", *, any_type: b
     return [ev for _n, _size, ev in iter_events(lines, source, any_type=any_type)]
 
 
+def _bad_member(obj: dict[str, object], tag: str, cls: type[Event]) -> tuple[str, str]:
+    """The first member of ``obj`` a line of ``tag`` may not hold, and why (assigned fields first)."""
+    for name in _ASSIGNED:
+        if name in obj:
+            return name, "is assigned by the log; remove it from the input"
+    name = next(n for n in obj if n not in _ALLOWED[tag])
+    return name, f"unknown field for {tag} (fields: {', '.join(f for f in cls.__struct_fields__ if f not in _ASSIGNED)})"
+
+
 def parse_event(raw: bytes, source: str = "<input>", lineno: int = 1, *, any_type: bool = False) -> Event:
     """Parse one NDJSON line into an event (see module docstring)."""
 
@@ -65,12 +74,8 @@ def parse_event(raw: bytes, source: str = "<input>", lineno: int = 1, *, any_typ
     if refused:
         raise bad(refused, "type")
     if not _ALLOWED[tag].issuperset(obj):  # one set operation for the common case: nothing to say
-        for name in _ASSIGNED:
-            if name in obj:
-                raise bad("is assigned by the log; remove it from the input", name)
-        for name in obj:
-            if name not in _ALLOWED[tag]:
-                raise bad(f"unknown field for {tag} (fields: {', '.join(f for f in cls.__struct_fields__ if f not in _ASSIGNED)})", name)
+        name, why = _bad_member(obj, tag, cls)
+        raise bad(why, name)
     try:
         ev = msgspec.convert(obj, cls)
     except msgspec.ValidationError as e:

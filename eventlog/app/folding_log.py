@@ -16,11 +16,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from eventlog.events import Event
-from eventlog.reader import Record
-
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
+    from eventlog.events import Event
+    from eventlog.reader import Record
 
 
 class FoldingLog:

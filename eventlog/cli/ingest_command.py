@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from eventlog.app.folding_log import FoldingLog
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import json_option, note, open_workspace, register_named_project
 from eventlog.cli.render import json_line, to_jsonable
@@ -102,8 +103,6 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
             note(f"         {w}")
         for n in r.notes if verbose else ():
             note(f"         {n}")
-
-    from eventlog.app.folding_log import FoldingLog
 
     with open_workspace(ctx, writable=True) as ws:
         if project:
