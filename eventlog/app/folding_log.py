@@ -8,6 +8,11 @@ ingest's time); given this facade, each batch goes through ``Workspace.append``,
 the events it just wrote without reading them back. A turn takes the workspace's lock before
 the log's write lock, the order every other path takes them in (the background flush holds
 the workspace's lock and then asks the log), so the two never wait for each other.
+
+Memory stays bounded whether or not the background flush gets the lock between two files (a
+thread that releases a lock may take it again before a waiting one runs): after every
+``FLUSH_EVERY`` events folded, the projection files are written at the end of that turn, the
+bound a writer catching up uses (``projections.projector.REBUILD_FLUSH_EVENTS``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+#: events folded between two writes of the projection files (at most; the background flush may write sooner)
+FLUSH_EVERY = 200_000
 
 if TYPE_CHECKING:
     from eventlog.app.workspace import Workspace
@@ -27,17 +35,24 @@ class FoldingLog:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        self.unflushed = 0  # events folded since this facade last wrote the projection files
         ws.catch_up()  # built once: every batch after this is folded as it is written
 
     @contextmanager
     def turn(self) -> Iterator[FoldingLog]:
-        """The workspace's lock, then the log's write lock (see the module docstring)."""
+        """The workspace's lock, then the log's write lock (see the module docstring); the projection
+        files are written after it when ``FLUSH_EVERY`` events were folded since they last were."""
         with self.ws.lock, self.ws.log.turn():
             yield self
+        if self.unflushed >= FLUSH_EVERY:
+            self.unflushed = 0
+            self.ws.flush()
 
     def append_batch(self, events: Sequence[Event], *, sync: bool = True) -> list[int]:
         """``Log.append_batch``, and the batch folded into the projections (``Workspace.append``)."""
-        return self.ws.append(list(events), sync=sync)
+        seqs = self.ws.append(list(events), sync=sync)
+        self.unflushed += len(seqs)
+        return seqs
 
     def lookup_dedup(self, key: str) -> int | None:
         """``Log.lookup_dedup``."""

@@ -63,3 +63,22 @@ def test_cli_ingest_reads_nothing_back_and_its_files_equal_a_replay(cli_runner, 
         assert sessions is not None
     again = cli_runner.invoke(cli, ["--home", workspace, "ingest", folder])  # a rerun appends nothing
     assert again.exit_code == 0 and "0 event(s) appended" in again.stderr.splitlines()[-1]
+
+
+def test_the_projection_files_are_written_every_flush_every_events_during_an_ingest(workspace, tmp_path, monkeypatch):
+    from eventlog.app import folding_log
+    from eventlog.ingest import ingest_paths
+
+    folder = str(tmp_path / "in")
+    for i in range(4):
+        catbuddy(os.path.join(folder, f"{i}.jsonl"), f"desk:{i}", 10)
+    monkeypatch.setattr(folding_log, "FLUSH_EVERY", 20)  # 11 events a file: a write after every second file
+    flushes: list[int] = []
+    with Workspace.open(workspace, writable=True) as ws:
+        real = ws.flush
+        monkeypatch.setattr(ws, "flush", lambda: (flushes.append(ws.log.last_seq), real())[1])
+        ingest_paths(folding_log.FoldingLog(ws), [folder])
+        assert flushes == [22, 44]  # bounded memory even if the background flush never gets the lock
+        monkeypatch.undo()
+    with Workspace.open(workspace) as ws:
+        assert replay.check(ws).clean
