@@ -9,10 +9,12 @@ appends them in ONE ``append_batch`` call per file. Every file is parsed and val
 in full before anything of it is appended, so a malformed file (bad JSON, invalid
 UTF-8, a field of the wrong type, a truncated last line, not a transcript at all)
 appends nothing and is reported with its path, line and reason, while the other files
-go in. Parsing is a first pass over every file of the run, because a Claude Code
-``summary`` line in one file titles a session in another; parsed files are kept for
-the second (appending) pass up to ``KEEP_PARSED_BYTES`` of source, beyond that they are
-parsed again, so memory stays bounded on a large ``~/.claude/projects``.
+go in. Claude Code files are parsed in a first pass over the run, because a ``summary``
+line in one file titles a session in another; parsed files are kept for the second
+(appending) pass up to ``KEEP_PARSED_BYTES`` of source, beyond that they are parsed
+again, so memory stays bounded on a large ``~/.claude/projects``. A file of any other
+format (told from its first record) holds nothing another file needs: the first pass
+skips it and it is parsed once, right before its batch is appended.
 
 **Durability.** The batches are not fsynced one by one: the log is synced every
 ``SYNC_EVERY_BYTES`` of source and once before ``ingest_paths`` returns (or raises). A
@@ -294,6 +296,9 @@ def ingest_paths(
     leaves: dict[str, tuple[str, str, int]] = {}  # uuid -> (session key, timestamp, file index)
     summaries: list[tuple[int, Summary]] = []
     for i, path in enumerate(files):
+        if _format_of(path, fmt) not in _CROSS_FILE_FORMATS:
+            parsed.append(None)  # nothing in it concerns another file: parsed once, when its turn comes
+            continue
         try:
             pf = parse_file(path, fmt)
         except IngestError as e:
@@ -316,6 +321,26 @@ def ingest_paths(
     finally:
         log.sync()
     return report
+
+
+#: formats whose files hold what titles a session of another file (Claude Code's summaries and leaf uuids)
+_CROSS_FILE_FORMATS = frozenset({"claude-code"})
+
+
+def _format_of(path: str, fmt: str) -> str | None:
+    """The format ``path`` will be parsed as (from its first record when ``fmt`` is "auto"); None when
+    that cannot be told without parsing it (unreadable, empty, not a transcript: the parse says why)."""
+    if fmt != "auto":
+        return fmt
+    try:
+        records = read_records(path)
+        try:
+            first = next(records, None)
+        finally:
+            records.close()
+    except (IngestError, RefusedInput, OSError, RecursionError):
+        return None
+    return detect(first[1]) if first is not None else None
 
 
 def _append_files(log: Any, files: list[str], parsed: list[ParsedFile | IngestError | None], fmt: str,

@@ -34,9 +34,9 @@ class CountingAnchor:
         return self.real.search(text, *args)
 
 
-def catbuddy_file(path: str, contents: list[str]) -> str:
-    rows = [{"key": "desk:1", "title": "Groceries", "created_at": "2025-06-01T10:00:00.000Z", "metadata": {}}]
-    rows += [{"id": f"m{i}", "sessionKey": "desk:1", "role": "user", "content": c,
+def catbuddy_file(path: str, contents: list[str], key: str = "desk:1") -> str:
+    rows = [{"key": key, "title": "Groceries", "created_at": "2025-06-01T10:00:00.000Z", "metadata": {}}]
+    rows += [{"id": f"m{i}", "sessionKey": key, "role": "user", "content": c,
               "timestamp": "2025-06-01T10:00:00.000Z"} for i, c in enumerate(contents)]
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
@@ -64,3 +64,22 @@ def test_ingest_scans_each_message_once_and_still_redacts(tmp_path, monkeypatch)
     assert len(stored) == 60
     assert CORPUS[0].text not in stored[7].content and stored[7].redacted
     assert [e.content for i, e in enumerate(stored) if i != 7] == [c for i, c in enumerate(contents) if i != 7]
+
+
+def test_a_file_that_concerns_no_other_file_is_parsed_once(tmp_path, monkeypatch):
+    """Only Claude Code files need the first pass (a summary titles another file's session): the others
+    were parsed there too and, past the kept budget, parsed again before their batch."""
+    import eventlog.ingest as ingest
+
+    home = str(tmp_path / "ws")
+    init_workspace(home)
+    paths = [catbuddy_file(str(tmp_path / "in" / f"s{i}.jsonl"), [f"words {i} {j}" for j in range(5)], f"desk:{i}")
+             for i in range(3)]
+    monkeypatch.setattr(ingest, "KEEP_PARSED_BYTES", 0)  # a big run: nothing parsed in pass 1 is kept
+    parses: list[str] = []
+    real = ingest.parse_file
+    monkeypatch.setattr(ingest, "parse_file", lambda path, fmt="auto": (parses.append(path), real(path, fmt))[1])
+    with Workspace.open(home, writable=True) as ws:
+        report = ingest_paths(ws.log, paths)
+    assert report.ok and report.messages == 15
+    assert sorted(parses) == sorted(paths)  # was each path twice
