@@ -43,7 +43,7 @@ import xxhash
 from eventlog.events import EVENT_TYPES, Event, MessageAppended, MessageUpdated
 from eventlog.secrets import collect_strings, find, redact, redact_values, suspects
 
-__all__ = ["STRUCTURAL", "redact_batch", "redact_event", "redact_events", "text_fields"]
+__all__ = ["STRUCTURAL", "redact_batch", "redact_counted", "redact_event", "redact_events", "text_fields"]
 
 #: fields that name things (keys, ids, hashes, times, enumerations, paths) and are never rewritten
 STRUCTURAL = frozenset({
@@ -82,14 +82,19 @@ def redact_event(ev: Event) -> Event:
     """``ev`` with every secret in its text fields replaced by ``[REDACTED:<kind>]`` (the same object if none)."""
     if _passed and _passed.pop(id(ev), None) is ev:
         return ev  # redact_events just found this very event clean
+    return _door(ev)[0]
+
+
+def _door(ev: Event) -> tuple[Event, list[str]]:
+    """``redact_event`` without the mark, and the kinds of the secrets it replaced (one per secret)."""
     if type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra:  # the hot path: a plain message
         content, kinds = redact(ev.content) if type(ev.content) is str else (ev.content, [])
         if kinds:
             ev = msgspec.structs.replace(ev, content=content, redacted=[*ev.redacted, *kinds])
-        return _redact_dedup(ev)
+        return _redact_dedup(ev), kinds
     fields = _PLANS.get(type(ev))
     if not fields:
-        return _redact_dedup(ev) if isinstance(ev, Event) else ev
+        return (_redact_dedup(ev) if isinstance(ev, Event) else ev), []
     values = [getattr(ev, n) for n in fields]
     ((new, kinds),) = redact_values([values])
     if kinds:
@@ -97,7 +102,7 @@ def redact_event(ev: Event) -> Event:
         if isinstance(ev, MessageAppended | MessageUpdated):
             changes["redacted"] = [*ev.redacted, *kinds]
         ev = msgspec.structs.replace(ev, **changes)
-    return _redact_dedup(ev)
+    return _redact_dedup(ev), kinds
 
 
 def _redact_dedup(ev: Event) -> Event:
@@ -143,6 +148,38 @@ def redact_batch(events: list[Event]) -> list[Event]:
     return [redact_event(ev) if i in suspect else ev for i, ev in enumerate(events)]
 
 
+def redact_counted(events: list[Event]) -> tuple[list[Event], list[list[str]]]:
+    """``redact_events`` for a bulk writer that counts what it lost (ingest): the events as the door gives
+    them, and the kinds each one's secrets were (one per secret). One prefilter scans all their texts at
+    once (as ``redact_batch``); the events it cannot prove clean go through the door one by one. Each
+    event that comes back unchanged is marked as ``redact_events`` marks it, so the writer's door does
+    not scan it again."""
+    strings: list[str] = []
+    owner: list[int] = []  # the event of each string
+    suspect: set[int] = set()
+    for i, ev in enumerate(events):
+        if type(ev) not in _PLANS or not _scanned(ev, strings):
+            suspect.add(i)  # not an event of the catalogue, or a value under a secret's name: the door judges
+        owner.extend([i] * (len(strings) - len(owner)))
+    suspect.update(owner[j] for j in suspects(strings))
+    out = list(events)
+    kinds: list[list[str]] = [[] for _ in events]
+    for i in suspect:
+        out[i], kinds[i] = _door(events[i])
+    _mark(events, out)
+    return out, kinds
+
+
+def _mark(given: list[Event], out: list[Event]) -> None:
+    """Mark each event of ``out`` that is the same object as the one given: the door found it clean."""
+    if len(_passed) + len(out) > PASSED_MAX:
+        _passed.clear()  # marks nobody took (a batch that failed, or one not appended): drop them rather than grow
+    if len(out) <= PASSED_MAX:
+        for ev, got in zip(given, out, strict=True):
+            if got is ev:  # clean: the door would give this object back as it is
+                _passed[id(ev)] = ev
+
+
 def redact_events(events: typing.Iterable[Event]) -> list[Event]:
     """``redact_event`` of each event (what the writer will write: callers that fold events they append use it).
 
@@ -151,10 +188,5 @@ def redact_events(events: typing.Iterable[Event]) -> list[Event]:
     """
     given = list(events)
     out = [redact_event(ev) for ev in given]
-    if len(_passed) + len(out) > PASSED_MAX:
-        _passed.clear()  # marks nobody took (a batch that failed, or one not appended): drop them rather than grow
-    if len(out) <= PASSED_MAX:
-        for ev, got in zip(given, out, strict=True):
-            if got is ev:  # clean: the door would give this object back as it is
-                _passed[id(ev)] = ev
+    _mark(given, out)
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from eventlog.codec import hash_key
 from eventlog.errors import DuplicateInBatchError, InvalidEventError
-from eventlog.events import Event
+from eventlog.events import EVENT_TYPES, Event
 from eventlog.redact import redact_batch
 from eventlog.validate import check_types, frame_checked, plain_message, validate_event
 
@@ -28,6 +28,10 @@ class Batch:
     keys: dict[int, int] = field(default_factory=dict)  # hashed dedup key -> batch index
     checked: list[int] = field(default_factory=list)  # the items the type check must decode
     lines: list[bytes] = field(default_factory=list)
+
+
+#: the event types that carry further dedup keys (``dedup_keys``): only their items are looked at for them
+KEYED_TYPES = frozenset(cls for cls in EVENT_TYPES if "dedup_keys" in cls.__struct_fields__)
 
 
 def claim_keys(ev: Event, i: int, known: Callable[[int], int | None], taken: dict[int, int]) -> None:
@@ -64,7 +68,8 @@ def _resolve(events: list[Event], known: Callable[[int], int | None]) -> Batch:
             if first is not None:
                 b.seqs[i] = first
                 continue
-        claim_keys(ev, i, known, b.keys)
+        if type(ev) in KEYED_TYPES:
+            claim_keys(ev, i, known, b.keys)
         b.todo.append(i)
     return b
 

@@ -295,6 +295,15 @@ The benchmarks
     growth table has each size's time, time per event and peak RSS (GNU time ``%M``) of
     both. Debatable: SQLite keeps no projections; evlog's session files are part of what
     ``append`` promises.
+``ingest_1m`` (target: CPU <= 3x the baseline; peak RSS <= 128 MiB)
+    ``evlog ingest DIR`` (the console script, a subprocess, into a workspace just made with
+    ``init``) of a folder of generated catbuddy files of 200 chat-sized messages each: 1M
+    messages in 5,000 files (100k in 500 with ``--quick``). Baseline: a Python subprocess
+    running ``json.loads`` on every line of every file (the least any ingest of these files
+    does). CPU seconds of each subprocess (``RUSAGE_CHILDREN``), median of ``--repeat``
+    interleaved rounds: on this shared machine wall time mostly measures the other engineers.
+    Debatable: the baseline parses only; ingest also redacts, deduplicates, frames, fsyncs
+    and folds every session file.
 ``cli_growth`` (target: peak RSS of replay, replay --check and run snapshot <= 128 MiB at 1M)
     One workspace per size, made by ``append_file_1m``'s ``evlog append`` (10k, 100k and
     1M messages in sessions of 500, over 30 days), then these commands as subprocesses

@@ -1,4 +1,4 @@
-"""The command line at scale: ``append_file_1m``, ``cli_growth``, ``sessions_5000``, ``tail_follow_latency``.
+"""The command line at scale: ``append_file_1m``, ``cli_growth``, ``ingest_1m``, ``sessions_5000``, ``tail_follow_latency``.
 
 Every command runs as a user runs it: the ``evlog`` console script of this venv in a
 subprocess, timed from outside (wall time) with its peak RSS (``bench.run_measured``).
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -283,6 +284,92 @@ def bench_cli_growth(ctx: Context) -> Result:
                   target=128, target_of="ours", target_op="<=", details=details,
                   tables={"growth: wall seconds (one run each) by messages in the workspace": times,
                           "growth: peak RSS (MiB) by messages in the workspace": rss})
+
+
+# --------------------------------------------------------------------------- ingest_1m
+
+INGEST_PER_FILE = 200  # messages per catbuddy file of ingest_1m: 1M messages in 5,000 files
+_JSON_LOADS_CHILD = r"""
+import json, os, sys
+n = 0
+for name in sorted(os.listdir(sys.argv[1])):
+    with open(os.path.join(sys.argv[1], name), encoding="utf-8") as f:
+        for line in f:
+            json.loads(line)
+            n += 1
+print(n)
+"""
+
+
+def catbuddy_files(ctx: Context, n: int, per_file: int) -> dict[str, Any]:
+    """A folder of catbuddy files of ``per_file`` messages each holding ``n`` messages (once per run)."""
+
+    def build() -> dict[str, Any]:
+        root = os.path.join(ctx.scratch(f"catbuddy-{size_label(n)}-{per_file}"), "sessions")
+        os.makedirs(root)
+        encode = msgspec.json.encode
+        rng = random.Random(f"20261202:ingest:{n}")
+        factory = EventFactory(rng, sessions=1)
+        step = (GROWTH_DAYS * DAY - 120) / n
+        f = None
+        for i in range(n):
+            if i % per_file == 0:
+                if f is not None:
+                    f.close()
+                key = f"cli:ingest-{i // per_file:05d}"
+                ts = iso_ms(START + 60 + i * step)
+                f = open(os.path.join(root, f"ingest-{i // per_file:05d}.jsonl"), "wb", buffering=1 << 20)  # noqa: SIM115
+                f.write(encode({"key": key, "title": f"ingest {i // per_file}", "preview": "", "created_at": ts,
+                                "updated_at": ts, "last_consolidated": 0, "metadata": {"channel": "cli"}}) + b"\n")
+            ev = factory.event(chat_length(rng), session_key=key, timestamp=iso_ms(START + 60 + i * step))
+            f.write(encode({"id": ev.message_id, "sessionKey": key, "role": ev.role, "content": ev.content,  # type: ignore[union-attr]
+                            "timestamp": ev.timestamp}) + b"\n")
+        if f is not None:
+            f.close()
+        return {"path": root, "messages": n, "files": -(-n // per_file), "bytes": tree_bytes(root)}
+
+    return ctx.shared(f"catbuddy-files:{n}:{per_file}", build)
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every child this process has waited for (and theirs)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+@benchmark("ingest_1m", "'evlog ingest DIR' of 1M messages in 5,000 catbuddy files vs a json.loads loop over the lines "
+                        "(CPU seconds, peak RSS)")
+def bench_ingest_1m(ctx: Context) -> Result:
+    n = ctx.size(1_000_000, 100_000)
+    data = catbuddy_files(ctx, n, INGEST_PER_FILE)
+    progress(f"ingest_1m: {n} messages in {data['files']} files, best of {ctx.repeats}")
+    cpu: dict[str, list[float]] = {"ours": [], "json_loads": []}
+    peak: dict[str, float] = {}
+    for r in range(ctx.repeats):
+        for name in (("ours", "json_loads") if r % 2 == 0 else ("json_loads", "ours")):
+            scratch = ctx.scratch(f"ingest_1m-{name}")
+            if name == "ours":
+                home = os.path.join(scratch, "home")
+                init_workspace(home)
+                argv = evlog(home, "ingest", data["path"])
+            else:
+                argv = [sys.executable, "-c", _JSON_LOADS_CHILD, data["path"]]
+            before = children_cpu()
+            m = run_measured(argv)
+            cpu[name].append(children_cpu() - before)
+            peak[name] = max(peak.get(name, 0.0), m.peak_mib)
+            progress(f"  round {r + 1}/{ctx.repeats} {name}: {cpu[name][-1]:.2f} s CPU, {m.seconds:.2f} s wall, "
+                     f"{m.peak_mib:.0f} MiB")
+            shutil.rmtree(scratch, ignore_errors=True)
+    ours, base = statistics.median(cpu["ours"]), statistics.median(cpu["json_loads"])
+    details = {"messages": n, "files": data["files"], "input_mib": round(data["bytes"] / MIB, 1),
+               "peak_rss_mib": round(peak["ours"], 1), "json_loads_peak_rss_mib": round(peak["json_loads"], 1),
+               "cpu_s_rounds_ours": [round(x, 2) for x in cpu["ours"]],
+               "cpu_s_rounds_json_loads": [round(x, 2) for x in cpu["json_loads"]],
+               "loadavg_1m_at_end": round(os.getloadavg()[0], 2)}
+    return Result("ingest_1m", round(ours, 3), round(base, 3), "CPU s", n,
+                  "python: json.loads of every line of every file (a subprocess), CPU seconds, median of rounds",
+                  target=3.0, target_op="<=", checks=[Check("peak_rss_mib", "<=", 128, " MiB", "rss")], details=details)
 
 
 # --------------------------------------------------------------------------- sessions_5000

@@ -498,13 +498,16 @@ class Workspace:
             raise EvlogError("projection files keep changing while being read (a writer is rewriting them, or they "
                              "were edited by hand); retry, or run 'evlog replay' to rebuild them")
 
-    def append(self, events: Sequence[Event]) -> list[int]:
-        """Append events as one atomic batch (one event: one append) and bring the projections up to date."""
+    def append(self, events: Sequence[Event], *, sync: bool = True) -> list[int]:
+        """Append events as one atomic batch (one event: one append) and bring the projections up to date.
+
+        ``sync=False``: as ``Log.append_batch``'s (a bulk writer that syncs later, ingest)."""
         events = redact_events(events)  # what the writer's door writes: the fold below must see the same
         with self.lock:
             writer = self.log.writer
             before = writer.last_append if writer is not None else (0, 0)
-            seqs = self.log.append_batch(events) if len(events) != 1 else [self.log.append(events[0])]
+            one = len(events) == 1 and sync
+            seqs = [self.log.append(events[0])] if one else self.log.append_batch(events, sync=sync)
             proj = self._projector
             if proj is None or writer is None or writer.last_append == before:
                 return seqs

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from eventlog.app.folding_log import FoldingLog
 from eventlog.cli import ExitStatus, cli
 from eventlog.cli.common import json_option, note, open_workspace, register_named_project
 from eventlog.cli.render import json_line, to_jsonable
@@ -106,15 +107,16 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], fmt: str, project: str | 
     with open_workspace(ctx, writable=True) as ws:
         if project:
             register_named_project(ws, project)
+        log = FoldingLog(ws)  # each file's batch folded as it is written, not read back at close
         if stderr_is_tty():  # a bar while it runs, the per-file lines after it
             with click.progressbar(length=len(files), label="ingesting", file=sys.stderr) as bar:
                 def progress(r: FileResult, _done: int, _total: int) -> None:
                     held.append(r)
                     bar.update(1)
 
-                report = ingest_paths(ws.log, files, fmt=fmt, project=project, on_progress=progress)
+                report = ingest_paths(log, files, fmt=fmt, project=project, on_progress=progress)
         else:
-            report = ingest_paths(ws.log, files, fmt=fmt, project=project,
+            report = ingest_paths(log, files, fmt=fmt, project=project,
                                   on_progress=lambda r, _done, _total: show(r))
     for r in held:
         show(r)

@@ -9,10 +9,12 @@ appends them in ONE ``append_batch`` call per file. Every file is parsed and val
 in full before anything of it is appended, so a malformed file (bad JSON, invalid
 UTF-8, a field of the wrong type, a truncated last line, not a transcript at all)
 appends nothing and is reported with its path, line and reason, while the other files
-go in. Parsing is a first pass over every file of the run, because a Claude Code
-``summary`` line in one file titles a session in another; parsed files are kept for
-the second (appending) pass up to ``KEEP_PARSED_BYTES`` of source, beyond that they are
-parsed again, so memory stays bounded on a large ``~/.claude/projects``.
+go in. Claude Code files are parsed in a first pass over the run, because a ``summary``
+line in one file titles a session in another; parsed files are kept for the second
+(appending) pass up to ``KEEP_PARSED_BYTES`` of source, beyond that they are parsed
+again, so memory stays bounded on a large ``~/.claude/projects``. A file of any other
+format (told from its first record) holds nothing another file needs: the first pass
+skips it and it is parsed once, right before its batch is appended.
 
 **Durability.** The batches are not fsynced one by one: the log is synced every
 ``SYNC_EVERY_BYTES`` of source and once before ``ingest_paths`` returns (or raises). A
@@ -28,10 +30,11 @@ appends nothing, and a file that grew appends only its new messages. Message ids
 the source's own where it has them (catbuddy ``id``, Claude ``uuid``) and a stable hash
 of the message with an occurrence counter where it has none (nanobot, Codex).
 
-**Secrets** (``eventlog.secrets``) are redacted before anything is appended, always
-(the log's door, ``eventlog.redact``, would redact them anyway; redacting here scans a
-whole file at once and counts what was found): the ``content``, ``tool_calls`` and ``extra`` of every ``message.appended`` /
-``message.updated`` event, session titles and session metadata. Each secret becomes
+**Secrets** (``eventlog.secrets``) are redacted before anything is appended, always, by
+the log's own door (``eventlog.redact.redact_counted``: a whole file's texts prefiltered at
+once, the kinds found counted, and each event found clean marked so the writer's door does
+not scan it a second time): every text field of every event (``content``, ``tool_calls``,
+``extra``, session titles and metadata...). Each secret becomes
 ``[REDACTED:<kind>]`` and a message event lists the kinds it lost in ``redacted`` (one
 entry per secret); ``FileResult.redacted`` counts them by kind for the events the file
 appended. Dedup keys and message ids are computed from the source as it is, before
@@ -293,6 +296,9 @@ def ingest_paths(
     leaves: dict[str, tuple[str, str, int]] = {}  # uuid -> (session key, timestamp, file index)
     summaries: list[tuple[int, Summary]] = []
     for i, path in enumerate(files):
+        if _format_of(path, fmt) not in _CROSS_FILE_FORMATS:
+            parsed.append(None)  # nothing in it concerns another file: parsed once, when its turn comes
+            continue
         try:
             pf = parse_file(path, fmt)
         except IngestError as e:
@@ -315,6 +321,26 @@ def ingest_paths(
     finally:
         log.sync()
     return report
+
+
+#: formats whose files hold what titles a session of another file (Claude Code's summaries and leaf uuids)
+_CROSS_FILE_FORMATS = frozenset({"claude-code"})
+
+
+def _format_of(path: str, fmt: str) -> str | None:
+    """The format ``path`` will be parsed as (from its first record when ``fmt`` is "auto"); None when
+    that cannot be told without parsing it (unreadable, empty, not a transcript: the parse says why)."""
+    if fmt != "auto":
+        return fmt
+    try:
+        records = read_records(path)
+        try:
+            first = next(records, None)
+        finally:
+            records.close()
+    except (IngestError, RefusedInput, OSError, RecursionError):
+        return None
+    return detect(first[1]) if first is not None else None
 
 
 def _append_files(log: Any, files: list[str], parsed: list[ParsedFile | IngestError | None], fmt: str,
@@ -503,32 +529,9 @@ def _append(log: Any, pf: ParsedFile, titles: list[tuple[str, str, str]], projec
 
 
 def _redact(events: list[Event]) -> tuple[list[Event], list[list[str]]]:
-    """``events`` with secrets replaced (all of a file's text scanned at once), and the kinds found per event.
+    """``events`` with secrets replaced by the log's own door (all of a file's text prefiltered at once), and
+    the kinds found per event. The door marks each event it found clean, so the writer does not scan it again
+    (``eventlog.redact.redact_counted``): every text is scanned once."""
+    from eventlog.redact import redact_counted
 
-    Message events get ``content``, ``tool_calls`` and ``extra`` redacted and the kinds in
-    ``redacted``; ``session.created`` and ``session.updated`` their title and metadata.
-    """
-    from eventlog.secrets import redact_values
-
-    values: list[Any] = []
-    for ev in events:
-        if isinstance(ev, MessageAppended | MessageUpdated):
-            values.append((ev.content, ev.tool_calls, ev.extra))
-        elif isinstance(ev, SessionCreated | SessionUpdated):
-            values.append((ev.title, ev.metadata))
-        else:
-            values.append(None)
-    out: list[Event] = []
-    found: list[list[str]] = []
-    for ev, (value, kinds) in zip(events, redact_values(values), strict=True):
-        found.append(kinds)
-        if not kinds:
-            out.append(ev)
-        elif isinstance(ev, MessageAppended | MessageUpdated):
-            content, tool_calls, extra = value
-            out.append(msgspec.structs.replace(ev, content=content, tool_calls=tool_calls, extra=extra,
-                                               redacted=[*ev.redacted, *kinds]))
-        else:
-            title, metadata = value
-            out.append(msgspec.structs.replace(ev, title=title, metadata=metadata))
-    return out, found
+    return redact_counted(events)
