@@ -37,6 +37,7 @@ Each message counts once (a message id appended twice is one hit: its best row).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ class Doc(Protocol):
     role: str
     time: str
     nchars: int
+    text: str
+    speaker: str | None
     tf: dict[str, float]
 
 
@@ -89,6 +92,14 @@ class Params(Protocol):
     def window(self) -> int: ...
     @property
     def context_cap_chars(self) -> int: ...
+    @property
+    def answer_uncap(self) -> bool: ...
+    @property
+    def same_ask(self) -> float: ...
+    @property
+    def session_prior(self) -> float: ...
+    @property
+    def dates_later(self) -> float: ...
 
 
 @dataclass
@@ -111,9 +122,17 @@ def _epoch(value: str, cache: dict[str, float]) -> float:
 
 def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues: list[TimeCue],
            current: bool, echo: bool = True, idf: Mapping[str, float] | None = None,
-           first_person: bool = False) -> dict[int, float]:
-    """Scores after the echo rule (unless not ``echo``), the user's-words prior and the time priors (steps 1-2)."""
+           first_person: bool = False, wanted: str = "") -> dict[int, float]:
+    """Scores after the echo rule (unless not ``echo``), the user's-words prior, the reply prior and the time priors
+    (steps 1-2)."""
     out = dict(scores)
+    if wanted and r.same_ask > 0:
+        at = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
+        for i in out:
+            d = pool[i]
+            before = at.get((d.sid, d.pos - 1)) if d.kind == MESSAGE else None
+            if before is not None and asks_the_same(d, before, wanted):
+                out[i] *= 1 + r.same_ask
     if first_person and r.user_first < 1.0:
         for i in out:
             d = pool[i]
@@ -137,7 +156,7 @@ def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues
         for i in out:
             t = parse_time(pool[i].time)
             if t is not None:
-                out[i] *= (1 + r.when * bump(t, relative)) * (1 + r.dates * bump(t, written))
+                out[i] *= (1 + r.when * bump(t, relative)) * (1 + r.dates * bump(t, written, r.dates_later))
     if current and r.recency > 0 and out:
         times = {i: _epoch(pool[i].time, cache) for i in out}
         lo, hi = min(times.values()), max(times.values())
@@ -171,8 +190,38 @@ def cap_context(pool: Mapping[int, Doc], scores: dict[int, float], owns: Mapping
             if off == 0 or j is None or owns.get(j, 0.0) <= mine or \
                     pool[j].nchars + d.nchars <= r.context_cap_chars:
                 continue
+            if off == -1 and r.answer_uncap and answers(d, pool[j]):
+                continue
             out[i] = min(out[i], out[j] * r.context_cap)
     return out
+
+
+_ASKS = re.compile(r"\?[\W_]*\Z")
+#: Interrogatives that say what kind of answer a question wants (a closed class; bare "what"/"how" say little).
+_WH = re.compile(r"\b(how (?:long|many|much|often|old|far|soon)|what (?:kind|type|sort)s?|when|where|who(?:m|se)?|why|"
+                 r"which)\b", re.IGNORECASE)
+_LAST_QUESTION = re.compile(r"[^.!?]*\?[\W_]*\Z")
+
+
+def asked_for(question: str) -> str:
+    """The first interrogative of ``question`` that says what it asks for ("how long", "where"), lower-cased; ""."""
+    m = _WH.search(question)
+    return re.sub(r"\s+", " ", m.group(1).lower()).rstrip("s") if m else ""
+
+
+def answers(reply: Doc, before: Doc) -> bool:
+    """True when ``before`` (the turn just before ``reply``) ends in a question and another speaker replies."""
+    if not before.text or not _ASKS.search(before.text):
+        return False
+    return (reply.role, reply.speaker or "") != (before.role, before.speaker or "")
+
+
+def asks_the_same(reply: Doc, before: Doc, wanted: str) -> bool:
+    """True when ``reply`` answers a question of ``before`` that asks for ``wanted`` (``asked_for``)."""
+    if not wanted or not answers(reply, before):
+        return False
+    last = _LAST_QUESTION.search(before.text)
+    return last is not None and any(asked_for(m.group(0)) == wanted for m in _WH.finditer(last.group(0)))
 
 
 def _echoes(reply: Mapping[str, float], turn: Mapping[str, float], idf: Mapping[str, float], share: float) -> bool:
@@ -222,7 +271,10 @@ def order(pool: Mapping[int, Doc], scores: Mapping[int, float], r: Params) -> li
                 return out
             out += layer
             depth += 1
-    keyed = [(s * r.diversity ** k, s, i) for g in gs for k, (s, i) in enumerate(g.members)]
+    top = max((g.score for g in gs if g.key[0] == "s"), default=0.0)
+    lift = {id(g): 1 + r.session_prior * g.score / top if r.session_prior > 0 and top > 0 and g.key[0] == "s" else 1.0
+            for g in gs}
+    keyed = [(s * lift[id(g)] * r.diversity ** k, s, i) for g in gs for k, (s, i) in enumerate(g.members)]
     keyed.sort(key=lambda x: (-x[0], -x[2]))
     return [(s, i) for _key, s, i in keyed]
 

@@ -143,6 +143,7 @@ class Ranking:
     echo_share: float = 0.5  # ... counted as an echo when this share of its matched idf is in the user turn's terms
     when: float = 1.0  # time window prior: score times 1 + when * bump (see when.py)
     dates: float = 1.0  # the same for a date the question writes out ("on 25 May, 2022", "in July 2022")
+    dates_later: float = 1.0  # ... its window this many times wider after the date (what was done is told later)
     recency: float = 0.5  # current-state prior: score times 1 + recency * (0 oldest .. 1 newest)
     aggregate: float = 0.3  # a session's score: its best turn + aggregate * its next best turns
     aggregate_turns: int = 2  # how many next best turns count for the session
@@ -150,6 +151,10 @@ class Ranking:
     user_first: float = 0.7  # first-person questions: other roles' turns count this much
     context_cap: float = 0.8  # a turn is kept at most this times a neighbour that matched more by its own text (rank.py)
     context_cap_chars: int = 500  # ... when the two turns together are longer than this (short chat lines need context)
+    answer: float = 2.0  # context weight multiplier for the turn just before when it asks another speaker a question
+    answer_uncap: bool = False  # the reply to a question is not capped below that question (rank.cap_context)
+    session_prior: float = 0.0  # message ranking: a turn counts 1 + this * its session's score / the best session's
+    same_ask: float = 0.5  # a reply to a question that asks what the query asks ("how long") counts 1 + this (rank.py)
 
 
 DEFAULT_RANKING = Ranking()
@@ -401,6 +406,7 @@ class _Search:
             raise ConfigError("the query has no words to search for")
         self.cues, rest = time_cues(q.text, moment)
         self.current = is_current_state(q.text)
+        self.wanted = rank.asked_for(q.text)
         if rest != q.text:
             framed = split_question(rest)
             if framed.words or framed.cjk:
@@ -454,7 +460,8 @@ class _Search:
         boost = terms.boost
         # a question that names its speaker has said whose words it wants: no echo rule then
         adjusted = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
-                               echo=not (boost and len(boost) == 1), idf=terms.idf, first_person=_first_person(q))
+                               echo=not (boost and len(boost) == 1), idf=terms.idf, first_person=_first_person(q),
+                               wanted=self.wanted)
         owns = {i: owns[i] * adjusted[i] / scores[i] for i in adjusted if scores[i] > 0}
         scores = rank.cap_context(pool, adjusted, owns, r)
         if semantic is not None and scores:
@@ -565,7 +572,10 @@ class _Search:
         for off in range(1, r.window + 1):
             n = by_pos.get((d.sid, d.pos - off))
             if n is not None:
-                ctx.append((weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
+                w = weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0)
+                if off == 1 and r.answer != 1.0 and rank.answers(d, n):
+                    w *= r.answer
+                ctx.append((w, n))
             n = by_pos.get((d.sid, d.pos + off))
             if n is not None:
                 ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
