@@ -9,6 +9,11 @@ This module turns those scores into the order a reader needs:
    the evidence is what the user said. A question about the user in the first person
    ("I", "my", "me", and not "you") asks what the user said: other roles' turns are
    multiplied by ``Ranking.user_first``.
+   **A reply to the same question.** A question that says what it asks for with an
+   interrogative ("how long", "where", "which": ``asked_for``, a closed class; bare "what"
+   and "how" say little) prefers the turns that reply to another speaker's question asking
+   the same ("How long have you had them?" -> "I've had them for 3 years"): their scores
+   are multiplied by ``1 + Ranking.same_ask``.
    **Context never outranks its source.** A turn scores partly through its neighbours'
    words (the context field); when a neighbour within the window matched more by its own
    text, the turn stays at most ``Ranking.context_cap`` times that neighbour
@@ -93,13 +98,7 @@ class Params(Protocol):
     @property
     def context_cap_chars(self) -> int: ...
     @property
-    def answer_uncap(self) -> bool: ...
-    @property
     def same_ask(self) -> float: ...
-    @property
-    def session_prior(self) -> float: ...
-    @property
-    def dates_later(self) -> float: ...
 
 
 @dataclass
@@ -127,28 +126,14 @@ def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues
     (steps 1-2)."""
     out = dict(scores)
     if wanted and r.same_ask > 0:
-        at = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
-        for i in out:
-            d = pool[i]
-            before = at.get((d.sid, d.pos - 1)) if d.kind == MESSAGE else None
-            if before is not None and asks_the_same(d, before, wanted):
-                out[i] *= 1 + r.same_ask
+        _prefer_replies(pool, out, wanted, 1 + r.same_ask)
     if first_person and r.user_first < 1.0:
         for i in out:
             d = pool[i]
             if d.kind == MESSAGE and d.role != "user":
                 out[i] *= r.user_first
     if echo and r.echo < 1.0:
-        by_pos = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
-        for i, s in scores.items():
-            d = pool[i]
-            if d.kind != MESSAGE or d.role != "assistant":
-                continue
-            u = by_pos.get((d.sid, d.pos - 1))
-            if u is None or u.role != "user" or u.id not in scores or not d.tf:
-                continue
-            if _echoes(d.tf, u.tf, idf or {}, r.echo_share) and s > scores[u.id] * r.echo:
-                out[i] = scores[u.id] * r.echo
+        _step_back_echoes(pool, scores, out, r, idf or {})
     cache: dict[str, float] = {}
     relative = [c for c in cues if not c.calendar]
     written = [c for c in cues if c.calendar]
@@ -156,7 +141,7 @@ def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues
         for i in out:
             t = parse_time(pool[i].time)
             if t is not None:
-                out[i] *= (1 + r.when * bump(t, relative)) * (1 + r.dates * bump(t, written, r.dates_later))
+                out[i] *= (1 + r.when * bump(t, relative)) * (1 + r.dates * bump(t, written))
     if current and r.recency > 0 and out:
         times = {i: _epoch(pool[i].time, cache) for i in out}
         lo, hi = min(times.values()), max(times.values())
@@ -164,6 +149,31 @@ def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues
             for i in out:
                 out[i] *= 1 + r.recency * (times[i] - lo) / (hi - lo)
     return out
+
+
+def _step_back_echoes(pool: Mapping[int, Doc], scores: Mapping[int, float], out: dict[int, float], r: Params,
+                      idf: Mapping[str, float]) -> None:
+    """Keep (in place) each assistant echo of its user turn at most ``Ranking.echo`` times that turn's score."""
+    by_pos = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
+    for i, s in scores.items():
+        d = pool[i]
+        if d.kind != MESSAGE or d.role != "assistant":
+            continue
+        u = by_pos.get((d.sid, d.pos - 1))
+        if u is None or u.role != "user" or u.id not in scores or not d.tf:
+            continue
+        if _echoes(d.tf, u.tf, idf, r.echo_share) and s > scores[u.id] * r.echo:
+            out[i] = scores[u.id] * r.echo
+
+
+def _prefer_replies(pool: Mapping[int, Doc], out: dict[int, float], wanted: str, factor: float) -> None:
+    """Multiply (in place) the scores of the turns that reply to a question asking for ``wanted`` by ``factor``."""
+    at = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
+    for i in out:
+        d = pool[i]
+        before = at.get((d.sid, d.pos - 1)) if d.kind == MESSAGE else None
+        if before is not None and asks_the_same(d, before, wanted):
+            out[i] *= factor
 
 
 def cap_context(pool: Mapping[int, Doc], scores: dict[int, float], owns: Mapping[int, float],
@@ -189,8 +199,6 @@ def cap_context(pool: Mapping[int, Doc], scores: dict[int, float], owns: Mapping
             j = by_pos.get((d.sid, d.pos + off))
             if off == 0 or j is None or owns.get(j, 0.0) <= mine or \
                     pool[j].nchars + d.nchars <= r.context_cap_chars:
-                continue
-            if off == -1 and r.answer_uncap and answers(d, pool[j]):
                 continue
             out[i] = min(out[i], out[j] * r.context_cap)
     return out
@@ -271,10 +279,7 @@ def order(pool: Mapping[int, Doc], scores: Mapping[int, float], r: Params) -> li
                 return out
             out += layer
             depth += 1
-    top = max((g.score for g in gs if g.key[0] == "s"), default=0.0)
-    lift = {id(g): 1 + r.session_prior * g.score / top if r.session_prior > 0 and top > 0 and g.key[0] == "s" else 1.0
-            for g in gs}
-    keyed = [(s * lift[id(g)] * r.diversity ** k, s, i) for g in gs for k, (s, i) in enumerate(g.members)]
+    keyed = [(s * r.diversity ** k, s, i) for g in gs for k, (s, i) in enumerate(g.members)]
     keyed.sort(key=lambda x: (-x[0], -x[2]))
     return [(s, i) for _key, s, i in keyed]
 

@@ -22,7 +22,8 @@ How a question is answered
    with one term-frequency saturation, lengths in characters; the two turns on each side
    count, those after a turn somewhat less than those before it (an answer follows its
    question). A reply ("Yesterday, at the LGBTQ support group") is found by the question
-   it answers, and vice versa. Neighbours of candidates are scored too, so a turn that
+   it answers, and vice versa; a turn just before a reply that asks the replier a question
+   (it ends in "?", another speaker) counts ``Ranking.answer`` times more in the reply's context. Neighbours of candidates are scored too, so a turn that
    shares no word with the question can still be found through its context (a short one:
    the context weight shrinks as the turns grow past ``context_chars``, which itself
    shrinks in an index whose turns are long on average, ``context_ref``). History
@@ -143,7 +144,6 @@ class Ranking:
     echo_share: float = 0.5  # ... counted as an echo when this share of its matched idf is in the user turn's terms
     when: float = 1.0  # time window prior: score times 1 + when * bump (see when.py)
     dates: float = 1.0  # the same for a date the question writes out ("on 25 May, 2022", "in July 2022")
-    dates_later: float = 1.0  # ... its window this many times wider after the date (what was done is told later)
     recency: float = 0.5  # current-state prior: score times 1 + recency * (0 oldest .. 1 newest)
     aggregate: float = 0.3  # a session's score: its best turn + aggregate * its next best turns
     aggregate_turns: int = 2  # how many next best turns count for the session
@@ -152,8 +152,6 @@ class Ranking:
     context_cap: float = 0.8  # a turn is kept at most this times a neighbour that matched more by its own text (rank.py)
     context_cap_chars: int = 500  # ... when the two turns together are longer than this (short chat lines need context)
     answer: float = 2.0  # context weight multiplier for the turn just before when it asks another speaker a question
-    answer_uncap: bool = False  # the reply to a question is not capped below that question (rank.cap_context)
-    session_prior: float = 0.0  # message ranking: a turn counts 1 + this * its session's score / the best session's
     same_ask: float = 0.5  # a reply to a question that asks what the query asks ("how long") counts 1 + this (rank.py)
 
 

@@ -213,15 +213,10 @@ def is_current_state(text: str) -> bool:
     return _CURRENT.search(text) is not None
 
 
-def bump(t: datetime, cues: list[TimeCue], later: float = 1.0) -> float:
-    """How well time ``t`` fits the cues: 1 at a centre, fading with distance (Gaussian); 0 without cues.
-
-    ``later`` widens each window on its later side only: a conversation tells of a day after it
-    ("last Friday I went to the car show"), so a message some days after a date a question names
-    is likely about it; one the same distance before it is not.
-    """
+def bump(t: datetime, cues: list[TimeCue]) -> float:
+    """How well time ``t`` fits the cues: 1 at a centre, fading with distance (Gaussian); 0 without cues."""
     best = 0.0
     for c in cues:
-        z = (t - c.center) / (c.width * later if t > c.center else c.width)
+        z = (t - c.center) / c.width
         best = max(best, 2.0 ** (-z * z))
     return best
