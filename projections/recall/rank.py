@@ -219,15 +219,15 @@ def asked_for(question: str) -> str:
 
 def answers(reply: Doc, before: Doc) -> bool:
     """True when ``before`` (the turn just before ``reply``) ends in a question and another speaker replies."""
-    if not before.text or not _ASKS.search(before.text):
+    if "?" not in before.text or not _ASKS.search(before.text):
         return False
     return (reply.role, reply.speaker or "") != (before.role, before.speaker or "")
 
 
 def asks_the_same(reply: Doc, before: Doc, wanted: str) -> bool:
     """True when ``reply`` answers a question of ``before`` that asks for ``wanted`` (``asked_for``)."""
-    if not wanted or not answers(reply, before):
-        return False
+    if not wanted or wanted not in before.text.lower() or not answers(reply, before):
+        return False  # (the substring test only skips turns that cannot hold the interrogative)
     last = _LAST_QUESTION.search(before.text)
     return last is not None and any(asked_for(m.group(0)) == wanted for m in _WH.finditer(last.group(0)))
 
