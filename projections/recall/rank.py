@@ -9,6 +9,11 @@ This module turns those scores into the order a reader needs:
    the evidence is what the user said. A question about the user in the first person
    ("I", "my", "me", and not "you") asks what the user said: other roles' turns are
    multiplied by ``Ranking.user_first``.
+   **A reply to the same question.** A question that says what it asks for with an
+   interrogative ("how long", "where", "which": ``asked_for``, a closed class; bare "what"
+   and "how" say little) prefers the turns that reply to another speaker's question asking
+   the same ("How long have you had them?" -> "I've had them for 3 years"): their scores
+   are multiplied by ``1 + Ranking.same_ask``.
    **Context never outranks its source.** A turn scores partly through its neighbours'
    words (the context field); when a neighbour within the window matched more by its own
    text, the turn stays at most ``Ranking.context_cap`` times that neighbour
@@ -37,6 +42,7 @@ Each message counts once (a message id appended twice is one hit: its best row).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -59,6 +65,8 @@ class Doc(Protocol):
     role: str
     time: str
     nchars: int
+    text: str
+    speaker: str | None
     tf: dict[str, float]
 
 
@@ -89,6 +97,8 @@ class Params(Protocol):
     def window(self) -> int: ...
     @property
     def context_cap_chars(self) -> int: ...
+    @property
+    def same_ask(self) -> float: ...
 
 
 @dataclass
@@ -111,25 +121,19 @@ def _epoch(value: str, cache: dict[str, float]) -> float:
 
 def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues: list[TimeCue],
            current: bool, echo: bool = True, idf: Mapping[str, float] | None = None,
-           first_person: bool = False) -> dict[int, float]:
-    """Scores after the echo rule (unless not ``echo``), the user's-words prior and the time priors (steps 1-2)."""
+           first_person: bool = False, wanted: str = "") -> dict[int, float]:
+    """Scores after the echo rule (unless not ``echo``), the user's-words prior, the reply prior and the time priors
+    (steps 1-2)."""
     out = dict(scores)
+    if wanted and r.same_ask > 0:
+        _prefer_replies(pool, out, wanted, 1 + r.same_ask)
     if first_person and r.user_first < 1.0:
         for i in out:
             d = pool[i]
             if d.kind == MESSAGE and d.role != "user":
                 out[i] *= r.user_first
     if echo and r.echo < 1.0:
-        by_pos = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
-        for i, s in scores.items():
-            d = pool[i]
-            if d.kind != MESSAGE or d.role != "assistant":
-                continue
-            u = by_pos.get((d.sid, d.pos - 1))
-            if u is None or u.role != "user" or u.id not in scores or not d.tf:
-                continue
-            if _echoes(d.tf, u.tf, idf or {}, r.echo_share) and s > scores[u.id] * r.echo:
-                out[i] = scores[u.id] * r.echo
+        _step_back_echoes(pool, scores, out, r, idf or {})
     cache: dict[str, float] = {}
     relative = [c for c in cues if not c.calendar]
     written = [c for c in cues if c.calendar]
@@ -145,6 +149,31 @@ def adjust(pool: Mapping[int, Doc], scores: dict[int, float], r: Params, *, cues
             for i in out:
                 out[i] *= 1 + r.recency * (times[i] - lo) / (hi - lo)
     return out
+
+
+def _step_back_echoes(pool: Mapping[int, Doc], scores: Mapping[int, float], out: dict[int, float], r: Params,
+                      idf: Mapping[str, float]) -> None:
+    """Keep (in place) each assistant echo of its user turn at most ``Ranking.echo`` times that turn's score."""
+    by_pos = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
+    for i, s in scores.items():
+        d = pool[i]
+        if d.kind != MESSAGE or d.role != "assistant":
+            continue
+        u = by_pos.get((d.sid, d.pos - 1))
+        if u is None or u.role != "user" or u.id not in scores or not d.tf:
+            continue
+        if _echoes(d.tf, u.tf, idf, r.echo_share) and s > scores[u.id] * r.echo:
+            out[i] = scores[u.id] * r.echo
+
+
+def _prefer_replies(pool: Mapping[int, Doc], out: dict[int, float], wanted: str, factor: float) -> None:
+    """Multiply (in place) the scores of the turns that reply to a question asking for ``wanted`` by ``factor``."""
+    at = {(d.sid, d.pos): d for d in pool.values() if d.kind == MESSAGE}
+    for i in out:
+        d = pool[i]
+        before = at.get((d.sid, d.pos - 1)) if d.kind == MESSAGE else None
+        if before is not None and asks_the_same(d, before, wanted):
+            out[i] *= factor
 
 
 def cap_context(pool: Mapping[int, Doc], scores: dict[int, float], owns: Mapping[int, float],
@@ -173,6 +202,34 @@ def cap_context(pool: Mapping[int, Doc], scores: dict[int, float], owns: Mapping
                 continue
             out[i] = min(out[i], out[j] * r.context_cap)
     return out
+
+
+_ASKS = re.compile(r"\?[\W_]*\Z")
+#: Interrogatives that say what kind of answer a question wants (a closed class; bare "what"/"how" say little).
+_WH = re.compile(r"\b(how (?:long|many|much|often|old|far|soon)|what (?:kind|type|sort)s?|when|where|who(?:m|se)?|why|"
+                 r"which)\b", re.IGNORECASE)
+_LAST_QUESTION = re.compile(r"[^.!?]*\?[\W_]*\Z")
+
+
+def asked_for(question: str) -> str:
+    """The first interrogative of ``question`` that says what it asks for ("how long", "where"), lower-cased; ""."""
+    m = _WH.search(question)
+    return re.sub(r"\s+", " ", m.group(1).lower()).rstrip("s") if m else ""
+
+
+def answers(reply: Doc, before: Doc) -> bool:
+    """True when ``before`` (the turn just before ``reply``) ends in a question and another speaker replies."""
+    if "?" not in before.text or not _ASKS.search(before.text):
+        return False
+    return (reply.role, reply.speaker or "") != (before.role, before.speaker or "")
+
+
+def asks_the_same(reply: Doc, before: Doc, wanted: str) -> bool:
+    """True when ``reply`` answers a question of ``before`` that asks for ``wanted`` (``asked_for``)."""
+    if not wanted or wanted not in before.text.lower() or not answers(reply, before):
+        return False  # (the substring test only skips turns that cannot hold the interrogative)
+    last = _LAST_QUESTION.search(before.text)
+    return last is not None and any(asked_for(m.group(0)) == wanted for m in _WH.finditer(last.group(0)))
 
 
 def _echoes(reply: Mapping[str, float], turn: Mapping[str, float], idf: Mapping[str, float], share: float) -> bool:

@@ -22,7 +22,8 @@ How a question is answered
    with one term-frequency saturation, lengths in characters; the two turns on each side
    count, those after a turn somewhat less than those before it (an answer follows its
    question). A reply ("Yesterday, at the LGBTQ support group") is found by the question
-   it answers, and vice versa. Neighbours of candidates are scored too, so a turn that
+   it answers, and vice versa; a turn just before a reply that asks the replier a question
+   (it ends in "?", another speaker) counts ``Ranking.answer`` times more in the reply's context. Neighbours of candidates are scored too, so a turn that
    shares no word with the question can still be found through its context (a short one:
    the context weight shrinks as the turns grow past ``context_chars``, which itself
    shrinks in an index whose turns are long on average, ``context_ref``). History
@@ -150,6 +151,8 @@ class Ranking:
     user_first: float = 0.7  # first-person questions: other roles' turns count this much
     context_cap: float = 0.8  # a turn is kept at most this times a neighbour that matched more by its own text (rank.py)
     context_cap_chars: int = 500  # ... when the two turns together are longer than this (short chat lines need context)
+    answer: float = 2.0  # context weight multiplier for the turn just before when it asks another speaker a question
+    same_ask: float = 0.5  # a reply to a question that asks what the query asks ("how long") counts 1 + this (rank.py)
 
 
 DEFAULT_RANKING = Ranking()
@@ -401,6 +404,7 @@ class _Search:
             raise ConfigError("the query has no words to search for")
         self.cues, rest = time_cues(q.text, moment)
         self.current = is_current_state(q.text)
+        self.wanted = rank.asked_for(q.text)
         if rest != q.text:
             framed = split_question(rest)
             if framed.words or framed.cjk:
@@ -454,7 +458,8 @@ class _Search:
         boost = terms.boost
         # a question that names its speaker has said whose words it wants: no echo rule then
         adjusted = rank.adjust(pool, scores, r, cues=self.cues, current=self.current,
-                               echo=not (boost and len(boost) == 1), idf=terms.idf, first_person=_first_person(q))
+                               echo=not (boost and len(boost) == 1), idf=terms.idf, first_person=_first_person(q),
+                               wanted=self.wanted)
         owns = {i: owns[i] * adjusted[i] / scores[i] for i in adjusted if scores[i] > 0}
         scores = rank.cap_context(pool, adjusted, owns, r)
         if semantic is not None and scores:
@@ -565,7 +570,10 @@ class _Search:
         for off in range(1, r.window + 1):
             n = by_pos.get((d.sid, d.pos - off))
             if n is not None:
-                ctx.append((weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
+                w = weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0)
+                if off == 1 and r.answer != 1.0 and rank.answers(d, n):
+                    w *= r.answer
+                ctx.append((w, n))
             n = by_pos.get((d.sid, d.pos + off))
             if n is not None:
                 ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))

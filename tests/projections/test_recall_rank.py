@@ -142,3 +142,62 @@ def test_a_turn_that_borrows_its_words_from_a_neighbour_stays_below_that_neighbo
     assert rank.cap_context(short_pool, scores, owns, Ranking()) == scores
     far = {1: D(1, 0, 900), 2: D(2, 1, 400, role="assistant"), 3: D(3, 5, 300)}  # outside the window: no cap
     assert rank.cap_context(far, scores, owns, Ranking())[3] == 12.0
+
+
+def _stub_docs():
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class D:
+        id: int
+        pos: int
+        text: str
+        role: str = "user"
+        speaker: str | None = None
+        kind: int = 0
+        sid: int = 1
+        mid: str = ""
+        time: str = ""
+        nchars: int = 0
+        tf: dict = field(default_factory=dict)
+
+    return D
+
+
+def test_what_a_question_asks_for_is_a_closed_class_of_interrogatives():
+    from projections.recall import rank
+
+    assert rank.asked_for("How long have Jolene and her partner been together?") == "how long"
+    assert rank.asked_for("Where did Bob go, and when?") == "where"
+    assert rank.asked_for("What kinds of pets does Joanna like?") == "what kind"
+    assert rank.asked_for("What did Nate say about the game?") == ""  # bare "what" says little
+
+
+def test_a_reply_to_a_question_that_asks_what_the_query_asks_is_preferred():
+    """rank.adjust: "How long has Nate had his turtles?" wants the reply to "How long have you had them?"."""
+    from projections.recall import rank
+
+    D = _stub_docs()
+    pool = {1: D(1, 0, "Awww! How long have you had them?", speaker="Joanna"),
+            2: D(2, 1, "I've had them for 3 years now and they bring me joy!", role="assistant", speaker="Nate"),
+            3: D(3, 2, "Where do you keep them?", speaker="Joanna"),
+            4: D(4, 3, "In a big tank with my turtles in the living room.", role="assistant", speaker="Nate")}
+    scores = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0}
+    out = rank.adjust(pool, scores, Ranking(), cues=[], current=False, echo=False, wanted="how long")
+    assert out[2] > out[4] == 1.0 and out[1] == out[3] == 1.0  # the reply gains, the question itself does not
+    same_speaker = {1: pool[1], 2: D(2, 1, pool[2].text, speaker="Joanna")}  # no one else answers
+    assert rank.adjust(same_speaker, {1: 1.0, 2: 1.0}, Ranking(), cues=[], current=False, wanted="how long")[2] == 1.0
+    assert rank.adjust(pool, scores, Ranking(same_ask=0.0), cues=[], current=False, echo=False,
+                       wanted="how long") == scores
+
+
+def test_a_reply_reads_the_question_before_it_at_a_higher_context_weight(ix):
+    """Ranking.answer: the turn just before a reply that asks another speaker a question is the reply's best context."""
+    _conv(ix, "c", [("Bob", "Did you ride the funicular up to the castle?"),
+                    ("Alice", "Loved it, the view over the river was unreal.")])
+    _conv(ix, "d", [("Bob", "I rode the funicular up to the castle today."),
+                    ("Alice", "Loved it, the view over the river was unreal.")])
+    hits = {h.message_id: h.score for h in recall(ix, "funicular castle", limit=10)}
+    assert hits["c:1"] > 1.2 * hits["d:1"]  # same reply: after a question it gains, after a statement not
+    plain = {h.message_id: h.score for h in recall(ix, "funicular castle", limit=10, ranking=Ranking(answer=1.0))}
+    assert plain["c:1"] == pytest.approx(plain["d:1"], rel=0.05)
