@@ -131,7 +131,7 @@ from processors.extract.text import (
     similar,
     skip_reason,
 )
-from processors.extract.timeref import TIME_HINT, as_of, message_date, resolve
+from processors.extract.timeref import TIME_HINT, as_of, by_day, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 from processors.extract.workflow import command_facts, manifest_facts, session_tools
 
@@ -748,6 +748,8 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
         return None
     text = referents.without_additive(text) if sp.named else text
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
+    if sp.named and _PAST.search(s):
+        text = by_day(text, e.time)  # "Dave opened his own shop": when, since MEMORY.md prints no dates
     about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
