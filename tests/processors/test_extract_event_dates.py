@@ -7,7 +7,7 @@ import pytest
 
 from processors.extract import frames
 from processors.extract import slots as sl
-from processors.extract.model import Entry, ExistingFact
+from processors.extract.model import Entry
 from processors.extract.offline import extract
 from processors.extract.timeref import as_of, by_day, resolve
 
