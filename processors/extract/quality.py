@@ -54,7 +54,7 @@ _MOOD = re.compile(
 _ECHO = re.compile(
     r"\blike\s+(?:that|this|yours|you|them)\s+(?:too|as\s+well)\b|\b(?:same|me)\s+(?:here|too)\b|"
     r"\b(?:that|this|it|them|those)\s+(?:too|as\s+well)\s*[.!]*$|^(?:mine|ours)\b|\bjust\s+like\s+(?:you|yours)\b|"
-    r"^(?:almost\s+|just\s+|about\s+|nearly\s+)?as\s+\w+\s+as\b|\b(?:sorry|glad|happy|sad)\s+to\s+hear\b",
+    r"^(?:almost\s+|just\s+|about\s+|nearly\s+)?as\s+\w+\s+as\b|\b(?:sorry|glad|happy|sad)\s+to\s+hear\b|\bsorry\s+about\b",
     re.IGNORECASE)
 _VAGUE_THING = re.compile(
     r"\b(?:a|an|some)\s+(?:(?:really|super|very|pretty)\s+)?(?:\w+\s+)?(?:place|spot|event|thing|activity|stuff)\s+"
@@ -66,8 +66,8 @@ _SOMEWHERE = re.compile(r"\b(?:somewhere|someplace|a\s+place\s+(?:in|near|by|out
 _FELT_POINTED = re.compile(r"\b(?:loving|love|loved|enjoying|enjoy|enjoyed|digging|like|liked)\s+(?:this|that|these|those)"
                            r"\s+(?!(?:week|weekend|month|year|morning|evening|time|kind|sort|type)\b)[a-z]", re.IGNORECASE)
 #: A clause that hangs from a main clause the sentence lost ("Since we had a kiddo around", "Because it rained").
-_DEPENDENT_ONLY = re.compile(r"^(?:since|because|cause|'cause|although|though|unless|whereas)\s+(?:I|we|you|he|she|they|it|my|"
-                             r"our|the)\b(?![^,;:]*\b(?:I|we)\b)[^,;:]*$", re.IGNORECASE)
+_DEPENDENT_ONLY = re.compile(r"^(?:since|because|cause|'cause|although|though|unless|whereas)\s+(?:(?:my|our|the)\s+\w+\s+and\s+I|"
+                             r"I|we|you|he|she|they|it|my|our|the)\b(?![^,;:]*\b(?:I|we)\b)[^,;:]*$", re.IGNORECASE)
 #: A verb with no object, only a time ("I'm starting next month", "I've been playing for a month now"): what is
 #: started or played was said before.
 _BARE_DOING = re.compile(r"^(?:I|we)(?:'m|\s+am|'re|\s+are|'ve\s+been|\s+have\s+been)\s+(?:just\s+|finally\s+|only\s+)?"
@@ -96,6 +96,35 @@ _OUTING = re.compile(
     re.IGNORECASE)
 
 
+#: What someone is to the speaker's feelings rather than what they did: "My family is my motivation", "They keep me
+#: going", "My friends are always there for me", "It means a lot": a sentiment about support, true of anyone.
+_SUPPORT = re.compile(
+    r"\bkeeps?\s+(?:me|us)\s+(?:going|motivated|on\s+track|grounded|sane|inspired|positive|moving|strong)\b|"
+    r"\b(?:is|are|'s|'re)\s+(?:always\s+|really\s+)?(?:my|our)\s+(?:\w+\s+)?(?:motivation|rocks?|inspiration|"
+    r"everything|world|strength|anchor|source\s+of\s+\w+)\b|"
+    r"\b(?:is|are|'s|'re)\s+always\s+there\s+for\s+(?:me|us)\b|\bhelped\s+(?:me|us)\s+(?:get\s+)?through\b|\bmeans?\s+(?:a\s+lot|so\s+much|the\s+world|everything)\b",
+    re.IGNORECASE)
+#: The speaker turning something over in their mind ("I'm still thinking about Max", "Lately I've been thinking about
+#: my career", "I've been spending time remembering my mom"): a mood, unless a plan follows ("thinking of moving").
+_RUMINATION = re.compile(
+    r"(?:^|,\s*)I(?:'m|\s+am|'ve\s+been|\s+have\s+been)\s+(?:(?:\w+ly|always|still|also|just|a\s+lot)\s+)*"
+    r"(?:spending\s+(?:some\s+)?time\s+)?(?:thinking|remembering|reflecting|wondering)\s+(?:a\s+lot\s+)?"
+    r"(?:(?:about|of|on)\s+(?!\w+ing\b)|(?=(?-i:[A-Z])|(?:my|our|his|her|their|the|what|where|how|who|why)\b))", re.IGNORECASE)
+#: How the speaker copes, not what happened: "I'm hoping for the best", "I'm trying to stay positive", "I'm powering
+#: through", "I'm taking the time to reflect".
+_COPING = re.compile(
+    r"\bhoping\s+for\s+the\s+best\b|\bpowering\s+through\b|\b(?:trying|try)\s+to\s+(?:stay|keep|remain)\s+"
+    r"(?:positive|upbeat|strong|focused|calm|motivated|optimistic|sane|busy)\b|\btaking\s+(?:the|some)\s+time\s+to\s+"
+    r"(?:reflect|breathe|recharge|relax)\b|\bfocusing\s+on\s+the\s+positive\b|\binto\s+the\s+unknown\b|"
+    r"\bone\s+day\s+at\s+a\s+time\b", re.IGNORECASE)
+#: "I'm a huge fan!": a fan of what the other person named.
+_BARE_FAN = re.compile(r"\b(?:a|an)\s+(?:(?:huge|big|total|massive|great|real|die-hard|true)\s+)?fan\s*[.!]*$",
+                       re.IGNORECASE)
+#: "I even got a physical copy", "My kids even made their own": "even" adds to what was just told, which is lost.
+_EVEN = re.compile(r"^(?:I|we|my\s+\w+(?:\s+and\s+I)?)\s+(?:\w+\s+)?even\s+(?!though\b|if\b|when\b|more\b)",
+                   re.IGNORECASE)
+
+
 _AGREES = re.compile(r"\b(?:too|as\s+well)\s*[.!]*$", re.IGNORECASE)
 #: "I'm glad Toby is happy", "So happy your trip went well": a feeling about what the other person told.
 _GLAD_THAT = re.compile(r"^(?:I'?m\s+|I\s+am\s+|so\s+)?(?:(?:so|really|super|very)\s+)?(?:glad|happy|sorry|thrilled|relieved|"
@@ -118,8 +147,10 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "echo"
     if _MOOD.match(s) and not proper:
         return "mood"
-    if _GLAD_THAT.match(s):
+    if _GLAD_THAT.match(s) or _SUPPORT.search(s) or _RUMINATION.search(s) or _COPING.search(s):
         return "mood"
+    if _BARE_FAN.search(s) or _EVEN.match(s):
+        return "referent"
     if (_VAGUE_THING.search(s) and not proper) or _SOMEWHERE.search(s):
         return "vague"
     if _POINTED.search(s) or _FELT_POINTED.search(s) or _DEFINITE_OPENING.match(s):
