@@ -731,7 +731,8 @@ def _english_score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool,
     if not sp.named and _HABIT.search(s) and _ANY_FIRST_PERSON.match(s) and score < MIN_SCORE:
         score = MIN_SCORE  # the user's own habit ("I drink coffee every morning") is worth keeping
     if state and score < MIN_SCORE + 1.0:
-        score, sections = MIN_SCORE + 1.0, sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
+        floor = PEOPLE_MIN_SCORE if sp.named else MIN_SCORE + 1.0  # a person's state is kept, not preferred to news
+        score, sections = max(score, floor), sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
     if explicit:
         score, sections = max(score, MIN_SCORE + 1.0), sections or [PREFERENCES]
     return score, sections

@@ -102,7 +102,7 @@ _SUPPORT = re.compile(
     r"\bkeeps?\s+(?:me|us)\s+(?:going|motivated|on\s+track|grounded|sane|inspired|positive|moving|strong)\b|"
     r"\b(?:is|are|'s|'re)\s+(?:always\s+|really\s+)?(?:my|our)\s+(?:\w+\s+)?(?:motivation|rocks?|inspiration|"
     r"everything|world|strength|anchor|source\s+of\s+\w+)\b|"
-    r"\b(?:is|are|'s|'re)\s+always\s+there\s+for\s+(?:me|us)\b|\bhelped\s+(?:me|us)\s+(?:get\s+)?through\b|\bmeans?\s+(?:a\s+lot|so\s+much|the\s+world|everything)\b",
+    r"\b(?:is|are|'s|'re)\s+(?:what's\s+)?driving\s+(?:me|us)\b|\b(?:is|are|'s|'re)\s+always\s+there\s+for\s+(?:me|us)\b|\bhelped\s+(?:me|us)\s+(?:get\s+)?through\b|\bmeans?\s+(?:a\s+lot|so\s+much|the\s+world|everything)\b",
     re.IGNORECASE)
 #: The speaker turning something over in their mind ("I'm still thinking about Max", "Lately I've been thinking about
 #: my career", "I've been spending time remembering my mom"): a mood, unless a plan follows ("thinking of moving").
@@ -117,6 +117,17 @@ _COPING = re.compile(
     r"(?:positive|upbeat|strong|focused|calm|motivated|optimistic|sane|busy)\b|\btaking\s+(?:the|some)\s+time\s+to\s+"
     r"(?:reflect|breathe|recharge|relax)\b|\bfocusing\s+on\s+the\s+positive\b|\binto\s+the\s+unknown\b|"
     r"\bone\s+day\s+at\s+a\s+time\b", re.IGNORECASE)
+#: A work the speaker reads, plays or watches, never named ("I'm reading a book that really captivates me", "I'm
+#: playing this new RPG"): which one is what a reader would need.
+_UNNAMED_WORK = re.compile(
+    r"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been)?\s+(?:(?:\w+ly|just|still|also|really)\s+)*(?:reading|playing|watching|"
+    r"listening\s+to|rereading)\s+(?:a|an|this|some)\s+(?:[\w-]+\s+){0,2}?(?:book|novel|game|movie|film|show|series|"
+    r"song|album|podcast|RPG)s?\b", re.IGNORECASE)
+#: "I got the idea from a walk", "I taught myself", "I achieved so much more than I imagined", "the Harry Potter
+#: stuff": what the idea, the skill or the stuff is was said before.
+_UNSAID = re.compile(
+    r"\bthe\s+idea\b(?!\s+(?:of|for|to|that|about)\b)|\b(?:taught|pushed|challenged)\s+myself\s*(?:[,.!;]|$|but\b|and\b)|"
+    r"\bmore\s+than\s+I\s+(?:imagined|expected|thought|hoped)\b|\bstuff\b", re.IGNORECASE)
 #: "I'm a huge fan!": a fan of what the other person named.
 _BARE_FAN = re.compile(r"\b(?:a|an)\s+(?:(?:huge|big|total|massive|great|real|die-hard|true)\s+)?fan\s*[.!]*$",
                        re.IGNORECASE)
@@ -149,8 +160,10 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "mood"
     if _GLAD_THAT.match(s) or _SUPPORT.search(s) or _RUMINATION.search(s) or _COPING.search(s):
         return "mood"
-    if _BARE_FAN.search(s) or _EVEN.match(s):
+    if _BARE_FAN.search(s) or _EVEN.match(s) or _UNSAID.search(s):
         return "referent"
+    if _UNNAMED_WORK.match(s) and not proper and '"' not in s:
+        return "vague"
     if (_VAGUE_THING.search(s) and not proper) or _SOMEWHERE.search(s):
         return "vague"
     if _POINTED.search(s) or _FELT_POINTED.search(s) or _DEFINITE_OPENING.match(s):

@@ -247,7 +247,9 @@ _BARE_OBJECT = re.compile(
 _BARE_TO = re.compile(r"\b(?:want|wanted|wanting|going|trying|hoping|planning|meaning|love|like)\s+to\s*(?:[,.!;]|for\b|but\b|"
                       r"since\b|so\b|$)", re.IGNORECASE)
 #: "he", "she", "they": someone said before, unless the sentence names someone first (``_NAME_BEFORE``).
-_PERSONAL = re.compile(r"\b(?:he|she|him|they|them|their|he's|she's|they're|they've)\b", re.IGNORECASE)
+_PERSONAL = re.compile(r"\b(?:he|she|him|they|them|their|he's|she's|they're|they've)\b|"
+                       r"\bher(?=\s+(?:around|in|on|at|from|to|when|since|for|and|because|after|before|last|two|three|a|"
+                       r"an|the|\d+)\b|\s*[.,!;]|\s*$)", re.IGNORECASE)  # "her" as an object: "I adopted her in 2021"
 _NAME_BEFORE = re.compile(r"(?<=\s)(?-i:[A-Z])[a-z]+|\b(?:and\s+I|I\s+and|me\s+and)\b")
 _NOUN_BEFORE = re.compile(r"\b(?:a|an|the|my|our|his|her|their|some|\w+'s)\s+(?!(?:lot|bit|little|few|couple|while|ton|"
                           r"bunch|great\s+deal)\b)(?:\w+\s+){0,2}?\w+", re.IGNORECASE)
