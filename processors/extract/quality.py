@@ -60,7 +60,11 @@ _VAGUE_THING = re.compile(
     r"\b(?:a|an|some)\s+(?:(?:really|super|very|pretty)\s+)?(?:\w+\s+)?(?:place|spot|event|thing|activity|stuff)\s+"
     r"(?:that|which|where|who)\b|\b(?:a|an|some)\s+(?:(?:really|super|very|pretty)\s+)?(?:cool|nice|great|fun|"
     r"amazing|awesome|special|new|interesting|lovely|fantastic)\s+(?:event|place|spot|thing|activity)\b", re.IGNORECASE)
-_SOMEWHERE = re.compile(r"\b(?:somewhere|someplace|a\s+place\s+(?:in|near|by|outside)|some\s+place)\b", re.IGNORECASE)
+_SOMEWHERE = re.compile(r"\b(?:somewhere|someplace|a\s+place\s+(?:in|near|by|outside)|some\s+place)\b|"
+                        r"\bsomething\s+(?:\w+\s+)?(?:happened|came\s+up|went\s+down)\b(?![^.!?]*(?:\s-+\s|:|[\u2013\u2014]))",
+                        re.IGNORECASE)  # what happened is not told ("something happened on my project")
+#: A past participle with no subject before it ("Hooked a new RPG that I've been playing"): a reply's fragment.
+_NO_SUBJECT = re.compile(r"^(?-i:[A-Z])[a-z]+ed\s+(?:a|an|the|my|our|some|this|that|on|up|into)\b", re.IGNORECASE)
 #: A thing pointed at ("this recipe", "that pic"): shown or said a moment ago, never named.
 #: A feeling about a thing pointed at ("I'm loving this job", "I love these"): what it is was said or shown before.
 _FELT_POINTED = re.compile(r"\b(?:loving|love|loved|enjoying|enjoy|enjoyed|digging|like|liked)\s+(?:this|that|these|those)"
@@ -168,7 +172,7 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "vague"
     if _POINTED.search(s) or _FELT_POINTED.search(s) or _DEFINITE_OPENING.match(s):
         return "referent"
-    if _DEPENDENT_ONLY.match(s.rstrip(".!")):
+    if _DEPENDENT_ONLY.match(s.rstrip(".!")) or _NO_SUBJECT.match(s):
         return "fragment"
     if _BARE_DOING.match(s):
         return "referent"

@@ -169,8 +169,8 @@ _SHOW_TAIL = re.compile(r"\s*(?:\s[-–—]+|[-–—]+\s|[:;,])\s*(?:check\s+(?
 
 _SINCE_WE_TALKED_AFTER = re.compile(r"\s+since\s+(?:(?:we|I|you)\s+last\s+(?:talked|spoke|chatted|caught\s+up|met)|"
                                     r"(?:the|our)\s+last\s+(?:chat|talk|time\s+we\s+\w+|conversation))\b", re.IGNORECASE)
-_SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)|"
-                              r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation))"
+_SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)\b|"
+                              r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation)|you\s+[^,.!?]{1,40}(?=,))"
                               r"(?:\s+last)?\s*[,:-]*\s*", re.IGNORECASE)
 #: "..., and it was so much fun", "... - it was awesome": how it felt, after what happened.
 #: How a speaker feels (a closed set of feeling words; ``quality`` judges whole sentences by it too).
@@ -247,9 +247,7 @@ _BARE_OBJECT = re.compile(
 _BARE_TO = re.compile(r"\b(?:want|wanted|wanting|going|trying|hoping|planning|meaning|love|like)\s+to\s*(?:[,.!;]|for\b|but\b|"
                       r"since\b|so\b|$)", re.IGNORECASE)
 #: "he", "she", "they": someone said before, unless the sentence names someone first (``_NAME_BEFORE``).
-_PERSONAL = re.compile(r"\b(?:he|she|him|they|them|their|he's|she's|they're|they've)\b|"
-                       r"\bher(?=\s+(?:around|in|on|at|from|to|when|since|for|and|because|after|before|last|two|three|a|"
-                       r"an|the|\d+)\b|\s*[.,!;]|\s*$)", re.IGNORECASE)  # "her" as an object: "I adopted her in 2021"
+_PERSONAL = re.compile(r"\b(?:he|she|him|her|they|them|their|he's|she's|they're|they've)\b", re.IGNORECASE)
 _NAME_BEFORE = re.compile(r"(?<=\s)(?-i:[A-Z])[a-z]+|\b(?:and\s+I|I\s+and|me\s+and)\b")
 _NOUN_BEFORE = re.compile(r"\b(?:a|an|the|my|our|his|her|their|some|\w+'s)\s+(?!(?:lot|bit|little|few|couple|while|ton|"
                           r"bunch|great\s+deal)\b)(?:\w+\s+){0,2}?\w+", re.IGNORECASE)
