@@ -95,7 +95,7 @@ _OUTING = re.compile(
     r"fair|gig|movie|play|musical|screening)\b|"
     r"\b(?:hosted|had|threw)\s+(?:a|an)\s+(?:\w+\s+)?(?:get-together|gathering|barbecue|bbq|picnic)\b|"
     r"\bwent\s+(?:out\s+)?(?!(?:to|on|through|back|home)\b)\w+ing\b|"  # "went hiking", "went bowling": a pastime, once
-    r"\b(?:had|having|have)\s+(?:a|an|such\s+a)\s+(?:\w+\s+){0,2}?(?:time|night|day|weekend|evening|blast)\b|"
+    r"\b(?:had|having|have)\s+(?:a|an|such\s+a)\s+(?:\w+\s+){0,2}?(?:time|night|day|weekend|evening|blast|experience)\b|"
     r"\b(?:hung|hanging|hang)\s+out\b|\bcaught\s+up\s+with\b|\b(?:chilled|chilling|skyped|relaxed|recharged)\b",
     re.IGNORECASE)
 
@@ -132,6 +132,16 @@ _UNNAMED_WORK = re.compile(
 _UNSAID = re.compile(
     r"\bthe\s+idea\b(?!\s+(?:of|for|to|that|about)\b)|\b(?:taught|pushed|challenged)\s+myself\s*(?:[,.!;]|$|but\b|and\b)|"
     r"\bmore\s+than\s+I\s+(?:imagined|expected|thought|hoped)\b|\bstuff\b", re.IGNORECASE)
+#: A feeling with its cause ("I'm inspired seeing my work make a difference for the LGBTQ+ community", "I'm proud
+#: knowing ..."): a mood even when the cause names something.
+_FELT_CAUSE = re.compile(
+    rf"^I(?:'m|\s+am|\s+was|\s+feel|\s+felt|'ve\s+been)(?:\s+(?:so|really|super|very|truly|just|always|also))*\s+{_FEEL}\s+"
+    r"(?:seeing|knowing|hearing|watching|to\s+see|to\s+know|to\s+hear|when|how|that)\b", re.IGNORECASE)
+#: "My family is awesome", "Our team is the best": the speaker praising their own people or things.
+_PRAISE = re.compile(
+    r"^(?:my|our)\s+(?:\w+\s+)?\w+\s+(?:is|are|'s|'re|has\s+been|have\s+been)\s+(?:(?:so|really|super|just|always|"
+    r"truly|absolutely)\s+)*(?:awesome|amazing|great|the\s+best|wonderful|incredible|fantastic|supportive|everything|"
+    r"the\s+greatest)\b", re.IGNORECASE)
 #: "I'm a huge fan!": a fan of what the other person named.
 _BARE_FAN = re.compile(r"\b(?:a|an)\s+(?:(?:huge|big|total|massive|great|real|die-hard|true)\s+)?fan\s*[.!]*$",
                        re.IGNORECASE)
@@ -162,7 +172,8 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "echo"
     if _MOOD.match(s) and not proper:
         return "mood"
-    if _GLAD_THAT.match(s) or _SUPPORT.search(s) or _RUMINATION.search(s) or _COPING.search(s):
+    if _GLAD_THAT.match(s) or _SUPPORT.search(s) or _RUMINATION.search(s) or _COPING.search(s) \
+            or _FELT_CAUSE.match(s) or _PRAISE.match(s):
         return "mood"
     if _BARE_FAN.search(s) or _EVEN.match(s) or _UNSAID.search(s):
         return "referent"

@@ -147,6 +147,19 @@ def _bare_weekday(m: re.Match[str], d: date) -> tuple[str, str]:
     return f"on {DAYS[wd]} {day_text(p)}", f"{DAYS[wd]} {day_text(p)}"
 
 
+def _ordinal_day(m: re.Match[str], d: date) -> tuple[str, str]:
+    """"on the 15th": that day of the message's month, or of the month before when it is still to come (the month
+    after when the sentence speaks of the future and the day has passed); kept as said when no such day exists."""
+    n = int(m.group(1))
+    ahead = bool(_FUTURE.search(m.string))
+    shift = (1 if n <= d.day else 0) if ahead else (0 if n <= d.day else -1)
+    year, month = _ym(d.year, d.month + shift)
+    try:
+        return _on(date(year, month, n))
+    except ValueError:
+        return m.group(0), m.group(0)[3:]
+
+
 def _season(m: re.Match[str], d: date) -> tuple[str, str]:
     """last/this/next spring, summer, fall, winter (winter is December to February, named by its December)."""
     which, season = m.group(1).casefold(), m.group(2).casefold()
@@ -214,6 +227,7 @@ _EN_RULES: list[_Rule] = [
     (re.compile(r"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+(?:few\s+|couple\s+(?:of\s+)?|\w+\s+)?"
                 r"(days|weeks|months|years)\b", re.I), _coming),
     (re.compile(rf"(?<!every\s)\bon\s+({_WEEKDAY})(?![a-z])(?!\s+\d)", re.I), _bare_weekday),
+    (re.compile(r"\bon\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+of\b)", re.I), _ordinal_day),
 ]
 
 _ZH_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], date], str]]] = [
