@@ -41,7 +41,7 @@ from processors.extract import referents
 #: Talk about the chat itself: a photo shown or taken ("I shared a photo of ...", what ``offline._photo`` makes of
 #: "Here's a pic of ...", "I took that pic on a hike"), someone introduced to the other person ("this is Max"), a
 #: reply about the chat ("I forgot to mention ...", "I'm in for the hike").
-_META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?:(?-i:[A-Z])|my\b|our\b)|\bmeet\s+(?-i:[A-Z])|"
+_META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?:(?-i:[A-Z])|my\b|our\b)|(?<!to\s)\bmeet\s+(?-i:[A-Z])|"
                    r"\b(?:pic|pics|photo|photos|picture|pictures|snap|snapshot|selfie|screenshot|screenshots)\b|"
                    r"\bforgot\s+to\s+(?:mention|tell|say|ask)\b|^I'?m\s+(?:so\s+|totally\s+)?(?:in|down)\s+for\b|"
                    r"\bcount\s+me\s+in\b", re.IGNORECASE)
@@ -111,7 +111,7 @@ _SUPPORT = re.compile(
 #: The speaker turning something over in their mind ("I'm still thinking about Max", "Lately I've been thinking about
 #: my career", "I've been spending time remembering my mom"): a mood, unless a plan follows ("thinking of moving").
 _RUMINATION = re.compile(
-    r"(?:^|,\s*)I(?:'m|\s+am|'ve\s+been|\s+have\s+been)\s+(?:(?:\w+ly|always|still|also|just|a\s+lot)\s+)*"
+    r"(?:^(?:\w+ly,?\s+)?|,\s*)I(?:'m|\s+am|'ve\s+been|\s+have\s+been)\s+(?:(?:\w+ly|always|still|also|just|a\s+lot)\s+)*"
     r"(?:spending\s+(?:some\s+)?time\s+)?(?:thinking|remembering|reflecting|wondering)\s+(?:a\s+lot\s+)?"
     r"(?:(?:about|of|on)\s+(?!\w+ing\b)|(?=(?-i:[A-Z])|(?:my|our|his|her|their|the|what|where|how|who|why)\b))", re.IGNORECASE)
 #: How the speaker copes, not what happened: "I'm hoping for the best", "I'm trying to stay positive", "I'm powering
