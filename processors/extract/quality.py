@@ -124,8 +124,8 @@ _COPING = re.compile(
 #: A work the speaker reads, plays or watches, never named ("I'm reading a book that really captivates me", "I'm
 #: playing this new RPG"): which one is what a reader would need.
 _UNNAMED_WORK = re.compile(
-    r"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been)?\s+(?:(?:\w+ly|just|still|also|really)\s+)*(?:reading|playing|watching|"
-    r"listening\s+to|rereading)\s+(?:a|an|this|some)\s+(?:[\w-]+\s+){0,2}?(?:book|novel|game|movie|film|show|series|"
+    r"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been)?\s+(?:(?:\w+ly|just|still|also|really|finally)\s+)*(?:reading|playing|watching|"
+    r"listening\s+to|rereading|read|played|watched|saw|listened\s+to|finished)\s+(?:a|an|this|some)\s+(?:[\w-]+\s+){0,2}?(?:book|novel|game|movie|film|show|series|"
     r"song|album|podcast|RPG)s?\b", re.IGNORECASE)
 #: "I got the idea from a walk", "I taught myself", "I achieved so much more than I imagined", "the Harry Potter
 #: stuff": what the idea, the skill or the stuff is was said before.

@@ -235,7 +235,7 @@ _BARE_OBJECT = re.compile(
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:on|about|of|with|from|into|at)\s+(?:it|this|that)\s*(?:[.!,]*$|[,;]|\s+(?:for|and|now|so|but|because|"
     r"since|again|too|every|all)\b)"
-    r"|\b(?:played|watched|read|tried|ate|saw)\s+one\b(?!\s+(?:of|from|called|named|is|was)\b)"
+    r"|\b(?:played|watched|read|tried|ate|saw|working\s+on|worked\s+on|work\s+on)\s+one\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:make|do|try|get|have|use|need|want|see|show|share|teach|learn)\s+(?:this|that|it|them)\s*[.!]*$"
     r"|\b(?:some|all|most|part|any|much)\s+of\s+(?:it|this|that|them)\b"
     r"|\b(?:go|going|went|gone|head|heading|headed|move|moving|moved|stay|staying|stayed|travel|traveling|travelling|"
