@@ -673,6 +673,8 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         return None  # "I'm a fan too!": it answers what the other person said
     if s is not None and sp.named:  # what an intro left behind, "meet Toby, my puppy", a storyteller's "this"
         s = referents.tidy(s, sentence)
+    if s is not None and sp.named:  # "I'm so excited, I opened my shop": the clause with the news, not the mood
+        s = quality.strong_clause(s, lambda t: _proper_nouns(t, (*vocatives, sp.name))) or s
     if s is None:
         return None
     photo = _photo(s)

@@ -35,6 +35,7 @@ which would fall below the 40% the issue keeps.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from processors.extract import referents
 
@@ -78,6 +79,10 @@ _BARE_DOING = re.compile(r"^(?:I|we)(?:'m|\s+am|'re|\s+are|'ve\s+been|\s+have\s+
                          r"[a-z]+ing(?:\s+(?:for|in|since|next|last|this|a|an|the|about|now|soon|today|tomorrow|tonight|"
                          r"week|weekend|month|year|years|months|weeks|days|day|couple|few|of|again|already|\d+)\b)*"
                          r"\s*[.!,]*$", re.IGNORECASE)
+#: ... and its past: "I started a few days ago", "We finished last week": started what was said before.
+_BARE_DONE = re.compile(r"^(?:I|we)\s+(?:just\s+|finally\s+|only\s+)?(?:started|began|finished|stopped|quit|joined|left)"
+                        r"(?:\s+(?:for|in|since|next|last|this|a|an|the|about|ago|few|couple|of|again|already|week|weekend|"
+                        r"month|year|years|months|weeks|days|day|\d+)\b)*\s*[.!,]*$", re.IGNORECASE)
 #: "The views were spectacular", "The game was called ...": a sentence about "the <thing>" the chat was just on.
 _DEFINITE_OPENING = re.compile(r"^The\s+(?!last\b|first\b|next\b|only\b|best\b|whole\b)(?:[a-z][\w-]*\s+){1,3}?"
                                r"(?:was|were|is|are|has|have|had|always|really|just|got|went|made|remind|reminds)\b")
@@ -157,6 +162,35 @@ _GLAD_THAT = re.compile(r"^(?:I'?m\s+|I\s+am\s+|so\s+)?(?:(?:so|really|super|ver
                         r"went|liked|loved|enjoyed)\b", re.IGNORECASE)
 
 
+#: Where a sentence's clause ends and another with its own subject begins ("I'm so excited, I opened my shop", "I was
+#: in Rio three years ago, I took a photo on a tour", "I'm tied up with stuff lately, yesterday I came back from ...").
+_CLAUSE_BREAK = re.compile(r"(?:,|\s+-+|\s*[\u2013\u2014]|;)\s+(?:(?:and|but|so|then|plus)\s+)?"
+                           r"(?=(?:(?:yesterday|today|last\s+\w+|this\s+\w+)\s+)?(?:I|I'm|I've|my|we|we're|our)\b)",
+                           re.IGNORECASE)
+
+
+#: A clause that tells a feeling in any form ("a mix of excited and scared", "a feeling of gratitude", "my mood is
+#: terrible", "we had lots of fun"): no clause to keep in place of a weak sentence.
+_FELT = re.compile(rf"\b(?:{_FEEL}|feel|feels|felt|feeling|feelings|mood|fun|memories|vibes?)\b", re.IGNORECASE)
+
+
+def strong_clause(sentence: str, proper_of: Callable[[str], list[str]]) -> str | None:
+    """For a weak ``sentence``, its first clause with a subject of its own that is not weak and says enough (five
+    words or more): the news beside a mood or a photo ("I'm so excited, I opened my car shop last week!" -> "I opened
+    my car shop last week!"); None when ``sentence`` is not weak or no clause stands (a clause telling a feeling
+    never does). ``proper_of`` gives a text's
+    proper nouns (as ``weak_reason`` takes them)."""
+    if weak_reason(sentence, proper_of(sentence)) is None:
+        return None
+    cuts = [0, *(m.end() for m in _CLAUSE_BREAK.finditer(sentence))]
+    ends = [m.start() for m in _CLAUSE_BREAK.finditer(sentence)] + [len(sentence)]
+    for start, end in zip(cuts, ends):
+        clause = sentence[start:end].strip(" ,;-")
+        if len(clause.split()) >= 6 and not _FELT.search(clause) and weak_reason(clause, proper_of(clause)) is None:
+            return clause[:1].upper() + clause[1:]
+    return None
+
+
 def agrees(sentence: str, proper: list[str]) -> bool:
     """Whether ``sentence`` (as said, before its tail is cut) only agrees with the other speaker: at most 10 words
     ending in "too" / "as well" with no name in them ("I'm a big fan of being outside too!")."""
@@ -185,7 +219,7 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "referent"
     if _DEPENDENT_ONLY.match(s.rstrip(".!")) or _NO_SUBJECT.match(s):
         return "fragment"
-    if _BARE_DOING.match(s):
+    if _BARE_DOING.match(s) or _BARE_DONE.match(s):
         return "referent"
     if _HEDGE.match(s):
         return "mood"
