@@ -942,6 +942,7 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
     pool: list[_Known] = [_Known(f, None) for f in active]
     user_texts: dict[str, str] = {}
     user_entries: list[Entry] = []
+    said = ("", "")
     for e in entries:
         if _is_agent_note(e):
             ops.append(_agent_note_op(e))
@@ -956,7 +957,9 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
             user_entries.append(e)
-        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands)):
+        asked = referents.asked_companion(said[1]) if sp.named and said[0] not in ("", sp.name) else ""
+        said = (sp.name if sp.named else "", text)  # the other person's last words: whom "we" may mean
+        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands, asked)):
             c.order = len(cands)
             cands.append(c)
             pool.append(_Known(None, c))
@@ -973,11 +976,11 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
 
 
 def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], pool: list[_Known],
-                      ops: list[FactOp], cands: list[Candidate]) -> list[Candidate]:
+                      ops: list[FactOp], cands: list[Candidate], asked: str = "") -> list[Candidate]:
     """The candidates of the sentences of one entry's ``text``; a control sentence ("forget that ...")
     writes its operations into ``ops`` / ``cands`` instead."""
     per_entry: list[Candidate] = []
-    earlier: list[str] = []
+    earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
     for sentence in sentences(text):
         if len(sentence) > MAX_SENTENCE:
             continue  # a wall of text without a full stop states no fact we could keep whole

@@ -83,6 +83,27 @@ def resolve_we(sentence: str, earlier: list[str]) -> str:
     return sentence[:m.start()] + subject + sentence[m.end():]
 
 
+#: "your husband", "your two kids": a companion of the person spoken to, named by relation.
+_YOUR_COMPANION = re.compile(rf"\byour\s+((?:(?:little|older|younger|big|best|new|old|close|two|three|four)\s+)?"
+                             rf"{_RELATION})\b", re.IGNORECASE)
+#: "you and Max", "Max and you".
+_NAMED_WITH_YOU = re.compile(r"\byou\s+and\s+(?-i:([A-Z][a-z]+))\b|\b(?-i:([A-Z][a-z]+))\s+and\s+you\b")
+
+
+def asked_companion(previous: str) -> str:
+    """The companion the other speaker's message just named for the speaker ("How did you and your partner meet?" ->
+    "my partner", "Did you and Max have fun?" -> "Max"), as an earlier sentence for ``resolve_we``; "" if none.
+    The reply's "we" ("We met in college") is the speaker and that companion."""
+    found: list[tuple[int, str]] = []
+    for m in _YOUR_COMPANION.finditer(previous):
+        found.append((m.start(), "my " + m.group(1)))
+    for m in _NAMED_WITH_YOU.finditer(previous):
+        name = m.group(1) or m.group(2)
+        if name not in _NOT_NAME:
+            found.append((m.start(), name))
+    return max(found)[1] if found else ""
+
+
 def unresolved_we(sentence: str) -> bool:
     """Whether ``sentence`` has a "we" with nobody named beside the speaker (see ``resolve_we``)."""
     return bool(_WE.search(sentence)) and not re.search(r"\b(?:and\s+I|I\s+and|me\s+and|and\s+me)\b", sentence) \
