@@ -85,3 +85,38 @@ def test_since_you_mentioned_is_an_intro_not_a_fragment():
 ])
 def test_an_ordinal_day_is_resolved_against_the_message(said, when, want):
     assert resolve(said, when) == (want, True)
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("I started a couple of weeks ago", "referent"),   # started what?
+    ("I watched an old film that made me cry", "vague"),  # which film?
+])
+def test_more_weak_sentences(sentence, kind):
+    assert weak_reason(sentence, _proper(sentence)) == kind
+
+
+def test_a_weak_sentence_gives_way_to_its_clause_with_the_news():
+    from processors.extract.quality import strong_clause
+
+    assert strong_clause("I'm so excited, I opened my bike repair shop last week!", _proper) == \
+        "I opened my bike repair shop last week!"
+    assert strong_clause("I'm tied up with work stuff lately, yesterday I came back from Oslo with a new contract",
+                         _proper) == "Yesterday I came back from Oslo with a new contract"
+    assert strong_clause("I opened my bike repair shop last week", _proper) is None   # not weak: kept whole
+    assert strong_clause("I'm so excited, I feel like a kid again today", _proper) is None  # a feeling is no news
+
+
+def test_the_extractor_keeps_the_news_beside_a_mood():
+    texts = [o.text for o in extract([_said("I'm so excited, I opened my bike repair shop last week!")], [])
+             if o.op == "add"]
+    assert texts == ["Ana opened Ana's bike repair shop in the week before 6 May 2024."], texts
+
+
+def test_a_reply_s_we_is_the_speaker_and_the_companion_just_asked_about():
+    asked = Entry(ref="s#m0", seq=1, session_key="s", message_id="m0", speaker="Bea", role="user",
+                  time="2024-05-06T09:00:00Z", text="How did you and your husband meet?", meta={"speaker": "Bea"})
+    reply = Entry(ref="s#m1", seq=2, session_key="s", message_id="m1", speaker="Ana", role="user",
+                  time="2024-05-06T10:00:00Z", text="We met in a chemistry class at university in Porto.",
+                  meta={"speaker": "Ana"})
+    texts = [o.text for o in extract([asked, reply], []) if o.op == "add"]
+    assert any(t.startswith("Ana's husband and Ana met in a chemistry class") for t in texts), texts
