@@ -133,10 +133,11 @@ _UNNAMED_WORK = re.compile(
     r"listening\s+to|rereading|read|played|watched|saw|listened\s+to|finished)\s+(?:a|an|this|some)\s+(?:[\w-]+\s+){0,2}?(?:book|novel|game|movie|film|show|series|"
     r"song|album|podcast|RPG)s?\b", re.IGNORECASE)
 #: "I got the idea from a walk", "I taught myself", "I achieved so much more than I imagined", "the Harry Potter
-#: stuff": what the idea, the skill or the stuff is was said before.
+#: stuff", "I've learned a lot": what the idea, the skill, the stuff or the lesson is was said before.
 _UNSAID = re.compile(
     r"\bthe\s+idea\b(?!\s+(?:of|for|to|that|about)\b)|\b(?:taught|pushed|challenged)\s+myself\s*(?:[,.!;]|$|but\b|and\b)|"
-    r"\bmore\s+than\s+I\s+(?:imagined|expected|thought|hoped)\b|\bstuff\b", re.IGNORECASE)
+    r"\bmore\s+than\s+I\s+(?:imagined|expected|thought|hoped)\b|\bstuff\b|"
+    r"\blearned\s+(?:so\s+)?(?:a\s+lot|so\s+much)\b(?!\s+(?:about|from|of|on|how|in)\b)", re.IGNORECASE)
 #: A feeling with its cause ("I'm inspired seeing my work make a difference for the LGBTQ+ community", "I'm proud
 #: knowing ..."): a mood even when the cause names something.
 _FELT_CAUSE = re.compile(

@@ -36,6 +36,7 @@ WEAK = [
     ("Hooked a new podcast that I listen to on runs", "fragment"),
     ("Since my husband and I had a baby around", "fragment"),
     ("I adopted her in 2019 when I moved out", "referent"),                # "her": who?
+    ("I've learned a lot and it's been a wild ride", "referent"),          # learned what?
 ]
 DURABLE = [
     "I'm thinking of moving to Porto next year",          # a plan, not rumination
