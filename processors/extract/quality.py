@@ -185,7 +185,7 @@ def strong_clause(sentence: str, proper_of: Callable[[str], list[str]]) -> str |
         return None
     cuts = [0, *(m.end() for m in _CLAUSE_BREAK.finditer(sentence))]
     ends = [m.start() for m in _CLAUSE_BREAK.finditer(sentence)] + [len(sentence)]
-    for start, end in zip(cuts, ends):
+    for start, end in zip(cuts, ends, strict=True):
         clause = sentence[start:end].strip(" ,;-")
         if len(clause.split()) >= 6 and not _FELT.search(clause) and weak_reason(clause, proper_of(clause)) is None:
             return clause[:1].upper() + clause[1:]
