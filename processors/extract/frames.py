@@ -23,6 +23,7 @@ import re
 
 from processors.extract import slots
 from processors.extract.text import STOPWORDS, has_cjk
+from processors.extract.timeref import MONTHS
 
 _IRREALIS = re.compile(
     r"^(?:if|unless|suppose|supposing|imagine|maybe|perhaps)\b|\b(?:if|unless|in\s+case)\s+(?:I|we|the\s+user|the\s+team)\b"
@@ -218,11 +219,16 @@ def _zh_tokens(text: str) -> list[tuple[str, bool, int]]:
     return out
 
 
+#: A date the extractor wrote into a fact (``timeref``: "(as of 4 April 2022)", "on 5 August 2022", "in May 2023").
+_WRITTEN_DATE = re.compile(rf"\((?:as\s+of|by)\s+[^)]*\)|\b(?:\d{{1,2}}\s+)?(?:{'|'.join(MONTHS)})\s+(?:19|20)\d\d\b")
+
+
 def replaced_values(old: str, new: str) -> list[str]:
     """The names and numbers of ``old`` that ``new`` (which replaces it) no longer holds: the values it swapped out."""
     if has_cjk(old):
         return []
     keep = {t for t, _v, _i in _tokens(new)}
+    old = _WRITTEN_DATE.sub(lambda m: " " * len(m.group()), old)  # the day a fact is dated by is no value it holds
     return [m.group() for m in re.finditer(r"(?<![\w.])(?:[A-Z][\w.+-]*[\w+]|\d[\w.]*\d|\d)(?![\w])", old)
             if m.start() > 0 and _stem(m.group().casefold()) not in keep and m.group().casefold() not in STOPWORDS]
 

@@ -131,7 +131,7 @@ from processors.extract.text import (
     similar,
     skip_reason,
 )
-from processors.extract.timeref import TIME_HINT, as_of, message_date, resolve
+from processors.extract.timeref import TIME_HINT, as_of, by_day, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 from processors.extract.workflow import command_facts, manifest_facts, session_tools
 
@@ -673,6 +673,8 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         return None  # "I'm a fan too!": it answers what the other person said
     if s is not None and sp.named:  # what an intro left behind, "meet Toby, my puppy", a storyteller's "this"
         s = referents.tidy(s, sentence)
+    if s is not None and sp.named:  # "I'm so excited, I opened my shop": the clause with the news, not the mood
+        s = quality.strong_clause(s, lambda t: _proper_nouns(t, (*vocatives, sp.name))) or s
     if s is None:
         return None
     photo = _photo(s)
@@ -731,7 +733,8 @@ def _english_score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool,
     if not sp.named and _HABIT.search(s) and _ANY_FIRST_PERSON.match(s) and score < MIN_SCORE:
         score = MIN_SCORE  # the user's own habit ("I drink coffee every morning") is worth keeping
     if state and score < MIN_SCORE + 1.0:
-        score, sections = MIN_SCORE + 1.0, sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
+        floor = PEOPLE_MIN_SCORE if sp.named else MIN_SCORE + 1.0  # a person's state is kept, not preferred to news
+        score, sections = max(score, floor), sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
     if explicit:
         score, sections = max(score, MIN_SCORE + 1.0), sections or [PREFERENCES]
     return score, sections
@@ -748,6 +751,8 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
         return None
     text = referents.without_additive(text) if sp.named else text
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
+    if sp.named and _PAST.search(s):
+        text = by_day(text, e.time)  # "Dave opened his own shop": when, since MEMORY.md prints no dates
     about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
@@ -937,6 +942,7 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
     pool: list[_Known] = [_Known(f, None) for f in active]
     user_texts: dict[str, str] = {}
     user_entries: list[Entry] = []
+    said = ("", "")
     for e in entries:
         if _is_agent_note(e):
             ops.append(_agent_note_op(e))
@@ -951,7 +957,9 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
             user_entries.append(e)
-        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands)):
+        asked = referents.asked_companion(said[1]) if sp.named and said[0] not in ("", sp.name) else ""
+        said = (sp.name if sp.named else "", text)  # the other person's last words: whom "we" may mean
+        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands, asked)):
             c.order = len(cands)
             cands.append(c)
             pool.append(_Known(None, c))
@@ -968,11 +976,11 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
 
 
 def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], pool: list[_Known],
-                      ops: list[FactOp], cands: list[Candidate]) -> list[Candidate]:
+                      ops: list[FactOp], cands: list[Candidate], asked: str = "") -> list[Candidate]:
     """The candidates of the sentences of one entry's ``text``; a control sentence ("forget that ...")
     writes its operations into ``ops`` / ``cands`` instead."""
     per_entry: list[Candidate] = []
-    earlier: list[str] = []
+    earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
     for sentence in sentences(text):
         if len(sentence) > MAX_SENTENCE:
             continue  # a wall of text without a full stop states no fact we could keep whole

@@ -83,6 +83,27 @@ def resolve_we(sentence: str, earlier: list[str]) -> str:
     return sentence[:m.start()] + subject + sentence[m.end():]
 
 
+#: "your husband", "your two kids": a companion of the person spoken to, named by relation.
+_YOUR_COMPANION = re.compile(rf"\byour\s+((?:(?:little|older|younger|big|best|new|old|close|two|three|four)\s+)?"
+                             rf"{_RELATION})\b", re.IGNORECASE)
+#: "you and Max", "Max and you".
+_NAMED_WITH_YOU = re.compile(r"\byou\s+and\s+(?-i:([A-Z][a-z]+))\b|\b(?-i:([A-Z][a-z]+))\s+and\s+you\b")
+
+
+def asked_companion(previous: str) -> str:
+    """The companion the other speaker's message just named for the speaker ("How did you and your partner meet?" ->
+    "my partner", "Did you and Max have fun?" -> "Max"), as an earlier sentence for ``resolve_we``; "" if none.
+    The reply's "we" ("We met in college") is the speaker and that companion."""
+    found: list[tuple[int, str]] = []
+    for m in _YOUR_COMPANION.finditer(previous):
+        found.append((m.start(), "my " + m.group(1)))
+    for m in _NAMED_WITH_YOU.finditer(previous):
+        name = m.group(1) or m.group(2)
+        if name not in _NOT_NAME:
+            found.append((m.start(), name))
+    return max(found)[1] if found else ""
+
+
 def unresolved_we(sentence: str) -> bool:
     """Whether ``sentence`` has a "we" with nobody named beside the speaker (see ``resolve_we``)."""
     return bool(_WE.search(sentence)) and not re.search(r"\b(?:and\s+I|I\s+and|me\s+and|and\s+me)\b", sentence) \
@@ -169,8 +190,8 @@ _SHOW_TAIL = re.compile(r"\s*(?:\s[-–—]+|[-–—]+\s|[:;,])\s*(?:check\s+(?
 
 _SINCE_WE_TALKED_AFTER = re.compile(r"\s+since\s+(?:(?:we|I|you)\s+last\s+(?:talked|spoke|chatted|caught\s+up|met)|"
                                     r"(?:the|our)\s+last\s+(?:chat|talk|time\s+we\s+\w+|conversation))\b", re.IGNORECASE)
-_SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)|"
-                              r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation))"
+_SINCE_WE_TALKED = re.compile(r"^(?:ever\s+)?since\s+(?:(?:we|I|you)\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up|met)\b|"
+                              r"(?:the|our)\s+last\s+(?:chat|talk|time|conversation)|you\s+[^,.!?]{1,40}(?=,))"
                               r"(?:\s+last)?\s*[,:-]*\s*", re.IGNORECASE)
 #: "..., and it was so much fun", "... - it was awesome": how it felt, after what happened.
 #: How a speaker feels (a closed set of feeling words; ``quality`` judges whole sentences by it too).
@@ -235,7 +256,7 @@ _BARE_OBJECT = re.compile(
     r"put)\s+(?:it|this|that|them|one)\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:on|about|of|with|from|into|at)\s+(?:it|this|that)\s*(?:[.!,]*$|[,;]|\s+(?:for|and|now|so|but|because|"
     r"since|again|too|every|all)\b)"
-    r"|\b(?:played|watched|read|tried|ate|saw)\s+one\b(?!\s+(?:of|from|called|named|is|was)\b)"
+    r"|\b(?:played|watched|read|tried|ate|saw|working\s+on|worked\s+on|work\s+on)\s+one\b(?!\s+(?:of|from|called|named|is|was)\b)"
     r"|\b(?:make|do|try|get|have|use|need|want|see|show|share|teach|learn)\s+(?:this|that|it|them)\s*[.!]*$"
     r"|\b(?:some|all|most|part|any|much)\s+of\s+(?:it|this|that|them)\b"
     r"|\b(?:go|going|went|gone|head|heading|headed|move|moving|moved|stay|staying|stayed|travel|traveling|travelling|"
@@ -247,7 +268,7 @@ _BARE_OBJECT = re.compile(
 _BARE_TO = re.compile(r"\b(?:want|wanted|wanting|going|trying|hoping|planning|meaning|love|like)\s+to\s*(?:[,.!;]|for\b|but\b|"
                       r"since\b|so\b|$)", re.IGNORECASE)
 #: "he", "she", "they": someone said before, unless the sentence names someone first (``_NAME_BEFORE``).
-_PERSONAL = re.compile(r"\b(?:he|she|him|they|them|their|he's|she's|they're|they've)\b", re.IGNORECASE)
+_PERSONAL = re.compile(r"\b(?:he|she|him|her|they|them|their|he's|she's|they're|they've)\b", re.IGNORECASE)
 _NAME_BEFORE = re.compile(r"(?<=\s)(?-i:[A-Z])[a-z]+|\b(?:and\s+I|I\s+and|me\s+and)\b")
 _NOUN_BEFORE = re.compile(r"\b(?:a|an|the|my|our|his|her|their|some|\w+'s)\s+(?!(?:lot|bit|little|few|couple|while|ton|"
                           r"bunch|great\s+deal)\b)(?:\w+\s+){0,2}?\w+", re.IGNORECASE)

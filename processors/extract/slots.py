@@ -61,7 +61,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                             rf"(?P<v>(?-i:{_CAP}))",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:is|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
-    ("name", re.compile(r"\bname(?:\s+is|'s)\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
+    ("name", re.compile(r"(?<![Hh]is\s)(?<![Hh]er\s)(?<![Tt]heir\s)(?<![Ii]ts\s)\bname(?:\s+is|'s)\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
     ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),

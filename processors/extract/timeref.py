@@ -147,6 +147,19 @@ def _bare_weekday(m: re.Match[str], d: date) -> tuple[str, str]:
     return f"on {DAYS[wd]} {day_text(p)}", f"{DAYS[wd]} {day_text(p)}"
 
 
+def _ordinal_day(m: re.Match[str], d: date) -> tuple[str, str]:
+    """"on the 15th": that day of the message's month, or of the month before when it is still to come (the month
+    after when the sentence speaks of the future and the day has passed); kept as said when no such day exists."""
+    n = int(m.group(1))
+    ahead = bool(_FUTURE.search(m.string))
+    shift = (1 if n <= d.day else 0) if ahead else (0 if n <= d.day else -1)
+    year, month = _ym(d.year, d.month + shift)
+    try:
+        return _on(date(year, month, n))
+    except ValueError:
+        return m.group(0), m.group(0)[3:]
+
+
 def _season(m: re.Match[str], d: date) -> tuple[str, str]:
     """last/this/next spring, summer, fall, winter (winter is December to February, named by its December)."""
     which, season = m.group(1).casefold(), m.group(2).casefold()
@@ -179,12 +192,12 @@ _EN_RULES: list[_Rule] = [
     (re.compile(r"\bthis\s+(morning|afternoon|evening)\b", re.I),
      lambda m, d: (f"on the {m.group(1).lower()} of {day_text(d)}", f"the {m.group(1).lower()} of {day_text(d)}")),
     (re.compile(r"\btomorrow\b", re.I), lambda m, d: _on(d + timedelta(days=1))),
-    (re.compile(rf"\b{_NUM}\s+days?\s+ago\b", re.I), _days_ago),
+    (re.compile(rf"\b{_NUM}\s+days?\s+(?:ago|back)\b", re.I), _days_ago),
     (re.compile(r"\ba\s+few\s+days\s+ago\b", re.I),
      lambda m, d: (f"a few days before {day_text(d)}", f"a few days before {day_text(d)}")),
-    (re.compile(rf"\b{_NUM}\s+weeks?\s+ago\b", re.I), _weeks_ago),
-    (re.compile(rf"\b{_NUM}\s+months?\s+ago\b", re.I), _months_ago),
-    (re.compile(rf"\b{_NUM}\s+years?\s+ago\b", re.I), _years_ago),
+    (re.compile(rf"\b{_NUM}\s+weeks?\s+(?:ago|back)\b", re.I), _weeks_ago),
+    (re.compile(rf"\b{_NUM}\s+months?\s+(?:ago|back)\b", re.I), _months_ago),
+    (re.compile(rf"\b{_NUM}\s+years?\s+(?:ago|back)\b", re.I), _years_ago),
     (re.compile(r"\blast\s+weekend\b", re.I),
      lambda m, d: (f"on the weekend before {day_text(d)}", f"the weekend before {day_text(d)}")),
     (re.compile(r"\bthis\s+(?:past\s+)?weekend\b", re.I),
@@ -205,13 +218,16 @@ _EN_RULES: list[_Rule] = [
     (re.compile(r"\bthis\s+year\b", re.I), lambda m, d: (f"in {d.year}", str(d.year))),
     (re.compile(r"\bnext\s+year\b", re.I), lambda m, d: (f"in {d.year + 1}", str(d.year + 1))),
     (re.compile(r"\b(last|this|next)\s+(spring|summer|fall|autumn|winter)\b", re.I), _season),
+    (re.compile(r"\b(?:just\s+)?the\s+other\s+week\b", re.I),
+     lambda m, d: (f"a few weeks before {day_text(d)}", f"a few weeks before {day_text(d)}")),
     (re.compile(r"\b(?:just\s+)?the\s+other\s+(?:day|night)\b", re.I),
      lambda m, d: (f"a few days before {day_text(d)}", f"a few days before {day_text(d)}")),
-    (re.compile(r"\b(?:a\s+few|several|some)\s+(days|weeks|months|years)\s+ago\b", re.I),
+    (re.compile(r"\b(?:a\s+few|several|some)\s+(days|weeks|months|years)\s+(?:ago|back)\b", re.I),
      lambda m, d: (f"a few {m.group(1).lower()} before {day_text(d)}", f"a few {m.group(1).lower()} before {day_text(d)}")),
     (re.compile(r"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+(?:few\s+|couple\s+(?:of\s+)?|\w+\s+)?"
                 r"(days|weeks|months|years)\b", re.I), _coming),
     (re.compile(rf"(?<!every\s)\bon\s+({_WEEKDAY})(?![a-z])(?!\s+\d)", re.I), _bare_weekday),
+    (re.compile(r"\bon\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+of\b)", re.I), _ordinal_day),
 ]
 
 _ZH_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], date], str]]] = [
@@ -297,10 +313,17 @@ UNDATED_NOW = re.compile(
     r"(?:\w+ly\s+|still\s+|now\s+|also\s+)?\w+ing\b|\bsoon\b|"
     r"\b(?:recently|lately|currently|nowadays|these\s+days|right\s+now|at\s+the\s+moment|for\s+now|so\s+far|"
     r"just\s+(?:\w+ed|got|went|came|made|had|took|began|bought|found|left|won|lost|saw|met|ran|built|wrote|sold|"
-    r"became|heard|read|spent|sent|gave|told|caught|brought|thought))\b",
+    r"became|heard|read|spent|sent|gave|told|caught|brought|thought))\b|"
+    r"\b(?:gonna|(?:plans?|planned|intends?|about)\s+to)\b",  # a plan: what was meant that day, not forever
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+#: A past told against a period of the speaker's life rather than the calendar ("as a kid", "when John was ten",
+#: "used to", "growing up", "in high school"): it needs no day to stay true.
+_LIFE_PERIOD = re.compile(
+    r"\bused\s+to\b|\bas\s+(?:a|an)\s+(?:kid|child|teen|teenager|boy|girl|student|youngster)\b|"
+    r"\bwhen\s+\w+(?:'s\s+\w+)?\s+(?:was|were)\b|\bgrowing\s+up\b|\bin\s+(?:high\s+school|college|school|university)\b|"
+    r"\bat\s+(?:the\s+)?age\b|\bever\s+since\b|\byears\s+old\b|\bsince\s+\w+\s+was\b", re.IGNORECASE)
 
 
 def as_of(text: str, when: str) -> str:
@@ -312,9 +335,26 @@ def as_of(text: str, when: str) -> str:
     d = message_date(when)
     if d is None or not UNDATED_NOW.search(text) or _YEAR.search(text):
         return text
+    return _with_day(text, "as of", d)
+
+
+def _with_day(text: str, relation: str, d: date) -> str:
     body = text.rstrip()
     end = body[-1:] if body[-1:] in ".!?" else ""
-    return f"{body[:len(body) - len(end)]} (as of {day_text(d)}){end or '.'}"
+    return f"{body[:len(body) - len(end)]} ({relation} {day_text(d)}){end or '.'}"
+
+
+def by_day(text: str, when: str) -> str:
+    """``text``, a past event, with "(by <day>)" added when it says no date: read later from MEMORY.md (which prints
+    no dates) "Dave opened his own shop" would not say when; its message's day bounds it.
+
+    Kept as is: a text that holds a year (a resolved date, or "as of"), one told against a period of life ("as a
+    kid", "used to"), one whose message has no time.
+    """
+    d = message_date(when)
+    if d is None or _YEAR.search(text) or _LIFE_PERIOD.search(text):
+        return text
+    return _with_day(text, "by", d)
 
 
 #: Phrases that date a statement without resolving it (used to tell events from habits).
