@@ -36,13 +36,13 @@ _ADDITIVE = re.compile(r"\b(?:also|as\s+well|in\s+addition|on\s+top\s+of|besides
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|同时")
 
 #: Nouns for people (kin and the people around one): a closed class of the language.
-_PERSON_NOUNS = (
+PERSON_NOUNS = (
     "brother|sister|mother|mom|mum|father|dad|parents?|wife|husband|partner|spouse|boyfriend|girlfriend|fianc[ée]e?|"
     "son|daughter|kids?|children|child|baby|friends?|colleagues?|co-?workers?|boss|roommates?|flatmates?|neighbou?rs?|"
     "cousins?|uncle|aunt|grand(?:ma|pa|mother|father|parents?)|nephew|niece|in-laws?|family|teammates?|classmates?")
 _OTHER_EN = re.compile(
     rf"\b(?:my|our|the\s+user's|the\s+team's|his|her|their)\s+(?:(?:older|younger|little|big|best|new|old|eldest|"
-    rf"youngest|oldest)\s+)*(?P<who>{_PERSON_NOUNS})\b(?!\s+and\s+(?:I|me|the\s+user)\b)", re.IGNORECASE)
+    rf"youngest|oldest)\s+)*(?P<who>{PERSON_NOUNS})\b(?!\s+and\s+(?:I|me|the\s+user)\b)", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"^(?:(?:and|but|so|now|then|also)\s+)*(?:he|she|they)\b(?!'s\s+(?:the\s+user|me))",
                               re.IGNORECASE)
 _NAME_SUBJECT = re.compile(r"^(?P<who>[A-Z][a-z]+)\s+(?:is|was|has|had|lives|works|moved|joined|left|likes|loves|prefers|"

@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import frames, notes, quality, referents, validity
+from processors.extract import frames, keep, notes, quality, referents, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -687,9 +687,11 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         said = _user_said(s, e, sp, explicit)
         if said is not None:
             return said
-    if not _english_statement(s, sp, photo, vocatives):
-        return None
-    return _english_fact(s, e, sp, vocatives, explicit)
+    whole = _english_fact(s, e, sp, vocatives, explicit) if _english_statement(s, sp, photo, vocatives) else None
+    if whole is not None or sp.named:
+        return whole
+    clause = keep.slot_clause(s)  # "I'm based in Lyon, just so you know ...": the clause that states a slot
+    return _english_fact(clause, e, sp, vocatives, explicit, state=True) if clause else None
 
 
 def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[str, ...]) -> bool:
@@ -704,13 +706,14 @@ def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[
     return not (sp.named and quality.weak_reason(s, _proper_nouns(s, (*vocatives, sp.name))))
 
 
-def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], explicit: bool) -> Candidate | None:
-    """The candidate of a statement worth keeping (see ``_english``), or None."""
+def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], explicit: bool, *,
+                  state: bool = False) -> Candidate | None:
+    """The candidate of a statement worth keeping (see ``_english``), or None; ``state``: it states a slot."""
     s = _CALL_ME.sub(r"I want to be called \1", s)
     temporary = not sp.named and validity.is_temporary(s)
     if temporary:
         s = validity.with_end(s, e.time)
-    state = temporary or _states_a_slot(s)
+    state = state or temporary or _states_a_slot(s)
     if not sp.named and not explicit and not state and not (
             _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
@@ -748,7 +751,7 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
         return None
     text = referents.without_additive(text) if sp.named else text
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
-    about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
+    about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)) or keep.project_statement(s))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
     return Candidate(text, score, PROJECT if about_project else sections[0], e, sp, about_project)
@@ -1098,6 +1101,9 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return False
     if _slot_change(s, e, sp, pool, ops):
         return True
+    clause = None if zh or sp.named else keep.slot_clause(s)  # "..., prod is running PostgreSQL 16."
+    if clause and clause != s and _slot_change(clause, e, sp, pool, ops):
+        return True
     strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
     weak = None if zh else _CORRECTION_WEAK.search(s)
     if not strong and not weak:
@@ -1195,7 +1201,8 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
         return False
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
-                       or _PROJECT_THING.match(s) or (not sp.named and frames.reports_change(s))):
+                       or _PROJECT_THING.match(s) or (not sp.named and (frames.reports_change(s)
+                                                                         or keep.project_statement(s)))):
         return False
     subjects = _subject_pool(pool, sp)
     if not subjects:

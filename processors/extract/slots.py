@@ -49,13 +49,13 @@ _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\
                         r"currently|instead)\b,?", re.IGNORECASE)
 
 _EN: list[tuple[str, re.Pattern[str]]] = [
-    ("home", re.compile(rf"\b(?:lives|living|is\s+based|resides|live|based)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
+    ("home", re.compile(rf"\b(?:lives|living|is\s+based|resides|live|based|settled|(?:got|is|am|'m|are|'re)\s+settled)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
                         rf"|{_NP})", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:working|staying)\s+(?:from|in)\s+(?P<v>(?-i:{_CAP}))(?!\s+(?:office|branch|site)\b)"
                         rf"|\b(?:back\s+)?home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:[a-z]+ly\s+)?(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
+    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working|employed)\s+(?:[a-z]+ly\s+|(?:full|part)[- ]time\s+)?(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at|(?:has|have|'ve)\s+been\s+at)\s+"
                             rf"(?P<v>(?-i:{_CAP}))",

@@ -1,0 +1,131 @@
+"""Which ordinary statements of the user (talking to a coding agent) keep a fact: the clause that states a slot.
+
+A user says "I'm based in Lyon, just so you know for time zones.", "You can call me Alexander.",
+"The app is deployed on Heroku.", "Background jobs go through RabbitMQ.", "prod is running
+PostgreSQL 16", "I'm employed full-time at Deloitte.": each states what fills one of their
+(or their project's) slots, in one clause of a longer sentence. ``slot_clause`` finds that
+clause by grammar, never by a list of values:
+
+- discourse lead-ins are cut ("Quick update:", "fyi", "ok so", "heads up,": a closed class);
+- a request about what to call the user is a name ("you can call me X", "please address me
+  as X", "refer to me as X" -> "Call me X" / "I want to be called X Y");
+- the sentence is cut into clauses (at ", ", "; ", " - ", ": ") and an aside ("just so you
+  know ...", "so you can use the new hooks") is left behind;
+- a clause is kept when it opens on the speaker (I, we, my ..., our ...) and the slot grammar
+  of ``slots`` reads a slot in it, or when it is a **project statement**: a thing-subject (a
+  noun phrase without a person: "the app", "background jobs", "error tracking", "prod") with
+  a verb of running, deploying, building or handling and a preposition, then a value of the
+  shape of a name ("Heroku", "Fly.io", "PostgreSQL 16", "React 17": a capital letter or a
+  version), see ``project_statement``. A weekday or a month is no value.
+
+The offline extractor (``offline``) keeps the clause as the fact and reads the same clause
+when it looks for the fact a later statement changes (``frames``/``slots`` find the old fact
+by its slot).
+"""
+
+from __future__ import annotations
+
+import re
+
+from processors.extract import frames
+from processors.extract import slots as sl
+from processors.extract.voice import SECOND_PERSON, third_person
+
+#: Discourse lead-ins that carry no content (a closed class): "Quick update:", "fyi", "ok so", "heads up,".
+_LEAD = re.compile(
+    r"^(?:(?:quick|small|little|short)\s+)?(?:update|fyi|f\.y\.i\.|heads[- ]up|btw|by\s+the\s+way|ok(?:ay)?|so|also|"
+    r"note|just\s+so\s+you\s+know|for\s+the\s+record|for\s+context|context|news|oh|well|anyway)\b(?:\s+so\b)?"
+    r"(?:\s+update\b)?[\s,:;!.-]*",
+    re.IGNORECASE)
+#: What to call the user, asked of the assistant: "you can call me X", "please (just) address me as X".
+_NAME_REQUEST = re.compile(
+    r"^(?:(?:please|so|and|just|you\s+can|you\s+may|feel\s+free\s+to|from\s+now\s+on,?)\s+)*"
+    r"(?:call|address|refer\s+to)\s+me\s+(?:as\s+)?(?P<v>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'-]*))?)"
+    r"(?=\s*(?:[.,;!:-]|$|\s+(?:in|from|when|for|please|going|instead|now|these)\b))",
+    re.IGNORECASE)
+_PERSON = re.compile(rf"\b(?:{frames.PERSON_NOUNS}|I|me|you|he|she|him|her|they|them)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r",\s+|;\s+|\s+[-–—]+\s+|:\s+|\s+\(")
+_SPEAKER_START = re.compile(r"^(?:I\b|I'm\b|I've\b|we\b|we're\b|we've\b|my\b|our\b)", re.IGNORECASE)
+#: A value with the shape of a name: capitalised ("Heroku", "GitHub Actions", "Fly.io") or a name with a version.
+_VALUE = r"(?-i:[A-Z][\w.+-]*[\w+]|[a-z]+[A-Z][\w.+-]*|[A-Z])(?:\s+(?-i:[A-Z0-9][\w.+-]*))*"
+_NOT_VALUE = re.compile(r"^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|^(?:January|February|March|April|May|June|July|"
+                        r"August|September|October|November|December)\b|^(?:I|We|You|He|She|They|It)\b")
+#: A thing-subject: up to three lower-case words (a possessive or article first), no person, no pronoun.
+_THING = (r"(?:(?:the|our|my|this|all|all\s+the|all\s+our)\s+)?(?!(?:he|she|they|it|i|we|you|there|this|that|what|who|"
+          r"everyone|everybody|someone|nobody)\b)[a-z][\w-]*(?:\s+(?!(?:is|are|was|were|runs?|goes|go)\b)[a-z][\w-]*){0,2}")
+#: Verbs of where a project's thing runs or what it is made with, each with its preposition.
+_PROJECT_FRAME = re.compile(
+    rf"^(?P<k>{_THING})\s+(?:"
+    rf"(?:is|are|gets|get)\s+(?:(?:now|currently|all|still|mostly|entirely)\s+)?(?:deployed|hosted|built|written|"
+    rf"managed|handled|run|stored|served|tracked|kept|done|powered|backed|packaged|bundled|tested|monitored|"
+    rf"provisioned|scheduled|sent|processed)\s+(?:on|with|in|by|through|via|to|using|at|from)\s+"
+    rf"|(?:goes|go|runs|run|lives|live|sits|sit|are|is|runs\s+on|go\s+out)\s+(?:now\s+)?(?:on|through|to|via|in|"
+    rf"out\s+through|over)\s+"
+    rf"|(?:is|are|'s)\s+(?:now\s+|currently\s+)?(?:running|using|on)\s+"
+    rf"|(?:uses|use|runs|run|targets|target|requires|require)\s+)"
+    rf"(?:(?:a|an|the)\s+)?(?P<v>{_VALUE})", re.IGNORECASE)
+#: Where a clause's own statement ends: a clause of reason or time with its own subject ("since we consolidated").
+_SUBORDINATE = re.compile(r"\s+(?:ever\s+)?(?:since|because|as|after|when|so|once|now\s+that)\s+"
+                          r"(?:the|we|I|our|my|it|they|he|she|you)\b.*$", re.IGNORECASE)
+
+
+def _lead_cut(s: str) -> str:
+    for _ in range(3):
+        m = _LEAD.match(s)
+        if not m or not s[m.end():].strip():
+            break
+        s = s[m.end():]
+    return s.strip()
+
+
+def name_request(s: str) -> str | None:
+    """"You can call me Alexander." -> "Call me Alexander."; a name of two words -> "I want to be called X Y."."""
+    m = _NAME_REQUEST.match(s.strip())
+    if not m:
+        return None
+    v = m.group("v").rstrip(".")
+    return f"Call me {v}." if " " not in v and not v.endswith(".") else f"I want to be called {v}."
+
+
+def project_statement(clause: str) -> bool:
+    """Whether ``clause`` says where a project's thing runs or what it is made with ("The app is deployed on Heroku",
+    "Background jobs go through RabbitMQ", "prod is running PostgreSQL 16"), a value of a name's shape."""
+    m = _PROJECT_FRAME.match(clause.strip())
+    if not m or _NOT_VALUE.match(m.group("v")):
+        return False
+    return not _PERSON.search(m.group("k"))  # "my brother is running Arch": a person, no project's thing
+
+
+def _speaker_slot(clause: str) -> bool:
+    """Whether a clause opening on the speaker fills one of the slots ``slots`` reads."""
+    if not _SPEAKER_START.match(clause):
+        return False
+    third = third_person(clause, "the user", team=True)
+    return bool(third and sl.slots(third))
+
+
+def _states(clause: str) -> bool:
+    body = clause.strip(" .!")
+    if not body or len(body.split()) > 16 or SECOND_PERSON.search(body) or frames.irrealis(body):
+        return False
+    return _speaker_slot(body) or project_statement(body)
+
+
+def slot_clause(s: str) -> str | None:
+    """The clause of a user's sentence ``s`` that states one of their (or their project's) slots, as a sentence of
+    its own ("I'm based in Lyon."), or None (see the module docstring)."""
+    s = _lead_cut(s.replace("\u2019", "'").strip())
+    named = name_request(s)
+    if named is not None:
+        return named
+    if s.rstrip().endswith("?"):
+        return None
+    parts = [p.strip() for p in _CLAUSE.split(s.rstrip(" .!")) if p.strip()]
+    for part in parts:
+        part = _SUBORDINATE.sub("", _lead_cut(part)).strip()
+        named = name_request(part)  # "For drafts, please just address me as Chidi."
+        if named is not None:
+            return named
+        if _states(part):
+            return part[:1].upper() + part[1:] + "."
+    return None
