@@ -69,6 +69,16 @@ _SUBORDINATE = re.compile(r"\s+(?:ever\s+)?(?:since|because|as|after|when|so|onc
                           r"(?:the|we|I|our|my|it|they|he|she|you)\b.*$", re.IGNORECASE)
 
 
+#: A clause that opens on a verb of change in the past has dropped its subject, the speaker ("Started at Stripe").
+_NO_SUBJECT = re.compile(r"^(?:(?:just|finally|recently|also|officially|now)\s+)*(?:got|started|joined|moved|relocated|"
+                         r"switched|left|became|settled|began|went|finished|migrated|upgraded|changed|quit)\b",
+                         re.IGNORECASE)
+
+
+def _with_subject(part: str) -> str:
+    return "I " + part[0].lower() + part[1:] if _NO_SUBJECT.match(part) else part
+
+
 def _lead_cut(s: str) -> str:
     for _ in range(3):
         m = _LEAD.match(s)
@@ -122,7 +132,7 @@ def slot_clause(s: str) -> str | None:
         return None
     parts = [p.strip() for p in _CLAUSE.split(s.rstrip(" .!")) if p.strip()]
     for part in parts:
-        part = _SUBORDINATE.sub("", _lead_cut(part)).strip()
+        part = _with_subject(_SUBORDINATE.sub("", _lead_cut(part)).strip())
         named = name_request(part)  # "For drafts, please just address me as Chidi."
         if named is not None:
             return named

@@ -1166,7 +1166,7 @@ def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
         text = zh_third_person(clause, sp.zh_name)
         if not text.startswith((sp.zh_name, "团队")) and "我" not in clause:
             text = ("团队" if re.search(r"数据库|项目|仓库|代码|持续集成|部署", clause) and not sp.named else sp.zh_name) + text
-        return _finish(text)
+        return _finish(text.replace("团队团队", "团队"))  # 我们团队 -> 团队
     whole = _strip_intro(resolved, ())
     clause = _CALL_ME.sub(r"I want to be called \1", sl.restate_clause(whole, gone))
     if not _ANY_FIRST_PERSON.search(clause) and not re.match(r"(?:the|this)\s+(?:project|repo|team)\b|[A-Z]", clause):

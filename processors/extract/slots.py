@@ -42,7 +42,7 @@ _CUE = re.compile(
     r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently|renamed|traded|"
     r"swapped|exchanged|rewrote|rewritten|turned|retired|anymore)\b",
     re.IGNORECASE)
-_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
+_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升到|升至|重装|重新|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
                      r"|不.{0,4}了")
 #: Trailing or leading change words a restated fact does without.
 _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s*more|any\s+longer|actually|"
@@ -60,7 +60,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at|(?:has|have|'ve)\s+been\s+at)\s+"
                             rf"(?P<v>(?-i:{_CAP}))",
                             re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:is|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
+    ("employer", re.compile(rf"\b(?:is|a|an)\s+[A-Za-z-]+(?:\s+[a-z-]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
     ("name", re.compile(r"\bname(?:\s+is|'s)\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
     ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
@@ -111,7 +111,8 @@ _HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>
 _CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
                          r"the\s+project's|the|their|its)\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+"
                          r"(?:(?:a|an|the)\s+)?(?P<v>[^.,;]+)")
-_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+(?:to|version(?:\s+is)?))?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
+_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:(?:\s+(?:to|version(?:\s+is)?))?\s+"
+                      r"|\s*(?:升级?到|升至|更新到|降级?到|换到|改到)了?\s*)(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
                       r"(?!\s*(?:am|pm|years?|days?|months?|weeks?|hours?|minutes?|times?|people|kids?|cats?|dogs?)\b)")
 _MONTHS = frozenset("january february march april may june july august september october november december "
                     "monday tuesday wednesday thursday friday saturday sunday jan feb mar apr jun jul aug sep sept oct "
@@ -122,10 +123,15 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(r"(?:在|到)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
+    # what to call the speaker (叫我小王就行, 称呼我为王老师)
+    ("name", re.compile(r"(?:叫|称呼)(?:我|用户)(?:为)?(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?=就行|就好|就可以|即可|吧|[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
     ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去|用)?)\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)?|"
                         r"[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
     ("age", re.compile(r"(?P<v>\d{1,3})岁")),
+    # a job by its agentive noun (做产品经理, 当老师, 担任技术总监: the noun ends in 师/员/家/者/经理 ..., a closed class)
+    ("role", re.compile(r"(?:做|当|担任)(?:一名|一个)?(?P<v>[\u4e00-\u9fff]{0,5}?(?:师|员|家|者|经理|总监|主管|医生|教授|"
+                        r"主任|顾问|律师|记者))(?=了|[，。,.\s]|$)")),
     # a habit: what one drinks or eats every day, or has changed to (我每天早上喝牛奶, 我现在早上改喝豆浆了)
     ("habit", re.compile(r"(?:每天|每周|平时|经常|通常|一般|总是|早上|晚上|中午|改)(?P<k>喝|吃|穿|骑|坐)"
                          r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=了|[，。,.\s]|$)")),
@@ -460,9 +466,12 @@ def restate_clause(text: str, gone: list[str]) -> str:
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
     parts = [q for p in parts for q in _split_verbs(p, gone)]
     plain = [p for p in parts if p.strip()
-             and not re.search(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别", p)]
+             and not re.search(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别(?!人|的|处)", p)]
     keep = [p for p in plain if not any(holds_value(p, g) for g in gone)] \
         or [p for p in plain if not any(names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
+    changed = [p for p in keep if has_cjk(p) and re.search(_ZH_CHANGE_VERB + r"|改用|换用|改回|换回", p)]
+    if changed:  # 我跳槽到美团了，还是做算法: the clause with the verb of change holds the new value
+        keep = changed[:1]
     own = [p for p in keep if not has_cjk(p) and re.search(r"\bI\b|\bI'|\b(?i:me|my|we|us|our)\b", p)]  # the speaker's
     slotted = [p for p in own if slots(p)] or [p for p in keep if slots(p)]  # ... best one that states a slot
     out = (slotted or own or keep or [text])[-1]
