@@ -39,7 +39,8 @@ _ZH_ADDITIVE = re.compile(r"也|另外|还有|同时")
 PERSON_NOUNS = (
     "brother|sister|mother|mom|mum|father|dad|parents?|wife|husband|partner|spouse|boyfriend|girlfriend|fianc[ée]e?|"
     "son|daughter|kids?|children|child|baby|friends?|colleagues?|co-?workers?|boss|roommates?|flatmates?|neighbou?rs?|"
-    "cousins?|uncle|aunt|grand(?:ma|pa|mother|father|parents?)|nephew|niece|in-laws?|family|teammates?|classmates?")
+    "cousins?|uncle|aunt|grand(?:ma|pa|mother|father|parents?)|nephew|niece|in-laws?|family|teammates?|classmates?|"
+    "managers?|supervisors?|mentors?|landlord|landlady|tenants?|clients?|doctor|dentist|therapist|coach|tutor")
 _OTHER_EN = re.compile(
     rf"\b(?:my|our|the\s+user's|the\s+team's|his|her|their)\s+(?:(?:older|younger|little|big|best|new|old|eldest|"
     rf"youngest|oldest)\s+)*(?P<who>{PERSON_NOUNS})\b(?!\s+and\s+(?:I|me|the\s+user)\b)", re.IGNORECASE)

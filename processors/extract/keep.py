@@ -18,6 +18,11 @@ clause by grammar, never by a list of values:
   shape of a name ("Heroku", "Fly.io", "PostgreSQL 16", "React 17": a capital letter or a
   version), see ``project_statement``. A weekday or a month is no value.
 
+How the assistant should answer is a standing preference too ("Please keep answers short, bullet
+points only.", "I'd rather you explain things in detail."): ``answer_style`` words it in the third
+person ("The user wants the assistant's answers short, bullet points only.") so ``slots`` reads
+one slot (``style``) in both and the later one, with a sign of change, replaces the first.
+
 The offline extractor (``offline``) keeps the clause as the fact and reads the same clause
 when it looks for the fact a later statement changes (``frames``/``slots`` find the old fact
 by its slot).
@@ -138,4 +143,30 @@ def slot_clause(s: str) -> str | None:
             return named
         if _states(part):
             return part[:1].upper() + part[1:] + "."
+    return None
+
+
+_STYLE_KEEP = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?:keep|make)\s+(?:your\s+|the\s+|all\s+|my\s+)?"
+                         r"(?P<k>answers|replies|responses|explanations)\s+(?P<v>[^.!?]+)", re.IGNORECASE)
+_STYLE_RATHER = re.compile(r"^(?:(?:actually|honestly|so|but|and|no)\s*,?\s+)*I(?:'d|\s+would)\s+(?:rather|prefer)\s+"
+                           r"(?:(?:that|if)\s+)?you\s+(?P<v>(?:explain|answer|reply|respond|keep|give|write)\b[^.!?]+)",
+                           re.IGNORECASE)
+_STYLE_IN = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?P<k>answer|reply|respond)\s+(?P<v>(?:in|with)\s+[^.!?]+)",
+                       re.IGNORECASE)
+
+
+def answer_style(s: str) -> str | None:
+    """How the user wants the assistant to answer, in the third person, or None (see the module docstring)."""
+    s = _lead_cut(s.replace("\u2019", "'").strip())
+    if frames.irrealis(s) or s.rstrip().endswith("?"):
+        return None
+    m = _STYLE_KEEP.match(s)
+    if m:
+        return f"The user wants the assistant's {m.group('k').lower()} {m.group('v').strip(' ,;')}."
+    m = _STYLE_RATHER.match(s)
+    if m and not _PERSON.search(m.group("v").replace("you", "")):
+        return f"The user would rather the assistant {m.group('v').strip(' ,;')}."
+    m = _STYLE_IN.match(s)
+    if m:
+        return f"The user wants the assistant to {m.group('k').lower()} {m.group('v').strip(' ,;')}."
     return None

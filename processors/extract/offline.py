@@ -482,6 +482,15 @@ _FORGET = re.compile(
     r"(?:\s+(?:that|about|the\s+fact\s+that|what\s+I\s+said\s+about|my))?\s*[,:]?\s*(.*)$",
     re.IGNORECASE,
 )
+#: A forget request naming a part of what was said ("scratch what I said about X", "forget the part about X", "please
+#: disregard the X bit"): the target ends at the first clause break.
+_FORGET_PART = re.compile(
+    r"^(?:(?:please|just|oh|and|so|also)\s+)*(?:scratch|disregard|forget)\s+(?:(?:what|everything)\s+I\s+(?:said|told\s+you|"
+    r"mentioned|wrote)\s+(?:about|regarding)\s+(?P<t>[^,;.!:()-]+)|the\s+(?:part|bit|thing|stuff)\s+(?:about|on|with|where)\s+"
+    r"(?P<t3>[^,;.!:()-]+)|the\s+(?P<t2>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:part|bit|thing)\b)", re.IGNORECASE)
+#: The same, topic first, in Chinese: 金毛那个你忘掉吧, 住址的事忘了吧.
+_ZH_FORGET_TOPIC = re.compile(r"^(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)(?:那个|这个|那件事|这件事|的事|的部分|那部分)"
+                              r"(?:你|就)?(?:忘掉|忘记|忘了|别记了?|不用记)")
 _CALL_ME = re.compile(r"^(?:(?:please|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
 _REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind)\s+(?:that\s+)?[,:]?\s*", re.IGNORECASE)
 _CONTROL_WORDS = frozenset("""
@@ -687,6 +696,9 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         said = _user_said(s, e, sp, explicit)
         if said is not None:
             return said
+    style = None if sp.named else keep.answer_style(s)  # "Please keep answers short": a standing preference
+    if style is not None:
+        return Candidate(style, MIN_SCORE + 2.0, PREFERENCES, e, sp, False)
     whole = _english_fact(s, e, sp, vocatives, explicit) if _english_statement(s, sp, photo, vocatives) else None
     if whole is not None or sp.named:
         return whole
@@ -1053,6 +1065,19 @@ def _keep_note(e: Entry, sp: Speaker, ops: list[FactOp], cands: list[Candidate],
     pool.append(_Known(None, c))
 
 
+def _loose_target(target: str, pool: list[_Known]) -> str:
+    """``target`` with each word a known fact holds with the same first five letters written as the fact has it
+    ("the allergy" -> "the allergic" when a fact says "allergic to peanuts")."""
+    if has_cjk(target):
+        return target
+    words = {w.casefold() for k in pool for w in re.findall(r"[A-Za-z][\w-]{4,}", k.text)}
+    out = []
+    for w in target.split():
+        alike = sorted(x for x in words if len(w) >= 5 and x[:5] == w.casefold()[:5])
+        out.append(w if not alike or w.casefold() in words else alike[0])
+    return " ".join(out)
+
+
 def _forget(s: str, target: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> None:
     """A forget request naming ``target``: the facts it names (or that fill the slot it names, ``slots.asked_kind``)
     are dropped, deleted, or lose the part it names; a noop says why when it names nothing."""
@@ -1090,6 +1115,10 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     """Handle a forget request or a correction in ``sentence``; True if it was one (and is no fact)."""
     s = sentence.replace("\u2019", "'").strip()
     zh = has_cjk(s)
+    part = (_ZH_FORGET_TOPIC.match(s) if zh else _FORGET_PART.match(s)) if not sp.named else None
+    if part:  # "Scratch what I said about the allergy, ...", "Forget the part about Vue - ...", 金毛那个你忘掉吧
+        _forget(s, _loose_target((part.group("t") or part.group("t2") or part.groupdict().get("t3") or "").strip(" .。!！"), pool), e, sp, pool, ops)
+        return True
     forget = _ZH_FORGET.match(s) if zh else _FORGET.match(s)
     if forget:
         _forget(s, forget.group(1).strip(" .。!！"), e, sp, pool, ops)
@@ -1099,6 +1128,8 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return False
     if not zh and (s.rstrip().endswith("?") or _QUESTION.match(s)):
         return False
+    if not zh and not sp.named and _style_change(s, e, sp, pool, ops):
+        return True
     if _slot_change(s, e, sp, pool, ops):
         return True
     clause = None if zh or sp.named else keep.slot_clause(s)  # "..., prod is running PostgreSQL 16."
@@ -1122,6 +1153,16 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
         return True
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _style_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """"Actually, I'd rather you explain things in detail": an ``update`` of the known fact on how the assistant
+    answers (``keep.answer_style``), when the statement carries a sign of change."""
+    style = keep.answer_style(s)
+    if style is None:
+        return False
+    k = next((k for k in _subject_pool(pool, sp) if sl.shared_slot(k.text, style, cue=sl.has_cue(s)) is not None), None)
+    return k is not None and _apply_update(k, style, s, e, pool, ops)
 
 
 def _subject_pool(pool: list[_Known], sp: Speaker) -> list[_Known]:
@@ -1169,6 +1210,9 @@ def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
         return _finish(text.replace("团队团队", "团队"))  # 我们团队 -> 团队
     whole = _strip_intro(resolved, ())
     clause = _CALL_ME.sub(r"I want to be called \1", sl.restate_clause(whole, gone))
+    stated = None if sp.named or sl.slots(clause) else keep.slot_clause(whole)  # "Deploys go to Fly.io these days; ..."
+    if stated and not any(sl.names(stated, g) for g in gone):
+        clause = stated
     if not _ANY_FIRST_PERSON.search(clause) and not re.match(r"(?:the|this)\s+(?:project|repo|team)\b|[A-Z]", clause):
         clause = whole  # "..., only tea": no clause stands alone, the statement is restated whole
     converted = third_person(clause, sp.name, team=not sp.named)

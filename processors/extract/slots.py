@@ -63,7 +63,8 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(rf"\b(?:is|a|an)\s+[A-Za-z-]+(?:\s+[a-z-]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
     ("name", re.compile(r"\bname(?:\s+is|'s)\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
-    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
+    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as|\bturned\s+into|\bbecome|\bbecame)\s+"
+                        r"(?:(?:strictly|really|basically|mostly|now|officially|definitely|totally|more\s+of)\s+)?(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
     ("role", re.compile(r"\b(?:works?|working|employed)\b[^.,;]{1,40}?\bas\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|since|now|these|from)\b|[.,;(]|$)")),
@@ -101,6 +102,9 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                          r"weeks?|weekends?)\b", re.IGNORECASE)),
     # how many of a thing one has ("has two dogs" / "has one dog now"; key = the thing)
     ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
+    # how the assistant should answer ("wants the assistant's answers short", "would rather the assistant explain ...")
+    ("style", re.compile(r"\bthe\s+assistant(?:'s)?\s+(?:to\s+)?(?:answers?|replies|reply|responses|respond|explain|"
+                         r"explanations|keep|give|write)\b\s*(?P<v>.+)")),
     ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?!\.\d)(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
 ]
 #: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
@@ -229,7 +233,9 @@ def _en_slots(t: str) -> list[Slot]:
             if not v:
                 continue
             key = ""
-            if kind in ("use", "place", "has", "doing", "schedule", "habit", "count"):
+            if kind == "style":
+                key = "answers"  # one slot: how the assistant answers
+            elif kind in ("use", "place", "has", "doing", "schedule", "habit", "count"):
                 key = " ".join(stem(w) for w in _key(gd["k"]).split()) if kind == "count" else _key(gd["k"])
             elif kind == "prefer":
                 key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
@@ -370,7 +376,7 @@ def holds_value(fact: str, value: str) -> bool:
 SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age", "habit", "keeps",
                     "doing", "schedule", "partner", "count"})
 #: Kinds that only a statement with a sign of change replaces.
-NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps", "doing", "schedule", "count"})
+NEEDS_CUE = frozenset({"role", "use", "style", "place", "like", "habit", "keeps", "doing", "schedule", "count"})
 
 
 def stem(w: str) -> str:
