@@ -824,7 +824,8 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         c = clause.strip()
         if not c or _ZH_QUESTION_END.search(c) or _ZH_QUESTION_START.match(c) or _ZH_REQUEST.match(c):
             continue
-        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and sl.states_own_slot(c)):
+        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and sl.states_own_slot(c)) \
+                or (not sp.named and any(x.kind == "style" for x in sl.slots(c))):  # 回答请用英文
             groups.append("，".join([*pending, c]))
             pending = []
         elif groups:

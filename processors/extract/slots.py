@@ -143,12 +143,19 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了|改行(?:做|当)了?|转行(?:做|当)了?)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
     ("home", re.compile(r"(?:(?:现在|目前|如今|又)在|回到了?)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
     ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:出差|旅行|旅游|度假|开会)")),
+    ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:工作)?生活")),  # 我在深圳工作生活
+    # how the assistant should answer (回答请用英文, 以后用中文回答; key: one slot)
+    ("style", re.compile(r"(?:回答|回复|答复)(?:请|都|的时候)?(?:用|使用)(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?=吧|了|[，。,.\s]|$)"
+                         r"|(?:用|使用)(?P<v2>[\u4e00-\u9fffA-Za-z]{1,4}?)(?:来)?(?:回答|回复|答复)")),
+    # what a topic of the project is done with (登录这块我们接的是 Auth0; key = the topic)
+    ("use", re.compile(r"(?:^|说|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:这块|那块|方面|这边|那边|部分)(?:我们|我|团队|用户)?(?:用|接|选|买|采用)的是\s*"
+                       r"(?P<v>[A-Za-z][\w.+-]*)")),
     # when a recurring thing happens (每周一开例会, 例会改到每周三了; key = the thing)
     ("schedule", re.compile(r"每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])(?:开|有|上|去|做)?(?P<k>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("schedule", re.compile(r"(?P<k>[\u4e00-\u9fff]{2,4}?)(?:改到了?|改在|改成了?|挪到了?|换到了?)每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])")),
     # what a thing of the project uses (我们的后端用 Flask / 后端改成 FastAPI; key = the thing)
     ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:已经|现在|也)?(?:用|使用|改用|改成了?|换成了?|迁移到了?|迁到了?|换到了?|"
-                        r"切换到了?|升级到了?)\s*(?P<v>[A-Za-z][\w.+-]*)")),
+                        r"切换到了?|升级到了?)\s*(?:[\u4e00-\u9fff]{1,4}的\s*)?(?P<v>[A-Za-z][\w.+-]*)")),
     # what a thing of the project is (我们的数据库是 Oracle; key = the thing)
     ("has", re.compile(r"的(?P<k>[\u4e00-\u9fff]{2,4})是\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)*)")),
     ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
@@ -218,7 +225,10 @@ def _zh_slots(text: str) -> list[Slot]:
     out = []
     for kind, pat in _ZH:
         for m in pat.finditer(text):
-            out.append(Slot(kind, m.groupdict().get("k") or "", m.group("v").strip(" .")))
+            v = m.group("v") or m.groupdict().get("v2") or ""
+            key = "answers" if kind == "style" else m.groupdict().get("k") or ""
+            if v:
+                out.append(Slot(kind, key, v.strip(" .")))
     for m in _ZH_HAS_USE.finditer(text):
         out.append(Slot("use", m.group("k"), m.group("v").strip()))
     return out
