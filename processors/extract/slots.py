@@ -60,7 +60,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at|(?:has|have|'ve)\s+been\s+at)\s+"
                             rf"(?P<v>(?-i:{_CAP}))",
                             re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:is|a|an)\s+[A-Za-z-]+(?:\s+[a-z-]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
+    ("employer", re.compile(rf"\b(?:is|a|an)\s+[A-Za-z'-]+(?:\s+[a-z-]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
     ("name", re.compile(r"\bname(?:\s+is|'s)\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
     ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as|\bturned\s+into|\bbecome|\bbecame)\s+"
