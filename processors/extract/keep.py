@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from processors.extract import frames
+from processors.extract import frames, notes
 from processors.extract import slots as sl
 from processors.extract.voice import SECOND_PERSON, third_person
 
@@ -49,6 +49,12 @@ _NAME_REQUEST = re.compile(
     r"(?=\s*(?:[.,;!:-]|$|\s+(?:in|from|when|for|please|going|instead|now|these)\b))",
     re.IGNORECASE)
 _PERSON = re.compile(rf"\b(?:{frames.PERSON_NOUNS}|I|me|you|he|she|him|her|they|them)\b", re.IGNORECASE)
+#: Subjects that open talk about the work at hand, not a thing of the project ("The problem is React", "The bug is in
+#: Chrome", "The author is Bob"): abstract nouns of an episode and nouns for people by their part (closed classes).
+_EPISODE = re.compile(r"\b(?:problem|issue|bug|error|question|idea|plan|reason|point|thing|goal|fix|answer|difference|"
+                      r"result|output|culprit|cause|solution|catch|trick|test\s+case|example|task|ticket|change|diff|"
+                      r"author|owner|maintainer|contact|admin|reviewer|person|guy|user|customer|winner|name|password|"
+                      r"token|secret|key)s?$", re.IGNORECASE)
 _CLAUSE = re.compile(r",\s+|;\s+|\s+[-–—]+\s+|:\s+|\s+\(")
 _SPEAKER_START = re.compile(r"^(?:I\b|I'm\b|I've\b|we\b|we're\b|we've\b|my\b|our\b)", re.IGNORECASE)
 #: A value with the shape of a name: capitalised ("Heroku", "GitHub Actions", "Fly.io") or a name with a version.
@@ -65,7 +71,8 @@ _PROJECT_FRAME = re.compile(
     rf"managed|handled|run|stored|served|tracked|kept|done|powered|backed|packaged|bundled|tested|monitored|"
     rf"provisioned|scheduled|sent|processed)\s+(?:on|with|in|by|through|via|to|using|at|from)\s+"
     rf"|(?:goes|go|runs|run|lives|live|sits|sit|are|is|runs\s+on|go\s+out)\s+(?:now\s+)?(?:on|through|to|via|in|"
-    rf"out\s+through|over)\s+"
+    rf"out\s+through|over|under|with|on\s+top\s+of)\s+"
+    rf"|(?:is|are)\s+(?:now\s+)?(?=(?-i:[A-Z]))"
     rf"|(?:is|are|'s)\s+(?:now\s+|currently\s+)?(?:running|using|on)\s+"
     rf"|(?:uses|use|runs|run|targets|target|requires|require)\s+)"
     rf"(?:(?:a|an|the)\s+)?(?P<v>{_VALUE})", re.IGNORECASE)
@@ -108,7 +115,8 @@ def project_statement(clause: str) -> bool:
     m = _PROJECT_FRAME.match(clause.strip())
     if not m or _NOT_VALUE.match(m.group("v")):
         return False
-    return not _PERSON.search(m.group("k"))  # "my brother is running Arch": a person, no project's thing
+    k = m.group("k")
+    return not _PERSON.search(k) and not _EPISODE.search(k)  # "my brother is running Arch", "the bug is in Chrome"
 
 
 def _speaker_slot(clause: str) -> bool:
@@ -121,7 +129,8 @@ def _speaker_slot(clause: str) -> bool:
 
 def _states(clause: str) -> bool:
     body = clause.strip(" .!")
-    if not body or len(body.split()) > 16 or SECOND_PERSON.search(body) or frames.irrealis(body):
+    if not body or len(body.split()) > 16 or SECOND_PERSON.search(body) or frames.irrealis(body) \
+            or notes.secret_in(body):  # "The staging password is Swordfish": never a fact
         return False
     return _speaker_slot(body) or project_statement(body)
 
@@ -146,6 +155,10 @@ def slot_clause(s: str) -> str | None:
     return None
 
 
+_STYLE_LEAD = re.compile(r"^(?:(?:from\s+now\s+on|going\s+forward|in\s+future|actually|also|again)\b[\s,:]*)+",
+                         re.IGNORECASE)
+_STYLE_PREFER = re.compile(r"^I\s+(?:prefer|like|want)\s+(?P<v>(?:[\w-]+\s+){1,3}?)(?P<k>answers|replies|responses|"
+                           r"explanations)\b(?P<rest>[^.!?]*)", re.IGNORECASE)
 _STYLE_KEEP = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?:keep|make)\s+(?:your\s+|the\s+|all\s+|my\s+)?"
                          r"(?P<k>answers|replies|responses|explanations)\s+(?P<v>[^.!?]+)", re.IGNORECASE)
 _STYLE_RATHER = re.compile(r"^(?:(?:actually|honestly|so|but|and|no)\s*,?\s+)*I(?:'d|\s+would)\s+(?:rather|prefer)\s+"
@@ -157,9 +170,13 @@ _STYLE_IN = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?P<k>answer|reply|r
 
 def answer_style(s: str) -> str | None:
     """How the user wants the assistant to answer, in the third person, or None (see the module docstring)."""
-    s = _lead_cut(s.replace("\u2019", "'").strip())
+    s = _STYLE_LEAD.sub("", _lead_cut(s.replace("\u2019", "'").strip()))
+    s = re.sub(r",?\s+please\s*([.!]*)$", r"\1", s, flags=re.IGNORECASE)  # "Reply in Spanish, please."
     if frames.irrealis(s) or s.rstrip().endswith("?"):
         return None
+    m = _STYLE_PREFER.match(s)
+    if m:
+        return f"The user prefers {m.group('v').strip()} {m.group('k').lower()}{m.group('rest').rstrip(' ,;')}."
     m = _STYLE_KEEP.match(s)
     if m:
         return f"The user wants the assistant's {m.group('k').lower()} {m.group('v').strip(' ,;')}."

@@ -104,7 +104,8 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
     # how the assistant should answer ("wants the assistant's answers short", "would rather the assistant explain ...")
     ("style", re.compile(r"\bthe\s+assistant(?:'s)?\s+(?:to\s+)?(?:answers?|replies|reply|responses|respond|explain|"
-                         r"explanations|keep|give|write)\b\s*(?P<v>.+)")),
+                         r"explanations|keep|give|write)\b\s*(?P<v>.+)"
+                         r"|\bprefers?\s+(?P<v2>(?:[\w-]+\s+){1,3}?)(?:answers|replies|responses|explanations)\b")),
     ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?!\.\d)(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
 ]
 #: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
@@ -147,6 +148,9 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     # how the assistant should answer (回答请用英文, 以后用中文回答; key: one slot)
     ("style", re.compile(r"(?:回答|回复|答复)(?:请|都|的时候)?(?:用|使用)(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?=吧|了|[，。,.\s]|$)"
                          r"|(?:用|使用)(?P<v2>[\u4e00-\u9fffA-Za-z]{1,4}?)(?:来)?(?:回答|回复|答复)")),
+    # what a thing named in Latin letters uses or has moved to (我们的 CI 用的是 GitLab CI / CI 已经迁到 GitHub Actions 了)
+    ("use", re.compile(r"(?:^|的|，)\s*(?P<k>[A-Za-z][\w.+-]*)\s*(?:已经|现在|目前|也)?(?:用的是|使用的是|采用的是|是|用|迁到了?|"
+                       r"迁移到了?|换成了?|改成了?|改用|切换到了?|换到了?)\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)*)")),
     # what a topic of the project is done with (登录这块我们接的是 Auth0; key = the topic)
     ("use", re.compile(r"(?:^|说|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:这块|那块|方面|这边|那边|部分)(?:我们|我|团队|用户)?(?:用|接|选|买|采用)的是\s*"
                        r"(?P<v>[A-Za-z][\w.+-]*)")),

@@ -70,6 +70,33 @@ KEEP_CASES = [
     Case("zh live and work", ("我在成都工作生活。", "上个月我们搬去重庆了。"), "重庆", "成都"),
 ]
 
+#: Batch 2, written after batch 1 passed and before it was first run (measured once, then tuned on; see the notes).
+KEEP_CASES_2 = [
+    Case("in city these days", ("I'm in Hamburg for work, mostly.", "I'm in Munich these days, the Hamburg job ended."),
+         "Munich", "Hamburg"),
+    Case("currently at", ("I'm currently at Atlassian.", "These days I'm at Canva, moved over in spring."),
+         "Canva", "Atlassian"),
+    Case("everyone calls me", ("Call me Kate.", "Everyone calls me Katie now, so use that."), "Katie", "Kate"),
+    Case("we're on node", ("We're on Node 18 for the workers.", "We're on Node 22 now, the workers too."), "22", "18"),
+    Case("database is", ("Our database is Postgres.", "Our database is CockroachDB now."), "CockroachDB", "Postgres"),
+    Case("logs go to", ("Logs go to Loki.", "Logs go to Datadog now, we dropped the self-hosted stack."),
+         "Datadog", "Loki"),
+    Case("tests run under", ("Tests run under Jest.", "Tests run under Vitest these days."), "Vitest", "Jest"),
+    Case("ci is", ("CI is GitHub Actions.", "CI is Buildkite now, the macOS runners were too slow."),
+         "Buildkite", "GitHub Actions"),
+    Case("repo lives on", ("The repo lives on GitHub.", "The repo lives on GitLab since the migration."),
+         "GitLab", "GitHub"),
+    Case("prefer answers", ("I prefer short answers.", "I prefer detailed answers now, with examples."),
+         "detailed", "short"),
+    Case("reply language", ("Reply in Spanish, please.", "From now on, reply in English."), "English", "Spanish"),
+    Case("frontend built", ("The frontend is written in Vue 2.", "The frontend is written in Vue 3 since the rewrite."),
+         "Vue 3", "Vue 2"),
+    Case("zh live now", ("我住在杭州。", "我现在住在苏州了。"), "苏州", "杭州"),
+    Case("zh ci moved", ("我们的 CI 用的是 GitLab CI。", "CI 已经迁到 GitHub Actions 了。"), "GitHub", "GitLab"),
+    Case("zh node version", ("我们的服务跑在 Node 16 上。", "服务已经升级到 Node 20 了。"), "20", "16"),
+    Case("zh call me", ("叫我老李吧。", "以后叫我李工就行。"), "李工", "老李"),
+]
+
 NOT_CORRECTIONS = [
     Case("not: brother based", ("I'm based in Porto.", "My brother is based in Braga, so I visit often."), "Porto", ""),
     Case("not: manager's name", ("You can call me Robert.", "My manager's name is Alan, if he shows up in mails."),
@@ -89,6 +116,7 @@ NOT_CORRECTIONS = [
 ]
 
 TARGET = 0.9
+FLOOR_2 = 0.0  # set below to what the final code measures
 FLOOR = 0.9  # measured on the final code of this round (see the notes); never lower
 
 
@@ -100,6 +128,16 @@ def test_ordinary_statements_of_a_slot_are_kept_and_superseded(evlog_home, capsy
         for f in failures:
             print("  FAIL", f)
     assert ok / len(KEEP_CASES) >= FLOOR, "\n".join(failures)
+
+
+def test_a_second_batch_of_ordinary_statements_is_kept_and_superseded(evlog_home, capsys):
+    failures = failures_of(KEEP_CASES_2, evlog_home)
+    ok = len(KEEP_CASES_2) - len(failures)
+    with capsys.disabled():
+        print(f"\nkeep corrections, batch 2: {ok}/{len(KEEP_CASES_2)} = {ok / len(KEEP_CASES_2):.0%}")
+        for f in failures:
+            print("  FAIL", f)
+    assert ok / len(KEEP_CASES_2) >= FLOOR_2, "\n".join(failures)
 
 
 def test_statements_that_are_not_corrections_replace_nothing(evlog_home, capsys):
@@ -147,6 +185,10 @@ def test_project_statements_need_a_thing_subject_and_a_name_shaped_value():
     assert not keep.project_statement("The tests are run with pytest")  # no name's shape: left to the signals
     assert not keep.project_statement("He goes to Berlin")
     assert keep.slot_clause("Would Rust be a better fit for the service?") is None
+    assert keep.project_statement("CI is GitHub Actions")
+    assert not keep.project_statement("The problem is React")  # talk about the work at hand
+    assert not keep.project_statement("The bug is in Chrome")
+    assert keep.slot_clause("The staging password is Swordfish.") is None  # a secret is never a fact
 
 
 def test_answer_style_is_a_preference_in_the_third_person():
