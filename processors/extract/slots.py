@@ -264,7 +264,9 @@ def _en_slots(t: str) -> list[Slot]:
     for pat in (_HAS, _CHANGE_HAS):
         for m in pat.finditer(t):
             key = _key(m.group("k"))
-            if key and key not in ("name", "user", "team"):
+            if key in ("job", "role", "position", "title", "job title", "occupation"):
+                out.append(Slot("role", "", _value(m.group("v"))))  # "my job is frontend developer": the role
+            elif key and key not in ("name", "user", "team"):
                 out.append(Slot("has", key, _value(m.group("v"))))
     return out
 
