@@ -491,6 +491,10 @@ _FORGET_PART = re.compile(
 #: The same, topic first, in Chinese: 金毛那个你忘掉吧, 住址的事忘了吧.
 _ZH_FORGET_TOPIC = re.compile(r"^(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)(?:那个|这个|那件事|这件事|的事|的部分|那部分)"
                               r"(?:你|就)?(?:忘掉|忘记|忘了|别记了?|不用记)")
+#: A time still to come: what a statement says of it holds not yet, so it replaces nothing.
+_FUTURE = re.compile(r"\b(?:next\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter|(?:Mon|Tues|Wednes|Thurs|"
+                     r"Fri|Satur|Sun)day)|tomorrow|later\s+this\s+(?:week|month|year)|in\s+(?:a|two|three|\d+)\s+"
+                     r"(?:days?|weeks?|months?))\b|明天|下周|下个?月|明年", re.IGNORECASE)
 _CALL_ME = re.compile(r"^(?:(?:please|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
 _REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind)\s+(?:that\s+)?[,:]?\s*", re.IGNORECASE)
 _CONTROL_WORDS = frozenset("""
@@ -1264,8 +1268,8 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if k is None and (cue or gone):
         text = _restated(s, e, sp, gone)
         k = _slot_target(text, subjects, gone, cue, owner=owner) if text else None
-    if k is None:
-        return False
+    if k is None or ((validity.is_temporary(s) or _FUTURE.search(s)) and validity.ends_on(k.text) is None and not gone):
+        return False  # "This week / next week I'm in Lisbon for a conference": kept beside a durable fact
     text = _swapped(s, k.text) or text or _restated(s, e, sp, gone)
     olds = [] if gone else sl.old_values(k.text, third)
     if olds and any(sl.names(text, v) for v in olds):  # the value the matched fact holds is the one gone

@@ -134,6 +134,14 @@ NOT_CORRECTIONS = [
          "brief", ""),
     Case("not: one answer in detail", ("Please keep answers brief.", "Explain this one error in detail please."),
          "brief", ""),
+    Case("not: one-off deploy", ("The API is deployed on Render.", "I deployed a demo on Vercel yesterday."),
+         "Render", ""),
+    Case("not: son goes by", ("Call me Robert.", "My son goes by Bobby at school."), "Robert", ""),
+    Case("not: one document detailed", ("Please keep answers brief.", "For this PR description, keep it detailed."),
+         "brief", ""),
+    Case("not: other tests", ("Tests run under Jest.", "The e2e tests run under Playwright."), "Jest", ""),
+    Case("not: metrics now", ("Logs go to Loki.", "Metrics go to Prometheus now."), "Loki", ""),
+    Case("not: conference trip", ("I'm based in Porto.", "Next week I'm in Lisbon for a conference."), "Porto", ""),
     Case("not: zh friend call", ("叫我阿杰就行。", "我朋友都叫他小刘。"), "阿杰", ""),
     Case("not: zh also stripe", ("支付这块我们用的是 Stripe。", "发票这块另外用了 Paddle。"), "Stripe", ""),
 ]
@@ -222,6 +230,7 @@ def test_project_statements_need_a_thing_subject_and_a_name_shaped_value():
     assert keep.project_statement("CI is GitHub Actions")
     assert not keep.project_statement("The problem is React")  # talk about the work at hand
     assert not keep.project_statement("The bug is in Chrome")
+    assert not keep.project_statement("The file is in Downloads")  # where a file is: no project's thing
     assert keep.slot_clause("The staging password is Swordfish.") is None  # a secret is never a fact
 
 
