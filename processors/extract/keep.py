@@ -63,7 +63,8 @@ _NOT_VALUE = re.compile(r"^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|^(?:Januar
                         r"August|September|October|November|December)\b|^(?:I|We|You|He|She|They|It)\b")
 #: A thing-subject: up to three lower-case words (a possessive or article first), no person, no pronoun.
 _THING = (r"(?:(?:the|our|my|this|all|all\s+the|all\s+our)\s+)?(?!(?:he|she|they|it|i|we|you|there|this|that|what|who|"
-          r"everyone|everybody|someone|nobody)\b)[a-z][\w-]*(?:\s+(?!(?:is|are|was|were|runs?|goes|go)\b)[a-z][\w-]*){0,2}")
+          r"everyone|everybody|someone|nobody|please|pls|kindly|just|always|never|also|then|so|and|but|or|let|lets|"
+          r"let's|don't|do|does|maybe|actually|now|still|only|first|next)\b)[a-z][\w-]*(?:\s+(?!(?:is|are|was|were|runs?|goes|go)\b)[a-z][\w-]*){0,2}")
 #: Verbs of where a project's thing runs or what it is made with, each with its preposition.
 _PROJECT_FRAME = re.compile(
     rf"^(?P<k>{_THING})\s+(?:"
@@ -120,12 +121,43 @@ def project_statement(clause: str) -> bool:
     return not _PERSON.search(k) and not _EPISODE.search(k)  # "my brother is running Arch", "the bug is in Chrome"
 
 
+def thing_statement(clause: str) -> bool:
+    """Whether ``clause`` is about a thing, not a person: a project statement or when a recurring thing happens."""
+    body = clause.strip(" .!")
+    return project_statement(body) or _recurring(body)
+
+
+#: The slots a clause about the speaker is kept for: who they are, where they live and work, what they are called,
+#: what they use or have, their versions, preferences and schedules (not what they are doing, nor a count or a like).
+KEPT_KINDS = frozenset({"home", "employer", "name", "role", "version", "prefer", "use", "has", "schedule", "partner",
+                        "age", "tool", "style"})
+#: A hedge, a guess, hearsay, a plan or a wish: no state that holds now.
+_HEDGE = re.compile(r"\b(?:think|thinks|thought|guess|heard|wonder|wondering|leaning|confident|glad|hope|hoping|"
+                    r"meaning\s+to|will|won't|'ll|probably|maybe|perhaps|would|'d|might|could|should|may|sure|seems?|"
+                    r"considering|planning|trying|tried|want|wanted|wish|need|needed|realized|noticed|learned|found)\b", re.IGNORECASE)
+
+
 def _speaker_slot(clause: str) -> bool:
-    """Whether a clause opening on the speaker fills one of the slots ``slots`` reads."""
-    if not _SPEAKER_START.match(clause):
+    """Whether a clause opening on the speaker fills one of the ``KEPT_KINDS`` slots ``slots`` reads, about the
+    speaker alone (no other person, no hedge)."""
+    if not _SPEAKER_START.match(clause) or _HEDGE.search(clause) or frames.other_subject(clause, ""):
         return False
     third = third_person(clause, "the user", team=True)
-    return bool(third and sl.slots(third))
+    return bool(third) and any(_kept(x, third or "") for x in sl.slots(third or ""))
+
+
+def _kept(x: sl.Slot, third: str) -> bool:
+    """A slot worth a fact of its own: of ``KEPT_KINDS``; a thing one has is the clause's subject with a value of a
+    name's shape ("My car is a 2023 Honda Civic", not "my current one is getting old"); a schedule recurs."""
+    if x.kind not in KEPT_KINDS:
+        return False
+    if x.kind == "has":
+        subject = re.match(r"(?:the\s+user's|the\s+team's)\s+(?:[a-z]+\s+){0,2}?" + re.escape(x.key.split()[-1]) + r"\b",
+                           third, re.IGNORECASE) if x.key else None
+        return subject is not None and bool(re.match(r"(?:(?:a|an|the)\s+)?(?:[A-Z0-9])", x.value))
+    if x.kind == "schedule":
+        return _recurring(third)
+    return True
 
 
 def _states(clause: str) -> bool:
@@ -133,7 +165,13 @@ def _states(clause: str) -> bool:
     if not body or len(body.split()) > 16 or SECOND_PERSON.search(body) or frames.irrealis(body) \
             or notes.secret_in(body):  # "The staging password is Swordfish": never a fact
         return False
-    return _speaker_slot(body) or project_statement(body)
+    return _speaker_slot(body) or thing_statement(body)
+
+
+def _recurring(body: str) -> bool:
+    """"Team meetings are on Thursdays": when a recurring thing happens (a plural weekday or "every ..."), its slot."""
+    return bool(re.search(r"\b(?:every\s+\w+|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days)\b", body)) \
+        and any(x.kind == "schedule" for x in sl.slots(body)) and not _PERSON.match(body.removeprefix("The user"))
 
 
 def slot_clause(s: str) -> str | None:
@@ -158,6 +196,8 @@ def slot_clause(s: str) -> str | None:
 
 _STYLE_LEAD = re.compile(r"^(?:(?:from\s+now\s+on|going\s+forward|in\s+future|actually|also|again)\b[\s,:]*)+",
                          re.IGNORECASE)
+_STANDING = re.compile(r"\b(?:from\s+now\s+on|going\s+forward|in\s+future|from\s+here\s+on|always|by\s+default)\b",
+                       re.IGNORECASE)
 _STYLE_PREFER = re.compile(r"^I\s+(?:prefer|like|want)\s+(?P<v>(?:[\w-]+\s+){1,3}?)(?P<k>answers|replies|responses|"
                            r"explanations)\b(?P<rest>[^.!?]*)", re.IGNORECASE)
 _STYLE_KEEP = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?:keep|make)\s+(?:your\s+|the\s+|all\s+|my\s+)?"
@@ -171,6 +211,7 @@ _STYLE_IN = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?P<k>answer|reply|r
 
 def answer_style(s: str) -> str | None:
     """How the user wants the assistant to answer, in the third person, or None (see the module docstring)."""
+    raw = s
     s = _STYLE_LEAD.sub("", _lead_cut(s.replace("\u2019", "'").strip()))
     s = re.sub(r",?\s+please\s*([.!]*)$", r"\1", s, flags=re.IGNORECASE)  # "Reply in Spanish, please."
     if frames.irrealis(s) or s.rstrip().endswith("?"):
@@ -185,6 +226,6 @@ def answer_style(s: str) -> str | None:
     if m and not _PERSON.search(m.group("v").replace("you", "")):
         return f"The user would rather the assistant {m.group('v').strip(' ,;')}."
     m = _STYLE_IN.match(s)
-    if m:
+    if m and (re.match(r"in\s+(?-i:[A-Z])", m.group("v")) or _STANDING.search(raw)):  # a language, or "from now on"
         return f"The user wants the assistant to {m.group('k').lower()} {m.group('v').strip(' ,;')}."
     return None

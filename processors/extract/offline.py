@@ -707,7 +707,9 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
     if whole is not None or sp.named:
         return whole
     clause = keep.slot_clause(s)  # "I'm based in Lyon, just so you know ...": the clause that states a slot
-    return _english_fact(clause, e, sp, vocatives, explicit, state=True) if clause else None
+    if clause is None or not (_english_statement(clause, sp, None, vocatives) or keep.thing_statement(clause)):
+        return None
+    return _english_fact(clause, e, sp, vocatives, explicit, state=True)
 
 
 def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[str, ...]) -> bool:
@@ -767,7 +769,7 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
         return None
     text = referents.without_additive(text) if sp.named else text
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
-    about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)) or keep.project_statement(s))
+    about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)) or keep.thing_statement(s))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
     return Candidate(text, score, PROJECT if about_project else sections[0], e, sp, about_project)
@@ -828,7 +830,8 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         c = clause.strip()
         if not c or _ZH_QUESTION_END.search(c) or _ZH_QUESTION_START.match(c) or _ZH_REQUEST.match(c):
             continue
-        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and sl.states_own_slot(c)) \
+        own = "我" in c or any("我" in p for p in pending)  # 我老家在湖南，现在住在广州: the subject carries over
+        if _ZH_TRIGGER.search(c) or (not sp.named and own and sl.states_own_slot(c)) \
                 or (not sp.named and any(x.kind == "style" for x in sl.slots(c))):  # 回答请用英文
             groups.append("，".join([*pending, c]))
             pending = []
@@ -1251,7 +1254,7 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
                        or _PROJECT_THING.match(s) or (not sp.named and (frames.reports_change(s)
-                                                                         or keep.project_statement(s)))):
+                                                                         or keep.thing_statement(s)))):
         return False
     subjects = _subject_pool(pool, sp)
     if not subjects:
@@ -1268,7 +1271,8 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if k is None and (cue or gone):
         text = _restated(s, e, sp, gone)
         k = _slot_target(text, subjects, gone, cue, owner=owner) if text else None
-    if k is None or ((validity.is_temporary(s) or _FUTURE.search(s)) and validity.ends_on(k.text) is None and not gone):
+    if k is None or ((validity.is_temporary(s) or _FUTURE.search(s)) and validity.ends_on(k.text) is None and not gone
+                     and not cue):
         return False  # "This week / next week I'm in Lisbon for a conference": kept beside a durable fact
     text = _swapped(s, k.text) or text or _restated(s, e, sp, gone)
     olds = [] if gone else sl.old_values(k.text, third)

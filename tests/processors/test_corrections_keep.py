@@ -230,6 +230,8 @@ def test_project_statements_need_a_thing_subject_and_a_name_shaped_value():
     assert keep.project_statement("CI is GitHub Actions")
     assert not keep.project_statement("The problem is React")  # talk about the work at hand
     assert not keep.project_statement("The bug is in Chrome")
+    assert not keep.project_statement("Please use Katherine from now on")  # a request, no thing-subject
+    assert not keep.project_statement("Always run Prettier")
     assert not keep.project_statement("The file is in Downloads")  # where a file is: no project's thing
     assert keep.slot_clause("The staging password is Swordfish.") is None  # a secret is never a fact
 
