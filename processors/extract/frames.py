@@ -166,11 +166,22 @@ def _modified_apart(a: list[tuple[str, bool, int]], b: list[tuple[str, bool, int
     return any(_modifier(a, w, b) is not None and _modifier(b, w, a) is not None for w in shared)
 
 
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_DATE = re.compile(rf"\(as of [^)]*\)|\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\s+)?(?:\d{{1,2}}\s+)?{_MONTH}"
+                   rf"(?:\s+\d{{4}})?\b|\b(?:19|20)\d{{2}}\b|\d{{4}}年(?:\d{{1,2}}月)?(?:\d{{1,2}}日)?")
+
+
+def _undated(text: str) -> str:
+    """``text`` without the dates the extractor writes: a date is no frame word and no value."""
+    return _DATE.sub(" ", text)
+
+
 def frame_score(old: str, new: str) -> float:
     """How much of ``old``'s frame ``new`` keeps while swapping a value, 0.0 when it swaps none (see the module
     docstring): the share of ``old``'s frame words that ``new`` holds."""
     if has_cjk(old) != has_cjk(new):
         return 0.0
+    old, new = _undated(old), _undated(new)  # "(as of 1 March 2025)", "in February 2025": the extractor's dates
     a, b = (_zh_tokens(old), _zh_tokens(new)) if has_cjk(old) else (_tokens(old), _tokens(new))
     frame = [t for t, v, _i in a if (v or t not in _LIGHT) and (not v or _has(b, t))]  # "Go" is a name, "go" light  # a shared name is frame ("CI")
     shared = [t for t in frame if _has(b, t)]

@@ -1201,7 +1201,9 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
                 return k
         if sl.returns(third):  # "I'm back in the office": the temporary state ("until June") ended
             return next((k for k in pool if validity.ends_on(k.text) is not None), None)
-        at = frames.frame_target(third, [k.text for k in pool])  # the same frame, another value
+        words = len(third.split())  # chatty prose with "actually" / "lately" changes no frame; a short statement may
+        strong = (sl.has_strong_cue(third) and words <= 24) or words <= 12
+        at = frames.frame_target(third, [k.text for k in pool]) if strong else None  # the same frame, another value
         if at is not None:
             return pool[at]
     return None

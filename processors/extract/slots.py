@@ -244,8 +244,9 @@ def _en_slots(t: str) -> list[Slot]:
         for m in pat.finditer(t):
             gd = m.groupdict()
             v = next((gd[g] for g in ("v", "v2", "v3", "v4") if gd.get(g)), "")
-            if not v:
-                continue
+            if not v or (kind == "role" and (re.search(r"'s\s+[a-z]+(?:\s+[a-z]+)?\s*$", t[:m.start()])
+                                            or re.match(r"(?:bit|lot|little|few|couple|kind|sort|while)\b", v))):
+                continue  # "the user's closet is a bit cluttered": not the user's role
             key = ""
             if kind == "style":
                 key = "answers"  # one slot: how the assistant answers
@@ -284,6 +285,20 @@ _RETURN = re.compile(r"\bback\s+(?:in|at|to|home|from|on)\b|\b(?:I'm|I\s+am|we'r
 def returns(text: str) -> bool:
     """Whether ``text`` says its subject is back ("I'm back in the office", 出差回来了): a temporary state ended."""
     return bool(_RETURN.search(text))
+
+
+#: The signs of change that say a value was replaced (not "actually", "recently", "lately", "just", "new", "not", ...,
+#: which chatty statements carry all the time): what a frame change (``frames.frame_target``) needs.
+_STRONG_CUE = re.compile(
+    r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|switched|switch|"
+    r"moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|stopped|dropped|"
+    r"promoted|demoted|bumped|ditched|no\s+more|renamed|traded|swapped|exchanged|rewrote|rewritten|retired|anymore|"
+    r"cut\s+over|went\s+with|ended\s+up|as\s+of|since)\b", re.IGNORECASE)
+
+
+def has_strong_cue(text: str) -> bool:
+    """Whether ``text`` says a value was replaced (see ``_STRONG_CUE``); in Chinese, the same as ``has_cue``."""
+    return bool(_ZH_CUE.search(text) if has_cjk(text) else _STRONG_CUE.search(text))
 
 
 def has_cue(text: str) -> bool:
@@ -460,7 +475,15 @@ def one_span_changed(old: str, new: str) -> bool:
 
 
 #: Words that alone keep no frame: a subject and a verb of using ("the team uses", "we run").
-_BARE_FRAME = frozenset("the a an user team project we i user's team's uses use using used run runs is are".split())
+_BARE_FRAME = frozenset("the a an user team project we i user's team's uses use using used run runs is are "
+                        "been be was were just".split())  # auxiliaries keep no frame either
+
+
+def _framed(words: list[str]) -> bool:
+    """Whether ``words`` (the part two texts share) hold a frame word: not only a subject, "uses" or an auxiliary
+    ("has been" is one, "has a" keeps the verb of having)."""
+    return any(w not in _BARE_FRAME and not (w in ("has", "have", "had") and nxt == "been")
+               for w, nxt in zip(words, [*words[1:], ""], strict=True))
 
 
 def _one_span(old: str, new: str) -> bool:
@@ -476,7 +499,7 @@ def _one_span(old: str, new: str) -> bool:
     if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4 or set(mid_a) & set(mid_b):
         return False  # a word on both sides: two spans changed ("Jest for unit" / "Playwright for browser")
     same = p + s
-    if not [w for w in a[:p] + a[len(a) - s:] if w not in _BARE_FRAME]:
+    if not _framed(a[:p]) and not _framed(a[len(a) - s:]):
         return False  # only "the team uses" is the same: the whole object changed, which says no frame is kept
     return same >= 3 and same >= 0.5 * min(len(a), len(b)) and any(w not in STOPWORDS for w in mid_b)
 
