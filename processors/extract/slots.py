@@ -482,8 +482,8 @@ _BARE_FRAME = frozenset("the a an user team project we i user's team's uses use 
 def _framed(words: list[str]) -> bool:
     """Whether ``words`` (the part two texts share) hold a frame word: not only a subject, "uses" or an auxiliary
     ("has been" is one, "has a" keeps the verb of having)."""
-    return any(w not in _BARE_FRAME and not (w in ("has", "have", "had") and nxt == "been")
-               for w, nxt in zip(words, [*words[1:], ""], strict=True))
+    return any(w not in _BARE_FRAME and not (w in ("has", "have", "had") and words[i + 1:i + 2] == ["been"])
+               for i, w in enumerate(words))
 
 
 def _one_span(old: str, new: str) -> bool:
