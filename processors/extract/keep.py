@@ -30,6 +30,7 @@ by its slot).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from processors.extract import frames, notes
@@ -174,6 +175,13 @@ def _recurring(body: str) -> bool:
         and any(x.kind == "schedule" for x in sl.slots(body)) and not _PERSON.match(body.removeprefix("The user"))
 
 
+def differs(s: str) -> bool:
+    """Whether ``slot_clause`` may find a clause other than the sentence itself (a lead-in, a clause break, a dropped
+    subject or a name request): the supersede side reads the clause only then."""
+    return bool(_CLAUSE.search(s) or _LEAD.match(s) or _NO_SUBJECT.match(s) or _NAME_REQUEST.match(s))
+
+
+@functools.lru_cache(maxsize=4096)
 def slot_clause(s: str) -> str | None:
     """The clause of a user's sentence ``s`` that states one of their (or their project's) slots, as a sentence of
     its own ("I'm based in Lyon."), or None (see the module docstring)."""
@@ -209,6 +217,7 @@ _STYLE_IN = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?P<k>answer|reply|r
                        re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)
 def answer_style(s: str) -> str | None:
     """How the user wants the assistant to answer, in the third person, or None (see the module docstring)."""
     raw = s

@@ -1140,7 +1140,7 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return True
     if _slot_change(s, e, sp, pool, ops):
         return True
-    clause = None if zh or sp.named else keep.slot_clause(s)  # "..., prod is running PostgreSQL 16."
+    clause = None if zh or sp.named or not keep.differs(s) else keep.slot_clause(s)  # "..., prod is running PG 16."
     if clause and clause != s and _slot_change(clause, e, sp, pool, ops):
         return True
     strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
