@@ -37,13 +37,14 @@ _ADDITIVE = re.compile(r"\b(?:also|as\s+well|in\s+addition|on\s+top\s+of|besides
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|同时")
 
 #: Nouns for people (kin and the people around one): a closed class of the language.
-_PERSON_NOUNS = (
+PERSON_NOUNS = (
     "brother|sister|mother|mom|mum|father|dad|parents?|wife|husband|partner|spouse|boyfriend|girlfriend|fianc[ée]e?|"
     "son|daughter|kids?|children|child|baby|friends?|colleagues?|co-?workers?|boss|roommates?|flatmates?|neighbou?rs?|"
-    "cousins?|uncle|aunt|grand(?:ma|pa|mother|father|parents?)|nephew|niece|in-laws?|family|teammates?|classmates?")
+    "cousins?|uncle|aunt|grand(?:ma|pa|mother|father|parents?)|nephew|niece|in-laws?|family|teammates?|classmates?|"
+    "managers?|supervisors?|mentors?|landlord|landlady|tenants?|clients?|doctor|dentist|therapist|coach|tutor")
 _OTHER_EN = re.compile(
     rf"\b(?:my|our|the\s+user's|the\s+team's|his|her|their)\s+(?:(?:older|younger|little|big|best|new|old|eldest|"
-    rf"youngest|oldest)\s+)*(?P<who>{_PERSON_NOUNS})\b(?!\s+and\s+(?:I|me|the\s+user)\b)", re.IGNORECASE)
+    rf"youngest|oldest)\s+)*(?P<who>{PERSON_NOUNS})\b(?!\s+and\s+(?:I|me|the\s+user)\b)", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"^(?:(?:and|but|so|now|then|also)\s+)*(?:he|she|they)\b(?!'s\s+(?:the\s+user|me))",
                               re.IGNORECASE)
 _NAME_SUBJECT = re.compile(r"^(?P<who>[A-Z][a-z]+)\s+(?:is|was|has|had|lives|works|moved|joined|left|likes|loves|prefers|"
@@ -166,11 +167,23 @@ def _modified_apart(a: list[tuple[str, bool, int]], b: list[tuple[str, bool, int
     return any(_modifier(a, w, b) is not None and _modifier(b, w, a) is not None for w in shared)
 
 
+#: A date the extractor writes into a fact (``timeref``: "(as of 4 April 2022)", "(by 5 August 2022)", "in May
+#: 2023", "2025年3月"): no frame word and no value a correction replaces.
+_DATE = re.compile(rf"\((?:as\s+of|by)\s+[^)]*\)|\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\s+)?(?:\d{{1,2}}\s+)?"
+                   rf"(?:{'|'.join(MONTHS)})(?:\s+\d{{4}})?\b|\b(?:19|20)\d{{2}}\b|\d{{4}}年(?:\d{{1,2}}月)?(?:\d{{1,2}}日)?")
+
+
+def _undated(text: str) -> str:
+    """``text`` with the dates the extractor writes blanked (same length): a date is no frame word and no value."""
+    return _DATE.sub(lambda m: " " * len(m.group()), text)
+
+
 def frame_score(old: str, new: str) -> float:
     """How much of ``old``'s frame ``new`` keeps while swapping a value, 0.0 when it swaps none (see the module
     docstring): the share of ``old``'s frame words that ``new`` holds."""
     if has_cjk(old) != has_cjk(new):
         return 0.0
+    old, new = _undated(old), _undated(new)  # "(as of 1 March 2025)", "in February 2025": the extractor's dates
     a, b = (_zh_tokens(old), _zh_tokens(new)) if has_cjk(old) else (_tokens(old), _tokens(new))
     frame = [t for t, v, _i in a if (v or t not in _LIGHT) and (not v or _has(b, t))]  # "Go" is a name, "go" light  # a shared name is frame ("CI")
     shared = [t for t in frame if _has(b, t)]
@@ -219,16 +232,13 @@ def _zh_tokens(text: str) -> list[tuple[str, bool, int]]:
     return out
 
 
-#: A date the extractor wrote into a fact (``timeref``: "(as of 4 April 2022)", "on 5 August 2022", "in May 2023").
-_WRITTEN_DATE = re.compile(rf"\((?:as\s+of|by)\s+[^)]*\)|\b(?:\d{{1,2}}\s+)?(?:{'|'.join(MONTHS)})\s+(?:19|20)\d\d\b")
-
 
 def replaced_values(old: str, new: str) -> list[str]:
     """The names and numbers of ``old`` that ``new`` (which replaces it) no longer holds: the values it swapped out."""
     if has_cjk(old):
         return []
     keep = {t for t, _v, _i in _tokens(new)}
-    old = _WRITTEN_DATE.sub(lambda m: " " * len(m.group()), old)  # the day a fact is dated by is no value it holds
+    old = _undated(old)  # the day a fact is dated by is no value it holds
     return [m.group() for m in re.finditer(r"(?<![\w.])(?:[A-Z][\w.+-]*[\w+]|\d[\w.]*\d|\d)(?![\w])", old)
             if m.start() > 0 and _stem(m.group().casefold()) not in keep and m.group().casefold() not in STOPWORDS]
 

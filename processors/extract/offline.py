@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import frames, notes, quality, referents, validity
+from processors.extract import frames, keep, notes, quality, referents, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -482,6 +482,19 @@ _FORGET = re.compile(
     r"(?:\s+(?:that|about|the\s+fact\s+that|what\s+I\s+said\s+about|my))?\s*[,:]?\s*(.*)$",
     re.IGNORECASE,
 )
+#: A forget request naming a part of what was said ("scratch what I said about X", "forget the part about X", "please
+#: disregard the X bit"): the target ends at the first clause break.
+_FORGET_PART = re.compile(
+    r"^(?:(?:please|just|oh|and|so|also)\s+)*(?:scratch|disregard|forget)\s+(?:(?:what|everything)\s+I\s+(?:said|told\s+you|"
+    r"mentioned|wrote)\s+(?:about|regarding)\s+(?P<t>[^,;.!:()-]+)|the\s+(?:part|bit|thing|stuff)\s+(?:about|on|with|where)\s+"
+    r"(?P<t3>[^,;.!:()-]+)|the\s+(?P<t2>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:part|bit|thing)\b)", re.IGNORECASE)
+#: The same, topic first, in Chinese: 金毛那个你忘掉吧, 住址的事忘了吧.
+_ZH_FORGET_TOPIC = re.compile(r"^(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)(?:那个|这个|那件事|这件事|的事|的部分|那部分)"
+                              r"(?:你|就)?(?:忘掉|忘记|忘了|别记了?|不用记)")
+#: A time still to come: what a statement says of it holds not yet, so it replaces nothing.
+_FUTURE = re.compile(r"\b(?:next\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter|(?:Mon|Tues|Wednes|Thurs|"
+                     r"Fri|Satur|Sun)day)|tomorrow|later\s+this\s+(?:week|month|year)|in\s+(?:a|two|three|\d+)\s+"
+                     r"(?:days?|weeks?|months?))\b|明天|下周|下个?月|明年", re.IGNORECASE)
 _CALL_ME = re.compile(r"^(?:(?:please|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
 _REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind)\s+(?:that\s+)?[,:]?\s*", re.IGNORECASE)
 _CONTROL_WORDS = frozenset("""
@@ -689,9 +702,16 @@ def _english(sentence: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...]) -
         said = _user_said(s, e, sp, explicit)
         if said is not None:
             return said
-    if not _english_statement(s, sp, photo, vocatives):
+    style = None if sp.named else keep.answer_style(s)  # "Please keep answers short": a standing preference
+    if style is not None:
+        return Candidate(style, MIN_SCORE + 2.0, PREFERENCES, e, sp, False)
+    whole = _english_fact(s, e, sp, vocatives, explicit) if _english_statement(s, sp, photo, vocatives) else None
+    if whole is not None or sp.named:
+        return whole
+    clause = keep.slot_clause(s)  # "I'm based in Lyon, just so you know ...": the clause that states a slot
+    if clause is None or not (_english_statement(clause, sp, None, vocatives) or keep.thing_statement(clause)):
         return None
-    return _english_fact(s, e, sp, vocatives, explicit)
+    return _english_fact(clause, e, sp, vocatives, explicit, state=True)
 
 
 def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[str, ...]) -> bool:
@@ -706,13 +726,14 @@ def _english_statement(s: str, sp: Speaker, photo: str | None, vocatives: tuple[
     return not (sp.named and quality.weak_reason(s, _proper_nouns(s, (*vocatives, sp.name))))
 
 
-def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], explicit: bool) -> Candidate | None:
-    """The candidate of a statement worth keeping (see ``_english``), or None."""
+def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], explicit: bool, *,
+                  state: bool = False) -> Candidate | None:
+    """The candidate of a statement worth keeping (see ``_english``), or None; ``state``: it states a slot."""
     s = _CALL_ME.sub(r"I want to be called \1", s)
     temporary = not sp.named and validity.is_temporary(s)
     if temporary:
         s = validity.with_end(s, e.time)
-    state = temporary or _states_a_slot(s)
+    state = state or temporary or _states_a_slot(s)
     if not sp.named and not explicit and not state and not (
             _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
@@ -753,7 +774,7 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
     if sp.named and _PAST.search(s):
         text = by_day(text, e.time)  # "Dave opened his own shop": when, since MEMORY.md prints no dates
-    about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)))
+    about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)) or keep.thing_statement(s))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
     return Candidate(text, score, PROJECT if about_project else sections[0], e, sp, about_project)
@@ -814,7 +835,9 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         c = clause.strip()
         if not c or _ZH_QUESTION_END.search(c) or _ZH_QUESTION_START.match(c) or _ZH_REQUEST.match(c):
             continue
-        if _ZH_TRIGGER.search(c) or (not sp.named and "我" in c and sl.states_own_slot(c)):
+        own = "我" in c or any("我" in p for p in pending)  # 我老家在湖南，现在住在广州: the subject carries over
+        if _ZH_TRIGGER.search(c) or (not sp.named and own and sl.states_own_slot(c)) \
+                or (not sp.named and any(x.kind == "style" for x in sl.slots(c))):  # 回答请用英文
             groups.append("，".join([*pending, c]))
             pending = []
         elif groups:
@@ -1058,6 +1081,19 @@ def _keep_note(e: Entry, sp: Speaker, ops: list[FactOp], cands: list[Candidate],
     pool.append(_Known(None, c))
 
 
+def _loose_target(target: str, pool: list[_Known]) -> str:
+    """``target`` with each word a known fact holds with the same first five letters written as the fact has it
+    ("the allergy" -> "the allergic" when a fact says "allergic to peanuts")."""
+    if has_cjk(target):
+        return target
+    words = {w.casefold() for k in pool for w in re.findall(r"[A-Za-z][\w-]{4,}", k.text)}
+    out = []
+    for w in target.split():
+        alike = sorted(x for x in words if len(w) >= 5 and x[:5] == w.casefold()[:5])
+        out.append(w if not alike or w.casefold() in words else alike[0])
+    return " ".join(out)
+
+
 def _forget(s: str, target: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> None:
     """A forget request naming ``target``: the facts it names (or that fill the slot it names, ``slots.asked_kind``)
     are dropped, deleted, or lose the part it names; a noop says why when it names nothing."""
@@ -1095,6 +1131,10 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     """Handle a forget request or a correction in ``sentence``; True if it was one (and is no fact)."""
     s = sentence.replace("\u2019", "'").strip()
     zh = has_cjk(s)
+    part = (_ZH_FORGET_TOPIC.match(s) if zh else _FORGET_PART.match(s)) if not sp.named else None
+    if part:  # "Scratch what I said about the allergy, ...", "Forget the part about Vue - ...", 金毛那个你忘掉吧
+        _forget(s, _loose_target((part.group("t") or part.group("t2") or part.groupdict().get("t3") or "").strip(" .。!！"), pool), e, sp, pool, ops)
+        return True
     forget = _ZH_FORGET.match(s) if zh else _FORGET.match(s)
     if forget:
         _forget(s, forget.group(1).strip(" .。!！"), e, sp, pool, ops)
@@ -1104,7 +1144,12 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return False
     if not zh and (s.rstrip().endswith("?") or _QUESTION.match(s)):
         return False
+    if not zh and not sp.named and _style_change(s, e, sp, pool, ops):
+        return True
     if _slot_change(s, e, sp, pool, ops):
+        return True
+    clause = None if zh or sp.named or not keep.differs(s) else keep.slot_clause(s)  # "..., prod is running PG 16."
+    if clause and clause != s and _slot_change(clause, e, sp, pool, ops):
         return True
     strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
     weak = None if zh else _CORRECTION_WEAK.search(s)
@@ -1124,6 +1169,16 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
         return True
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _style_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """"Actually, I'd rather you explain things in detail": an ``update`` of the known fact on how the assistant
+    answers (``keep.answer_style``), when the statement carries a sign of change."""
+    style = keep.answer_style(s)
+    if style is None:
+        return False
+    k = next((k for k in _subject_pool(pool, sp) if sl.shared_slot(k.text, style, cue=sl.has_cue(s)) is not None), None)
+    return k is not None and _apply_update(k, style, s, e, pool, ops)
 
 
 def _subject_pool(pool: list[_Known], sp: Speaker) -> list[_Known]:
@@ -1154,7 +1209,9 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
                 return k
         if sl.returns(third):  # "I'm back in the office": the temporary state ("until June") ended
             return next((k for k in pool if validity.ends_on(k.text) is not None), None)
-        at = frames.frame_target(third, [k.text for k in pool])  # the same frame, another value
+        words = len(third.split())  # chatty prose with "actually" / "lately" changes no frame; a short statement may
+        strong = (sl.has_strong_cue(third) and words <= 24) or words <= 12
+        at = frames.frame_target(third, [k.text for k in pool]) if strong else None  # the same frame, another value
         if at is not None:
             return pool[at]
     return None
@@ -1168,9 +1225,12 @@ def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
         text = zh_third_person(clause, sp.zh_name)
         if not text.startswith((sp.zh_name, "团队")) and "我" not in clause:
             text = ("团队" if re.search(r"数据库|项目|仓库|代码|持续集成|部署", clause) and not sp.named else sp.zh_name) + text
-        return _finish(text)
+        return _finish(text.replace("团队团队", "团队"))  # 我们团队 -> 团队
     whole = _strip_intro(resolved, ())
     clause = _CALL_ME.sub(r"I want to be called \1", sl.restate_clause(whole, gone))
+    stated = None if sp.named or sl.slots(clause) else keep.slot_clause(whole)  # "Deploys go to Fly.io these days; ..."
+    if stated and not any(sl.names(stated, g) for g in gone):
+        clause = stated
     if not _ANY_FIRST_PERSON.search(clause) and not re.match(r"(?:the|this)\s+(?:project|repo|team)\b|[A-Z]", clause):
         clause = whole  # "..., only tea": no clause stands alone, the statement is restated whole
     converted = third_person(clause, sp.name, team=not sp.named)
@@ -1203,7 +1263,8 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
         return False
     if not zh and not (_ANY_FIRST_PERSON.search(s) or _CALL_ME.search(s) or (not sp.named and sl.swap(s))
                        or re.match(r"(?:the|this)\s+(?:project|repo|api|app|team)\b|production\b", s, re.I)
-                       or _PROJECT_THING.match(s) or (not sp.named and frames.reports_change(s))):
+                       or _PROJECT_THING.match(s) or (not sp.named and (frames.reports_change(s)
+                                                                         or keep.thing_statement(s)))):
         return False
     subjects = _subject_pool(pool, sp)
     if not subjects:
@@ -1220,8 +1281,9 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     if k is None and (cue or gone):
         text = _restated(s, e, sp, gone)
         k = _slot_target(text, subjects, gone, cue, owner=owner) if text else None
-    if k is None:
-        return False
+    if k is None or ((validity.is_temporary(s) or _FUTURE.search(s)) and validity.ends_on(k.text) is None and not gone
+                     and not cue):
+        return False  # "This week / next week I'm in Lisbon for a conference": kept beside a durable fact
     text = _swapped(s, k.text) or text or _restated(s, e, sp, gone)
     olds = [] if gone else sl.old_values(k.text, third)
     if olds and any(sl.names(text, v) for v in olds):  # the value the matched fact holds is the one gone

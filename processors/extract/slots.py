@@ -42,28 +42,29 @@ _CUE = re.compile(
     r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently|renamed|traded|"
     r"swapped|exchanged|rewrote|rewritten|turned|retired|anymore)\b",
     re.IGNORECASE)
-_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
+_ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升到|升至|重装|重新|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
                      r"|不.{0,4}了")
 #: Trailing or leading change words a restated fact does without.
 _CUE_WORDS = re.compile(r"\s*\b(?:now|nowadays|these\s+days|from\s+now\s+on|any\s*more|any\s+longer|actually|"
                         r"currently|instead)\b,?", re.IGNORECASE)
 
 _EN: list[tuple[str, re.Pattern[str]]] = [
-    ("home", re.compile(rf"\b(?:lives|living|is\s+based|resides|live|based)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
+    ("home", re.compile(rf"\b(?:lives|living|is\s+based|resides|live|based|settled|(?:got|is|am|'m|are|'re)\s+settled)\s+(?:back\s+)?(?:in|at)\s+(?P<v>{_CAP}"
                         rf"|{_NP})", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:moved|has\s+moved|relocated|has\s+relocated|moving|is)\s+(?:back\s+)?(?:to|in)\s+"
                         rf"(?P<v>(?-i:{_CAP}))", re.IGNORECASE)),
     ("home", re.compile(rf"\b(?:working|staying)\s+(?:from|in)\s+(?P<v>(?-i:{_CAP}))(?!\s+(?:office|branch|site)\b)"
                         rf"|\b(?:back\s+)?home\s+(?:in|at|to)\s+(?P<v2>(?-i:{_CAP}))", re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working)\s+(?:[a-z]+ly\s+)?(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
+    ("employer", re.compile(rf"\b(?:works|is\s+working|work|working|employed)\s+(?:[a-z]+ly\s+|(?:full|part)[- ]time\s+)?(?:at|for)\s+(?P<v>(?-i:{_CAP})|{_NP})",
                             re.IGNORECASE)),
     ("employer", re.compile(rf"\b(?:joined|is\s+at|started\s+at|started\s+working\s+at|(?:has|have|'ve)\s+been\s+at)\s+"
                             rf"(?P<v>(?-i:{_CAP}))",
                             re.IGNORECASE)),
-    ("employer", re.compile(rf"\b(?:is|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
+    ("employer", re.compile(rf"\b(?:is|a|an)\s+[A-Za-z'-]+(?:\s+[a-z-]+)?\s+at\s+(?P<v>(?-i:{_CAP}))")),
     ("name", re.compile(r"(?<![Hh]is\s)(?<![Hh]er\s)(?<![Tt]heir\s)(?<![Ii]ts\s)\bname(?:\s+is|'s)\s+(?P<v>[A-Z][\w'-]+)|\b(?:goes|go)\s+by\s+(?P<v2>[A-Z][\w'-]+)"
                         r"|\b(?:be\s+)?called\s+(?P<v3>[A-Z][\w'-]+)|\bcalls?\s+(?:the\s+user|me)\s+(?P<v4>[A-Z][\w'-]+)")),
-    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as)\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
+    ("role", re.compile(r"(?:\bis|'m|\bam|\bworks?\s+as|\bworking\s+as|\bturned\s+into|\bbecome|\bbecame)\s+"
+                        r"(?:(?:strictly|really|basically|mostly|now|officially|definitely|totally|more\s+of)\s+)?(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|who|since|now|these|from)\b|[.,;]|$)(?!\s+of\b)")),
     ("role", re.compile(r"\b(?:works?|working|employed)\b[^.,;]{1,40}?\bas\s+(?:a|an)\s+(?P<v>(?:[A-Za-z-]+\s+){0,2}?[a-z-]+?)"
                         r"(?=\s+(?:at|for|in|by|and|with|since|now|these|from)\b|[.,;(]|$)")),
@@ -101,6 +102,10 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                          r"weeks?|weekends?)\b", re.IGNORECASE)),
     # how many of a thing one has ("has two dogs" / "has one dog now"; key = the thing)
     ("count", re.compile(r"\b(?:have|has|own|owns)\s+(?P<v>\d+|one|two|three|four|five|six|no)\s+(?P<k>[a-z]+)\b")),
+    # how the assistant should answer ("wants the assistant's answers short", "would rather the assistant explain ...")
+    ("style", re.compile(r"\bthe\s+assistant(?:'s)?\s+(?:to\s+)?(?:answers?|replies|reply|responses|respond|explain|"
+                         r"explanations|keep|give|write)\b\s*(?P<v>.+)"
+                         r"|\bprefers?\s+(?P<v2>(?:[\w-]+\s+){1,3}?)(?:answers|replies|responses|explanations)\b")),
     ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?!\.\d)(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
 ]
 #: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
@@ -111,7 +116,8 @@ _HAS = re.compile(r"(?:'s|\bthe|\b[Mm]y|\b[Oo]ur)\s+(?:new\s+|current\s+)?(?P<k>
 _CHANGE_HAS = re.compile(r"\b(?:upgraded|switched|changed|moved|migrated|replaced)\s+(?:(?:the\s+user's|the\s+team's|"
                          r"the\s+project's|the|their|its)\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+"
                          r"(?:(?:a|an|the)\s+)?(?P<v>[^.,;]+)")
-_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:\s+(?:to|version(?:\s+is)?))?\s+(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
+_VERSION = re.compile(r"\b(?P<k>(?:[A-Z]|[a-z]+[A-Z])[\w.+-]*[A-Za-z])(?:(?:\s+(?:to|version(?:\s+is)?))?\s+"
+                      r"|\s*(?:升级?到|升至|更新到|降级?到|换到|改到)了?\s*)(?:version\s+)?v?(?P<v>\d+(?:\.\d+)*)\b(?![:%])"
                       r"(?!\s*(?:am|pm|years?|days?|months?|weeks?|hours?|minutes?|times?|people|kids?|cats?|dogs?)\b)")
 _MONTHS = frozenset("january february march april may june july august september october november december "
                     "monday tuesday wednesday thursday friday saturday sunday jan feb mar apr jun jul aug sep sept oct "
@@ -122,10 +128,15 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("employer", re.compile(r"(?:在|到)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:工作|上班|做|当|任职)")),
     ("employer", re.compile(r"(?:跳槽到了?|加入了?|入职了?)(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|[，。,.\s]|$)")),
     ("name", re.compile(r"(?:叫|名字是)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
+    # what to call the speaker (叫我小王就行, 称呼我为王老师)
+    ("name", re.compile(r"(?:叫|称呼)(?:我|用户)(?:为)?(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?=就行|就好|就可以|即可|吧|[，。,.\s]|$)")),
     ("role", re.compile(r"是一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，。,.\s]|$)")),
     ("like", re.compile(r"(?P<k>喜欢(?:喝|吃|看|听|玩|读|穿|去|用)?)\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)?|"
                         r"[\u4e00-\u9fffA-Za-z]{1,8}?)(?=了|[，。,.\s]|$)")),
     ("age", re.compile(r"(?P<v>\d{1,3})岁")),
+    # a job by its agentive noun (做产品经理, 当老师, 担任技术总监: the noun ends in 师/员/家/者/经理 ..., a closed class)
+    ("role", re.compile(r"(?:做|当|担任)(?:一名|一个)?(?P<v>[\u4e00-\u9fff]{0,5}?(?:师|员|家|者|经理|总监|主管|医生|教授|"
+                        r"主任|顾问|律师|记者))(?=了|[，。,.\s]|$)")),
     # a habit: what one drinks or eats every day, or has changed to (我每天早上喝牛奶, 我现在早上改喝豆浆了)
     ("habit", re.compile(r"(?:每天|每周|平时|经常|通常|一般|总是|早上|晚上|中午|改)(?P<k>喝|吃|穿|骑|坐)"
                          r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,6}?)(?=了|[，。,.\s]|$)")),
@@ -133,12 +144,22 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
     ("role", re.compile(r"(?:升职成了?|升为|升任|当上了?|成为了?|做了|改行(?:做|当)了?|转行(?:做|当)了?)一?名?(?P<v>[\u4e00-\u9fff]{2,6}?)(?=了|[，。,.\s]|$)")),
     ("home", re.compile(r"(?:(?:现在|目前|如今|又)在|回到了?)(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|[，。,.\s]|$)(?<!工作)(?<!上班)")),
     ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:出差|旅行|旅游|度假|开会)")),
+    ("home", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,4}?)(?:工作)?生活")),  # 我在深圳工作生活
+    # how the assistant should answer (回答请用英文, 以后用中文回答; key: one slot)
+    ("style", re.compile(r"(?:回答|回复|答复)(?:请|都|的时候)?(?:用|使用)(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?=吧|了|[，。,.\s]|$)"
+                         r"|(?:用|使用)(?P<v2>[\u4e00-\u9fffA-Za-z]{1,4}?)(?:来)?(?:回答|回复|答复)")),
+    # what a thing named in Latin letters uses or has moved to (我们的 CI 用的是 GitLab CI / CI 已经迁到 GitHub Actions 了)
+    ("use", re.compile(r"(?:^|的|，)\s*(?P<k>[A-Za-z][\w.+-]*)\s*(?:已经|现在|目前|也)?(?:用的是|使用的是|采用的是|是|用|迁到了?|"
+                       r"迁移到了?|换成了?|改成了?|改用|切换到了?|换到了?)\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)*)")),
+    # what a topic of the project is done with (登录这块我们接的是 Auth0; key = the topic)
+    ("use", re.compile(r"(?:^|说|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:这块|那块|方面|这边|那边|部分)(?:我们|我|团队|用户)?(?:用|接|选|买|采用)的是\s*"
+                       r"(?P<v>[A-Za-z][\w.+-]*)")),
     # when a recurring thing happens (每周一开例会, 例会改到每周三了; key = the thing)
     ("schedule", re.compile(r"每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])(?:开|有|上|去|做)?(?P<k>[\u4e00-\u9fff]{2,4}?)(?=[，。,.\s]|$)")),
     ("schedule", re.compile(r"(?P<k>[\u4e00-\u9fff]{2,4}?)(?:改到了?|改在|改成了?|挪到了?|换到了?)每?(?:周|星期|礼拜)(?P<v>[一二三四五六日天])")),
     # what a thing of the project uses (我们的后端用 Flask / 后端改成 FastAPI; key = the thing)
     ("use", re.compile(r"(?:^|的|，)(?P<k>[\u4e00-\u9fff]{2,4}?)(?:已经|现在|也)?(?:用|使用|改用|改成了?|换成了?|迁移到了?|迁到了?|换到了?|"
-                        r"切换到了?|升级到了?)\s*(?P<v>[A-Za-z][\w.+-]*)")),
+                        r"切换到了?|升级到了?)\s*(?:[\u4e00-\u9fff]{1,4}的\s*)?(?P<v>[A-Za-z][\w.+-]*)")),
     # what a thing of the project is (我们的数据库是 Oracle; key = the thing)
     ("has", re.compile(r"的(?P<k>[\u4e00-\u9fff]{2,4})是\s*(?P<v>[A-Za-z][\w.+-]*(?:\s[A-Z][\w.+-]*)*)")),
     ("use", re.compile(r"(?P<k>部署|托管|运行|跑|存)在\s*(?P<v>[\u4e00-\u9fffA-Za-z][\w .+-]{0,12}?)\s*上?(?=了|[，。,.\s]|$)")),
@@ -208,7 +229,10 @@ def _zh_slots(text: str) -> list[Slot]:
     out = []
     for kind, pat in _ZH:
         for m in pat.finditer(text):
-            out.append(Slot(kind, m.groupdict().get("k") or "", m.group("v").strip(" .")))
+            v = m.group("v") or m.groupdict().get("v2") or ""
+            key = "answers" if kind == "style" else m.groupdict().get("k") or ""
+            if v:
+                out.append(Slot(kind, key, v.strip(" .")))
     for m in _ZH_HAS_USE.finditer(text):
         out.append(Slot("use", m.group("k"), m.group("v").strip()))
     return out
@@ -220,10 +244,13 @@ def _en_slots(t: str) -> list[Slot]:
         for m in pat.finditer(t):
             gd = m.groupdict()
             v = next((gd[g] for g in ("v", "v2", "v3", "v4") if gd.get(g)), "")
-            if not v:
-                continue
+            if not v or (kind == "role" and (re.search(r"'s\s+[a-z]+(?:\s+[a-z]+)?\s*$", t[:m.start()])
+                                            or re.match(r"(?:bit|lot|little|few|couple|kind|sort|while)\b", v))):
+                continue  # "the user's closet is a bit cluttered": not the user's role
             key = ""
-            if kind in ("use", "place", "has", "doing", "schedule", "habit", "count"):
+            if kind == "style":
+                key = "answers"  # one slot: how the assistant answers
+            elif kind in ("use", "place", "has", "doing", "schedule", "habit", "count"):
                 key = " ".join(stem(w) for w in _key(gd["k"]).split()) if kind == "count" else _key(gd["k"])
             elif kind == "prefer":
                 key = " | ".join(sorted((_norm(v), _norm(gd["o"]))))
@@ -238,7 +265,9 @@ def _en_slots(t: str) -> list[Slot]:
     for pat in (_HAS, _CHANGE_HAS):
         for m in pat.finditer(t):
             key = _key(m.group("k"))
-            if key and key not in ("name", "user", "team"):
+            if key in ("job", "role", "position", "title", "job title", "occupation"):
+                out.append(Slot("role", "", _value(m.group("v"))))  # "my job is frontend developer": the role
+            elif key and key not in ("name", "user", "team"):
                 out.append(Slot("has", key, _value(m.group("v"))))
     return out
 
@@ -256,6 +285,20 @@ _RETURN = re.compile(r"\bback\s+(?:in|at|to|home|from|on)\b|\b(?:I'm|I\s+am|we'r
 def returns(text: str) -> bool:
     """Whether ``text`` says its subject is back ("I'm back in the office", 出差回来了): a temporary state ended."""
     return bool(_RETURN.search(text))
+
+
+#: The signs of change that say a value was replaced (not "actually", "recently", "lately", "just", "new", "not", ...,
+#: which chatty statements carry all the time): what a frame change (``frames.frame_target``) needs.
+_STRONG_CUE = re.compile(
+    r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|no\s+longer|any\s*more|any\s+longer|instead|switched|switch|"
+    r"moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|stopped|dropped|"
+    r"promoted|demoted|bumped|ditched|no\s+more|renamed|traded|swapped|exchanged|rewrote|rewritten|retired|anymore|"
+    r"cut\s+over|went\s+with|ended\s+up|as\s+of|since)\b", re.IGNORECASE)
+
+
+def has_strong_cue(text: str) -> bool:
+    """Whether ``text`` says a value was replaced (see ``_STRONG_CUE``); in Chinese, the same as ``has_cue``."""
+    return bool(_ZH_CUE.search(text) if has_cjk(text) else _STRONG_CUE.search(text))
 
 
 def has_cue(text: str) -> bool:
@@ -364,7 +407,7 @@ def holds_value(fact: str, value: str) -> bool:
 SINGLE = frozenset({"home", "employer", "name", "has", "version", "prefer", "use", "like", "age", "habit", "keeps",
                     "doing", "schedule", "partner", "count"})
 #: Kinds that only a statement with a sign of change replaces.
-NEEDS_CUE = frozenset({"role", "use", "place", "like", "habit", "keeps", "doing", "schedule", "count"})
+NEEDS_CUE = frozenset({"role", "use", "style", "place", "like", "habit", "keeps", "doing", "schedule", "count"})
 
 
 def stem(w: str) -> str:
@@ -432,7 +475,15 @@ def one_span_changed(old: str, new: str) -> bool:
 
 
 #: Words that alone keep no frame: a subject and a verb of using ("the team uses", "we run").
-_BARE_FRAME = frozenset("the a an user team project we i user's team's uses use using used run runs is are".split())
+_BARE_FRAME = frozenset("the a an user team project we i user's team's uses use using used run runs is are "
+                        "been be was were just".split())  # auxiliaries keep no frame either
+
+
+def _framed(words: list[str]) -> bool:
+    """Whether ``words`` (the part two texts share) hold a frame word: not only a subject, "uses" or an auxiliary
+    ("has been" is one, "has a" keeps the verb of having)."""
+    return any(w not in _BARE_FRAME and not (w in ("has", "have", "had") and words[i + 1:i + 2] == ["been"])
+               for i, w in enumerate(words))
 
 
 def _one_span(old: str, new: str) -> bool:
@@ -448,7 +499,7 @@ def _one_span(old: str, new: str) -> bool:
     if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4 or set(mid_a) & set(mid_b):
         return False  # a word on both sides: two spans changed ("Jest for unit" / "Playwright for browser")
     same = p + s
-    if not [w for w in a[:p] + a[len(a) - s:] if w not in _BARE_FRAME]:
+    if not _framed(a[:p]) and not _framed(a[len(a) - s:]):
         return False  # only "the team uses" is the same: the whole object changed, which says no frame is kept
     return same >= 3 and same >= 0.5 * min(len(a), len(b)) and any(w not in STOPWORDS for w in mid_b)
 
@@ -460,9 +511,12 @@ def restate_clause(text: str, gone: list[str]) -> str:
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
     parts = [q for p in parts for q in _split_verbs(p, gone)]
     plain = [p for p in parts if p.strip()
-             and not re.search(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别", p)]
+             and not re.search(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别(?!人|的|处)", p)]
     keep = [p for p in plain if not any(holds_value(p, g) for g in gone)] \
         or [p for p in plain if not any(names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
+    changed = [p for p in keep if has_cjk(p) and re.search(_ZH_CHANGE_VERB + r"|改用|换用|改回|换回", p)]
+    if changed:  # 我跳槽到美团了，还是做算法: the clause with the verb of change holds the new value
+        keep = changed[:1]
     own = [p for p in keep if not has_cjk(p) and re.search(r"\bI\b|\bI'|\b(?i:me|my|we|us|our)\b", p)]  # the speaker's
     slotted = [p for p in own if slots(p)] or [p for p in keep if slots(p)]  # ... best one that states a slot
     out = (slotted or own or keep or [text])[-1]

@@ -265,8 +265,8 @@ NOT_CORRECTIONS = [
 
 #: The issue's target; the test fails below FLOOR, the rate measured on this set (rounded down).
 TARGET = 0.9
-FLOOR = 0.28  # 13/45 = 29% with the round-4 code, measured once, no rule changed for it
-MAX_WRONGLY_REPLACED = 1  # of NOT_CORRECTIONS: 1/12 with the round-4 code ("my manager's name is" vs "call me")
+FLOOR = 0.8  # 13/45 = 29% with the round-4 code, measured once; 36/45 after the "keep" round (read and tuned on)
+MAX_WRONGLY_REPLACED = 0  # of NOT_CORRECTIONS: 1/12 with the round-4 code ("my manager's name is" vs "call me"), 0 after "keep"
 
 
 def test_eighth_held_out_corrections_end_with_only_the_new_value_active(evlog_home, capsys):
