@@ -69,7 +69,12 @@ def drop_blocks(text: str) -> str:
 
 def flagged(extra: dict[str, Any]) -> bool:
     """Whether the source marked the message as written by the harness (``META_FLAGS``, a local command)."""
-    return any(extra.get(flag) is True for flag in META_FLAGS) or extra.get("subtype") == "local_command"
+    if not extra:
+        return False  # most messages: no extra fields at all
+    for flag in META_FLAGS:
+        if extra.get(flag) is True:
+            return True
+    return extra.get("subtype") == "local_command"
 
 
 def starts_as_harness(text: str) -> bool:
@@ -93,7 +98,9 @@ def request_title(role: str, content: str, extra: dict[str, Any], *, commands_on
     title already; a message that is no slash command gives ``("", "")`` without the work
     of taking its own text out of injected blocks and tags.
     """
-    if role != "user" or flagged(extra) or starts_as_harness(content):
+    if role != "user" or (commands_only and "<" not in content):
+        return "", ""  # a command is a <command-name> tag (an ANSI escape holds no "<", so removing them adds none)
+    if flagged(extra) or starts_as_harness(content):
         return "", ""
     text = _ANSI.sub("", content)
     name = COMMAND_NAME.search(text)

@@ -12,11 +12,14 @@
   written for (their checkpoint) into a temporary directory and compares every
   projection file byte for byte (``--check``). It works on a read-only workspace and
   while writers run (it holds the projection-files lock in shared mode, so no flush
-  changes the files while it compares).
+  changes the files while it compares). The replay's last flush compares each file with
+  the live one as it is rendered and drops it (``_ComparingFS``): only the files an
+  earlier flush of a long replay wrote are put in the temporary directory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass
@@ -145,32 +148,70 @@ def check(ws: Workspace, *, full_index: bool = False) -> CheckResult:
     try:
         live = Projector(ws.log, ws.home, default_projections(ws.home, OS_FS, live=False), OS_FS, checkpoint=True)
         with tempfile.TemporaryDirectory(prefix="evlog-check-") as tmp, recall.proof(ws, full=full_index) as index:
-            scratch = ScratchFS()  # a throwaway tree: nothing to make durable
+            scratch = _ComparingFS(tmp, ws.home)  # a throwaway tree: nothing to make durable
             fresh = Projector(ws.log, tmp, default_projections(tmp, scratch, live=False), scratch, checkpoint=False)
             written = live.seq or live.written_seq  # an older version's checkpoint: the seq its files are for
             if written:  # the recall index's proof folds the same read of the log
                 fresh.catch_up(written, flush_every=REBUILD_FLUSH_EVENTS, observe=index.feed)
+            scratch.comparing = True
             for p in fresh.projections:
                 p.flush()
-            rebuilt = _files(fresh)
-            drifts = []
-            compared = 0
-            for rel in sorted(_files(live) | rebuilt):
-                compared += 1
-                a = os.path.join(ws.home, rel)
-                b = os.path.join(tmp, rel) if rel in rebuilt else None
-                if not os.path.exists(a):
-                    drifts.append(Drift(rel, "missing"))
-                elif b is None:
-                    drifts.append(Drift(rel, "extra"))
-                elif not _same_bytes(a, b):
-                    drifts.append(Drift(rel, "differs"))
+            files, rebuilt = _files(live), _files(fresh) | set(scratch.same)
+            drifts = _drifts(ws.home, tmp, files, rebuilt, scratch.same)
+            compared = len(files | rebuilt)
             drifts.extend(_mirror_drift(ws, live))
             index_problems = index.finish()
         return CheckResult(written, ws.log.last_seq, compared, drifts, index_problems)
     finally:
         if lock is not None:
             lock.close()
+
+
+class _ComparingFS(ScratchFS):
+    """The fresh replay's file system: files go to the scratch tree (a flush of a long replay reads its
+    own files back) until ``comparing`` is set; from then on (the last flush) each file under the
+    scratch tree is compared with the live file at the same place as it is written, and dropped:
+    ``same`` maps its path (relative) to whether the bytes are equal."""
+
+    def __init__(self, scratch: str, live: str) -> None:
+        self.scratch, self.live = scratch, live
+        self.comparing = False
+        self.same: dict[str, bool] = {}
+
+    def _rel(self, path: str) -> str | None:
+        rel = os.path.relpath(path, self.scratch)
+        return None if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+    def write_file(self, path: str, data: bytes) -> None:
+        rel = self._rel(path) if self.comparing else None
+        if rel is None:
+            super().write_file(path, data)
+            return
+        self.same[rel] = _same_as(os.path.join(self.live, rel), data)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # what an earlier flush wrote there
+
+    def unlink(self, path: str) -> None:
+        rel = self._rel(path) if self.comparing else None
+        if rel is not None and self.same.pop(rel, None) is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            return
+        super().unlink(path)
+
+
+def _drifts(home: str, tmp: str, live: set[str], rebuilt: set[str], same: dict[str, bool]) -> list[Drift]:
+    """Every file of either side that is missing, extra or different (``same``: those compared as written)."""
+    drifts = []
+    for rel in sorted(live | rebuilt):
+        a = os.path.join(home, rel)
+        if not os.path.exists(a):
+            drifts.append(Drift(rel, "missing"))
+        elif rel not in rebuilt:
+            drifts.append(Drift(rel, "extra"))
+        elif not (same[rel] if rel in same else _same_bytes(a, os.path.join(tmp, rel))):
+            drifts.append(Drift(rel, "differs"))
+    return drifts
 
 
 def _files(proj: Projector) -> set[str]:
@@ -197,6 +238,25 @@ def _mirror_drift(ws: Workspace, live: Projector) -> list[Drift]:
         if os.path.exists(mirror) and not _same_bytes(mirror, os.path.join(ws.home, project_file(project))):
             out.append(Drift(mirror, "differs"))
     return out
+
+
+def _same_as(path: str, data: bytes) -> bool:
+    """Whether the file at ``path`` holds exactly ``data`` (read in steps: one more copy of a step, not the file)."""
+    try:
+        if os.path.getsize(path) != len(data):
+            return False
+        view = memoryview(data)
+        with open(path, "rb") as f:
+            at = 0
+            while True:
+                x = f.read(1 << 20)
+                if not x:
+                    return at == len(data)
+                if view[at : at + len(x)] != x:
+                    return False
+                at += len(x)
+    except OSError:
+        return False
 
 
 def _same_bytes(a: str, b: str) -> bool:

@@ -53,6 +53,7 @@ import contextlib
 import itertools
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -823,22 +824,23 @@ class RecallIndex:
         n, chars = db.execute("SELECT count(*), coalesce(sum(nchars), 0) FROM docs").fetchone()
         if (n, chars) != (int(self._meta("ndocs", 0)), int(self._meta("nchars", 0))):
             problems.append(f"counters say {self._meta('ndocs')} items/{self._meta('nchars')} chars, rows {n}/{chars}")
-        speakers = db.execute("SELECT coalesce(s.project, ''), d.speaker, count(*) FROM docs d JOIN sessions s ON "
-                              "s.sid = d.sid WHERE d.kind = 0 AND d.speaker IS NOT NULL AND d.speaker != '' "
-                              "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
-        if speakers != db.execute("SELECT project, name, n FROM speakers ORDER BY 1, 2").fetchall():
+        held_speakers = db.execute("SELECT project, name, n FROM speakers ORDER BY 1, 2").fetchall()
+        proved = not tokenise and ftsproof.stored(db) is not None
+        if not proved and _speaker_counts(db) != held_speakers:
             problems.append("speaker counts do not match the messages")
         orphans = db.execute("SELECT count(*) FROM docs WHERE kind = 0 AND sid NOT IN (SELECT sid FROM sessions)"
                              ).fetchone()[0]
         if orphans:
             problems.append(f"{orphans} messages of sessions that are gone")
-        if not tokenise and ftsproof.stored(db) is not None:
-            read = db.cursor()
+        if proved:  # the speakers are counted in the pass that proves the full-text table
+            read, speakers = db.cursor(), Counter[tuple[str, str]]()
             try:
-                problems.extend(ftsproof.problems(db, self._stored_fts_rows(read, docs_digest), n))
+                found = ftsproof.problems(db, self._stored_fts_rows(read, docs_digest, speakers), n)
             finally:
                 read.close()
-            return problems
+            if [(*k, c) for k, c in sorted(speakers.items())] != held_speakers:
+                problems.append("speaker counts do not match the messages")
+            return problems + found
         if docs_digest is not None:
             read = db.cursor()
             try:
@@ -895,10 +897,11 @@ class RecallIndex:
         for id_, text, aux, tags in self._stored_fts_rows(read):
             yield (id_, index_text(text), index_text(aux) if aux else "", tags)
 
-    def _stored_fts_rows(self, read: sqlite3.Cursor,
-                         docs_digest: list[int] | None = None) -> Iterator[tuple[int, str, str, str]]:
+    def _stored_fts_rows(self, read: sqlite3.Cursor, docs_digest: list[int] | None = None,
+                         speakers: Counter[tuple[str, str]] | None = None) -> Iterator[tuple[int, str, str, str]]:
         """(rowid, text, aux, tags) of each stored row, before the CJK rewrite (what the writer's digest hashes);
-        ``docs_digest``: its one item becomes the ``rowproof`` digest of the rows read (once they all are)."""
+        ``docs_digest``: its one item becomes the ``rowproof`` digest of the rows read (once they all are);
+        ``speakers``: counts the messages of each (project, speaker) of a live session (``_speaker_counts``)."""
         sessions = {sid: _Session(sid, key, project, "", "", 0) for sid, key, project in
                     self.db.execute("SELECT sid, skey, project FROM sessions")}
         digest = 0
@@ -911,6 +914,8 @@ class RecallIndex:
             if kind == MESSAGE:
                 s = sessions.get(sid)
                 tags = s.message_tags(role) if s is not None else ""
+                if speakers is not None and speaker and s is not None:
+                    speakers[(s.project or "", speaker)] += 1
                 yield (id_, text, aux_text(speaker, caption, tools), tags)
             elif kind == HISTORY:
                 yield (id_, text, "", _Writer.history_tags(project, skey))
@@ -933,6 +938,13 @@ class RecallIndex:
 
     def __repr__(self) -> str:
         return f"RecallIndex({self.path!r}, seq={self._seq})"
+
+
+def _speaker_counts(db: sqlite3.Connection) -> list[tuple[str, str, int]]:
+    """(project, speaker, messages) of the messages of live sessions, as the ``speakers`` table should say."""
+    return db.execute("SELECT coalesce(s.project, ''), d.speaker, count(*) FROM docs d JOIN sessions s ON "
+                      "s.sid = d.sid WHERE d.kind = 0 AND d.speaker IS NOT NULL AND d.speaker != '' "
+                      "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
 
 
 _ROW_TABLES = (  # (table, key, columns): what ``row_differences`` compares, in key order

@@ -100,6 +100,18 @@ def test_a_changed_session_and_speaker_count_are_found(home):
     assert any("speakers row" in p for p in problems), problems
 
 
+@pytest.mark.parametrize("tokenise", [False, True])
+@pytest.mark.parametrize("change", ["UPDATE speakers SET n = n + 1", "DELETE FROM speakers",
+                                    "INSERT INTO speakers(project, name, n) VALUES ('evlog', 'Bob', 1)",
+                                    "UPDATE speakers SET project = 'other'"])
+def test_verify_itself_sees_speaker_counts_that_are_not_the_messages(home, tokenise, change):
+    ix = RecallIndex(rw.index_path(home))
+    assert ix.verify(tokenise=tokenise) == []
+    ix.db.execute(change)
+    assert "speaker counts do not match the messages" in ix.verify(tokenise=tokenise)
+    ix.close()
+
+
 def test_a_ghost_in_the_full_text_index_is_found(home):
     ix = RecallIndex(rw.index_path(home))
     ix.db.execute("INSERT INTO fts(rowid, t) VALUES (99, 'ghost sqlite')")

@@ -92,6 +92,7 @@ def test_the_title_is_the_first_real_request_and_survives_a_replay(workspace):
     ("<command-name>/review</command-name><command-args>the diff</command-args>", ("request", "/review the diff")),
     ("<system-reminder>noise</system-reminder>\nrun the tests please", ("", "")),
     ("fix the login bug", ("", "")),
+    ("\x1b[1m<command-name>\x1b[0m/init</command-name>", ("command", "/init")),  # ANSI escapes hold no "<"
 ])
 def test_commands_only_gives_the_command_kinds_and_nothing_else(content, want):
     assert request_title("user", content, {}, commands_only=True) == want
@@ -281,3 +282,12 @@ def test_evlog_sessions_has_a_header_a_project_column_and_keys_that_differ(real_
     rows = [json.loads(ln) for ln in cli_runner.invoke(cli, ["--home", home, "sessions", "--json", "--probes"]).stdout.splitlines()]
     assert {r["key"] for r in rows} == {s.key for s in real_store[1].list()}
     assert all(r["parent"] == VIEWER_BIG and r["depth"] == 1 for r in rows if r["key"].startswith(VIEWER_BIG + "/"))
+
+
+@pytest.mark.parametrize("extra", [{"isMeta": True}, {"isCompactSummary": True}, {"isApiErrorMessage": True},
+                                   {"subtype": "local_command"}])
+def test_a_flagged_message_gives_no_title_and_its_flags_are_the_only_ones(extra):
+    content = "<command-name>/clear</command-name>"
+    assert request_title("user", content, extra) == ("", "")
+    assert request_title("user", content, extra, commands_only=True) == ("", "")
+    assert request_title("user", content, {"isMeta": False, "subtype": "x"}) == ("command", "/clear")
