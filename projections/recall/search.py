@@ -273,7 +273,6 @@ class _Doc:
 
 _DOC_COLUMNS = ("id, kind, time, body, nchars, sid, pos, mid, role, speaker, caption, tools, skey, project, source, "
                 "fact_id, scope, section, state")
-_DOC_COLUMNS_D = ", ".join("d." + c.strip() for c in _DOC_COLUMNS.split(","))
 _DOC_SELECT = f"SELECT {_DOC_COLUMNS} FROM docs"
 
 
@@ -685,12 +684,7 @@ class _Search:
         return quote(term) + ("*" if prefix else "")
 
     def fetch(self, cand: list[tuple[int, float]]) -> dict[int, _Doc]:
-        ids = [c[0] for c in cand]
-        docs: dict[int, _Doc] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                docs[row[0]] = _Doc(row)
+        docs = self.rows([c[0] for c in cand])
         sids = {d.sid for d in docs.values() if d.kind == MESSAGE}
         self.session_info = {}
         self.load_sessions(sids)
@@ -698,11 +692,7 @@ class _Search:
 
     def more_docs(self, ids: list[int]) -> dict[int, _Doc]:
         """Docs by id for the semantic hook (its own candidates), each marked with whether the filters pass it."""
-        docs: dict[int, _Doc] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                docs[row[0]] = _Doc(row)
+        docs = self.rows(ids)
         self.load_sessions({d.sid for d in docs.values() if d.kind == MESSAGE})
         for d in docs.values():
             d.eligible = self.filters.accepts(d, self.session_info)
@@ -717,21 +707,33 @@ class _Search:
                 self.session_info[sid] = (key, project)
 
     def neighbours(self, docs: list[_Doc], window: int) -> list[_Doc]:
-        """Messages within ``window`` turns of ``docs`` in their sessions (one indexed join)."""
+        """Messages within ``window`` turns of ``docs`` in their sessions, in session and turn order.
+
+        Ids first (one indexed join per chunk, nothing else read), then the rows of the new ones
+        only: most ranges overlap a candidate or each other, and a DISTINCT over whole rows costs more."""
         have = {d.id for d in docs}
         ranges = sorted({(d.sid, d.pos - window, d.pos + window) for d in docs})
-        out: list[_Doc] = []
+        new: list[int] = []
         for i in range(0, len(ranges), 300):
             chunk = ranges[i : i + 300]
             values = ",".join("(?, ?, ?)" for _ in chunk)
-            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT DISTINCT " + _DOC_COLUMNS_D +
-                   " FROM n JOIN docs d INDEXED BY docs_position ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo "
-                   "AND n.hi")
-            for row in self.db.execute(sql, [x for r in chunk for x in r]):
-                if row[0] not in have:
-                    have.add(row[0])
-                    out.append(_Doc(row))
-        return out
+            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT d.id FROM n JOIN docs d INDEXED BY docs_position "
+                   "ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo AND n.hi")
+            for (j,) in self.db.execute(sql, [x for r in chunk for x in r]):
+                if j not in have:
+                    have.add(j)
+                    new.append(j)
+        rows = self.rows(new)
+        return [rows[j] for j in new if j in rows]
+
+    def rows(self, ids: list[int]) -> dict[int, _Doc]:
+        """The docs of ``ids`` (missing ones absent)."""
+        docs: dict[int, _Doc] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                docs[row[0]] = _Doc(row)
+        return docs
 
     def count(self, docs: Iterable[_Doc], terms: list[str]) -> None:
         """Fill each doc's term frequencies (text and aux) and match spans.
