@@ -614,8 +614,12 @@ class _Search:
             norm = k1 * (1 - b + b * d.nchars / avg_chars)
         s = own = 0.0
         own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
+        aux, tfs, tfs_aux = r.aux, d.tf, d.tf_aux
+        held = set(tfs).union(tfs_aux, *(n.tf for _w, n in ctx))  # a term none of them holds adds nothing
         for t in terms.live:
-            tf = mine = d.tf.get(t, 0.0) + r.aux * d.tf_aux.get(t, 0.0)
+            if t not in held:
+                continue
+            tf = mine = tfs.get(t, 0.0) + aux * tfs_aux.get(t, 0.0)
             for w, n in ctx:
                 tf += w * n.tf.get(t, 0.0)
             if tf:
