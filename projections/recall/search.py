@@ -175,8 +175,8 @@ _WORD_TAIL = re.compile(r"[^\W_]*")
 _TAG_LIKE = re.compile(r"x[kpsrf]\d+")  # filter tokens are not searchable words
 _SPACE = re.compile(r"\s+")
 _NOT_TERMS_SORTED = sorted(NOT_TERMS)
-#: A whole word with at least one non-ASCII letter or digit (CJK runs are counted as grams instead).
-_NON_ASCII_WORD = re.compile(r"(?<![^\W_])[^\W_]*[^\x00-\x7f\W_][^\W_]*")
+#: A non-ASCII letter or digit (the words holding one are found from it: ``_non_ascii_words``).
+_NON_ASCII_LETTER = re.compile(r"[^\x00-\x7f\W_]")
 _CJK_ONLY = CJK_RUN.fullmatch
 
 
@@ -343,8 +343,7 @@ class _Texts:
                     if not any(p in low for p in prefixes):
                         continue
                 else:
-                    found += [(at + m.start(), at + m.end(), m.group())  # folded by the tokenizer's stem
-                              for m in _NON_ASCII_WORD.finditer(text) if not _CJK_ONLY(m.group())]
+                    found += [(at + a, at + b, w) for a, b, w in _non_ascii_words(text)]  # folded by the stems
                 parts.append(text)
                 lows.append(low)
                 owners.append((d, in_aux))
@@ -379,6 +378,28 @@ class _Texts:
             if ascii_only or joined[s:e].isascii():
                 out.append((s, e, low[s:e]))
         return out
+
+
+def _non_ascii_words(text: str) -> list[tuple[int, int, str]]:
+    """The whole words of ``text`` with a non-ASCII letter or digit that are not CJK runs: (start, end, word).
+
+    A word is a maximal run of ``[^\\W_]`` (``str.isalnum``) characters. Found from each such letter
+    outwards: a regex for the words themselves tries every position of the text (5x the time)."""
+    out: list[tuple[int, int, str]] = []
+    tail = _WORD_TAIL.match
+    end = -1
+    for m in _NON_ASCII_LETTER.finditer(text):
+        i = m.start()
+        if i < end:
+            continue  # inside the word just taken
+        start = i
+        while start and text[start - 1].isalnum():  # [^\W_] is isalnum
+            start -= 1
+        end = tail(text, i).end()
+        word = text[start:end]
+        if not _CJK_ONLY(word):
+            out.append((start, end, word))
+    return out
 
 
 def _count_cjk(docs: list[_Doc], cjk: list[str]) -> None:

@@ -8,10 +8,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from projections.recall.index import MESSAGE
-from projections.recall.search import _Doc, _prefix_pattern, _Texts
+from projections.recall.search import _Doc, _non_ascii_words, _prefix_pattern, _Texts
+from projections.recall.text import CJK_RUN
 
 
 def _doc(i: int, text: str, speaker: str | None = None) -> _Doc:
@@ -107,3 +110,15 @@ def test_with_filters_the_same_neighbours_as_reading_them_all(every):
     assert got == _all_read(near, pool, eligible, 50, frozenset({13, 14}))
     assert 4 not in search.read and 5 not in search.read
     assert len(search.read) <= 200
+
+
+#: The words ``_non_ascii_words`` finds, as one regex (what the word counter ran before): a whole word
+#: with at least one non-ASCII letter or digit.
+_NON_ASCII_WORD = re.compile(r"(?<![^\W_])[^\W_]*[^\x00-\x7f\W_][^\W_]*")
+
+
+@pytest.mark.parametrize("text", [*TEXTS, "naïve_café-au-lait ÉCOLE écoles", "x\u00b2 vs 2² and Ⅻ, ①②", "日本語 カタカナ 한국어 mixed日本",
+                                  "µs ß straße İzmir ΣΊΣΥΦΟΣ", "éé\u0301 e\u0301 combining", "🙂 emoji🙂word 🙂"])
+def test_non_ascii_words_are_the_regex_words(text):
+    want = [(m.start(), m.end(), m.group()) for m in _NON_ASCII_WORD.finditer(text) if not CJK_RUN.fullmatch(m.group())]
+    assert _non_ascii_words(text) == want
