@@ -918,15 +918,12 @@ def _is_cjk_term(t: str) -> bool:
 
 
 def _prefix_pattern(stems: list[str]) -> tuple[re.Pattern[str], tuple[str, ...]]:
-    """Words that may stem to one of ``stems``, and their lower-case prefixes.
-
-    A Porter stem is a prefix of its word except for a final ``e`` or ``i`` it may add
-    (filing -> file, happy -> happi); the caller checks each candidate's real stem.
-    """
+    """Words that may stem to one of ``stems``, and their lower-case prefixes (``_word_prefix``); the caller
+    checks each candidate's real stem."""
     key = tuple(sorted(stems))
     got = _PATTERNS.get(key)
     if got is None:
-        prefixes = sorted({s[:-1] if len(s) > 3 and s[-1] in "ei" else s for s in stems}, key=lambda p: (-len(p), p))
+        prefixes = sorted({_word_prefix(s) for s in stems}, key=lambda p: (-len(p), p))
         alt = "|".join(re.escape(p) for p in prefixes)
         got = (re.compile(rf"(?<![^\W_])(?:{alt})[^\W_]*", re.IGNORECASE), tuple(prefixes))
         if len(_PATTERNS) > 256:
@@ -936,6 +933,17 @@ def _prefix_pattern(stems: list[str]) -> tuple[re.Pattern[str], tuple[str, ...]]
 
 
 _PATTERNS: dict[tuple[str, ...], tuple[re.Pattern[str], tuple[str, ...]]] = {}
+
+
+def _word_prefix(stem: str) -> str:
+    """What every word that Porter-stems to ``stem`` starts with.
+
+    A stem is a prefix of its word except where the stemmer rewrites the end: a final ``e`` it
+    adds (filing -> file) or a ``y`` it turns into ``i`` (happy -> happi, and in short words too:
+    toy -> toi, day -> dai, key -> kei), and ``-bility`` -> ``-bl`` (possibility -> possibl,
+    nobility -> noble)."""
+    p = stem[:-1] if len(stem) > 1 and stem[-1] in "ei" else stem
+    return p[:-1] if p.endswith("bl") else p
 
 
 def snippet(text: str, matches: list[tuple[int, int, str]], width: int = _SNIPPET_CHARS) -> str:

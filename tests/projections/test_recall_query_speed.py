@@ -122,3 +122,25 @@ _NON_ASCII_WORD = re.compile(r"(?<![^\W_])[^\W_]*[^\x00-\x7f\W_][^\W_]*")
 def test_non_ascii_words_are_the_regex_words(text):
     want = [(m.start(), m.end(), m.group()) for m in _NON_ASCII_WORD.finditer(text) if not CJK_RUN.fullmatch(m.group())]
     assert _non_ascii_words(text) == want
+
+
+# Porter rewrites the end of these words (y -> i in short words, -bility -> -bl): the stem is no prefix of the
+# word, and the word counter looked for words starting with the stem itself, so none of them was found
+REWRITTEN = ["toy", "day", "boy", "key", "buy", "guy", "0IY", "possibility", "visibility", "nobility", "sensibility"]
+
+
+def test_a_word_whose_stem_rewrites_its_end_is_found_by_itself(tmp_path):
+    from eventlog.events import MessageAppended, SessionCreated
+    from projections.recall import RecallIndex, recall
+
+    ix = RecallIndex(str(tmp_path / "recall.sqlite"))
+    evs = [SessionCreated(seq=1, ts="2026-03-01T10:00:00.000Z", session_key="k", project="p")]
+    evs += [MessageAppended(seq=i + 2, ts="2026-03-01T10:00:00.000Z", session_key="k", message_id=f"m{i}",
+                            role="user", content=f"We talked about the {w} there.") for i, w in enumerate(REWRITTEN)]
+    evs += [MessageAppended(seq=100 + i, ts="2026-03-01T10:00:00.000Z", session_key="k", message_id=f"f{i}",
+                            role="user", content=f"Filler line {i} on other matters.") for i in range(10)]
+    ix.catch_up(evs)
+    for i, w in enumerate(REWRITTEN):
+        hits = recall(ix, w, limit=3)
+        assert [h.message_id for h in hits][:1] == [f"m{i}"], w
+    ix.close()
