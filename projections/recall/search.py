@@ -371,13 +371,18 @@ class _Texts:
                     starts.add(s)
                 s = low.find(p, s + 1)
         out = []
-        tail = _WORD_TAIL.match
         ascii_only = joined.isascii()
         for s in sorted(starts):
-            e = tail(joined, s).end()
+            e = _word_end(joined, s)
             if ascii_only or joined[s:e].isascii():
                 out.append((s, e, low[s:e]))
         return out
+
+
+def _word_end(text: str, i: int) -> int:
+    """Where the run of letters and digits (``[^\\W_]``) at ``i`` of ``text`` ends."""
+    m = _WORD_TAIL.match(text, i)
+    return m.end() if m else i
 
 
 def _non_ascii_words(text: str) -> list[tuple[int, int, str]]:
@@ -386,7 +391,6 @@ def _non_ascii_words(text: str) -> list[tuple[int, int, str]]:
     A word is a maximal run of ``[^\\W_]`` (``str.isalnum``) characters. Found from each such letter
     outwards: a regex for the words themselves tries every position of the text (5x the time)."""
     out: list[tuple[int, int, str]] = []
-    tail = _WORD_TAIL.match
     end = -1
     for m in _NON_ASCII_LETTER.finditer(text):
         i = m.start()
@@ -395,7 +399,7 @@ def _non_ascii_words(text: str) -> list[tuple[int, int, str]]:
         start = i
         while start and text[start - 1].isalnum():  # [^\W_] is isalnum
             start -= 1
-        end = tail(text, i).end()
+        end = _word_end(text, i)
         word = text[start:end]
         if not _CJK_ONLY(word):
             out.append((start, end, word))
