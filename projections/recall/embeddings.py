@@ -441,11 +441,8 @@ class Semantic:
         """
         if self.fusion_weight <= 0:
             return scores
-        near = vector_index(search.ix, self).nearest(self.query_vector(q.text), self.vector_k * 4)
-        new = [i for i, _c in near if i not in pool]
-        if new:
-            pool.update(search.more_docs(new))
-        near = [(i, c) for i, c in near if i in pool and pool[i].eligible][: self.vector_k]
+        near = self.eligible_neighbours(search, pool, vector_index(search.ix, self).nearest(
+            self.query_vector(q.text), self.vector_k * 4))
         if not near:
             return scores
         top, floor = near[0][1], near[-1][1]
@@ -455,6 +452,24 @@ class Semantic:
         for i, c in near:
             out[i] = out.get(i, 0.0) + lift * max(0.0, (c - floor) / span)
         return out
+
+    def eligible_neighbours(self, search: Any, pool: dict[int, Any],
+                            near: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The first ``vector_k`` of ``near`` (nearest first) that pass the search's filters.
+
+        Rows not in ``pool`` are read (into it) only as far down ``near`` as needed, ``vector_k`` at a
+        time: without filters the first ``vector_k`` are all there is to read (of the ``4 * vector_k``
+        asked for); with filters at most four reads."""
+        out: list[tuple[int, float]] = []
+        at = 0
+        while len(out) < self.vector_k and at < len(near):
+            chunk = near[at : at + max(1, self.vector_k)]
+            at += len(chunk)
+            new = [i for i, _c in chunk if i not in pool]
+            if new:
+                pool.update(search.more_docs(new))
+            out += [(i, c) for i, c in chunk if i in pool and pool[i].eligible]
+        return out[: self.vector_k]
 
     def rerank(self, search: Any, q: Any, pool: dict[int, Any], scores: dict[int, float]) -> dict[int, float]:
         """``scores`` re-weighted by similarity to the question (``search`` is the running search)."""

@@ -174,11 +174,12 @@ def ranking_from(spec: str) -> Ranking:
 _HL_OPEN, _HL_CLOSE = "[", "]"
 _SNIPPET_CHARS = 200
 _NONWORD = re.compile(r"[\W_]*")
+_WORD_TAIL = re.compile(r"[^\W_]*")
 _TAG_LIKE = re.compile(r"x[kpsrf]\d+")  # filter tokens are not searchable words
 _SPACE = re.compile(r"\s+")
 _NOT_TERMS_SORTED = sorted(NOT_TERMS)
-#: A whole word with at least one non-ASCII letter or digit (CJK runs are counted as grams instead).
-_NON_ASCII_WORD = re.compile(r"(?<![^\W_])[^\W_]*[^\x00-\x7f\W_][^\W_]*")
+#: A non-ASCII letter or digit (the words holding one are found from it: ``_non_ascii_words``).
+_NON_ASCII_LETTER = re.compile(r"[^\x00-\x7f\W_]")
 _CJK_ONLY = CJK_RUN.fullmatch
 
 
@@ -275,7 +276,6 @@ class _Doc:
 
 _DOC_COLUMNS = ("id, kind, time, body, nchars, sid, pos, mid, role, speaker, caption, tools, skey, project, source, "
                 "fact_id, scope, section, state")
-_DOC_COLUMNS_D = ", ".join("d." + c.strip() for c in _DOC_COLUMNS.split(","))
 _DOC_SELECT = f"SELECT {_DOC_COLUMNS} FROM docs"
 
 
@@ -318,12 +318,13 @@ def _generation_terms(live: list[str], dfs: dict[str, int], budget: float) -> li
 
 @dataclass
 class _Texts:
-    """The texts (and aux texts) of docs that may hold a word term, joined by NULs for one regex pass."""
+    """The texts (and aux texts) of docs that may hold a word term, joined by NULs for one pass."""
 
     joined: str
     owners: list[tuple[_Doc, bool]]  # per text: its doc, and whether it is the aux text
     starts: list[int]  # per text: its offset in ``joined``
     found: list[tuple[int, int, str]]  # words with non-ASCII letters: (start, end, lower-cased word)
+    lowered: str = ""  # ``joined`` lower-cased, text by text (as long as ``joined`` unless a letter grows)
 
     @classmethod
     def of(cls, docs: list[_Doc], prefixes: tuple[str, ...]) -> _Texts:
@@ -331,6 +332,7 @@ class _Texts:
         taken one by one: case folding and diacritics (µ, ß, café) are the tokenizer's business, so
         only its stem of each such word decides."""
         parts: list[str] = []
+        lows: list[str] = []
         owners: list[tuple[_Doc, bool]] = []
         starts: list[int] = []
         found: list[tuple[int, int, str]] = []
@@ -339,18 +341,72 @@ class _Texts:
             for text, in_aux in ((d.text, False), (_aux(d), True)):
                 if not text:
                     continue
+                low = text.lower()
                 if text.isascii():
-                    low = text.lower()
                     if not any(p in low for p in prefixes):
                         continue
                 else:
-                    found += [(at + m.start(), at + m.end(), m.group())  # folded by the tokenizer's stem
-                              for m in _NON_ASCII_WORD.finditer(text) if not _CJK_ONLY(m.group())]
+                    found += [(at + a, at + b, w) for a, b, w in _non_ascii_words(text)]  # folded by the stems
                 parts.append(text)
+                lows.append(low)
                 owners.append((d, in_aux))
                 starts.append(at)
                 at += len(text) + 1
-        return cls("\x00".join(parts), owners, starts, found)
+        return cls("\x00".join(parts), owners, starts, found, "\x00".join(lows))
+
+    def prefixed_words(self, pattern: re.Pattern[str], prefixes: tuple[str, ...]) -> list[tuple[int, int, str]]:
+        """The all-ASCII whole words of ``joined`` that start with one of ``prefixes`` (any case), in order:
+        (start, end, lower-cased word), what ``pattern`` (``_prefix_pattern``) finds.
+
+        ``str.find`` on the lower-cased text instead of the case-blind regex (a quarter of the time:
+        the regex tries every position). A match is kept only if its original text is ASCII too, so
+        the letters that lower-case to ASCII (the Kelvin sign) or match an ASCII letter case-blind
+        (long s) count in neither. A lower case longer than its letter (İ) would shift the offsets:
+        then the regex."""
+        joined, low = self.joined, self.lowered
+        if len(low) != len(joined):
+            return [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(joined) if m.group().isascii()]
+        starts: set[int] = set()
+        for p in prefixes:
+            s = low.find(p)
+            while s >= 0:
+                if not (s and joined[s - 1].isalnum()):  # a word starts here: [^\W_] is isalnum
+                    starts.add(s)
+                s = low.find(p, s + 1)
+        out = []
+        ascii_only = joined.isascii()
+        for s in sorted(starts):
+            e = _word_end(joined, s)
+            if ascii_only or joined[s:e].isascii():
+                out.append((s, e, low[s:e]))
+        return out
+
+
+def _word_end(text: str, i: int) -> int:
+    """Where the run of letters and digits (``[^\\W_]``) at ``i`` of ``text`` ends."""
+    m = _WORD_TAIL.match(text, i)
+    return m.end() if m else i
+
+
+def _non_ascii_words(text: str) -> list[tuple[int, int, str]]:
+    """The whole words of ``text`` with a non-ASCII letter or digit that are not CJK runs: (start, end, word).
+
+    A word is a maximal run of ``[^\\W_]`` (``str.isalnum``) characters. Found from each such letter
+    outwards: a regex for the words themselves tries every position of the text (5x the time)."""
+    out: list[tuple[int, int, str]] = []
+    end = -1
+    for m in _NON_ASCII_LETTER.finditer(text):
+        i = m.start()
+        if i < end:
+            continue  # inside the word just taken
+        start = i
+        while start and text[start - 1].isalnum():  # [^\W_] is isalnum
+            start -= 1
+        end = _word_end(text, i)
+        word = text[start:end]
+        if not _CJK_ONLY(word):
+            out.append((start, end, word))
+    return out
 
 
 def _count_cjk(docs: list[_Doc], cjk: list[str]) -> None:
@@ -591,8 +647,12 @@ class _Search:
             norm = k1 * (1 - b + b * d.nchars / avg_chars)
         s = own = 0.0
         own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
+        aux, tfs, tfs_aux = r.aux, d.tf, d.tf_aux
+        held = set(tfs).union(tfs_aux, *(n.tf for _w, n in ctx))  # a term none of them holds adds nothing
         for t in terms.live:
-            tf = mine = d.tf.get(t, 0.0) + r.aux * d.tf_aux.get(t, 0.0)
+            if t not in held:
+                continue
+            tf = mine = tfs.get(t, 0.0) + aux * tfs_aux.get(t, 0.0)
             for w, n in ctx:
                 tf += w * n.tf.get(t, 0.0)
             if tf:
@@ -661,12 +721,7 @@ class _Search:
         return quote(term) + ("*" if prefix else "")
 
     def fetch(self, cand: list[tuple[int, float]]) -> dict[int, _Doc]:
-        ids = [c[0] for c in cand]
-        docs: dict[int, _Doc] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                docs[row[0]] = _Doc(row)
+        docs = self.rows([c[0] for c in cand])
         sids = {d.sid for d in docs.values() if d.kind == MESSAGE}
         self.session_info = {}
         self.load_sessions(sids)
@@ -674,11 +729,7 @@ class _Search:
 
     def more_docs(self, ids: list[int]) -> dict[int, _Doc]:
         """Docs by id for the semantic hook (its own candidates), each marked with whether the filters pass it."""
-        docs: dict[int, _Doc] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                docs[row[0]] = _Doc(row)
+        docs = self.rows(ids)
         self.load_sessions({d.sid for d in docs.values() if d.kind == MESSAGE})
         for d in docs.values():
             d.eligible = self.filters.accepts(d, self.session_info)
@@ -693,21 +744,33 @@ class _Search:
                 self.session_info[sid] = (key, project)
 
     def neighbours(self, docs: list[_Doc], window: int) -> list[_Doc]:
-        """Messages within ``window`` turns of ``docs`` in their sessions (one indexed join)."""
+        """Messages within ``window`` turns of ``docs`` in their sessions, in session and turn order.
+
+        Ids first (one indexed join per chunk, nothing else read), then the rows of the new ones
+        only: most ranges overlap a candidate or each other, and a DISTINCT over whole rows costs more."""
         have = {d.id for d in docs}
         ranges = sorted({(d.sid, d.pos - window, d.pos + window) for d in docs})
-        out: list[_Doc] = []
+        new: list[int] = []
         for i in range(0, len(ranges), 300):
             chunk = ranges[i : i + 300]
             values = ",".join("(?, ?, ?)" for _ in chunk)
-            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT DISTINCT " + _DOC_COLUMNS_D +
-                   " FROM n JOIN docs d INDEXED BY docs_position ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo "
-                   "AND n.hi")
-            for row in self.db.execute(sql, [x for r in chunk for x in r]):
-                if row[0] not in have:
-                    have.add(row[0])
-                    out.append(_Doc(row))
-        return out
+            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT d.id FROM n JOIN docs d INDEXED BY docs_position "
+                   "ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo AND n.hi")
+            for (j,) in self.db.execute(sql, [x for r in chunk for x in r]):
+                if j not in have:
+                    have.add(j)
+                    new.append(j)
+        rows = self.rows(new)
+        return [rows[j] for j in new if j in rows]
+
+    def rows(self, ids: list[int]) -> dict[int, _Doc]:
+        """The docs of ``ids`` (missing ones absent)."""
+        docs: dict[int, _Doc] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in self.db.execute(f"{_DOC_SELECT} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                docs[row[0]] = _Doc(row)
+        return docs
 
     def count(self, docs: Iterable[_Doc], terms: list[str]) -> None:
         """Fill each doc's term frequencies (text and aux) and match spans.
@@ -731,8 +794,7 @@ class _Search:
         pattern, prefixes = _prefix_pattern(words)
         texts = _Texts.of(docs, prefixes)
         # the pattern matches whole words; words with non-ASCII letters were taken by _Texts.of
-        found = texts.found + [(m.start(), m.end(), m.group().lower()) for m in pattern.finditer(texts.joined)
-                               if m.group().isascii()]
+        found = texts.found + texts.prefixed_words(pattern, prefixes)
         uniq = list(dict.fromkeys(w for _s, _e, w in found))
         stems = dict(zip(uniq, self.ix.stems(uniq), strict=True))
         wanted = set(words)
@@ -868,15 +930,12 @@ def _is_cjk_term(t: str) -> bool:
 
 
 def _prefix_pattern(stems: list[str]) -> tuple[re.Pattern[str], tuple[str, ...]]:
-    """Words that may stem to one of ``stems``, and their lower-case prefixes.
-
-    A Porter stem is a prefix of its word except for a final ``e`` or ``i`` it may add
-    (filing -> file, happy -> happi); the caller checks each candidate's real stem.
-    """
+    """Words that may stem to one of ``stems``, and their lower-case prefixes (``_word_prefix``); the caller
+    checks each candidate's real stem."""
     key = tuple(sorted(stems))
     got = _PATTERNS.get(key)
     if got is None:
-        prefixes = sorted({s[:-1] if len(s) > 3 and s[-1] in "ei" else s for s in stems}, key=lambda p: (-len(p), p))
+        prefixes = sorted({_word_prefix(s) for s in stems}, key=lambda p: (-len(p), p))
         alt = "|".join(re.escape(p) for p in prefixes)
         got = (re.compile(rf"(?<![^\W_])(?:{alt})[^\W_]*", re.IGNORECASE), tuple(prefixes))
         if len(_PATTERNS) > 256:
@@ -886,6 +945,17 @@ def _prefix_pattern(stems: list[str]) -> tuple[re.Pattern[str], tuple[str, ...]]
 
 
 _PATTERNS: dict[tuple[str, ...], tuple[re.Pattern[str], tuple[str, ...]]] = {}
+
+
+def _word_prefix(stem: str) -> str:
+    """What every word that Porter-stems to ``stem`` starts with.
+
+    A stem is a prefix of its word except where the stemmer rewrites the end: a final ``e`` it
+    adds (filing -> file) or a ``y`` it turns into ``i`` (happy -> happi, and in short words too:
+    toy -> toi, day -> dai, key -> kei), and ``-bility`` -> ``-bl`` (possibility -> possibl,
+    nobility -> noble)."""
+    p = stem[:-1] if len(stem) > 1 and stem[-1] in "ei" else stem
+    return p[:-1] if p.endswith("bl") else p
 
 
 def snippet(text: str, matches: list[tuple[int, int, str]], width: int = _SNIPPET_CHARS) -> str:
