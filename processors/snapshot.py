@@ -134,7 +134,9 @@ class Snapshot(Processor):
         self.report = report
         self.budget = ws.config.diary_budget_bytes
         self.diary = ws.diary
-        self.seen: set[int] = set()  # keys written in this run (not in the log's index until appended)
+        #: keys of this step's lines: the log's index holds them only once the step is appended, and holds
+        #: every earlier step's, so a run's memory does not grow with the messages it has read
+        self.seen: set[int] = set()
         self.legacy_horizon = self.diary.legacy_horizon  # messages up to this seq may carry a version 1 key
         self.new: dict[str, list[int]] = {}  # date -> lengths of lines added in this step
         self.open: dict[str, _Lines] = {}  # date -> lines not yet in an event
@@ -181,4 +183,5 @@ class Snapshot(Processor):
                                     start_after=start + nbytes, budget=self.budget))
             self.report.bytes_trimmed += nbytes
         self.new = {}
+        self.seen = set()  # the runner appends this step's lines (and their keys) before the next step
         return out
