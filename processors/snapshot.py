@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 LINE_CHARS = 2000
 EVENT_LINE_BYTES = 64 * 1024  # a diary.lines event closes once its lines hold this many bytes
+_h128 = xxhash.xxh3_128_intdigest
+_canonical_json = codec.canonical_json
 
 
 class _Lines:
@@ -92,10 +94,11 @@ def diary_line(ev: MessageAppended, when: str) -> str:
         names = _tool_names(ev)
         text = f"[tool calls: {', '.join(names)}]" if names else "(no text)"
     if not text.isprintable():  # a printable text is one line, its only white space " " (and stripped): as it is
-        text = " ⏎ ".join(part.strip() for part in text.splitlines() if part.strip()) or "(no text)"
+        text = " ⏎ ".join(filter(None, map(str.strip, text.splitlines()))) or "(no text)"
     if len(text) > LINE_CHARS:
         text = text[: LINE_CHARS - 1] + "…"
-    return f"{when[11:19]} [{_one_line(ev.session_key)}] {_one_line(ev.role)}: {text}"
+    key, role = ev.session_key, ev.role
+    return f"{when[11:19]} [{key if key.isprintable() else _one_line(key)}] {role if role.isprintable() else _one_line(role)}: {text}"
 
 
 def _one_line(text: str) -> str:
@@ -134,15 +137,18 @@ class Snapshot(Processor):
         self.report = report
         self.budget = ws.config.diary_budget_bytes
         self.diary = ws.diary
-        self.seen: set[int] = set()  # keys written in this run (not in the log's index until appended)
+        #: keys of this step's lines: the log's index holds them only once the step is appended, and holds
+        #: every earlier step's, so a run's memory does not grow with the messages it has read
+        self.seen: set[int] = set()
         self.legacy_horizon = self.diary.legacy_horizon  # messages up to this seq may carry a version 1 key
+        self.lookup = ws.log.lookup_dedup_int
         self.new: dict[str, list[int]] = {}  # date -> lengths of lines added in this step
         self.open: dict[str, _Lines] = {}  # date -> lines not yet in an event
 
     def policy(self, ev: Event) -> list[Event]:
         assert isinstance(ev, MessageAppended)
-        lookup = self.ws.log.lookup_dedup_int
-        k = xxhash.xxh3_128_intdigest(codec.canonical_json(canonical_message(ev)))
+        lookup = self.lookup
+        k = _h128(_canonical_json(canonical_message(ev)))
         if k in self.seen or lookup(k) is not None or (
                 ev.seq <= self.legacy_horizon
                 and lookup(xxhash.xxh3_128_intdigest(codec.canonical_json(legacy_canonical_message(ev)))) is not None):
@@ -153,10 +159,13 @@ class Snapshot(Processor):
         line = diary_line(ev, when)
         date = when[:10]
         size = len(line.encode()) + 1
-        self.new.setdefault(date, []).append(size)
         day = self.open.get(date)
         if day is None:
             day = self.open[date] = _Lines()
+        new = self.new.get(date)
+        if new is None:
+            new = self.new[date] = []
+        new.append(size)
         day.add(line, size, ev, f"{codec.HASH128_PREFIX}{k:032x}")
         if day.nbytes < EVENT_LINE_BYTES:
             return []
@@ -181,4 +190,5 @@ class Snapshot(Processor):
                                     start_after=start + nbytes, budget=self.budget))
             self.report.bytes_trimmed += nbytes
         self.new = {}
+        self.seen = set()  # the runner appends this step's lines (and their keys) before the next step
         return out

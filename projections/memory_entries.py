@@ -9,12 +9,22 @@ messages its diary lines came from). Logs written before facts named their messa
 linked entries through history: the old digest fed each entry to Dream as a
 ``history.appended`` event whose ``refs`` named the entry, and facts listed history
 cursors; those links are still folded.
+
+The state is bounded by the number of entries, not by what they hold (issue 25): an
+entry's text stays in the log, in its ``memory.stm.added`` event (``Entry.seq``), and the
+state keeps only the line the entry gets in its tier's file; the seqs of its messages are
+kept as runs of consecutive seqs (a day's lines come from messages in log order, so an
+entry holds a few runs, not one number per message); session keys are interned, one
+string per session however many entries name it. ``entries_with_text`` reads the texts
+back from the log for whoever shows them (``evlog memory --tier``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -22,15 +32,78 @@ from eventlog.events import Event, HistoryAppended, LtmPromoted, MemoryAppended,
 from eventlog.fsio import FileSystem
 from projections.base import Projection
 
+if TYPE_CHECKING:
+    from eventlog.log import Log
+
 STM_FILE = os.path.join("memory", "short-term.md")
 LTM_FILE = os.path.join("memory", "long-term.md")
 
 
+ITEM_CHARS = 300  # an entry's line in memory/*.md is cut at this many characters
+
+
+def seq_runs(seqs: Iterable[int]) -> list[int]:
+    """``seqs`` as ``[first, count, first, count, ...]``: runs of consecutive seqs, in their order."""
+    runs: list[int] = []
+    for s in seqs:
+        if runs and s == runs[-2] + runs[-1]:
+            runs[-1] += 1
+        else:
+            runs += (s, 1)
+    return runs
+
+
+def expand_runs(runs: list[int]) -> list[int]:
+    """The seqs ``seq_runs`` made ``runs`` of (the same list, order and repeats kept)."""
+    return [s for i in range(0, len(runs), 2) for s in range(runs[i], runs[i] + runs[i + 1])]
+
+
+def runs_hold_any(runs: list[int], wanted: set[int]) -> bool:
+    """True if a seq of ``wanted`` is in one of ``runs``."""
+    for i in range(0, len(runs), 2):
+        first, end = runs[i], runs[i] + runs[i + 1]
+        if end - first <= len(wanted):
+            if not wanted.isdisjoint(range(first, end)):
+                return True
+        elif any(first <= w < end for w in wanted):
+            return True
+    return False
+
+
+def file_item(entry_id: str, text: str) -> str:
+    """An entry's line in its tier's file: its id and the first line of its text."""
+    return f"- [{entry_id}] {text.strip().splitlines()[0] if text.strip() else ''}"[:ITEM_CHARS]
+
+
 class Entry(msgspec.Struct, kw_only=True):
-    """One memory entry and where it came from."""
+    """One memory entry and where it came from; its text is in the log (event ``seq``)."""
 
     entry_id: str
     tier: str  # "stm", "ltm" or "dropped"
+    item: str  # its line in its tier's file (``file_item``)
+    created_at: str
+    date: str = ""
+    start: int = 0
+    end: int = 0
+    session_keys: list[str] = []
+    runs: list[int] = []  # the seqs of its messages (``seq_runs``)
+    recalled: int = 0
+    cited_by: list[str] = []  # fact ids
+    last_used: str = ""
+    reason: str = ""  # why it was promoted or dropped
+    seq: int = 0  # its memory.stm.added event
+
+    @property
+    def message_seqs(self) -> list[int]:
+        """The seqs of the messages its diary lines came from."""
+        return expand_runs(self.runs)
+
+
+class EntryWithText(msgspec.Struct, kw_only=True):
+    """An entry as ``evlog memory --tier ... --json`` shows it: with its text, read from the log."""
+
+    entry_id: str
+    tier: str
     text: str
     created_at: str
     date: str = ""
@@ -39,10 +112,22 @@ class Entry(msgspec.Struct, kw_only=True):
     session_keys: list[str] = []
     message_seqs: list[int] = []
     recalled: int = 0
-    cited_by: list[str] = []  # fact ids
+    cited_by: list[str] = []
     last_used: str = ""
-    reason: str = ""  # why it was promoted or dropped
+    reason: str = ""
     seq: int = 0
+
+
+def entries_with_text(entries: Iterable[Entry], log: Log) -> Iterator[EntryWithText]:
+    """``entries`` with their texts, each read from its event in ``log`` (a log that no longer holds the
+    event, trimmed before the entry's seq, leaves its file line's text)."""
+    for e in entries:
+        rec = log.find(e.seq) if e.seq else None
+        ev = rec.event if rec is not None else None
+        text = ev.text if isinstance(ev, StmAdded) and ev.entry_id == e.entry_id else e.item.partition("] ")[2]
+        yield EntryWithText(entry_id=e.entry_id, tier=e.tier, text=text, created_at=e.created_at, date=e.date,
+                            start=e.start, end=e.end, session_keys=e.session_keys, message_seqs=e.message_seqs,
+                            recalled=e.recalled, cited_by=e.cited_by, last_used=e.last_used, reason=e.reason, seq=e.seq)
 
 
 class EntriesState(msgspec.Struct, kw_only=True):
@@ -65,6 +150,8 @@ class MemoryEntriesProjection(Projection):
 
     def load(self, state: Any) -> None:
         self.s = EntriesState() if state is None else msgspec.convert(state, EntriesState)
+        for e in self.s.entries.values():
+            e.session_keys = [sys.intern(k) for k in e.session_keys]
         self.dirty = False
 
     def state(self) -> Any:
@@ -80,10 +167,10 @@ class MemoryEntriesProjection(Projection):
     def apply(self, ev: Event) -> None:
         match ev:
             case StmAdded():
-                self.s.entries[ev.entry_id] = Entry(entry_id=ev.entry_id, tier="stm", text=ev.text, created_at=ev.ts,
-                                                    date=ev.date, start=ev.start, end=ev.end,
-                                                    session_keys=list(ev.session_keys),
-                                                    message_seqs=list(ev.message_seqs), seq=ev.seq)
+                self.s.entries[ev.entry_id] = Entry(entry_id=ev.entry_id, tier="stm", item=file_item(ev.entry_id, ev.text),
+                                                    created_at=ev.ts, date=ev.date, start=ev.start, end=ev.end,
+                                                    session_keys=[sys.intern(k) for k in ev.session_keys],
+                                                    runs=seq_runs(ev.message_seqs), seq=ev.seq)
             case LtmPromoted():
                 self._move(ev.entry_id, "ltm", ev.reason)
             case StmDropped():
@@ -93,7 +180,7 @@ class MemoryEntriesProjection(Projection):
                 if ev.message_seqs:
                     wanted = set(ev.message_seqs)
                     used += [e for e in self.s.entries.values()
-                             if e.tier == "stm" and e.entry_id not in ev.entry_ids and wanted.intersection(e.message_seqs)]
+                             if e.tier == "stm" and e.entry_id not in ev.entry_ids and runs_hold_any(e.runs, wanted)]
                 for e in used:
                     if e is not None:
                         e.recalled += 1
@@ -107,7 +194,7 @@ class MemoryEntriesProjection(Projection):
                 cited = [self.s.entries.get(self.s.history_to_entry.get(str(cursor), "")) for cursor in ev.sources]
                 if ev.source_seqs:
                     wanted = set(ev.source_seqs)
-                    cited += [e for e in self.s.entries.values() if e.tier == "stm" and wanted.intersection(e.message_seqs)]
+                    cited += [e for e in self.s.entries.values() if e.tier == "stm" and runs_hold_any(e.runs, wanted)]
                 for e in cited:
                     if e is not None and ev.fact_id not in e.cited_by:
                         e.cited_by.append(ev.fact_id)
@@ -123,7 +210,6 @@ class MemoryEntriesProjection(Projection):
         if not self.dirty:
             return
         for rel, tier, title in ((STM_FILE, "stm", "Short-term memory"), (LTM_FILE, "ltm", "Long-term memory")):
-            items = [f"- [{e.entry_id}] {e.text.strip().splitlines()[0] if e.text.strip() else ''}"[:300]
-                     for e in self.entries(tier)]
+            items = [e.item for e in self.entries(tier)]
             self.write_file(rel, (f"# {title}\n\n" + "\n".join(items) + ("\n" if items else "")).encode())
         self.dirty = False

@@ -39,7 +39,7 @@ from projections.base import Projection, ProjectionDrift
 CHECKPOINT = os.path.join("state", "projections.ckpt")
 STAGING = os.path.join("state", "rebuild")
 JOURNAL = os.path.join("state", "rebuild.journal")
-_VERSION = 5  # 2: diary legacy dedup horizon; 3: sessions record their preview's message; 4: their title's parts; 5: the order of their events (issue 22)
+_VERSION = 6  # 2: diary legacy dedup horizon; 3: sessions record their preview's message; 4: their title's parts; 5: the order of their events (issue 22); 6: memory entries keep their text in the log (issue 25)
 #: A rebuild writes files every this many events, so its memory stays bounded on any log.
 REBUILD_FLUSH_EVENTS = 200_000
 

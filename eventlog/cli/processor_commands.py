@@ -134,7 +134,9 @@ def memory(ctx: click.Context, tier: str, project: str | None, as_json: bool) ->
         return
     ws = open_workspace(ctx)
     if tier in ENTRY_TIERS:
-        emit(ws.memory_entries.entries(tier), as_json, _entry_line)
+        from projections.memory_entries import entries_with_text
+
+        emit(entries_with_text(ws.memory_entries.entries(tier), ws.log), as_json, _entry_line)
         return
     from eventlog import memory as mem
 
