@@ -34,7 +34,7 @@ from eventlog.events import (
 )
 from eventlog.log import Log
 from processors import registry
-from processors.daemon import EXTERNAL_JOBS, JOBS, run_daemon
+from processors.daemon import DAEMON_STATE, EXTERNAL_JOBS, JOBS, run_daemon
 from processors.extract.text import fact_key
 from processors.llm import OfflineExtractor
 from projections.diary import diary_items
@@ -309,6 +309,27 @@ def start_daemon(home: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+def wait_until_started(home: str, child: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until the daemon ``child`` has written its pid to ``state/daemon.json`` (its loop is about to start).
+
+    On a loaded machine the interpreter's start alone can take longer than the kill delays of a test;
+    counting from here, a kill lands in the daemon's work, not in its imports.
+    """
+    import json
+
+    path = os.path.join(home, DAEMON_STATE)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and child.poll() is None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                if json.load(f).get("pid") == child.pid:
+                    return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"the daemon did not start within {timeout} s (exit code {child.poll()})")
+
+
 @pytest.mark.slow
 def test_sigkilled_daemon_restarted_many_times_loses_and_duplicates_nothing(evlog_home):
     home = str(evlog_home)
@@ -322,6 +343,7 @@ def test_sigkilled_daemon_restarted_many_times_loses_and_duplicates_nothing(evlo
     killed_running = 0
     for r in range(rounds):
         child = start_daemon(home)
+        wait_until_started(home, child)
         time.sleep(rng.uniform(0.25, 1.6))
         alive = child.poll() is None
         child.send_signal(signal.SIGKILL)
