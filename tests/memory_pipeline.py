@@ -92,3 +92,24 @@ def failures_of(cases: list[Case], root: os.PathLike[str]) -> list[str]:
         if result != "ok":
             failures.append(f"{case.name}: {result}")
     return failures
+
+
+def wrongly_replaced(cases: list[Case], root: os.PathLike[str]) -> list[str]:
+    """Statements that are not corrections (``case.gone`` is ""), each in a workspace of its own under ``root``:
+    "name: active ...; gone ..." for every case whose first fact (``case.active``) was lost or replaced."""
+    from eventlog.app.workspace import init_workspace
+
+    wrong = []
+    for i, case in enumerate(cases):
+        home = os.path.join(root, f"not{i}")
+        init_workspace(home)
+        ws = Workspace.open(home, writable=True)
+        try:
+            facts = run_case(ws, case)
+        finally:
+            ws.close()
+        active = [f.text for f in facts if f.state == "active"]
+        gone = [f.text for f in facts if f.state in ("superseded", "forgotten")]
+        if not any(holds(t, case.active) for t in active) or any(holds(t, case.active) for t in gone):
+            wrong.append(f"{case.name}: active {active}; gone {gone}")
+    return wrong

@@ -11,7 +11,7 @@ wrong supersede. EN and simplified Chinese. ``pytest tests/processors/test_corre
 
 from __future__ import annotations
 
-from tests.memory_pipeline import Case, failures_of, holds, run_case
+from tests.memory_pipeline import Case, failures_of, wrongly_replaced
 
 HELD_OUT_8 = [
     # --- moves / where I live (6) ---
@@ -282,21 +282,7 @@ def test_eighth_held_out_corrections_end_with_only_the_new_value_active(evlog_ho
 
 
 def test_statements_that_are_not_corrections_replace_nothing(evlog_home, capsys):
-    from eventlog.app.workspace import Workspace, init_workspace
-
-    wrong = []
-    for i, case in enumerate(NOT_CORRECTIONS):
-        home = evlog_home / f"not{i}"
-        init_workspace(str(home))
-        ws = Workspace.open(str(home), writable=True)
-        try:
-            facts = run_case(ws, case)
-        finally:
-            ws.close()
-        active = [f.text for f in facts if f.state == "active"]
-        gone = [f.text for f in facts if f.state in ("superseded", "forgotten")]
-        if not any(holds(t, case.active) for t in active) or any(holds(t, case.active) for t in gone):
-            wrong.append(f"{case.name}: active {active}; gone {gone}")
+    wrong = wrongly_replaced(NOT_CORRECTIONS, evlog_home)
     with capsys.disabled():
         print(f"\nnot corrections, wrongly replaced or lost: {len(wrong)}/{len(NOT_CORRECTIONS)}")
         for w in wrong:

@@ -11,7 +11,7 @@ extractor keeps no fact of, in wordings the round's own sets did not have. EN an
 
 from __future__ import annotations
 
-from tests.memory_pipeline import Case, failures_of, holds, run_case
+from tests.memory_pipeline import Case, failures_of, wrongly_replaced
 
 HELD_OUT_9 = [
     # Case(name, said, active, gone)
@@ -346,21 +346,7 @@ def test_ninth_held_out_corrections_end_with_only_the_new_value_active(evlog_hom
 
 
 def test_statements_that_are_not_corrections_keep_the_first_fact(evlog_home, capsys):
-    from eventlog.app.workspace import Workspace, init_workspace
-
-    wrong = []
-    for i, case in enumerate(NOT_CORRECTIONS_9):
-        home = evlog_home / f"not{i}"
-        init_workspace(str(home))
-        ws = Workspace.open(str(home), writable=True)
-        try:
-            facts = run_case(ws, case)
-        finally:
-            ws.close()
-        active = [f.text for f in facts if f.state == "active"]
-        gone = [f.text for f in facts if f.state in ("superseded", "forgotten")]
-        if not any(holds(t, case.active) for t in active) or any(holds(t, case.active) for t in gone):
-            wrong.append(f"{case.name}: active {active}; gone {gone}")
+    wrong = wrongly_replaced(NOT_CORRECTIONS_9, evlog_home)
     with capsys.disabled():
         print(f"\nnot corrections, first fact lost or wrongly replaced: {len(wrong)}/{len(NOT_CORRECTIONS_9)}")
         for w in wrong:

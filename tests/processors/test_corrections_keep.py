@@ -10,8 +10,10 @@ replace nothing. ``pytest tests/processors/test_corrections_keep.py -q -s`` prin
 
 from __future__ import annotations
 
+import pytest
+
 from processors.extract import keep
-from tests.memory_pipeline import Case, failures_of, holds, run_case
+from tests.memory_pipeline import Case, failures_of, wrongly_replaced
 
 KEEP_CASES = [
     # where the user lives, said in passing
@@ -152,52 +154,20 @@ FLOOR_2 = 1.0  # batch 2: 11/16 measured once, 16/16 after tuning
 FLOOR = 1.0  # batch 1: 28/29 measured once, 29/29 after tuning; never lower
 
 
-def test_ordinary_statements_of_a_slot_are_kept_and_superseded(evlog_home, capsys):
-    failures = failures_of(KEEP_CASES, evlog_home)
-    ok = len(KEEP_CASES) - len(failures)
+@pytest.mark.parametrize(("batch", "cases", "floor"), [("batch 1", KEEP_CASES, FLOOR), ("batch 2", KEEP_CASES_2, FLOOR_2),
+                                                     ("batch 3", KEEP_CASES_3, FLOOR_3)])
+def test_ordinary_statements_of_a_slot_are_kept_and_superseded(evlog_home, capsys, batch, cases, floor):
+    failures = failures_of(cases, evlog_home)
+    ok = len(cases) - len(failures)
     with capsys.disabled():
-        print(f"\nkeep corrections: {ok}/{len(KEEP_CASES)} = {ok / len(KEEP_CASES):.0%} (target {TARGET:.0%})")
+        print(f"\nkeep corrections, {batch}: {ok}/{len(cases)} = {ok / len(cases):.0%} (target {TARGET:.0%})")
         for f in failures:
             print("  FAIL", f)
-    assert ok / len(KEEP_CASES) >= FLOOR, "\n".join(failures)
-
-
-def test_a_second_batch_of_ordinary_statements_is_kept_and_superseded(evlog_home, capsys):
-    failures = failures_of(KEEP_CASES_2, evlog_home)
-    ok = len(KEEP_CASES_2) - len(failures)
-    with capsys.disabled():
-        print(f"\nkeep corrections, batch 2: {ok}/{len(KEEP_CASES_2)} = {ok / len(KEEP_CASES_2):.0%}")
-        for f in failures:
-            print("  FAIL", f)
-    assert ok / len(KEEP_CASES_2) >= FLOOR_2, "\n".join(failures)
-
-
-def test_a_third_batch_of_ordinary_statements_is_kept_and_superseded(evlog_home, capsys):
-    failures = failures_of(KEEP_CASES_3, evlog_home)
-    ok = len(KEEP_CASES_3) - len(failures)
-    with capsys.disabled():
-        print(f"\nkeep corrections, batch 3: {ok}/{len(KEEP_CASES_3)} = {ok / len(KEEP_CASES_3):.0%}")
-        for f in failures:
-            print("  FAIL", f)
-    assert ok / len(KEEP_CASES_3) >= FLOOR_3, "\n".join(failures)
+    assert ok / len(cases) >= floor, "\n".join(failures)
 
 
 def test_statements_that_are_not_corrections_replace_nothing(evlog_home, capsys):
-    from eventlog.app.workspace import Workspace, init_workspace
-
-    wrong = []
-    for i, case in enumerate(NOT_CORRECTIONS):
-        home = evlog_home / f"not{i}"
-        init_workspace(str(home))
-        ws = Workspace.open(str(home), writable=True)
-        try:
-            facts = run_case(ws, case)
-        finally:
-            ws.close()
-        active = [f.text for f in facts if f.state == "active"]
-        gone = [f.text for f in facts if f.state in ("superseded", "forgotten")]
-        if not any(holds(t, case.active) for t in active) or any(holds(t, case.active) for t in gone):
-            wrong.append(f"{case.name}: active {active}; gone {gone}")
+    wrong = wrongly_replaced(NOT_CORRECTIONS, evlog_home)
     with capsys.disabled():
         print(f"\nnot corrections, wrongly replaced or lost: {len(wrong)}/{len(NOT_CORRECTIONS)}")
         for w in wrong:
