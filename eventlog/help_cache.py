@@ -28,6 +28,8 @@ import os
 import sys
 import time
 
+from eventlog.cachefile import write_cache
+
 FORMAT = 1
 RACY_SECONDS = 2.0
 HELP_ARGS = (["--help"], ["-h"])  # the root group's help_option_names, alone on the command line
@@ -114,19 +116,11 @@ def store(slot: Slot, text: str) -> bool:
         return False
     if not os.path.isdir(os.path.dirname(os.path.dirname(slot.path))):
         return False  # no workspace yet (its state folder): no cache, and --help makes none
-    tmp = f"{slot.path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(slot.path), mode=0o700, exist_ok=True)
-        with open(tmp, "w", encoding="ascii") as f:
-            f.write(slot.key + "\n" + text)
-        os.replace(tmp, slot.path)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return False
-    return True
+    return write_cache(slot.path, slot.key + "\n" + text, encoding="ascii")
 
 
 def _stat(path: str) -> list:

@@ -32,6 +32,8 @@ import os
 import sys
 import time
 
+from eventlog.cachefile import write_cache
+
 TYPE_CHECKING = False  # typing's, without importing typing (a context hook's path)
 if TYPE_CHECKING:
     from typing import Any
@@ -84,7 +86,7 @@ def store(home: str, key: str, inputs: Signature, stdout: str) -> bool:
     entries = {k: e for k, e in _entries(home).items() if k != key and _usable(e) and _still(e["inputs"])}
     entries[key] = {"inputs": inputs, "stdout": stdout}
     kept = dict(list(entries.items())[-MAX_ENTRIES:])
-    return _write(cache_path(home), json.dumps({"format": FORMAT, "python": sys.version, "entries": kept},
+    return write_cache(cache_path(home), json.dumps({"format": FORMAT, "python": sys.version, "entries": kept},
                                                ensure_ascii=False))
 
 
@@ -134,20 +136,3 @@ def _code_files() -> list[str]:
     from importlib import import_module
 
     return sorted(getattr(import_module(m), "__file__", None) or m for m in CODE_MODULES)
-
-
-def _write(path: str, text: str) -> bool:
-    import threading  # the daemon's hook threads may store at once: each its own temporary file
-
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return False
-    return True
