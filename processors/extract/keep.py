@@ -35,6 +35,7 @@ import re
 
 from processors.extract import frames, notes
 from processors.extract import slots as sl
+from processors.extract.text import capitalized
 from processors.extract.voice import SECOND_PERSON, third_person
 
 #: Discourse lead-ins that carry no content (a closed class): "Quick update:", "fyi", "ok so", "heads up,".
@@ -198,7 +199,7 @@ def slot_clause(s: str) -> str | None:
         if named is not None:
             return named
         if _states(part):
-            return part[:1].upper() + part[1:] + "."
+            return capitalized(part) + "."
     return None
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from processors.extract.text import has_cjk
+from processors.extract.text import capitalized, has_cjk
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 
 #: The prefix that shows a fact came from an agent's note, not from the user.
@@ -46,7 +46,7 @@ def is_agent_proposed(fact_text: str) -> bool:
 def without_agent_prefix(fact_text: str) -> str:
     """An agent-proposed fact's text as the user's own (what ``evlog memory confirm`` keeps)."""
     rest = fact_text[len(AGENT_PREFIX):].strip() if is_agent_proposed(fact_text) else fact_text
-    return rest[:1].upper() + rest[1:]
+    return capitalized(rest)
 
 _SECRET_WORDS = re.compile(r"\[REDACTED:[\w-]+\]|\b(?:password|passcode|passphrase|pin|pin\s+code|api[\s_-]*key|"
                            r"secret(?:\s+key)?|access\s+token|token|private\s+key)\s*(?:is|was|:|=)\s*\S",
@@ -93,7 +93,7 @@ def _finish(text: str) -> str:
         return ""
     if text[-1] in "。！？":
         return text
-    return text[:1].upper() + text[1:].rstrip(".!?") + "."
+    return capitalized(text.rstrip(".!?")) + "."
 
 
 def note_verdict(text: str) -> NoteVerdict:

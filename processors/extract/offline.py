@@ -123,6 +123,8 @@ from processors.extract.model import (
     FactOp,
 )
 from processors.extract.text import (
+    STOPWORDS,
+    capitalized,
     content_tokens,
     fact_key,
     has_cjk,
@@ -130,6 +132,7 @@ from processors.extract.text import (
     sentences,
     similar,
     skip_reason,
+    words,
 )
 from processors.extract.timeref import TIME_HINT, as_of, by_day, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
@@ -269,10 +272,10 @@ def _finish(text: str) -> str:
     if not text:
         return ""
     if text[-1:] in "\"”'’" and text[-2:-1] in ".!?":
-        return text[:1].upper() + text[1:-2] + text[-1] + "."
+        return capitalized(text[:-2]) + text[-1] + "."
     if has_cjk(text[-1:]) or text[-1:] in "。！？）)」』":
         return text.rstrip("！？!?") + ("" if text.endswith("。") else "。") if has_cjk(text) else text
-    return text[:1].upper() + text[1:] + "."
+    return capitalized(text) + "."
 
 
 # --- English classification --------------------------------------------------------------------
@@ -1290,8 +1293,18 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
         text = _restated(s, e, sp, olds) or text  # ("handed in my notice at Airbus and now work for Rolls-Royce")
     if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
         return False
+    if not gone and _restates(text, k.text):
+        return False  # says nothing the fact does not, in its order: a repeated message, never a change
     _retire_rewordings(k, text, s, e, subjects, pool, ops)
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _restates(text: str, fact: str) -> bool:
+    """Whether ``text``'s content words are ``fact``'s, or some of them, in the same order: nothing is swapped
+    ("prefers email over phone calls" / "phone calls over email" is a change) and nothing is new."""
+    mine = [w for w in words(text) if w not in STOPWORDS]
+    theirs = iter(w for w in words(fact) if w not in STOPWORDS)
+    return bool(mine) and all(w in theirs for w in mine)  # a subsequence: ``in`` consumes the iterator
 
 
 def _retire_rewordings(k: _Known, text: str, s: str, e: Entry, subjects: list[_Known], pool: list[_Known],

@@ -38,6 +38,7 @@ import re
 from collections.abc import Callable
 
 from processors.extract import referents
+from processors.extract.text import capitalized
 
 #: Talk about the chat itself: a photo shown or taken ("I shared a photo of ...", what ``offline._photo`` makes of
 #: "Here's a pic of ...", "I took that pic on a hike"), someone introduced to the other person ("this is Max"), a
@@ -188,7 +189,7 @@ def strong_clause(sentence: str, proper_of: Callable[[str], list[str]]) -> str |
     for start, end in zip(cuts, ends, strict=True):
         clause = sentence[start:end].strip(" ,;-")
         if len(clause.split()) >= 6 and not _FELT.search(clause) and weak_reason(clause, proper_of(clause)) is None:
-            return clause[:1].upper() + clause[1:]
+            return capitalized(clause)
     return None
 
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import re
 
+from processors.extract.text import capitalized
+
 _RELATION = (r"(?:husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|spouse|family|fam|kids|children|son|daughter|"
              r"sons|daughters|friends?|buddies|pals|team|teammates|classmates|coworkers|co-workers|colleagues|workmates|"
              r"parents|mom|mum|mother|dad|father|sister|brother|siblings|sisters|brothers|cousins?|grandparents|grandma|"
@@ -79,7 +81,7 @@ def resolve_we(sentence: str, earlier: list[str]) -> str:
         who = found
     subject = f"{who} and I{_WE_VERB[m.group(1).lower()]}"
     if m.start() == 0 or sentence[:m.start()].rstrip()[-1:] in ".!?":
-        subject = subject[:1].upper() + subject[1:]
+        subject = capitalized(subject)
     return sentence[:m.start()] + subject + sentence[m.end():]
 
 
@@ -171,7 +173,7 @@ def lead_fragment(sentence: str, said: str) -> str | None:
     if m is None:
         return None
     rest = s[m.end():].strip()
-    return rest[:1].upper() + rest[1:] if rest else None
+    return capitalized(rest) if rest else None
 
 
 def introduction(sentence: str) -> str:
@@ -217,7 +219,7 @@ def without_additive(fact: str) -> str:
     if m is None or (m.group("head") is not None and _CLAUSE_BREAK.search(m.group("head"))):
         return fact
     out = fact[m.end():] if m.group("lead") else m.group("head") + fact[m.end():]
-    return out[:1].upper() + out[1:]
+    return capitalized(out)
 #: What a chat line ends with and a fact does not: a one-word exclamation after a dash ("... a tournament - unreal!",
 #: "- so excited!"), a rhetorical "so why not ...".
 _CHAT_TAIL = re.compile(rf"\s+[-–—]+\s*(?:(?:so|super|really|very|totally|just)\s+)?(?:{FEEL}|[A-Za-z]+)\s*[!.]*$|"
@@ -237,7 +239,7 @@ def tidy(sentence: str, said: str) -> str | None:
         return None
     s = _SINCE_WE_TALKED.sub("", introduction(s)) or s
     s = _SINCE_WE_TALKED_AFTER.sub("", s)  # "I've been running longer since our last chat"
-    s = s[:1].upper() + s[1:]
+    s = capitalized(s)
     shown = _SHOW_TAIL.search(s)
     s = _SHOW_TAIL.sub(".", s) if shown is not None and shown.start() > 0 else s
     for tail in (_MOOD_TAIL, _FEEL_CLAUSE, _CHAT_TAIL):

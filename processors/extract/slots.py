@@ -27,7 +27,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from processors.extract.text import STOPWORDS, content_tokens, has_cjk
+from processors.extract.text import STOPWORDS, capitalized, content_tokens, has_cjk
 
 _CAP = r"[A-Z][\w.&'+-]*(?:\s+(?:of\s+|the\s+|de\s+)?[A-Z0-9][\w.&'+-]*)*"
 #: A noun phrase value: up to four words, ending before a clause word.
@@ -524,7 +524,7 @@ def restate_clause(text: str, gone: list[str]) -> str:
     out = _CUE_WORDS.sub("", out)
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
     out = " ".join(out.split()).strip(" ,;")
-    return out[:1].upper() + out[1:]  # a clause of its own starts a sentence
+    return capitalized(out)  # a clause of its own starts a sentence
 
 
 def names(text: str, value: str) -> bool:

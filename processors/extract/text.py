@@ -247,6 +247,12 @@ def similar(a: str, b: str) -> bool:
     return len(small) >= 3 and len(small & big) >= 0.9 * len(small)
 
 
+def capitalized(text: str) -> str:
+    """``text`` with a capital first letter, when that letter has one of its own ("ß" has none: "SS")."""
+    first = text[:1].upper()
+    return first + text[1:] if len(first) == 1 else text
+
+
 def fact_key(text: str) -> str:
     """How a fact line is compared: no bullet, case-folded, single spaces, no trailing punctuation."""
     text = _BULLET.sub("", text.strip())

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 
 from eventlog.timeutil import parse_time
+from processors.extract.text import capitalized
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
@@ -226,7 +227,9 @@ _EN_RULES: list[_Rule] = [
      lambda m, d: (f"a few {m.group(1).lower()} before {day_text(d)}", f"a few {m.group(1).lower()} before {day_text(d)}")),
     (re.compile(r"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+(?:few\s+|couple\s+(?:of\s+)?|\w+\s+)?"
                 r"(days|weeks|months|years)\b", re.I), _coming),
-    (re.compile(rf"(?<!every\s)\bon\s+({_WEEKDAY})(?![a-z])(?!\s+\d)", re.I), _bare_weekday),
+    # not a recurring "on Wednesday afternoons" / "on Monday mornings": a plural part of the day is every week
+    (re.compile(rf"(?<!every\s)\bon\s+({_WEEKDAY})(?![a-z])(?!\s+\d)(?!\s+(?:mornings|afternoons|evenings|nights)\b)",
+                re.I), _bare_weekday),
     (re.compile(r"\bon\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+of\b)", re.I), _ordinal_day),
 ]
 
@@ -285,7 +288,7 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
             before = text[last:start]
             opens = m.start() == 0 or text[max(0, m.start() - 8):m.start()].rstrip()[-1:] in ".!?"
             if m.group(0)[:1].isupper() and opens:
-                use = use[:1].upper() + use[1:]
+                use = capitalized(use)
             pieces += [before, use]
             last = m.end()
             found = True

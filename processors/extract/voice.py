@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from processors.extract.text import capitalized
+
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*|\s+|.", re.DOTALL)  # "I0" is one token, not the pronoun I
 
 ADVERBS = frozenset("""
@@ -101,7 +103,7 @@ def _agree(word: str) -> str:
 
 
 def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
+    return capitalized(text)
 
 
 def possessive(name: str) -> str:

@@ -186,3 +186,12 @@ def test_extraction_time_is_linear_in_the_size_of_a_message():
 ])
 def test_third_person_agrees_only_the_subjects_own_verb(said, written):
     assert third_person(said, "The user") == written
+
+
+def test_capitalized_never_changes_a_letter_that_has_no_capital_of_its_own():
+    """ "ß".upper() is "SS": a note "ß" became the fact "SS." (Hypothesis found it in the extractor's property test)."""
+    from processors.extract.text import capitalized
+
+    assert capitalized("ß ist kein Anfang") == "ß ist kein Anfang"
+    assert capitalized("ǆemal") == "ǅemal" or capitalized("ǆemal") == "Ǆemal"
+    assert capitalized("the user") == "The user" and capitalized("") == ""
