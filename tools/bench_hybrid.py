@@ -23,7 +23,11 @@ without it each is skipped with a note. Imported by tools/bench.py, which lists 
     ``recall`` of the same questions (``lexical_p50_ms``), the query embedding alone
     (``embed_p50_ms``) and torch's embedding of it (``torch_embed_p50_ms``), and a bare
     numpy product ``matrix @ q`` with ``argpartition`` over the same matrix
-    (``scan_p50_ms``; the floor of the vector search).
+    (``scan_p50_ms``; the floor of the vector search). The vector scan of ``nearest`` alone
+    (``scan_int8``: int8 first pass and exact re-score, ``projections/recall/vscan.py``;
+    ``scan_float32``: the plain float32 scan it replaces, both for 200 rows) and the hybrid
+    query with the plain scan (``hybrid_plain_scan``) take turns with them; ``scan_exact``
+    says whether the first pass gave the plain scan's rows and score bits for every question.
 ``hybrid_cli_oneshot`` (target: <= 1.5 s)
     Wall seconds of ``evlog recall --semantic QUESTION`` (a new process: imports numpy and
     the tokenizer, maps the weights, loads the vectors, embeds the question; never torch)
@@ -180,27 +184,70 @@ def _interleaved(fns: dict[str, Any], questions: list[str]) -> dict[str, tuple[l
     return out
 
 
+def _plain_scan_recall(ix: Any, sem: Any, vi: Any) -> Any:
+    """Hybrid recall with the plain float32 scan (the int8 first pass switched off), for a same-run baseline."""
+    from projections.recall import recall
+
+    def run(q: str) -> Any:
+        quantised, vi.quantised = vi.quantised, None
+        try:
+            return recall(ix, q, semantic=sem)
+        finally:
+            vi.quantised = quantised
+    return run
+
+
+def _scan_exact(vi: Any, qvs: list[Any], k: int) -> bool:
+    """True when the first pass gives the plain float32 scan's rows and score bits for every question."""
+    from projections.recall.minilm_numpy import one_blas_thread
+    from projections.recall.vscan import top_k, top_k_float32
+
+    for qv in qvs:
+        rows, scores = top_k(vi.matrix, vi.quantised, qv, k)
+        with one_blas_thread():
+            want_rows, want_scores = top_k_float32(vi.matrix, qv, k)
+        if rows.tolist() != want_rows.tolist() or scores.tobytes() != want_scores.tobytes():
+            return False
+    return True
+
+
 def _hybrid_rows(ix: Any, sem: Any, questions: list[str]) -> dict[str, Any]:
-    """The latencies of hybrid recall, lexical recall, the query embedding (numpy; torch's) and the bare scan, in one interleaved run."""
+    """The latencies of hybrid recall (int8 first pass; plain float32 scan), lexical recall, the query embedding
+    (numpy; torch's) and the scans alone, in one interleaved run."""
     import numpy as np
 
     from projections.recall import recall
     from projections.recall.embeddings import vector_index
+    from projections.recall.vscan import top_k, top_k_float32
 
-    matrix = vector_index(ix, sem).matrix
+    vi = vector_index(ix, sem)
+    matrix, k = vi.matrix, sem.vector_k * 4
     qv = np.asarray(sem.embedder.embed(["a warm-up question"])[0], dtype=np.float32)
-    fns = {"hybrid": lambda q: recall(ix, q, semantic=sem), "lexical": lambda q: recall(ix, q), "embed": lambda q: sem.embedder.embed([f"{q} ?"]),
-           "scan": lambda q: np.argpartition(-(matrix @ qv), 199)[:200]}
+    qvs = [np.asarray(sem.query_vector(q), dtype=np.float32) for q in questions]
+    candidates = sorted(len(vi.quantised.candidates(v, k)) for v in qvs)
+    fns = {"hybrid": lambda q: recall(ix, q, semantic=sem), "hybrid_plain_scan": _plain_scan_recall(ix, sem, vi),
+           "lexical": lambda q: recall(ix, q), "embed": lambda q: sem.embedder.embed([f"{q} ?"]),
+           "scan": lambda q: np.argpartition(-(matrix @ qv), 199)[:200],
+           "scan_int8": lambda q: top_k(matrix, vi.quantised, qv, k), "scan_float32": lambda q: _one_thread(top_k_float32, matrix, qv, k)}
     torch_model = _torch_model()
     if torch_model is not None:
         torch_model.embed(questions[:2])
         fns["torch_embed"] = lambda q: torch_model.embed([f"{q} ?"])
     got = _interleaved(fns, questions)
-    rows: dict[str, Any] = {"vectors": int(matrix.shape[0])}
+    rows: dict[str, Any] = {"vectors": int(matrix.shape[0]), "scan_exact": _scan_exact(vi, qvs, k),
+                            "scan_candidates_p50": candidates[len(candidates) // 2], "scan_candidates_max": candidates[-1],
+                            "int8_mb": round(vi.quantised.nbytes / 1e6, 1), "float32_mb": round(matrix.nbytes / 1e6, 1)}
     for name, (wall, cpu) in got.items():
         rows[f"{name}_p50_ms"], rows[f"{name}_cpu_p50_ms"] = _pct(wall, 0.5), _pct(cpu, 0.5)
     rows["hybrid_p95_ms"], rows["lexical_p95_ms"] = _pct(got["hybrid"][0], 0.95), _pct(got["lexical"][0], 0.95)
     return rows
+
+
+def _one_thread(fn: Any, *args: Any) -> Any:
+    from projections.recall.minilm_numpy import one_blas_thread
+
+    with one_blas_thread():
+        return fn(*args)
 
 
 @benchmark("hybrid_query_100k", "hybrid recall p50/p95 in a warm process at 100k messages vs lexical and bare numpy")

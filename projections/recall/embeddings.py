@@ -525,6 +525,9 @@ class VectorIndex:
         np = self.np
         self.ids = np.empty(0, dtype=np.int64)
         self.matrix = np.empty((0, 0), dtype=np.float32)
+        from projections.recall.vscan import Int8Rows
+
+        self.quantised = Int8Rows()  # the int8 first pass of ``nearest``, derived from ``matrix`` as it grows
         self.last_id = 0
         self.seq = 0
         self.waiting: dict[int, bytes] = {}  # doc id -> text hash, for texts not embedded yet
@@ -548,22 +551,19 @@ class VectorIndex:
         ids = np.asarray([i for i, _v in found], dtype=np.int64)
         self.matrix = rows if not len(self.ids) else np.vstack([self.matrix, rows])
         self.ids = np.concatenate([self.ids, ids])
+        self.quantised.append(rows)
         for i, _v in found:
             del self.waiting[i]
 
     def nearest(self, q: Sequence[float], k: int) -> list[tuple[int, float]]:
-        """The ``k`` doc ids most similar to ``q``, most similar first."""
+        """The ``k`` doc ids most similar to ``q``, most similar first (ties: the row stored first); exactly the
+        float32 scan's answer, found through an int8 first pass (``projections.recall.vscan``)."""
         if not len(self.ids) or k <= 0:
             return []
-        from projections.recall.minilm_numpy import one_blas_thread
+        from projections.recall.vscan import top_k
 
-        np = self.np
-        with one_blas_thread():  # memory-bound: a second BLAS thread buys little and waits on a busy CPU
-            sims = self.matrix @ np.asarray(q, dtype=np.float32)
-        k = min(k, len(sims))
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(self.ids[j]), float(sims[j])) for j in top]
+        rows, sims = top_k(self.matrix, self.quantised, q, k)  # on one BLAS thread: memory-bound, a busy CPU
+        return [(int(i), float(s)) for i, s in zip(self.ids[rows].tolist(), sims.tolist(), strict=True)]
 
 
 _VECTORS: dict[tuple[str, str], VectorIndex] = {}
