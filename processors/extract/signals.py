@@ -112,14 +112,29 @@ def _programs_named(text: str, ran: SessionTools) -> Iterable[str]:
             yield w
 
 
-def _used(text: str) -> Iterable[str]:
-    """The one-word objects of "we use X and Y" (a determiner first means a description, not names: "we use the API")."""
+def _used(text: str, ran: SessionTools) -> Iterable[str]:
+    """The one-word objects of "we use X and Y" (a determiner first means a description, not names: "we use the API").
+
+    "Run" takes activities as well as programs ("we always run tests against a real Postgres"): its object counts
+    only when it is written as a name (a capital, a digit, code-shaped) or the session ran that program."""
     for m in _WE_USE.finditer(text):
         if m.group("who") == "I" and not _THIS_PROJECT.search(text):
             continue  # "I use vim": the user's own tool, unless the sentence is about this project
         items = [i.strip(".") for i in _LIST_SPLIT.split(m.group(2)) if i.strip(".")]
-        if items and all(_WORDISH.match(i) and i.casefold() not in _FUNCTION_WORDS | _DETERMINERS for i in items):
-            yield from items
+        if not items or not all(_WORDISH.match(i) and i.casefold() not in _FUNCTION_WORDS | _DETERMINERS for i in items):
+            continue
+        if _RAN_VERB.search(m.group(0)) and not all(_named_program(i, ran) for i in items):
+            continue
+        yield from items
+
+
+_RAN_VERB = re.compile(r"\brun\s+[\w.+#-]+", re.IGNORECASE)
+
+
+def _named_program(item: str, ran: SessionTools) -> bool:
+    """Whether ``item`` reads as a program's name: capitalised, holding a digit, code-shaped, or run by the session."""
+    return (item[:1].isupper() or any(c.isdigit() for c in item) or bool(_CODE_SHAPED.match(item))
+            or bool(_JS_NAME.fullmatch(item)) or item.casefold() in ran.programs)
 
 
 def _listed(text: str, named: set[str], ran: SessionTools) -> Iterable[str]:
@@ -151,7 +166,7 @@ def tool_names(text: str, ran: SessionTools = SessionTools()) -> list[tuple[str,
         add(name, name)
     for name in _programs_named(text, ran):
         add(name, name)
-    for name in _used(text):
+    for name in _used(text, ran):
         add(name, name)
     for name in _listed(text, set(found.values()) | set(found), ran):
         add(name, name)

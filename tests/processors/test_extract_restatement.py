@@ -59,3 +59,15 @@ def test_a_weekday_with_a_plural_part_of_the_day_is_a_schedule_not_a_date():
     assert said == {"The team's retro is on Wednesday afternoons."}
     once = {op.text for op in offline.extract([_entry("I went hiking on Wednesday afternoon.", 1)], []) if op.op == "add"}
     assert once == {"The user went hiking on Wednesday 26 February 2025 afternoon."}
+
+
+def test_what_a_team_runs_is_a_tool_only_when_it_is_written_as_one():
+    """ "we always run tests against a real Postgres" made the demo's MEMORY.md say "The project uses tests.":
+    "run" takes activities (tests, migrations, errands) as well as programs."""
+    from processors.extract import signals
+
+    assert signals.tool_names("Please don't use mocks for the database; we always run tests against a real Postgres.") == []
+    assert signals.tool_names("we run Jenkins for CI") == [("jenkins", "Jenkins")]
+    assert signals.tool_names("we use redis and celery") == [("redis", "redis"), ("celery", "celery")]
+    ran = signals.SessionTools(programs=frozenset({"pytest"}))
+    assert signals.tool_names("we run pytest on every push", ran) == [("pytest", "pytest")]
