@@ -113,3 +113,11 @@ def wrongly_replaced(cases: list[Case], root: os.PathLike[str]) -> list[str]:
         if not any(holds(t, case.active) for t in active) or any(holds(t, case.active) for t in gone):
             wrong.append(f"{case.name}: active {active}; gone {gone}")
     return wrong
+
+
+def show(capsys, headline: str, lines: list[str], mark: str = "FAIL") -> None:  # noqa: ANN001 - pytest's capsys
+    """Print a set's ``headline`` and each of its ``lines`` past pytest's capture (``-s`` or not): the measured rate."""
+    with capsys.disabled():
+        print("\n" + headline)
+        for line in lines:
+            print(f"  {mark}", line)

@@ -11,7 +11,7 @@ wrong supersede. EN and simplified Chinese. ``pytest tests/processors/test_corre
 
 from __future__ import annotations
 
-from tests.memory_pipeline import Case, failures_of, wrongly_replaced
+from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
 HELD_OUT_8 = [
     # --- moves / where I live (6) ---
@@ -273,18 +273,12 @@ def test_eighth_held_out_corrections_end_with_only_the_new_value_active(evlog_ho
     assert len(HELD_OUT_8) >= 40
     failures = failures_of(HELD_OUT_8, evlog_home)
     ok = len(HELD_OUT_8) - len(failures)
-    with capsys.disabled():
-        print(f"\neighth held-out corrections: {ok}/{len(HELD_OUT_8)} = {ok / len(HELD_OUT_8):.0%} "
-              f"(target {TARGET:.0%})")
-        for f in failures:
-            print("  FAIL", f)
+    show(capsys, f"eighth held-out corrections: {ok}/{len(HELD_OUT_8)} = {ok / len(HELD_OUT_8):.0%} "
+                 f"(target {TARGET:.0%})", failures)
     assert ok / len(HELD_OUT_8) >= FLOOR, "\n".join(failures)
 
 
 def test_statements_that_are_not_corrections_replace_nothing(evlog_home, capsys):
     wrong = wrongly_replaced(NOT_CORRECTIONS, evlog_home)
-    with capsys.disabled():
-        print(f"\nnot corrections, wrongly replaced or lost: {len(wrong)}/{len(NOT_CORRECTIONS)}")
-        for w in wrong:
-            print("  WRONG", w)
+    show(capsys, f"not corrections, wrongly replaced or lost: {len(wrong)}/{len(NOT_CORRECTIONS)}", wrong, "WRONG")
     assert len(wrong) <= MAX_WRONGLY_REPLACED, "\n".join(wrong)

@@ -11,7 +11,7 @@ extractor keeps no fact of, in wordings the round's own sets did not have. EN an
 
 from __future__ import annotations
 
-from tests.memory_pipeline import Case, failures_of, wrongly_replaced
+from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
 HELD_OUT_9 = [
     # Case(name, said, active, gone)
@@ -337,18 +337,12 @@ def test_ninth_held_out_corrections_end_with_only_the_new_value_active(evlog_hom
     assert len(HELD_OUT_9) >= 40
     failures = failures_of(HELD_OUT_9, evlog_home)
     ok = len(HELD_OUT_9) - len(failures)
-    with capsys.disabled():
-        print(f"\nninth held-out corrections: {ok}/{len(HELD_OUT_9)} = {ok / len(HELD_OUT_9):.0%} "
-              f"(target {TARGET:.0%})")
-        for f in failures:
-            print("  FAIL", f)
+    show(capsys, f"ninth held-out corrections: {ok}/{len(HELD_OUT_9)} = {ok / len(HELD_OUT_9):.0%} "
+                 f"(target {TARGET:.0%})", failures)
     assert ok / len(HELD_OUT_9) >= FLOOR, "\n".join(failures)
 
 
 def test_statements_that_are_not_corrections_keep_the_first_fact(evlog_home, capsys):
     wrong = wrongly_replaced(NOT_CORRECTIONS_9, evlog_home)
-    with capsys.disabled():
-        print(f"\nnot corrections, first fact lost or wrongly replaced: {len(wrong)}/{len(NOT_CORRECTIONS_9)}")
-        for w in wrong:
-            print("  WRONG", w)
+    show(capsys, f"not corrections, first fact lost or wrongly replaced: {len(wrong)}/{len(NOT_CORRECTIONS_9)}", wrong, "WRONG")
     assert len(wrong) <= MAX_WRONG, "\n".join(wrong)

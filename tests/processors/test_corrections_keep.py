@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from processors.extract import keep
-from tests.memory_pipeline import Case, failures_of, wrongly_replaced
+from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
 KEEP_CASES = [
     # where the user lives, said in passing
@@ -159,19 +159,13 @@ FLOOR = 1.0  # batch 1: 28/29 measured once, 29/29 after tuning; never lower
 def test_ordinary_statements_of_a_slot_are_kept_and_superseded(evlog_home, capsys, batch, cases, floor):
     failures = failures_of(cases, evlog_home)
     ok = len(cases) - len(failures)
-    with capsys.disabled():
-        print(f"\nkeep corrections, {batch}: {ok}/{len(cases)} = {ok / len(cases):.0%} (target {TARGET:.0%})")
-        for f in failures:
-            print("  FAIL", f)
+    show(capsys, f"keep corrections, {batch}: {ok}/{len(cases)} = {ok / len(cases):.0%} (target {TARGET:.0%})", failures)
     assert ok / len(cases) >= floor, "\n".join(failures)
 
 
 def test_statements_that_are_not_corrections_replace_nothing(evlog_home, capsys):
     wrong = wrongly_replaced(NOT_CORRECTIONS, evlog_home)
-    with capsys.disabled():
-        print(f"\nnot corrections, wrongly replaced or lost: {len(wrong)}/{len(NOT_CORRECTIONS)}")
-        for w in wrong:
-            print("  WRONG", w)
+    show(capsys, f"not corrections, wrongly replaced or lost: {len(wrong)}/{len(NOT_CORRECTIONS)}", wrong, "WRONG")
     assert not wrong, "\n".join(wrong)
 
 

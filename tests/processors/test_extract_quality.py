@@ -38,18 +38,19 @@ DURABLE = [
 ]
 
 
-def _proper(sentence: str) -> list[str]:
-    return [w.strip(".,'s") for w in sentence.split()[1:] if w[:1].isupper() and w not in ("I", "I'm")]
+def proper_names(sentence: str) -> list[str]:
+    """The capitalised words after the first, as the extractor passes a sentence's names to ``weak_reason``."""
+    return [w.strip(".,'s!\"") for w in sentence.split()[1:] if w[:1].isupper() and w not in ("I", "I'm")]
 
 
 @pytest.mark.parametrize(("sentence", "kind"), WEAK)
 def test_a_weak_sentence_is_classed(sentence, kind):
-    assert weak_reason(sentence, _proper(sentence)) == kind
+    assert weak_reason(sentence, proper_names(sentence)) == kind
 
 
 @pytest.mark.parametrize("sentence", DURABLE)
 def test_a_durable_sentence_is_not(sentence):
-    assert weak_reason(sentence, _proper(sentence)) is None
+    assert weak_reason(sentence, proper_names(sentence)) is None
 
 
 def _said(text: str, speaker: str = "Ana") -> Entry:

@@ -12,6 +12,7 @@ from processors.extract.model import Entry
 from processors.extract.offline import extract
 from processors.extract.quality import weak_reason
 from processors.extract.timeref import resolve
+from tests.processors.test_extract_quality import proper_names
 
 WEAK = [
     ("My brothers are my rocks and they keep me going", "mood"),          # support
@@ -48,18 +49,14 @@ DURABLE = [
 ]
 
 
-def _proper(sentence: str) -> list[str]:
-    return [w.strip(".,'s!\"") for w in sentence.split()[1:] if w[:1].isupper() and w not in ("I", "I'm")]
-
-
 @pytest.mark.parametrize(("sentence", "kind"), WEAK)
 def test_a_weak_sentence_is_classed(sentence, kind):
-    assert weak_reason(sentence, _proper(sentence)) == kind
+    assert weak_reason(sentence, proper_names(sentence)) == kind
 
 
 @pytest.mark.parametrize("sentence", DURABLE)
 def test_a_durable_sentence_is_not(sentence):
-    assert weak_reason(sentence, _proper(sentence)) is None
+    assert weak_reason(sentence, proper_names(sentence)) is None
 
 
 def _said(text: str, speaker: str = "Ana", when: str = "2024-05-06T10:00:00Z") -> Entry:
@@ -93,18 +90,18 @@ def test_an_ordinal_day_is_resolved_against_the_message(said, when, want):
     ("I watched an old film that made me cry", "vague"),  # which film?
 ])
 def test_more_weak_sentences(sentence, kind):
-    assert weak_reason(sentence, _proper(sentence)) == kind
+    assert weak_reason(sentence, proper_names(sentence)) == kind
 
 
 def test_a_weak_sentence_gives_way_to_its_clause_with_the_news():
     from processors.extract.quality import strong_clause
 
-    assert strong_clause("I'm so excited, I opened my bike repair shop last week!", _proper) == \
+    assert strong_clause("I'm so excited, I opened my bike repair shop last week!", proper_names) == \
         "I opened my bike repair shop last week!"
     assert strong_clause("I'm tied up with work stuff lately, yesterday I came back from Oslo with a new contract",
-                         _proper) == "Yesterday I came back from Oslo with a new contract"
-    assert strong_clause("I opened my bike repair shop last week", _proper) is None   # not weak: kept whole
-    assert strong_clause("I'm so excited, I feel like a kid again today", _proper) is None  # a feeling is no news
+                         proper_names) == "Yesterday I came back from Oslo with a new contract"
+    assert strong_clause("I opened my bike repair shop last week", proper_names) is None   # not weak: kept whole
+    assert strong_clause("I'm so excited, I feel like a kid again today", proper_names) is None  # a feeling is no news
 
 
 def test_the_extractor_keeps_the_news_beside_a_mood():
