@@ -1,4 +1,4 @@
-"""The ``evlog`` console script: a context hook skips the CLI (warm daemon, else in-process), the rest is the CLI.
+"""The ``evlog`` console script: a hook skips the CLI (a context hook asks the warm daemon first), the rest is the CLI.
 
 ``evlog [--home H] [--lock-timeout S] hook claude-code|codex [--budget N] [--max-bytes N]
 [--timeout S]`` with a ``SessionStart`` or ``UserPromptSubmit`` payload on stdin is first
@@ -7,6 +7,8 @@ evlog's layers is imported, so the hook pays only Python's start-up. With no dae
 handler the daemon would run (``hooks.handle_claude_code`` / ``codex_hooks.handle_codex``) runs
 in this process, still without click, the CLI or the workspace and log modules, and prints
 exactly what the CLI's ``evlog hook`` prints (stdout, one ``evlog hook: ...`` line per note).
+A capture hook (``Stop``, ``PreCompact``, ``SessionEnd``...) never goes to the daemon: its handler
+runs in this process, also without click or the CLI (it imports the workspace and log it writes to).
 Any other command line, any other event, ``$EVLOG_HEADLESS``, an option this parser does not
 know or a value the CLI would refuse: the payload already read is handed to the normal CLI
 (``eventlog.cli.main``), which behaves exactly as it would have (its own option errors included).
@@ -31,14 +33,15 @@ _HOOK_OPTIONS = ("--budget", "--max-bytes", "--timeout")
 class HookPlan:
     """A hook command line the daemon may answer, with the CLI's defaults filled in."""
 
-    __slots__ = ("home", "harness", "budget", "max_bytes", "timeout")
+    __slots__ = ("home", "harness", "budget", "max_bytes", "timeout", "lock_timeout")
 
     def __init__(self, home: str, harness: str, budget: int = 8000, max_bytes: int = 8 * 1024 * 1024,
-                 timeout: float = 20.0) -> None:
+                 timeout: float = 20.0, lock_timeout: float = 5.0) -> None:
         self.home, self.harness, self.budget, self.max_bytes, self.timeout = home, harness, budget, max_bytes, timeout
+        self.lock_timeout = lock_timeout  # the CLI's ``--lock-timeout``; a hook waits at most 2 s of it
 
-    def _fields(self) -> tuple[str, str, int, int, float]:
-        return self.home, self.harness, self.budget, self.max_bytes, self.timeout
+    def _fields(self) -> tuple[str, str, int, int, float, float]:
+        return self.home, self.harness, self.budget, self.max_bytes, self.timeout, self.lock_timeout
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, HookPlan) and self._fields() == other._fields()
@@ -46,7 +49,8 @@ class HookPlan:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return "HookPlan(home={!r}, harness={!r}, budget={!r}, max_bytes={!r}, timeout={!r})".format(*self._fields())
+        return ("HookPlan(home={!r}, harness={!r}, budget={!r}, max_bytes={!r}, timeout={!r}, "
+                "lock_timeout={!r})").format(*self._fields())
 
 
 def main() -> None:
@@ -64,7 +68,7 @@ def main() -> None:
 
 
 def _hook(plan: HookPlan) -> None:
-    """A context hook: the daemon's answer, else this process's handler, else the CLI (with the payload read)."""
+    """A hook: the daemon's answer (context hooks only), else this process's handler, else the CLI."""
     import io
     import threading
 
@@ -129,9 +133,10 @@ def hook_plan(argv: list[str], env: dict[str, str] | os._Environ[str]) -> HookPl
     budget = _number(hook_values.get("--budget"), int, 500, 8000)
     max_bytes = _number(hook_values.get("--max-bytes"), int, 1024, 8 * 1024 * 1024)
     timeout = _number(hook_values.get("--timeout"), float, 0.5, 20.0)
-    if budget is None or max_bytes is None or timeout is None or not _cli_accepts(values, env, home):
+    lock_timeout = _lock_timeout(values, env)
+    if budget is None or max_bytes is None or timeout is None or lock_timeout is None or not _home_ok(home):
         return None  # the CLI says what is wrong
-    return HookPlan(home, rest[1], int(budget), int(max_bytes), float(timeout))
+    return HookPlan(home, rest[1], int(budget), int(max_bytes), float(timeout), lock_timeout)
 
 
 def _number(text: str | None, kind: type[int] | type[float], least: float, default: float) -> float | None:
@@ -162,11 +167,14 @@ def _take_options(argv: list[str], names: tuple[str, ...], into: dict[str, str])
     return argv[i:]
 
 
-def _cli_accepts(values: dict[str, str], env: dict[str, str] | os._Environ[str], home: str) -> bool:
-    """Whether the CLI would take the global options: a number for the lock timeout, a home that is no file."""
+def _lock_timeout(values: dict[str, str], env: dict[str, str] | os._Environ[str]) -> float | None:
+    """The CLI's ``--lock-timeout`` (option, else ``$EVLOG_LOCK_TIMEOUT``, else 5), or None when it would refuse it."""
     lock = values["--lock-timeout"] if "--lock-timeout" in values else env.get("EVLOG_LOCK_TIMEOUT") or None
-    if lock is not None and _number(lock, float, float("-inf"), 5.0) is None:
-        return False
+    return _number(lock, float, float("-inf"), 5.0)
+
+
+def _home_ok(home: str) -> bool:
+    """Whether the CLI would take the home: anything but an existing file."""
     return not (os.path.exists(home) and not os.path.isdir(home))
 
 
@@ -198,17 +206,20 @@ def _served_by_daemon(plan: HookPlan, raw: bytes) -> bool:
 
 
 def _served_in_process(plan: HookPlan, raw: bytes) -> bool:
-    """Run a context hook's handler here, as the CLI's ``evlog hook`` would (True: done; False: use the CLI)."""
+    """Run the hook's handler here, as the CLI's ``evlog hook`` would (True: done; False: use the CLI).
+
+    Every event, context and capture alike; only an input over the size limit goes to the CLI (which says so)."""
     from eventlog.app.agents import hook_socket
 
-    if len(raw) > hook_socket.MAX_PAYLOAD_BYTES or not hook_socket.context_event(raw):
+    if len(raw) > hook_socket.MAX_PAYLOAD_BYTES:
         return False
     try:
         if plan.harness == "codex":
             from eventlog.app.agents.codex_hooks import handle_codex as handler
         else:
             from eventlog.app.agents.hooks import handle_claude_code as handler
-        result = handler(raw, home=plan.home, budget=plan.budget, max_bytes=plan.max_bytes, lock_timeout=2.0)
+        result = handler(raw, home=plan.home, budget=plan.budget, max_bytes=plan.max_bytes,
+                         lock_timeout=min(plan.lock_timeout, 2.0))
     except Exception as e:  # noqa: BLE001 - a hook must never fail the agent (the CLI's words)
         _print("", [f"internal error ({e.__class__.__name__}: {e}); nothing lost, the next hook catches up"])
         return True

@@ -61,7 +61,9 @@ def echo_handler(raw: bytes, **kw: object) -> FakeResult:
     (["hook", "claude-code"], {"EVLOG_HOME": "/h"}, HookPlan("/h", "claude-code")),
     (["--home", "/x", "hook", "codex", "--budget", "900"], {}, HookPlan("/x", "codex", budget=900)),
     (["--home=/x", "--lock-timeout", "3", "hook", "claude-code", "--timeout=5", "--max-bytes", "2048"], {},
-     HookPlan("/x", "claude-code", max_bytes=2048, timeout=5.0)),
+     HookPlan("/x", "claude-code", max_bytes=2048, timeout=5.0, lock_timeout=3.0)),
+    (["hook", "claude-code"], {"EVLOG_HOME": "/h", "EVLOG_LOCK_TIMEOUT": "0.5"},
+     HookPlan("/h", "claude-code", lock_timeout=0.5)),
 ])
 def test_hook_command_lines_are_planned_with_the_clis_defaults(argv, env, want) -> None:  # noqa: ANN001
     assert hook_plan(argv, env) == want
@@ -269,7 +271,7 @@ def test_with_a_daemon_the_hook_prints_the_same_without_importing_the_cli(home, 
         daemon.wait(30)
     assert warm.returncode == 0 and "CLICK=False" in warm.stderr.decode()
     assert warm.stdout == cold.stdout and b"Tests run with pytest -x" in warm.stdout
-    assert "CLICK=True" in capture.stderr.decode()  # capture events always run in the hook's process
+    assert capture.returncode == 0 and "CLICK=False" in capture.stderr.decode()  # in the hook's process, no CLI
     assert not os.path.exists(socket_path(home))  # a daemon stopped by SIGTERM removes its socket
 
 
@@ -296,6 +298,34 @@ def test_without_a_daemon_the_hook_prints_what_the_cli_prints_without_importing_
     assert fast.returncode == slow.returncode == 0
     assert fast.stdout == slow.stdout and fast.stderr.decode() == slow.stderr.decode() + "CLICK=False\n"
     assert fast.stdout or fast.stderr.count(b"\n") > 1  # something was printed: memory, or the reason for none
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+@pytest.mark.parametrize("event", ["Stop", "PreCompact", "SessionEnd"])
+def test_a_capture_hook_stores_what_the_cli_stores_without_importing_it(tmp_path, harness, event) -> None:  # noqa: ANN001
+    from eventlog.app.workspace import Workspace
+    from tests.conftest import real_data
+
+    transcript = tmp_path / "t.jsonl"
+    with open(real_data("claude-spotter", "short.jsonl"), "rb") as f:
+        transcript.write_bytes(f.read())
+    raw = json.dumps({"session_id": "s1", "transcript_path": str(transcript), "cwd": str(tmp_path),
+                      "hook_event_name": event}).encode()
+    got = {}
+    for way, run in (("entry", _entry), ("cli", _cli)):
+        ws_home = str(tmp_path / way)
+        init_workspace(ws_home)
+        done = run(ws_home, raw, harness=harness)
+        ws = Workspace.open(ws_home)
+        try:
+            stored = [(e.type, getattr(e, "session_key", None), getattr(e, "content", None)) for e in ws.log.read()]
+        finally:
+            ws.close()
+        got[way] = (done.returncode, done.stdout, done.stderr.decode().replace("CLICK=False\n", ""), stored)
+        if way == "entry":
+            assert "CLICK=False" in done.stderr.decode()
+    assert got["entry"] == got["cli"]
+    assert harness == "codex" or sum(1 for t, _, _ in got["entry"][3] if t == "message.appended") > 3
 
 
 def test_an_error_inside_the_in_process_hook_is_a_note_and_exit_0(home, tmp_path) -> None:  # noqa: ANN001
