@@ -9,7 +9,7 @@ in this process, still without click, the CLI or the workspace and log modules, 
 exactly what the CLI's ``evlog hook`` prints (stdout, one ``evlog hook: ...`` line per note).
 A capture hook (``Stop``, ``PreCompact``, ``SessionEnd``...) never goes to the daemon: its handler
 runs in this process, also without click or the CLI (it imports the workspace and log it writes to).
-Any other command line, any other event, ``$EVLOG_HEADLESS``, an option this parser does not
+Any other command line, a payload over the size limit, ``$EVLOG_HEADLESS``, an option this parser does not
 know or a value the CLI would refuse: the payload already read is handed to the normal CLI
 (``eventlog.cli.main``), which behaves exactly as it would have (its own option errors included).
 
@@ -31,14 +31,14 @@ _HOOK_OPTIONS = ("--budget", "--max-bytes", "--timeout")
 
 
 class HookPlan:
-    """A hook command line the daemon may answer, with the CLI's defaults filled in."""
+    """A hook command line this module serves (daemon or in-process), with the CLI's defaults filled in."""
 
     __slots__ = ("home", "harness", "budget", "max_bytes", "timeout", "lock_timeout")
 
     def __init__(self, home: str, harness: str, budget: int = 8000, max_bytes: int = 8 * 1024 * 1024,
                  timeout: float = 20.0, lock_timeout: float = 5.0) -> None:
         self.home, self.harness, self.budget, self.max_bytes, self.timeout = home, harness, budget, max_bytes, timeout
-        self.lock_timeout = lock_timeout  # the CLI's ``--lock-timeout``; a hook waits at most 2 s of it
+        self.lock_timeout = lock_timeout  # the CLI's ``--lock-timeout`` (a hook waits at most HOOK_LOCK_WAIT_S)
 
     def _fields(self) -> tuple[str, str, int, int, float, float]:
         return self.home, self.harness, self.budget, self.max_bytes, self.timeout, self.lock_timeout
@@ -219,7 +219,7 @@ def _served_in_process(plan: HookPlan, raw: bytes) -> bool:
         else:
             from eventlog.app.agents.hooks import handle_claude_code as handler
         result = handler(raw, home=plan.home, budget=plan.budget, max_bytes=plan.max_bytes,
-                         lock_timeout=min(plan.lock_timeout, 2.0))
+                         lock_timeout=min(plan.lock_timeout, hook_socket.HOOK_LOCK_WAIT_S))
     except Exception as e:  # noqa: BLE001 - a hook must never fail the agent (the CLI's words)
         _print("", [f"internal error ({e.__class__.__name__}: {e}); nothing lost, the next hook catches up"])
         return True

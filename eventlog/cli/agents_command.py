@@ -97,6 +97,7 @@ def _run_hook(ctx: click.Context, load, budget: int, max_bytes: int, deadline: f
     timer.daemon = True
     timer.start()
     try:
+        from eventlog.app.agents.hook_socket import HOOK_LOCK_WAIT_S
         from eventlog.app.agents.hooks import MAX_PAYLOAD_BYTES
 
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
@@ -104,7 +105,7 @@ def _run_hook(ctx: click.Context, load, budget: int, max_bytes: int, deadline: f
             note(f"evlog hook: the hook input is larger than {MAX_PAYLOAD_BYTES} bytes; ignored")
             return
         result = load()(raw, home=ctx.obj["home"], budget=budget, max_bytes=max_bytes,
-                         lock_timeout=min(ctx.obj["lock_timeout"], 2.0))
+                         lock_timeout=min(ctx.obj["lock_timeout"], HOOK_LOCK_WAIT_S))
         for line in result.notes:
             note(f"evlog hook: {line}")
         if result.stdout:

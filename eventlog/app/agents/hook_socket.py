@@ -48,6 +48,7 @@ CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the same as hooks.CONTE
 HARNESSES = ("claude-code", "codex")
 MAX_HEADER_BYTES = 4096
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024  # the same as hooks.MAX_PAYLOAD_BYTES
+HOOK_LOCK_WAIT_S = 2.0  # the longest a hook waits for the workspace lock, whatever --lock-timeout says
 MAX_CONCURRENT = 8
 SERVE_TIMEOUT = 10.0  # seconds the daemon gives one connection
 MAX_PATH_BYTES = 100  # sun_path is 104-108 bytes; longer paths get no socket (hooks stay in-process)
@@ -252,7 +253,7 @@ class HookServer:
         if handler is None or not context_event(raw):
             return {"v": PROTOCOL, "fallback": "not a context hook"}
         result = handler(raw, home=self.home, budget=header["budget"], max_bytes=header["max_bytes"],
-                         lock_timeout=2.0)
+                         lock_timeout=HOOK_LOCK_WAIT_S)
         self.served += 1
         return {"v": PROTOCOL, "stdout": result.stdout, "notes": list(result.notes)}
 

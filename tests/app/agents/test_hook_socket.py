@@ -26,7 +26,7 @@ from eventlog.app.agents import hook_socket, hooks
 from eventlog.app.agents.hook_socket import HookServer, ask_daemon, socket_path
 from eventlog.app.workspace import Workspace, init_workspace
 from eventlog.entry import HookPlan, hook_plan
-from tests.conftest import REPO
+from tests.conftest import REPO, real_data
 
 ENTRY = [sys.executable, "-c", "from eventlog.entry import main; main()"]
 
@@ -304,7 +304,6 @@ def test_without_a_daemon_the_hook_prints_what_the_cli_prints_without_importing_
 @pytest.mark.parametrize("event", ["Stop", "PreCompact", "SessionEnd"])
 def test_a_capture_hook_stores_what_the_cli_stores_without_importing_it(tmp_path, harness, event) -> None:  # noqa: ANN001
     from eventlog.app.workspace import Workspace
-    from tests.conftest import real_data
 
     transcript = tmp_path / "t.jsonl"
     with open(real_data("claude-spotter", "short.jsonl"), "rb") as f:
