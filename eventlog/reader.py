@@ -26,7 +26,7 @@ from typing import Any, cast
 import msgspec
 
 from eventlog import codec
-from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, line_ok
+from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, line_ok, lines_ok
 from eventlog.errors import CorruptionError, InvalidEventError
 from eventlog.events import Event
 from eventlog.segments import (
@@ -151,11 +151,11 @@ def _chunks(path: str, pos: int, end: int) -> Iterator[bytes]:
 
 def _verify_chunk(body: bytes, lines: list[bytes], seg: str, pos: int, first_seq: int) -> list[Event]:
     """Check framing, checksums and dense seqs of a chunk of lines (without newlines); return the events."""
-    for k, ln in enumerate(lines):
-        if not line_ok(ln):
-            off = pos + sum(len(x) + 1 for x in lines[:k])
-            raise CorruptionError(f"{seg}: checksum mismatch at byte {off} (seq {first_seq + k}); run 'evlog verify'",
-                                  segment=seg, offset=off, seq=first_seq + k)
+    if not lines_ok(lines):  # then find the first bad line
+        k = next(k for k, ln in enumerate(lines) if not line_ok(ln))
+        off = pos + sum(len(x) + 1 for x in lines[:k])
+        raise CorruptionError(f"{seg}: checksum mismatch at byte {off} (seq {first_seq + k}); run 'evlog verify'",
+                              segment=seg, offset=off, seq=first_seq + k)
     try:
         evs = DECODER.decode_lines(body)
     except msgspec.MsgspecError:
