@@ -92,6 +92,15 @@ def line_ok(line: bytes) -> bool:
     return line[-32:-18] == CHECKSUM_PREFIX and line[-2:] == b'"}' and _xxh64_hex(line[:-32]).encode() == line[-18:-2]
 
 
+def lines_ok(lines: list[bytes]) -> bool:
+    """``all(line_ok(ln) for ln in lines)`` without a call per line: the loop of every verified read."""
+    hexdigest, prefix = _xxh64_hex, CHECKSUM_PREFIX
+    for line in lines:
+        if line[-32:-18] != prefix or line[-2:] != b'"}' or hexdigest(line[:-32]).encode() != line[-18:-2]:
+            return False
+    return True
+
+
 def checksum_ok(line: bytes | memoryview) -> bool:
     """``line_ok`` for a line that ends in ``\\n`` (as read from a segment)."""
     line = bytes(line)

@@ -26,7 +26,7 @@ from typing import Any, cast
 import msgspec
 
 from eventlog import codec
-from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, line_ok
+from eventlog.codec import DECODER, FRAME_DECODER, SUFFIX_LEN, line_ok, lines_ok
 from eventlog.errors import CorruptionError, InvalidEventError
 from eventlog.events import Event
 from eventlog.segments import (
@@ -43,9 +43,12 @@ from eventlog.segments import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """An event with where it lives: segment base, byte range and its checksum."""
+class Record(msgspec.Struct, frozen=True, gc=False):
+    """An event with where it lives: segment base, byte range and its checksum.
+
+    A frozen Struct (equality, hash and ``repr`` as the frozen dataclass it was): every verified
+    ``records`` read builds one per event, in 0.1 us where the dataclass's ``__init__`` took 1.1 us.
+    """
 
     seq: int
     segment: int
@@ -151,11 +154,11 @@ def _chunks(path: str, pos: int, end: int) -> Iterator[bytes]:
 
 def _verify_chunk(body: bytes, lines: list[bytes], seg: str, pos: int, first_seq: int) -> list[Event]:
     """Check framing, checksums and dense seqs of a chunk of lines (without newlines); return the events."""
-    for k, ln in enumerate(lines):
-        if not line_ok(ln):
-            off = pos + sum(len(x) + 1 for x in lines[:k])
-            raise CorruptionError(f"{seg}: checksum mismatch at byte {off} (seq {first_seq + k}); run 'evlog verify'",
-                                  segment=seg, offset=off, seq=first_seq + k)
+    if not lines_ok(lines):  # then find the first bad line
+        k = next(k for k, ln in enumerate(lines) if not line_ok(ln))
+        off = pos + sum(len(x) + 1 for x in lines[:k])
+        raise CorruptionError(f"{seg}: checksum mismatch at byte {off} (seq {first_seq + k}); run 'evlog verify'",
+                              segment=seg, offset=off, seq=first_seq + k)
     try:
         evs = DECODER.decode_lines(body)
     except msgspec.MsgspecError:

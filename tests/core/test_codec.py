@@ -73,3 +73,25 @@ def test_every_event_type_round_trips_with_defaults():
         ev = cls(**kwargs)
         line = codec.stamp_and_frame(ev, 1, b"2026-01-01T00:00:00.000Z")
         assert codec.decode(line) == msgspec.structs.replace(ev, seq=1, ts="2026-01-01T00:00:00.000Z")
+
+
+@settings(max_examples=300)
+@given(st.lists(messages, min_size=1, max_size=6), st.data())
+def test_lines_ok_is_line_ok_of_every_line(events, data):
+    """``lines_ok`` (the verified read's loop) answers ``all(line_ok)``, on intact lines and on lines with one
+    byte changed, cut short or grown (anywhere: body, checksum, framing)."""
+    lines = [codec.stamp_and_frame(ev, i + 1, b"2026-11-30T10:00:00.000Z")[:-1] for i, ev in enumerate(events)]
+    assert codec.lines_ok(lines) and all(map(codec.line_ok, lines))
+    k = data.draw(st.integers(0, len(lines) - 1), label="line")
+    ln = lines[k]
+    how = data.draw(st.sampled_from(["flip", "cut", "grow"]), label="how")
+    at = data.draw(st.integers(0, len(ln) - 1), label="at")
+    if how == "flip":
+        bad = ln[:at] + bytes([ln[at] ^ data.draw(st.integers(1, 255), label="xor")]) + ln[at + 1:]
+    elif how == "cut":
+        bad = ln[:at] + ln[at + 1:]
+    else:
+        bad = ln[:at] + b"x" + ln[at:]
+    damaged = lines[:k] + [bad] + lines[k + 1:]
+    assert codec.lines_ok(damaged) == all(map(codec.line_ok, damaged)) is False
+    assert codec.lines_ok([]) is True

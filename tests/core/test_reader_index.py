@@ -109,3 +109,19 @@ def test_an_index_file_saved_while_the_segment_was_empty_is_not_trusted_as_the_w
         assert [e.seq for e in reader.read(200)] == [200, 201]
     finally:
         w.close()
+
+
+def test_a_record_is_a_frozen_value(tmp_path):
+    """``Record`` keeps what the frozen dataclass gave: fields in order, equality by value, no assignment, the repr."""
+    import pytest
+
+    log = Log.open(str(tmp_path / "log"), writable=True, create=True)
+    log.append(SessionCreated(session_key="a"))
+    log.close()
+    first = next(Log.open(str(tmp_path / "log")).records())
+    again = next(Log.open(str(tmp_path / "log")).records())
+    assert first == again and first is not again
+    assert (first.seq, first.segment, first.pos) == (1, 1, 0) and first.end > 0 and first.fingerprint.startswith("xxh3-64:")
+    with pytest.raises(AttributeError):
+        first.seq = 2  # type: ignore[misc]
+    assert repr(first).startswith("Record(seq=1, segment=1, pos=0, end=")
