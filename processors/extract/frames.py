@@ -81,6 +81,11 @@ def reports_change(text: str) -> bool:
     return not has_cjk(text) and not _IMPERATIVE.match(text.strip()) and slots.has_cue(_NEGATION.sub(" ", text))
 
 
+def imperative(text: str) -> bool:
+    """Whether ``text`` opens as an instruction ("Please use ...", "Don't ..."): no report of a change."""
+    return not has_cjk(text) and bool(_IMPERATIVE.match(text.strip()))
+
+
 def irrealis(text: str) -> bool:
     """Whether ``text`` is a hypothetical, a plan or a wish, no fact that holds now (see the module docstring)."""
     return bool(_ZH_IRREALIS.search(text) if has_cjk(text) else _IRREALIS.search(text.strip()))

@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import frames, keep, notes, quality, referents, validity
+from processors.extract import change, frames, keep, notes, quality, referents, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -1154,6 +1154,8 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     clause = None if zh or sp.named or not keep.differs(s) else keep.slot_clause(s)  # "..., prod is running PG 16."
     if clause and clause != s and _slot_change(clause, e, sp, pool, ops):
         return True
+    if _general_change(s, e, sp, pool, ops):
+        return True
     strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
     weak = None if zh else _CORRECTION_WEAK.search(s)
     if not strong and not weak:
@@ -1171,6 +1173,31 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if not text:
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
         return True
+    return _apply_update(k, text, s, e, pool, ops)
+
+
+def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """The user's own statement of change that the slot grammar did not read: ``change.target`` finds the one known
+    fact it updates, and the statement restated replaces it (an ``update``); False when nothing fits."""
+    if sp.named or e.role not in ("user", "note") or frames.imperative(s):
+        return False
+    zh = has_cjk(s)
+    if not zh and not (_ANY_FIRST_PERSON.search(s) or keep.thing_statement(s) or keep.dropped_subject(s)
+                       or frames.reports_change(s)):
+        return False
+    if zh and not re.search(r"我|项目|团队|我们", s) and not sl.slots(s) and not change.marked(s):
+        return False
+    known = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
+    at = change.target(s, [k.text for k in known])
+    if at is None:
+        return False
+    k = known[at]
+    gone = sl.gone_values(s)
+    text = _swapped(s, k.text) or _restated(keep.with_subject(_strip_intro(s, ())) if not zh else s, e, sp, gone)
+    if not text or not change.adds_value(text, k.text):
+        return False
+    if any(fact_key(text) == fact_key(x.text) for x in pool):
+        return True  # already known as stated: the same statement read again changes nothing
     return _apply_update(k, text, s, e, pool, ops)
 
 

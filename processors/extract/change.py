@@ -1,0 +1,185 @@
+"""The general change path: which one known fact a user's own statement of change updates.
+
+The slot grammar (``slots``) and the frame match (``frames``) find the fact a change replaces when the statement
+words its slot the way the fact does. This module is the last resort after them, for the wordings they do not
+read ("started at Stripe on monday", "everything runs in GitHub Actions now", "I've been fully on Neovim for a
+month"). It only answers a statement that carries a **change marker** (``marked``: a closed class of the
+language: aspect and adverbs of change, verbs of moving, switching, joining and leaving; 现在/搬到/换成/不再 ...),
+and finds its target in three steps, each of which must name exactly one fact (two candidates => no change,
+never a guess):
+
+1. an **old value** the statement names ("from X to Y", "left X", "no more X", "killed the X box"): the one
+   fact holding it;
+2. **shared frame words** (the same predicate: "live in", "work at", "use ... for", "call me"): the one fact
+   sharing the most content words, once values, markers and light verbs are left out;
+3. a **predicate family** (``families``: home, employer, role, name, version of a tool, tool for a purpose,
+   schedule, preference, diet) that exactly one fact has.
+
+``target`` returns the index of that fact or None; the caller (``offline``) emits the update through the ops
+protocol as every correction does. It never picks a fact that the statement merely restates (same key), so
+the same statement read twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from processors.extract import frames
+from processors.extract import slots as sl
+from processors.extract.text import STOPWORDS, content_tokens, fact_key, has_cjk
+
+#: Signs that a statement reports a change of state: adverbs of the present against the past, aspect ("been ...
+#: since", "ended up", "finally", "officially"), and verbs whose meaning is a change of place, membership or tool.
+_MARKER_EN = re.compile(
+    r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
+    r"actually|since|as\s+of|ended\s+up|finally|officially|(?:have|has|'ve|'s)\s+been|"
+    r"(?:moved|moving|relocated|switched|switching|migrated|migrating|upgraded|downgraded|bumped|changed|replaced|"
+    r"left|quit|joined|started|starting|became|become|turned|promoted|renamed|rewrote|rewritten|dropped|ditched|"
+    r"killed|retired|uninstalled|abandoned|stopped|gave\s+up|went|landed|merged|settled|hired|acquired))\b",
+    re.IGNORECASE)
+_MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不再|已经不|已经|不用了|不.{0,3}了|搬|换成|换到|换了|改成|改用|改为|"
+                        r"改做|改回|换回|跳槽|离职|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
+
+
+def marked(s: str) -> bool:
+    """Whether ``s`` carries a sign that a state changed (see ``_MARKER_EN``)."""
+    return bool(_MARKER_ZH.search(s) if has_cjk(s) else _MARKER_EN.search(s))
+
+
+#: Predicate families: the words of the language that say which slot a statement is about. A family is shared by
+#: a statement and a fact when both have one of its words; "version" is keyed by the tool it is a version of.
+_FAMILIES: dict[str, re.Pattern[str]] = {
+    "home": re.compile(r"\b(?:live[sd]?|living|based|home\s+(?:base|town)|hometown|moved\s+to|relocated|settled|"
+                       r"flat|apartment|house|city|neighbou?rhood)\b|住|搬|家在|老家", re.IGNORECASE),
+    "employer": re.compile(r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employed|employer|company|job|joined|"
+                           r"started\s+at|contracting|freelanc\w*|self-employed|hired)\b|工作|公司|上班|跳槽|入职|离职|在.{2,6}做",
+                           re.IGNORECASE),
+    "role": re.compile(r"\b(?:promoted|title|role|position|engineer|developer|analyst|manager|designer|lead|"
+                       r"senior|junior|intern|teacher|teaching|consultant|architect|scientist)\b|岗|经理|负责人|工程师|"
+                       r"开发|设计师|分析师", re.IGNORECASE),
+    "name": re.compile(r"\b(?:call(?:ing)?\s+me|called|name|go\s+by|goes\s+by|nickname|handle|address\s+me)\b|叫我|名字|"
+                       r"英文名", re.IGNORECASE),
+    "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|daily|weekly|biweekly|monthly|every|"
+                           r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|cadence)\b|周[一二三四五六日天]|星期|每[天周月]|点",
+                           re.IGNORECASE),
+    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|theme|indent\w*|spelling|tabs|spaces|answers?|replies)\b|"
+                         r"喜欢|偏好|主题|缩进", re.IGNORECASE),
+    "diet": re.compile(r"\b(?:vegetarian|vegan|pescatarian|eat(?:s|ing)?\s+meat|gluten|dairy|coffee|tea)\b|吃素|素食",
+                       re.IGNORECASE),
+    # tools by purpose: the kinds of tool a project or a person picks one of at a time
+    "editor": re.compile(r"\b(?:editor|IDE|codes?\s+in|coding\s+in)\b|编辑器|写代码", re.IGNORECASE),
+    "ci": re.compile(r"\b(?:CI|pipelines?|builds?\s+run)\b|持续集成", re.IGNORECASE),
+    "database": re.compile(r"\b(?:database|db|stores?\s+(?:everything|data)|storage)\b|数据库", re.IGNORECASE),
+    "hosting": re.compile(r"\b(?:host(?:s|ed|ing)?|deploy(?:s|ed|ing)?|cloud|servers?|infra\w*)\b|部署|云", re.IGNORECASE),
+    "packages": re.compile(r"\b(?:package\s+manager|lockfile|npm|pnpm|yarn)\b|包管理", re.IGNORECASE),
+    "tests": re.compile(r"\b(?:tests?|testing|test\s+runner)\b|测试", re.IGNORECASE),
+    "queue": re.compile(r"\b(?:queue|jobs?\s+go|background\s+jobs|message\s+broker)\b|队列", re.IGNORECASE),
+    "tracker": re.compile(r"\b(?:tickets?|tracked|tracker|issues\s+in|tasks?)\b|任务|工单", re.IGNORECASE),
+    "chat": re.compile(r"\b(?:chat\s+tool|messaging|slack)\b|沟通|聊天|办公软件", re.IGNORECASE),
+    "phone": re.compile(r"\b(?:phone|android|iphone)\b|手机", re.IGNORECASE),
+}
+_TOOL_VERSION = re.compile(r"(?P<t>[A-Za-z][\w.+-]*?)\s*(?:version\s+)?v?\d+(?:\.\d+)*\b")
+
+
+def families(text: str) -> set[str]:
+    """The predicate families ``text`` speaks of (see ``_FAMILIES``), plus ``version:<tool>`` for a tool's version."""
+    out = {name for name, pat in _FAMILIES.items() if pat.search(text)}
+    for m in _TOOL_VERSION.finditer(text):
+        tool = m.group("t").casefold()
+        if tool not in STOPWORDS and len(tool) >= 2 and not tool.isdigit():
+            out.add("version:" + tool)
+    return out
+
+
+_LIGHT = frozenset("use uses used using is are be been has have had go goes went run runs running do does get got "
+                   "user team project now also just still really".split())
+
+
+def _frame_words(text: str) -> set[str]:
+    """Lower-case content words that are no value, marker or light verb: what a predicate is made of."""
+    words = re.findall(r"\b[a-z][a-z'-]{2,}\b", text)  # capitalised words are values or sentence starts
+    return {sl.stem(w) for w in words if w not in STOPWORDS and w not in _LIGHT and not _MARKER_EN.fullmatch(w)} \
+        & {sl.stem(w) for w in content_tokens(text)}
+
+
+def _named_old(s: str, facts: list[str]) -> list[int]:
+    """Facts holding a value ``s`` names as gone, or (when ``s`` names one) a name of theirs ``s`` repeats."""
+    gone = sl.gone_values(s)
+    hits = [i for i, f in enumerate(facts) if any(sl.holds_value(f, g) for g in gone)]
+    if hits or has_cjk(s):
+        return hits
+    low = s.casefold()
+    for i, f in enumerate(facts):  # "we finally killed the jenkins box": the fact's own name, in any case
+        if not _new_name(s, f):
+            continue  # "Firefox is slow these days" names the old value and no other: nothing replaced it
+        caps = {w for w in re.findall(r"\b[A-Z][\w.+-]{2,}\b", f) if w.casefold() not in STOPWORDS}
+        if any(re.search(rf"(?<!\w){re.escape(c.casefold())}(?!\w)", low) for c in caps):
+            hits.append(i)
+    return hits
+
+
+def _new_name(s: str, fact: str) -> bool:
+    """Whether ``s`` names a value of a name's shape (a capitalised word, a number) that ``fact`` does not hold."""
+    low = fact.casefold()
+    for w in re.findall(r"\b(?:[A-Z][\w.+-]*|\d[\w.]*)", s):
+        w = w.rstrip(".")
+        if w == "I" or w.casefold() in STOPWORDS or _MARKER_EN.fullmatch(w):
+            continue
+        if not re.search(rf"(?<!\w){re.escape(w.casefold())}(?!\w)", low):
+            return True
+    return False
+
+
+def _modifiers_apart(s: str, fact: str) -> bool:
+    """Whether a word both share carries its own modifier on each side ("unit tests" / "browser tests"): two slots
+    of one kind, not one slot changed."""
+    def before(text: str) -> dict[str, str]:
+        ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
+        return {sl.stem(b): a for a, b in zip(ws, ws[1:]) if a not in STOPWORDS and b not in STOPWORDS}
+    mine, theirs = before(s), before(fact)
+    return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
+               for w in mine.keys() & theirs.keys())
+
+
+def _only(hits: list[int]) -> int | None:
+    return hits[0] if len(set(hits)) == 1 else None
+
+
+def target(s: str, facts: list[str]) -> int | None:
+    """The index in ``facts`` (known facts of the same subject) of the one fact the marked statement ``s`` updates,
+    or None (no marker, a hypothetical, an addition, another person, or no single fact)."""
+    if not marked(s) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+        return None
+    keyed = fact_key(s)
+    allowed = [i for i, f in enumerate(facts) if not frames.other_subject(s, f) and fact_key(f) != keyed
+               and not _modifiers_apart(s, f)]
+    if not allowed:
+        return None
+    named = [i for i in _named_old(s, facts) if i in allowed]
+    if named:
+        return _only(named)
+    mine = _frame_words(s)
+    if mine and not has_cjk(s):
+        scored = sorted(((len(mine & _frame_words(facts[i])), i) for i in allowed), reverse=True)
+        if scored and scored[0][0] >= 1 and (len(scored) == 1 or scored[1][0] < scored[0][0]) \
+                and families(facts[scored[0][1]]) & families(s):
+            return scored[0][1]
+    fam = families(s)
+    return _only([i for i in allowed if fam & families(facts[i])]) if fam else None
+
+
+_DATE_WORDS = re.compile(r"^(?:\d{1,4}|as|of|on|in|since|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|"
+                         r"march|april|may|june|july|august|september|october|november|december)$", re.IGNORECASE)
+
+
+def adds_value(new: str, old: str) -> bool:
+    """Whether ``new`` states something ``old`` does not: a content word (a Chinese character) beyond markers and
+    dates, so an update is never a fact replaced by itself."""
+    if fact_key(new) == fact_key(old):
+        return False
+    if has_cjk(new):
+        return bool(set(re.findall(r"[\u3400-\u9fff]", new)) - set(re.findall(r"[\u3400-\u9fff]", old)) - set("用户团队的了是在现"))
+    have = {sl.stem(w) for w in content_tokens(old)}
+    fresh = [w for w in content_tokens(new) if sl.stem(w) not in have and not _DATE_WORDS.match(w)
+             and not _MARKER_EN.fullmatch(w) and w not in _LIGHT]
+    return bool(fresh)
