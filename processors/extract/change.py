@@ -38,7 +38,7 @@ _MARKER_EN = re.compile(
     r"killed|retired|uninstalled|abandoned|stopped|gave\s+up|went|landed|merged|settled|hired|acquired))\b",
     re.IGNORECASE)
 _MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不再|已经不|已经|不用了|不.{0,3}了|搬|换成|换到|换了|改成|改用|改为|"
-                        r"改做|改回|换回|跳槽|离职|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
+                        r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
 
 
 def marked(s: str) -> bool:
@@ -78,7 +78,7 @@ _FAMILIES: dict[str, re.Pattern[str]] = {
     "chat": re.compile(r"\b(?:chat\s+tool|messaging|slack)\b|沟通|聊天|办公软件", re.IGNORECASE),
     "phone": re.compile(r"\b(?:phone|android|iphone)\b|手机", re.IGNORECASE),
 }
-_TOOL_VERSION = re.compile(r"(?P<t>[A-Za-z][\w.+-]*?)\s*(?:version\s+)?v?\d+(?:\.\d+)*\b")
+_TOOL_VERSION = re.compile(r"(?P<t>[A-Za-z][\w.+-]*?)\s*(?:(?:to|version)\s+)?v?\d+(?:\.\d+)*\b")
 
 
 def families(text: str) -> set[str]:
@@ -106,22 +106,28 @@ def _named_old(s: str, facts: list[str]) -> list[int]:
     """Facts holding a value ``s`` names as gone, or (when ``s`` names one) a name of theirs ``s`` repeats."""
     gone = sl.gone_values(s)
     hits = [i for i, f in enumerate(facts) if any(sl.holds_value(f, g) for g in gone)]
-    if hits or has_cjk(s):
+    if hits:
         return hits
+    return [i for i, f in enumerate(facts) if repeated_names(s, f)]
+
+
+def repeated_names(s: str, fact: str) -> list[str]:
+    """The names of ``fact`` that ``s`` repeats in any case ("we finally killed the jenkins box"), when ``s`` also
+    names a value ``fact`` does not hold ("Firefox is slow these days" names the old value and no other)."""
+    if not _new_name(s, fact):
+        return []
     low = s.casefold()
-    for i, f in enumerate(facts):  # "we finally killed the jenkins box": the fact's own name, in any case
-        if not _new_name(s, f):
-            continue  # "Firefox is slow these days" names the old value and no other: nothing replaced it
-        caps = {w for w in re.findall(r"\b[A-Z][\w.+-]{2,}\b", f) if w.casefold() not in STOPWORDS}
-        if any(re.search(rf"(?<!\w){re.escape(c.casefold())}(?!\w)", low) for c in caps):
-            hits.append(i)
-    return hits
+    caps = {w.rstrip(".") for w in re.findall(r"(?<![\w.])[A-Z][\w.+-]{2,}(?![\w])", fact)}
+    caps = {w for w in caps if len(w) >= 3 and w.casefold() not in STOPWORDS}
+    versioned = {f.split(":", 1)[1] for f in families(s) & families(fact) if f.startswith("version:")}
+    return sorted(c for c in caps if re.search(rf"(?<![\w]){re.escape(c.casefold())}(?![\w])", low)
+                  and c.casefold() not in versioned)  # "Django 3.2" / "django to 4.2": the tool stays
 
 
 def _new_name(s: str, fact: str) -> bool:
     """Whether ``s`` names a value of a name's shape (a capitalised word, a number) that ``fact`` does not hold."""
     low = fact.casefold()
-    for w in re.findall(r"\b(?:[A-Z][\w.+-]*|\d[\w.]*)", s):
+    for w in re.findall(r"(?<![\w.])(?:[A-Z][\w.+-]*|\d[\w.]*)", s):
         w = w.rstrip(".")
         if w == "I" or w.casefold() in STOPWORDS or _MARKER_EN.fullmatch(w):
             continue
@@ -137,7 +143,9 @@ def _modifiers_apart(s: str, fact: str) -> bool:
         ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
         return {sl.stem(b): a for a, b in zip(ws, ws[1:]) if a not in STOPWORDS and b not in STOPWORDS}
     mine, theirs = before(s), before(fact)
+    low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
+               and mine[w] not in low_f and theirs[w] not in low_s  # "Django 3.2 LTS" / "django to 4.2 (the newer LTS)"
                for w in mine.keys() & theirs.keys())
 
 
@@ -151,11 +159,13 @@ def target(s: str, facts: list[str]) -> int | None:
     if not marked(s) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
         return None
     keyed = fact_key(s)
-    allowed = [i for i, f in enumerate(facts) if not frames.other_subject(s, f) and fact_key(f) != keyed
+    allowed = [i for i, f in enumerate(facts) if not frames.other_people(s, f) and fact_key(f) != keyed
                and not _modifiers_apart(s, f)]
     if not allowed:
         return None
     named = [i for i in _named_old(s, facts) if i in allowed]
+    if not named:  # a tool's version named again with another number: that tool's fact
+        named = [i for i in allowed if any(f.startswith("version:") for f in families(s) & families(facts[i]))]
     if named:
         return _only(named)
     mine = _frame_words(s)

@@ -1192,13 +1192,29 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if at is None:
         return False
     k = known[at]
-    gone = sl.gone_values(s)
-    text = _swapped(s, k.text) or _restated(keep.with_subject(_strip_intro(s, ())) if not zh else s, e, sp, gone)
+    gone = sl.gone_values(s) or change.repeated_names(s, k.text)  # "最近改用 Cursor 了，PyCharm 太吃内存"
+    body = s if zh else keep.with_subject(_strip_intro(s, ()))
+    text = _swapped(s, k.text) or _restated(body, e, sp, gone)
+    if text and not zh:
+        text = _family_clause(body, text, k.text, gone, e, sp)
     if not text or not change.adds_value(text, k.text):
         return False
     if any(fact_key(text) == fact_key(x.text) for x in pool):
         return True  # already known as stated: the same statement read again changes nothing
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _family_clause(body: str, text: str, old: str, gone: list[str], e: Entry, sp: Speaker) -> str:
+    """``text``, or when it lost what the replaced fact ``old`` is about (its predicate family), the clause of ``body``
+    that keeps it, in the third person ("upgraded django to 4.2 (the newer LTS), took a week ..." -> the first)."""
+    shared = change.families(body) & change.families(old)
+    if not shared or change.families(text) & shared:
+        return text
+    for part in [p for p in re.split(r"\s*(?:[,;]|\s[-–—]+\s|\()\s*", body) if p] + [body]:
+        if change.families(part) & shared and not any(sl.names(part, g) for g in gone):
+            said = third_person(resolve(keep.with_subject(part), e.time)[0], sp.name, team=True)
+            return _finish(said) if said else text
+    return text
 
 
 def _style_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
