@@ -175,7 +175,19 @@ def target(s: str, facts: list[str]) -> int | None:
                 and families(facts[scored[0][1]]) & families(s):
             return scored[0][1]
     fam = families(s)
-    return _only([i for i in allowed if fam & families(facts[i])]) if fam else None
+    return _one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None
+
+
+def _one_value(hits: list[int], facts: list[str]) -> int | None:
+    """The one fact of ``hits``, or the first when they are all wordings of one value (a name every one holds)."""
+    if len(set(hits)) <= 1:
+        return _only(hits)
+    common = None
+    for i in hits:
+        mine = {w.casefold() for w in re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", facts[i])
+                if len(w) >= 3 and w.casefold() not in STOPWORDS}
+        common = mine if common is None else common & mine
+    return hits[0] if common else None
 
 
 _DATE_WORDS = re.compile(r"^(?:\d{1,4}|as|of|on|in|since|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|"
@@ -189,7 +201,26 @@ def adds_value(new: str, old: str) -> bool:
         return False
     if has_cjk(new):
         return bool(set(re.findall(r"[\u3400-\u9fff]", new)) - set(re.findall(r"[\u3400-\u9fff]", old)) - set("用户团队的了是在现"))
+    if set(re.findall(r"\d+(?:\.\d+)+", new)) - set(re.findall(r"\d+(?:\.\d+)+", old)):
+        return True  # a version number of its own ("4.2" after "3.2")
     have = {sl.stem(w) for w in content_tokens(old)}
     fresh = [w for w in content_tokens(new) if sl.stem(w) not in have and not _DATE_WORDS.match(w)
              and not _MARKER_EN.fullmatch(w) and w not in _LIGHT]
     return bool(fresh)
+
+
+def rewords(other: str, old: str, new: str, s: str) -> bool:
+    """Whether ``other`` is a second wording of the replaced fact ``old``: it holds a name of ``old`` that the new fact
+    ``new`` drops ("Work on the project is tracked as Jira tickets." beside 团队用 Jira 管理任务), and is about the
+    same family the statement ``s`` changes; never a fact about another person."""
+    if frames.other_people(s, other):
+        return False
+    gone = [n for n in _names(old) if n.casefold() in other.casefold() and n.casefold() not in new.casefold()]
+    return bool(gone) and bool(families(other) & families(s) & families(old))
+
+
+def _names(text: str) -> set[str]:
+    """Words of a name's shape in ``text`` past its first word (a capital inside the sentence, letters and digits)."""
+    words = re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)[1:] if re.match(r"[A-Z]", text) else \
+        re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)
+    return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS}

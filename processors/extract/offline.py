@@ -1201,6 +1201,7 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return False
     if any(fact_key(text) == fact_key(x.text) for x in pool):
         return True  # already known as stated: the same statement read again changes nothing
+    _retire_rewordings(k, text, s, e, known, pool, ops)
     return _apply_update(k, text, s, e, pool, ops)
 
 
@@ -1356,7 +1357,7 @@ def _retire_rewordings(k: _Known, text: str, s: str, e: Entry, subjects: list[_K
     for other in subjects:
         if other is k or other.fact is None or other.fact.pinned or any(o.fact_id == other.fact.fact_id for o in ops):
             continue
-        if frames.same_change(other.text, k.text, text):
+        if frames.same_change(other.text, k.text, text) or change.rewords(other.text, k.text, text, s):
             ops.append(FactOp(op="delete", fact_id=other.fact.fact_id, when=_when(e), sources=[e.ref],
                               reason=f"correction (another wording of the replaced fact): {_cut_reason(s)}"))
             pool.remove(other)

@@ -29,7 +29,7 @@ def test_a_family_shared_by_exactly_one_fact_picks_it():
 
 
 def test_two_facts_of_the_family_are_ambiguous_and_nothing_is_picked():
-    facts = ["The user works at Sage.", "The user's company is Sage."]
+    facts = ["The user works at Sage.", "The user's company is Zoho."]
     assert change.target("started at Xero on monday", facts) is None
 
 
