@@ -32,11 +32,17 @@ from processors.extract.text import STOPWORDS, content_tokens, fact_key, has_cjk
 #: since", "ended up", "finally", "officially"), and verbs whose meaning is a change of place, membership or tool.
 _MARKER_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
-    r"actually|since|as\s+of|ended\s+up|finally|officially|(?:have|has|'ve|'s)\s+been|"
-    r"(?:moved|moving|relocated|switched|switching|migrated|migrating|upgraded|downgraded|bumped|changed|replaced|"
-    r"left|quit|joined|started|starting|became|become|turned|promoted|renamed|rewrote|rewritten|dropped|ditched|"
-    r"killed|retired|uninstalled|abandoned|stopped|gave\s+up|went|landed|merged|settled|hired|acquired))\b",
+    r"as\s+of|ended\s+up|no\s+more|"
+    r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
+    r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired)|"
+    r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from))\b",
     re.IGNORECASE)
+#: Words that make a statement a thought, a wish or an attempt, not a report that something is now so.
+_HEDGE = re.compile(r"\b(?:think|thinking|guess|wonder|wondering|trying|tried|meaning|hoping|hope|looking\s+for|"
+                    r"looking\s+forward|not\s+sure|considering|I'll|I\s+will|would|could|maybe|probably|wish|I'd\s+(?:love|like))\b",
+                    re.IGNORECASE)
+#: A statement of change is short: chatty prose ("I've been trying to incorporate more walking ...") changes nothing.
+MAX_WORDS = 22
 _MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不再|已经不|已经|不用了|不.{0,3}了|搬|换成|换到|换了|改成|改用|改为|"
                         r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
 
@@ -49,8 +55,8 @@ def marked(s: str) -> bool:
 #: Predicate families: the words of the language that say which slot a statement is about. A family is shared by
 #: a statement and a fact when both have one of its words; "version" is keyed by the tool it is a version of.
 _FAMILIES: dict[str, re.Pattern[str]] = {
-    "home": re.compile(r"\b(?:live[sd]?|living|based|home\s+(?:base|town)|hometown|moved\s+to|relocated|settled|"
-                       r"flat|apartment|house|city|neighbou?rhood)\b|住|搬|家在|老家", re.IGNORECASE),
+    "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town)|"
+                       r"hometown|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家", re.IGNORECASE),
     "employer": re.compile(r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employed|employer|company|job|joined|"
                            r"started\s+at|contracting|freelanc\w*|self-employed|hired)\b|工作|公司|上班|跳槽|入职|离职|在.{2,6}做",
                            re.IGNORECASE),
@@ -59,10 +65,10 @@ _FAMILIES: dict[str, re.Pattern[str]] = {
                        r"开发|设计师|分析师", re.IGNORECASE),
     "name": re.compile(r"\b(?:call(?:ing)?\s+me|called|name|go\s+by|goes\s+by|nickname|handle|address\s+me)\b|叫我|名字|"
                        r"英文名", re.IGNORECASE),
-    "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|daily|weekly|biweekly|monthly|every|"
-                           r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|cadence)\b|周[一二三四五六日天]|星期|每[天周月]|点",
-                           re.IGNORECASE),
-    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|theme|indent\w*|spelling|tabs|spaces|answers?|replies)\b|"
+    "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekly|biweekly|fortnightly|"
+                           r"every\s+(?:other\s+)?(?:week|two\s+weeks|month)|\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|"
+                           r"cadence)\b|周[一二三四五六日天]|星期|每[周月]|[一二三四五六七八九十\d]点", re.IGNORECASE),
+    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|indent\w*|spelling|tabs|spaces)\b|"
                          r"喜欢|偏好|主题|缩进", re.IGNORECASE),
     "diet": re.compile(r"\b(?:vegetarian|vegan|pescatarian|eat(?:s|ing)?\s+meat|gluten|dairy|coffee|tea)\b|吃素|素食",
                        re.IGNORECASE),
@@ -78,16 +84,20 @@ _FAMILIES: dict[str, re.Pattern[str]] = {
     "chat": re.compile(r"\b(?:chat\s+tool|messaging|slack)\b|沟通|聊天|办公软件", re.IGNORECASE),
     "phone": re.compile(r"\b(?:phone|android|iphone)\b|手机", re.IGNORECASE),
 }
-_TOOL_VERSION = re.compile(r"(?P<t>[A-Za-z][\w.+-]*?)\s*(?:(?:to|version)\s+)?v?\d+(?:\.\d+)*\b")
+_TOOL_VERSION = re.compile(r"(?P<t>[A-Za-z][\w+-]*)\s*(?:(?:to|version)\s+)?v?(?P<v>\d+(?:\.\d+)*)\b"
+                           r"(?!\s*(?:-|%|minutes?|hours?|days?|weeks?|months?|years?|times?|am|pm|pounds?|kg|km|miles?)\b)")
+_NOT_TOOL = re.compile(r"^(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                       r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|top|over|under|about|around|at|to|by|on|in|of|for)$",
+                       re.IGNORECASE)
 
 
 def families(text: str) -> set[str]:
     """The predicate families ``text`` speaks of (see ``_FAMILIES``), plus ``version:<tool>`` for a tool's version."""
     out = {name for name, pat in _FAMILIES.items() if pat.search(text)}
     for m in _TOOL_VERSION.finditer(text):
-        tool = m.group("t").casefold()
-        if tool not in STOPWORDS and len(tool) >= 2 and not tool.isdigit():
-            out.add("version:" + tool)
+        tool, shaped = m.group("t"), "." in m.group("v") or m.group("t")[:1].isupper()  # "Django 3.2", "React 17"
+        if shaped and not _NOT_TOOL.match(tool) and tool.casefold() not in STOPWORDS and len(tool) >= 2:
+            out.add("version:" + tool.casefold())
     return out
 
 
@@ -116,9 +126,10 @@ def repeated_names(s: str, fact: str) -> list[str]:
     names a value ``fact`` does not hold ("Firefox is slow these days" names the old value and no other)."""
     if not _new_name(s, fact):
         return []
+    if not (families(s) & families(fact) or (has_cjk(s) and marked(s))):
+        return []  # a name said again in other talk ("I've been using Ibotta for a while now ...") changes nothing
     low = s.casefold()
-    caps = {w.rstrip(".") for w in re.findall(r"(?<![\w.])[A-Z][\w.+-]{2,}(?![\w])", fact)}
-    caps = {w for w in caps if len(w) >= 3 and w.casefold() not in STOPWORDS}
+    caps = _names(fact)
     versioned = {f.split(":", 1)[1] for f in families(s) & families(fact) if f.startswith("version:")}
     return sorted(c for c in caps if re.search(rf"(?<![\w]){re.escape(c.casefold())}(?![\w])", low)
                   and c.casefold() not in versioned)  # "Django 3.2" / "django to 4.2": the tool stays
@@ -127,7 +138,7 @@ def repeated_names(s: str, fact: str) -> list[str]:
 def _new_name(s: str, fact: str) -> bool:
     """Whether ``s`` names a value of a name's shape (a capitalised word, a number) that ``fact`` does not hold."""
     low = fact.casefold()
-    for w in re.findall(r"(?<![\w.])(?:[A-Z][\w.+-]*|\d[\w.]*)", s):
+    for w in re.findall(r"(?<![\w.])(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*|\d[\w.]*)", s):  # "Kafka", "iPhone", "4.2"
         w = w.rstrip(".")
         if w == "I" or w.casefold() in STOPWORDS or _MARKER_EN.fullmatch(w):
             continue
@@ -136,12 +147,33 @@ def _new_name(s: str, fact: str) -> bool:
     return False
 
 
+def _new_value(s: str, fact: str) -> bool:
+    """Whether ``s`` names a value of a name's shape ``fact`` lacks while ``fact`` holds one of its own (in Chinese, any
+    word of its own beside the fact's): what a change of value looks like, rather than more talk about a topic."""
+    if has_cjk(s):
+        return True
+    for fam in families(s) & families(fact) & _VALUE_FAMILIES:  # "pescatarian" / "vegetarian", "pnpm" / "npm"
+        mine, theirs = _family_words(s, fam), _family_words(fact, fam)
+        if mine - theirs and theirs - mine:
+            return True
+    own = _names(fact) or re.findall(r"\d", fact)
+    return bool(own) and _new_name(s, fact)
+
+
+#: Families whose own words are the values ("vegetarian", "tabs", "npm"), not only the frame ("lives in").
+_VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone"})
+
+
+def _family_words(text: str, fam: str) -> set[str]:
+    return {m.group(0).casefold() for m in _FAMILIES[fam].finditer(text)} - {"prefer", "prefers", "preferred", "rather"}
+
+
 def _modifiers_apart(s: str, fact: str) -> bool:
     """Whether a word both share carries its own modifier on each side ("unit tests" / "browser tests"): two slots
     of one kind, not one slot changed."""
     def before(text: str) -> dict[str, str]:
         ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
-        return {sl.stem(b): a for a, b in zip(ws, ws[1:]) if a not in STOPWORDS and b not in STOPWORDS}
+        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS}
     mine, theirs = before(s), before(fact)
     low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
@@ -156,26 +188,33 @@ def _only(hits: list[int]) -> int | None:
 def target(s: str, facts: list[str]) -> int | None:
     """The index in ``facts`` (known facts of the same subject) of the one fact the marked statement ``s`` updates,
     or None (no marker, a hypothetical, an addition, another person, or no single fact)."""
+    return explain(s, facts)[0]
+
+
+def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
+    """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
     if not marked(s) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
-        return None
+        return None, "no change marker, or a hypothetical or an addition"
+    if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
+        return None, "a hedge or chatty prose"
     keyed = fact_key(s)
     allowed = [i for i, f in enumerate(facts) if not frames.other_people(s, f) and fact_key(f) != keyed
                and not _modifiers_apart(s, f)]
-    if not allowed:
-        return None
     named = [i for i in _named_old(s, facts) if i in allowed]
-    if not named:  # a tool's version named again with another number: that tool's fact
-        named = [i for i in allowed if any(f.startswith("version:") for f in families(s) & families(facts[i]))]
     if named:
-        return _only(named)
+        return _only(named), "old value"
+    versioned = [i for i in allowed if any(f.startswith("version:") for f in families(s) & families(facts[i]))]
+    if versioned:  # a tool's version named again with another number: that tool's fact
+        return _only(versioned), "version"
+    allowed = [i for i in allowed if _new_value(s, facts[i])]  # the steps below need a value that replaces one
     mine = _frame_words(s)
     if mine and not has_cjk(s):
         scored = sorted(((len(mine & _frame_words(facts[i])), i) for i in allowed), reverse=True)
         if scored and scored[0][0] >= 1 and (len(scored) == 1 or scored[1][0] < scored[0][0]) \
                 and families(facts[scored[0][1]]) & families(s):
-            return scored[0][1]
+            return scored[0][1], "frame"
     fam = families(s)
-    return _one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None
+    return (_one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None), "family"
 
 
 def _one_value(hits: list[int], facts: list[str]) -> int | None:
@@ -223,4 +262,4 @@ def _names(text: str) -> set[str]:
     """Words of a name's shape in ``text`` past its first word (a capital inside the sentence, letters and digits)."""
     words = re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)[1:] if re.match(r"[A-Z]", text) else \
         re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)
-    return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS}
+    return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS and not _NOT_TOOL.match(w)}

@@ -1199,6 +1199,8 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         text = _family_clause(body, text, k.text, gone, e, sp)
     if not text or not change.adds_value(text, k.text):
         return False
+    if not zh and not sl.gone_values(s) and not change.families(text) & change.families(k.text):
+        return False  # the new fact is not about what the old one is ("..., and I'm excited to explore Kyoto")
     if any(fact_key(text) == fact_key(x.text) for x in pool):
         return True  # already known as stated: the same statement read again changes nothing
     _retire_rewordings(k, text, s, e, known, pool, ops)

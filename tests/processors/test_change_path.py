@@ -48,6 +48,26 @@ def test_a_statement_is_never_the_target_of_itself():
     assert change.target("The user works at Xero now.", ["The user works at Xero now."]) is None
 
 
+def test_a_tool_named_again_with_another_version_is_that_tools_fact():
+    facts = ["The team deploys with Ansible.", "The API runs on Flask 2.3."]
+    assert change.target("bumped flask to 3.0 last sprint", facts) == 1
+
+
+def test_a_family_whose_words_are_values_needs_a_word_of_its_own_on_each_side():
+    assert change.target("switched to pnpm for this repo", ["The user installs packages with yarn."]) == 0
+    assert change.target("switched to npm scripts for builds now", ["The user installs packages with npm."]) is None
+
+
+@pytest.mark.parametrize("said", [
+    "I've been trying to incorporate more walking into my daily routine now.",  # an attempt
+    "I think I'll go with Amazon now since I have a prime membership.",  # a thought
+    "I've been using Ibotta for a while now, and Fetch Rewards too.",  # the name said again, in other talk
+])
+def test_chatty_prose_with_now_replaces_nothing(said):
+    facts = ["The user redeemed cashback from Ibotta.", "The user walks to work on Mondays."]
+    assert change.target(said, facts) is None
+
+
 def test_one_modifier_on_each_side_is_two_slots_not_one():
     assert change.target("We now run Cypress for end-to-end tests.", ["The team uses Mocha for unit tests."]) is None
 
