@@ -124,7 +124,7 @@ def _named_old(s: str, facts: list[str]) -> list[int]:
 def repeated_names(s: str, fact: str) -> list[str]:
     """The names of ``fact`` that ``s`` repeats in any case ("we finally killed the jenkins box"), when ``s`` also
     names a value ``fact`` does not hold ("Firefox is slow these days" names the old value and no other)."""
-    if not _new_name(s, fact):
+    if not new_name(s, fact):
         return []
     if not (families(s) & families(fact) or (has_cjk(s) and marked(s))):
         return []  # a name said again in other talk ("I've been using Ibotta for a while now ...") changes nothing
@@ -135,7 +135,7 @@ def repeated_names(s: str, fact: str) -> list[str]:
                   and c.casefold() not in versioned)  # "Django 3.2" / "django to 4.2": the tool stays
 
 
-def _new_name(s: str, fact: str) -> bool:
+def new_name(s: str, fact: str) -> bool:
     """Whether ``s`` names a value of a name's shape (a capitalised word, a number) that ``fact`` does not hold."""
     low = fact.casefold()
     for w in re.findall(r"(?<![\w.])(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*|\d[\w.]*)", s):  # "Kafka", "iPhone", "4.2"
@@ -145,6 +145,16 @@ def _new_name(s: str, fact: str) -> bool:
         if not re.search(rf"(?<!\w){re.escape(w.casefold())}(?!\w)", low):
             return True
     return False
+
+
+def said_again(s: str, fact: str) -> bool:
+    """Whether ``s`` states ``fact`` again (its words, or in Chinese its text past the subject, are all in ``s``):
+    a fact the statement repeats still holds and is never the one it replaces."""
+    if has_cjk(fact):
+        body = re.sub(r"^(?:用户|团队)|[。.]$", "", fact.strip())
+        return len(body) >= 2 and body in s
+    own = {sl.stem(w) for w in content_tokens(fact)} - {"user", "team", "project"}
+    return bool(own) and own <= {sl.stem(w) for w in content_tokens(s)}
 
 
 def _new_value(s: str, fact: str) -> bool:
@@ -157,7 +167,7 @@ def _new_value(s: str, fact: str) -> bool:
         if mine - theirs and theirs - mine:
             return True
     own = _names(fact) or re.findall(r"\d", fact)
-    return bool(own) and _new_name(s, fact)
+    return bool(own) and new_name(s, fact)
 
 
 #: Families whose own words are the values ("vegetarian", "tabs", "npm"), not only the frame ("lives in").
@@ -199,7 +209,7 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
         return None, "a hedge or chatty prose"
     keyed = fact_key(s)
     allowed = [i for i, f in enumerate(facts) if not frames.other_people(s, f) and fact_key(f) != keyed
-               and not _modifiers_apart(s, f)]
+               and not _modifiers_apart(s, f) and not said_again(s, f)]
     named = [i for i in _named_old(s, facts) if i in allowed]
     if named:
         return _only(named), "old value"

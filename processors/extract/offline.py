@@ -1199,10 +1199,10 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         text = _family_clause(body, text, k.text, gone, e, sp)
     if not text or not change.adds_value(text, k.text):
         return False
-    if not zh and not sl.gone_values(s) and not change.families(text) & change.families(k.text):
+    if not sl.gone_values(s) and not change.families(text) & change.families(k.text):
         return False  # the new fact is not about what the old one is ("..., and I'm excited to explore Kyoto")
-    if any(fact_key(text) == fact_key(x.text) for x in pool):
-        return True  # already known as stated: the same statement read again changes nothing
+    if fact_key(text) in {fact_key(x.text) for x in pool} | {fact_key(o.text) for o in ops if o.text}:
+        return True  # already known as stated, or stated by this batch: the same statement again changes nothing
     _retire_rewordings(k, text, s, e, known, pool, ops)
     return _apply_update(k, text, s, e, pool, ops)
 

@@ -123,3 +123,19 @@ def test_extracting_again_over_the_same_entries_proposes_no_known_fact_and_no_se
     for o in again:
         assert not (o.op == "add" and fact_key(o.text) in keys), o
         assert not (o.op == "update" and keys.get(fact_key(o.text)) is not None), o
+
+
+def test_the_same_statements_in_overlapping_batches_never_append_a_fact_twice():
+    said = ["I prefer dark mode in every editor.", "我习惯早上写代码，不要在晚上十点以后给我发提醒",
+            "We use tox for the test matrix.", "我喜欢简洁的回答"]
+    known: list[ExistingFact] = []
+    for run in range(3):  # three Dream runs over batches that repeat each statement (as the daemon's restarts do)
+        batch = [_entry(f"{said[i % len(said)]} (run {run}, message {i})", 1 + i) for i in range(run, run + 8)]
+        for o in offline.extract(batch, known):
+            if o.op == "update":
+                known = [f for f in known if f.fact_id != o.fact_id]
+            if o.op in ("add", "update"):
+                known.append(ExistingFact(fact_id=f"f{run}-{len(known)}", text=o.text, subject=o.subject,
+                                          scope=o.scope))
+    keys = [fact_key(f.text) for f in known]
+    assert len(keys) == len(set(keys)), sorted(keys)
