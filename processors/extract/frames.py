@@ -50,7 +50,7 @@ _PRONOUN_SUBJECT = re.compile(r"^(?:(?:and|but|so|now|then|also)\s+)*(?:he|she|t
 _NAME_SUBJECT = re.compile(r"^(?P<who>[A-Z][a-z]+)\s+(?:is|was|has|had|lives|works|moved|joined|left|likes|loves|prefers|"
                            r"got|became|started|quit|now|just|recently|finally|also)\b")
 _ZH_PERSON = ("朋友|哥哥|姐姐|弟弟|妹妹|爸爸|妈妈|父亲|母亲|父母|老婆|老公|妻子|丈夫|太太|先生|女朋友|男朋友|对象|同事|老板|儿子|女儿|"
-              "孩子|室友|邻居|同学|表哥|表姐|表弟|表妹|爷爷|奶奶|外婆|外公|家人|亲戚")
+              "孩子|室友|邻居|同学|表哥|表姐|表弟|表妹|爷爷|奶奶|外婆|外公|家人|亲戚|哥|姐|弟|妹|爸|妈")  # 我哥, 我妈: the short forms
 _OTHER_ZH = re.compile(rf"(?:我|用户|我们)的?(?P<who>{_ZH_PERSON})|^(?P<who2>他|她|他们|她们)")
 
 #: Words of a change or of time: never part of a frame or a value.
@@ -81,6 +81,11 @@ def reports_change(text: str) -> bool:
     return not has_cjk(text) and not _IMPERATIVE.match(text.strip()) and slots.has_cue(_NEGATION.sub(" ", text))
 
 
+def imperative(text: str) -> bool:
+    """Whether ``text`` opens as an instruction ("Please use ...", "Don't ..."): no report of a change."""
+    return not has_cjk(text) and bool(_IMPERATIVE.match(text.strip()))
+
+
 def irrealis(text: str) -> bool:
     """Whether ``text`` is a hypothetical, a plan or a wish, no fact that holds now (see the module docstring)."""
     return bool(_ZH_IRREALIS.search(text) if has_cjk(text) else _IRREALIS.search(text.strip()))
@@ -103,6 +108,17 @@ def _others(text: str) -> set[str]:
     if m and m.group("who").casefold() not in STOPWORDS:
         out.add(m.group("who").casefold())
     return out
+
+
+def other_people(new: str, old: str) -> bool:
+    """Whether ``new`` is about a person ``old`` does not mention, or ``old`` about a kin or companion (a person noun)
+    ``new`` does not: one-sided on names, so "Backend is Django 3.2" is no person."""
+    if has_cjk(old) or has_cjk(new):
+        return other_subject(new, old)
+    low, words = old.casefold(), _tokens(old)
+    if any(who == "<pronoun>" or (who not in low and not _has(words, _stem(who))) for who in _others(new)):
+        return True
+    return any(m.group("who").casefold().rstrip("s") not in new.casefold() for m in _OTHER_EN.finditer(old))
 
 
 def other_subject(new: str, old: str) -> bool:

@@ -95,6 +95,16 @@ def _with_subject(part: str) -> str:
     return "I " + part[0].lower() + part[1:] if _NO_SUBJECT.match(part) else part
 
 
+def dropped_subject(part: str) -> bool:
+    """Whether ``part`` opens on a verb of change with its subject, the speaker, left out ("Started at Stripe")."""
+    return bool(_NO_SUBJECT.match(_lead_cut(part)))
+
+
+def with_subject(part: str) -> str:
+    """``part`` with a dropped speaker restored ("started at Stripe" -> "I started at Stripe"), lead-ins cut."""
+    return _with_subject(_lead_cut(part))
+
+
 def _lead_cut(s: str) -> str:
     for _ in range(3):
         m = _LEAD.match(s)

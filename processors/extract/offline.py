@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import frames, keep, notes, quality, referents, validity
+from processors.extract import change, frames, keep, notes, quality, referents, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -1154,6 +1154,8 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     clause = None if zh or sp.named or not keep.differs(s) else keep.slot_clause(s)  # "..., prod is running PG 16."
     if clause and clause != s and _slot_change(clause, e, sp, pool, ops):
         return True
+    if _general_change(s, e, sp, pool, ops):
+        return True
     strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
     weak = None if zh else _CORRECTION_WEAK.search(s)
     if not strong and not weak:
@@ -1172,6 +1174,50 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
         return True
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """The user's own statement of change that the slot grammar did not read: ``change.target`` finds the one known
+    fact it updates, and the statement restated replaces it (an ``update``); False when nothing fits."""
+    if sp.named or e.role not in ("user", "note") or frames.imperative(s):
+        return False
+    zh = has_cjk(s)
+    if not zh and not (_ANY_FIRST_PERSON.search(s) or keep.thing_statement(s) or keep.dropped_subject(s)
+                       or frames.reports_change(s)):
+        return False
+    if zh and not re.search(r"我|项目|团队|我们", s) and not sl.slots(s) and not change.marked(s):
+        return False
+    known = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
+    at = change.target(s, [k.text for k in known])
+    if at is None:
+        return False
+    k = known[at]
+    gone = sl.gone_values(s) or change.repeated_names(s, k.text)  # "最近改用 Cursor 了，PyCharm 太吃内存"
+    body = s if zh else keep.with_subject(_strip_intro(s, ()))
+    text = _swapped(s, k.text) or _restated(body, e, sp, gone)
+    if text and not zh:
+        text = _family_clause(body, text, k.text, gone, e, sp)
+    if not text or not change.adds_value(text, k.text):
+        return False
+    if not sl.gone_values(s) and not change.families(text) & change.families(k.text):
+        return False  # the new fact is not about what the old one is ("..., and I'm excited to explore Kyoto")
+    if fact_key(text) in {fact_key(x.text) for x in pool} | {fact_key(o.text) for o in ops if o.text}:
+        return True  # already known as stated, or stated by this batch: the same statement again changes nothing
+    _retire_rewordings(k, text, s, e, known, pool, ops)
+    return _apply_update(k, text, s, e, pool, ops)
+
+
+def _family_clause(body: str, text: str, old: str, gone: list[str], e: Entry, sp: Speaker) -> str:
+    """``text``, or when it lost what the replaced fact ``old`` is about (its predicate family), the clause of ``body``
+    that keeps it, in the third person ("upgraded django to 4.2 (the newer LTS), took a week ..." -> the first)."""
+    shared = change.families(body) & change.families(old)
+    if not shared or change.families(text) & shared:
+        return text
+    for part in [p for p in re.split(r"\s*(?:[,;]|\s[-–—]+\s|\()\s*", body) if p] + [body]:
+        if change.families(part) & shared and not any(sl.names(part, g) for g in gone):
+            said = third_person(resolve(keep.with_subject(part), e.time)[0], sp.name, team=True)
+            return _finish(said) if said else text
+    return text
 
 
 def _style_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
@@ -1313,7 +1359,7 @@ def _retire_rewordings(k: _Known, text: str, s: str, e: Entry, subjects: list[_K
     for other in subjects:
         if other is k or other.fact is None or other.fact.pinned or any(o.fact_id == other.fact.fact_id for o in ops):
             continue
-        if frames.same_change(other.text, k.text, text):
+        if frames.same_change(other.text, k.text, text) or change.rewords(other.text, k.text, text, s):
             ops.append(FactOp(op="delete", fact_id=other.fact.fact_id, when=_when(e), sources=[e.ref],
                               reason=f"correction (another wording of the replaced fact): {_cut_reason(s)}"))
             pool.remove(other)

@@ -265,7 +265,7 @@ NOT_CORRECTIONS = [
 
 #: The issue's target; the test fails below FLOOR, the rate measured on this set (rounded down).
 TARGET = 0.9
-FLOOR = 0.8  # 13/45 = 29% with the round-4 code, measured once; 36/45 after the "keep" round (read and tuned on)
+FLOOR = 0.84  # 13/45 = 29% with the round-4 code, measured once; 36/45 after the "keep" round (read and tuned on); 38/45 with the change path
 MAX_WRONGLY_REPLACED = 0  # of NOT_CORRECTIONS: 1/12 with the round-4 code ("my manager's name is" vs "call me"), 0 after "keep"
 
 

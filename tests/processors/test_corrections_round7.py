@@ -209,7 +209,7 @@ NOT_CORRECTIONS = [
 
 #: The issue's target for corrections; the tests fail below the floors, the rates measured (rounded down).
 TARGET = 0.9
-FLOOR = 0.9  # 26/45 = 58% before round seven's code; 99/110 = 90.0% after (all four batches read)
+FLOOR = 0.92  # 26/45 = 58% before round seven's code; 99/110 = 90.0% after (all four batches read); 102/110 with the change path
 #: The most false supersedes the negative cases may show (measured).
 MAX_FALSE = 0  # 6/16 before round seven's code; 0/36 after
 

@@ -1,0 +1,275 @@
+"""The general change path: which one known fact a user's own statement of change updates.
+
+The slot grammar (``slots``) and the frame match (``frames``) find the fact a change replaces when the statement
+words its slot the way the fact does. This module is the last resort after them, for the wordings they do not
+read ("started at Stripe on monday", "everything runs in GitHub Actions now", "I've been fully on Neovim for a
+month"). It only answers a statement that carries a **change marker** (``marked``: a closed class of the
+language: aspect and adverbs of change, verbs of moving, switching, joining and leaving; 现在/搬到/换成/不再 ...),
+and finds its target in three steps, each of which must name exactly one fact (two candidates => no change,
+never a guess):
+
+1. an **old value** the statement names ("from X to Y", "left X", "no more X", "killed the X box"): the one
+   fact holding it;
+2. **shared frame words** (the same predicate: "live in", "work at", "use ... for", "call me"): the one fact
+   sharing the most content words, once values, markers and light verbs are left out;
+3. a **predicate family** (``families``: home, employer, role, name, version of a tool, tool for a purpose,
+   schedule, preference, diet) that exactly one fact has.
+
+``target`` returns the index of that fact or None; the caller (``offline``) emits the update through the ops
+protocol as every correction does. It never picks a fact that the statement merely restates (same key), so
+the same statement read twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from processors.extract import frames
+from processors.extract import slots as sl
+from processors.extract.text import STOPWORDS, content_tokens, fact_key, has_cjk
+
+#: Signs that a statement reports a change of state: adverbs of the present against the past, aspect ("been ...
+#: since", "ended up", "finally", "officially"), and verbs whose meaning is a change of place, membership or tool.
+_MARKER_EN = re.compile(
+    r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
+    r"as\s+of|ended\s+up|no\s+more|"
+    r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
+    r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired)|"
+    r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from))\b",
+    re.IGNORECASE)
+#: Words that make a statement a thought, a wish or an attempt, not a report that something is now so.
+_HEDGE = re.compile(r"\b(?:think|thinking|guess|wonder|wondering|trying|tried|meaning|hoping|hope|looking\s+for|"
+                    r"looking\s+forward|not\s+sure|considering|I'll|I\s+will|would|could|maybe|probably|wish|I'd\s+(?:love|like))\b",
+                    re.IGNORECASE)
+#: A statement of change is short: chatty prose ("I've been trying to incorporate more walking ...") changes nothing.
+MAX_WORDS = 22
+_MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不再|已经不|已经|不用了|不.{0,3}了|搬|换成|换到|换了|改成|改用|改为|"
+                        r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
+
+
+def marked(s: str) -> bool:
+    """Whether ``s`` carries a sign that a state changed (see ``_MARKER_EN``)."""
+    return bool(_MARKER_ZH.search(s) if has_cjk(s) else _MARKER_EN.search(s))
+
+
+#: Predicate families: the words of the language that say which slot a statement is about. A family is shared by
+#: a statement and a fact when both have one of its words; "version" is keyed by the tool it is a version of.
+_FAMILIES: dict[str, re.Pattern[str]] = {
+    "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town)|"
+                       r"hometown|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家", re.IGNORECASE),
+    "employer": re.compile(r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employed|employer|company|job|joined|"
+                           r"started\s+at|contracting|freelanc\w*|self-employed|hired)\b|工作|公司|上班|跳槽|入职|离职|在.{2,6}做",
+                           re.IGNORECASE),
+    "role": re.compile(r"\b(?:promoted|title|role|position|engineer|developer|analyst|manager|designer|lead|"
+                       r"senior|junior|intern|teacher|teaching|consultant|architect|scientist)\b|岗|经理|负责人|工程师|"
+                       r"开发|设计师|分析师", re.IGNORECASE),
+    "name": re.compile(r"\b(?:call(?:ing)?\s+me|called|name|go\s+by|goes\s+by|nickname|handle|address\s+me)\b|叫我|名字|"
+                       r"英文名", re.IGNORECASE),
+    "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekly|biweekly|fortnightly|"
+                           r"every\s+(?:other\s+)?(?:week|two\s+weeks|month)|\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|"
+                           r"cadence)\b|周[一二三四五六日天]|星期|每[周月]|[一二三四五六七八九十\d]点", re.IGNORECASE),
+    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|indent\w*|spelling|tabs|spaces)\b|"
+                         r"喜欢|偏好|主题|缩进", re.IGNORECASE),
+    "diet": re.compile(r"\b(?:vegetarian|vegan|pescatarian|eat(?:s|ing)?\s+meat|gluten|dairy|coffee|tea)\b|吃素|素食",
+                       re.IGNORECASE),
+    # tools by purpose: the kinds of tool a project or a person picks one of at a time
+    "editor": re.compile(r"\b(?:editor|IDE|codes?\s+in|coding\s+in)\b|编辑器|写代码", re.IGNORECASE),
+    "ci": re.compile(r"\b(?:CI|pipelines?|builds?\s+run)\b|持续集成", re.IGNORECASE),
+    "database": re.compile(r"\b(?:database|db|stores?\s+(?:everything|data)|storage)\b|数据库", re.IGNORECASE),
+    "hosting": re.compile(r"\b(?:host(?:s|ed|ing)?|deploy(?:s|ed|ing)?|cloud|servers?|infra\w*)\b|部署|云", re.IGNORECASE),
+    "packages": re.compile(r"\b(?:package\s+manager|lockfile|npm|pnpm|yarn)\b|包管理", re.IGNORECASE),
+    "tests": re.compile(r"\b(?:tests?|testing|test\s+runner)\b|测试", re.IGNORECASE),
+    "queue": re.compile(r"\b(?:queue|jobs?\s+go|background\s+jobs|message\s+broker)\b|队列", re.IGNORECASE),
+    "tracker": re.compile(r"\b(?:tickets?|tracked|tracker|issues\s+in|tasks?)\b|任务|工单", re.IGNORECASE),
+    "chat": re.compile(r"\b(?:chat\s+tool|messaging|slack)\b|沟通|聊天|办公软件", re.IGNORECASE),
+    "phone": re.compile(r"\b(?:phone|android|iphone)\b|手机", re.IGNORECASE),
+}
+_TOOL_VERSION = re.compile(r"(?P<t>[A-Za-z][\w+-]*)\s*(?:(?:to|version)\s+)?v?(?P<v>\d+(?:\.\d+)*)\b"
+                           r"(?!\s*(?:-|%|minutes?|hours?|days?|weeks?|months?|years?|times?|am|pm|pounds?|kg|km|miles?)\b)")
+_NOT_TOOL = re.compile(r"^(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                       r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|top|over|under|about|around|at|to|by|on|in|of|for)$",
+                       re.IGNORECASE)
+
+
+def families(text: str) -> set[str]:
+    """The predicate families ``text`` speaks of (see ``_FAMILIES``), plus ``version:<tool>`` for a tool's version."""
+    out = {name for name, pat in _FAMILIES.items() if pat.search(text)}
+    for m in _TOOL_VERSION.finditer(text):
+        tool, shaped = m.group("t"), "." in m.group("v") or m.group("t")[:1].isupper()  # "Django 3.2", "React 17"
+        if shaped and not _NOT_TOOL.match(tool) and tool.casefold() not in STOPWORDS and len(tool) >= 2:
+            out.add("version:" + tool.casefold())
+    return out
+
+
+_LIGHT = frozenset("use uses used using is are be been has have had go goes went run runs running do does get got "
+                   "user team project now also just still really".split())
+
+
+def _frame_words(text: str) -> set[str]:
+    """Lower-case content words that are no value, marker or light verb: what a predicate is made of."""
+    words = re.findall(r"\b[a-z][a-z'-]{2,}\b", text)  # capitalised words are values or sentence starts
+    return {sl.stem(w) for w in words if w not in STOPWORDS and w not in _LIGHT and not _MARKER_EN.fullmatch(w)} \
+        & {sl.stem(w) for w in content_tokens(text)}
+
+
+def _named_old(s: str, facts: list[str]) -> list[int]:
+    """Facts holding a value ``s`` names as gone, or (when ``s`` names one) a name of theirs ``s`` repeats."""
+    gone = sl.gone_values(s)
+    hits = [i for i, f in enumerate(facts) if any(sl.holds_value(f, g) for g in gone)]
+    if hits:
+        return hits
+    return [i for i, f in enumerate(facts) if repeated_names(s, f)]
+
+
+def repeated_names(s: str, fact: str) -> list[str]:
+    """The names of ``fact`` that ``s`` repeats in any case ("we finally killed the jenkins box"), when ``s`` also
+    names a value ``fact`` does not hold ("Firefox is slow these days" names the old value and no other)."""
+    if not new_name(s, fact):
+        return []
+    if not (families(s) & families(fact) or (has_cjk(s) and marked(s))):
+        return []  # a name said again in other talk ("I've been using Ibotta for a while now ...") changes nothing
+    low = s.casefold()
+    caps = _names(fact)
+    versioned = {f.split(":", 1)[1] for f in families(s) & families(fact) if f.startswith("version:")}
+    return sorted(c for c in caps if re.search(rf"(?<![\w]){re.escape(c.casefold())}(?![\w])", low)
+                  and c.casefold() not in versioned)  # "Django 3.2" / "django to 4.2": the tool stays
+
+
+def new_name(s: str, fact: str) -> bool:
+    """Whether ``s`` names a value of a name's shape (a capitalised word, a number) that ``fact`` does not hold."""
+    low = fact.casefold()
+    for w in re.findall(r"(?<![\w.])(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*|\d[\w.]*)", s):  # "Kafka", "iPhone", "4.2"
+        w = w.rstrip(".")
+        if w == "I" or w.casefold() in STOPWORDS or _MARKER_EN.fullmatch(w):
+            continue
+        if not re.search(rf"(?<!\w){re.escape(w.casefold())}(?!\w)", low):
+            return True
+    return False
+
+
+def said_again(s: str, fact: str) -> bool:
+    """Whether ``s`` states ``fact`` again (its words, or in Chinese its text past the subject, are all in ``s``):
+    a fact the statement repeats still holds and is never the one it replaces."""
+    if has_cjk(fact):
+        body = re.sub(r"^(?:用户|团队)|[。.]$", "", fact.strip())
+        return len(body) >= 2 and body in s
+    own = {sl.stem(w) for w in content_tokens(fact)} - {"user", "team", "project"}
+    return bool(own) and own <= {sl.stem(w) for w in content_tokens(s)}
+
+
+def _new_value(s: str, fact: str) -> bool:
+    """Whether ``s`` names a value of a name's shape ``fact`` lacks while ``fact`` holds one of its own (in Chinese, any
+    word of its own beside the fact's): what a change of value looks like, rather than more talk about a topic."""
+    if has_cjk(s):
+        return True
+    for fam in families(s) & families(fact) & _VALUE_FAMILIES:  # "pescatarian" / "vegetarian", "pnpm" / "npm"
+        mine, theirs = _family_words(s, fam), _family_words(fact, fam)
+        if mine - theirs and theirs - mine:
+            return True
+    own = _names(fact) or re.findall(r"\d", fact)
+    return bool(own) and new_name(s, fact)
+
+
+#: Families whose own words are the values ("vegetarian", "tabs", "npm"), not only the frame ("lives in").
+_VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone"})
+
+
+def _family_words(text: str, fam: str) -> set[str]:
+    return {m.group(0).casefold() for m in _FAMILIES[fam].finditer(text)} - {"prefer", "prefers", "preferred", "rather"}
+
+
+def _modifiers_apart(s: str, fact: str) -> bool:
+    """Whether a word both share carries its own modifier on each side ("unit tests" / "browser tests"): two slots
+    of one kind, not one slot changed."""
+    def before(text: str) -> dict[str, str]:
+        ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
+        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS}
+    mine, theirs = before(s), before(fact)
+    low_s, low_f = s.casefold(), fact.casefold()
+    return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
+               and mine[w] not in low_f and theirs[w] not in low_s  # "Django 3.2 LTS" / "django to 4.2 (the newer LTS)"
+               for w in mine.keys() & theirs.keys())
+
+
+def _only(hits: list[int]) -> int | None:
+    return hits[0] if len(set(hits)) == 1 else None
+
+
+def target(s: str, facts: list[str]) -> int | None:
+    """The index in ``facts`` (known facts of the same subject) of the one fact the marked statement ``s`` updates,
+    or None (no marker, a hypothetical, an addition, another person, or no single fact)."""
+    return explain(s, facts)[0]
+
+
+def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
+    """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
+    if not marked(s) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+        return None, "no change marker, or a hypothetical or an addition"
+    if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
+        return None, "a hedge or chatty prose"
+    keyed = fact_key(s)
+    allowed = [i for i, f in enumerate(facts) if not frames.other_people(s, f) and fact_key(f) != keyed
+               and not _modifiers_apart(s, f) and not said_again(s, f)]
+    named = [i for i in _named_old(s, facts) if i in allowed]
+    if named:
+        return _only(named), "old value"
+    versioned = [i for i in allowed if any(f.startswith("version:") for f in families(s) & families(facts[i]))]
+    if versioned:  # a tool's version named again with another number: that tool's fact
+        return _only(versioned), "version"
+    allowed = [i for i in allowed if _new_value(s, facts[i])]  # the steps below need a value that replaces one
+    mine = _frame_words(s)
+    if mine and not has_cjk(s):
+        scored = sorted(((len(mine & _frame_words(facts[i])), i) for i in allowed), reverse=True)
+        if scored and scored[0][0] >= 1 and (len(scored) == 1 or scored[1][0] < scored[0][0]) \
+                and families(facts[scored[0][1]]) & families(s):
+            return scored[0][1], "frame"
+    fam = families(s)
+    return (_one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None), "family"
+
+
+def _one_value(hits: list[int], facts: list[str]) -> int | None:
+    """The one fact of ``hits``, or the first when they are all wordings of one value (a name every one holds)."""
+    if len(set(hits)) <= 1:
+        return _only(hits)
+    common = None
+    for i in hits:
+        mine = {w.casefold() for w in re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", facts[i])
+                if len(w) >= 3 and w.casefold() not in STOPWORDS}
+        common = mine if common is None else common & mine
+    return hits[0] if common else None
+
+
+_DATE_WORDS = re.compile(r"^(?:\d{1,4}|as|of|on|in|since|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|"
+                         r"march|april|may|june|july|august|september|october|november|december)$", re.IGNORECASE)
+
+
+def adds_value(new: str, old: str) -> bool:
+    """Whether ``new`` states something ``old`` does not: a content word (a Chinese character) beyond markers and
+    dates, so an update is never a fact replaced by itself."""
+    if fact_key(new) == fact_key(old):
+        return False
+    if has_cjk(new):
+        return bool(set(re.findall(r"[\u3400-\u9fff]", new)) - set(re.findall(r"[\u3400-\u9fff]", old)) - set("用户团队的了是在现"))
+    if set(re.findall(r"\d+(?:\.\d+)+", new)) - set(re.findall(r"\d+(?:\.\d+)+", old)):
+        return True  # a version number of its own ("4.2" after "3.2")
+    have = {sl.stem(w) for w in content_tokens(old)}
+    fresh = [w for w in content_tokens(new) if sl.stem(w) not in have and not _DATE_WORDS.match(w)
+             and not _MARKER_EN.fullmatch(w) and w not in _LIGHT]
+    return bool(fresh)
+
+
+def rewords(other: str, old: str, new: str, s: str) -> bool:
+    """Whether ``other`` is a second wording of the replaced fact ``old``: it holds a name of ``old`` that the new fact
+    ``new`` drops ("Work on the project is tracked as Jira tickets." beside 团队用 Jira 管理任务), and is about the
+    same family the statement ``s`` changes; never a fact about another person."""
+    if frames.other_people(s, other):
+        return False
+    gone = [n for n in _names(old) if n.casefold() in other.casefold() and n.casefold() not in new.casefold()]
+    return bool(gone) and bool(families(other) & families(s) & families(old))
+
+
+def _names(text: str) -> set[str]:
+    """Words of a name's shape in ``text`` past its first word (a capital inside the sentence, letters and digits)."""
+    words = re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)[1:] if re.match(r"[A-Z]", text) else \
+        re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)
+    return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS and not _NOT_TOOL.match(w)}
