@@ -15,8 +15,10 @@ What it covers:
   but change nothing (a trip, someone else's city or job, a past job told as history, a question,
   a hypothetical, a tool tried and dropped, an addition); the first fact must stay active.
 
-Floors: FLOOR and NOT_FLOOR are None on purpose. The tests print the measured rate and assert a
-floor only once the lead has set one, after measuring the set once before and once after the round.
+Floors: measured by the lead once on main before round 7 (4ddce05: 24/60 = 40% handled, 0/20
+not-corrections wrongly replaced) and once after its corrections work merged (the general change
+path, processors/extract/change.py: 29/60 = 48%, 0/20). FLOOR and NOT_FLOOR hold the second
+figure; the target (>= 90%) is not met.
 Do not tune the extractor on these cases, and do not edit them after seeing results.
 
 Run: python -m pytest tests/processors/test_corrections_heldout10.py -q -s
@@ -28,8 +30,8 @@ import re
 
 from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
-FLOOR: float | None = None  # share of HELD_OUT_10 handled; set by the lead after measuring
-NOT_FLOOR: float | None = None  # share of NOT_CORRECTIONS_10 kept; set by the lead after measuring
+FLOOR: float | None = 0.48  # share of HELD_OUT_10 handled: 24/60 on main before round 7, 29/60 after (measured once each)
+NOT_FLOOR: float | None = 1.0  # share of NOT_CORRECTIONS_10 kept: 20/20 before and after round 7
 
 _ENGLISH = [
     # moved / relocated
