@@ -5,14 +5,15 @@ words its slot the way the fact does. This module is the last resort after them,
 read ("started at Stripe on monday", "everything runs in GitHub Actions now", "I've been fully on Neovim for a
 month"). It only answers a statement that carries a **change marker** (``marked``: a closed class of the
 language: aspect and adverbs of change, verbs of moving, switching, joining and leaving; 现在/搬到/换成/不再 ...),
-and finds its target in three steps, each of which must name exactly one fact (two candidates => no change,
+and finds its target in four steps, each of which must name exactly one fact (two candidates => no change,
 never a guess):
 
 1. an **old value** the statement names ("from X to Y", "left X", "no more X", "killed the X box"): the one
    fact holding it;
-2. **shared frame words** (the same predicate: "live in", "work at", "use ... for", "call me"): the one fact
+2. a tool named again with another **version** number ("Django 3.2" / "upgraded django to 4.2"): that tool's fact;
+3. **shared frame words** (the same predicate: "live in", "work at", "use ... for", "call me"): the one fact
    sharing the most content words, once values, markers and light verbs are left out;
-3. a **predicate family** (``families``: home, employer, role, name, version of a tool, tool for a purpose,
+4. a **predicate family** (``families``: home, employer, role, name, version of a tool, tool for a purpose,
    schedule, preference, diet) that exactly one fact has.
 
 ``target`` returns the index of that fact or None; the caller (``offline``) emits the update through the ops
@@ -23,6 +24,7 @@ the same statement read twice changes nothing the second time.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from processors.extract import frames
 from processors.extract import slots as sl
@@ -91,14 +93,17 @@ _NOT_TOOL = re.compile(r"^(?:january|february|march|april|may|june|july|august|s
                        re.IGNORECASE)
 
 
-def families(text: str) -> set[str]:
-    """The predicate families ``text`` speaks of (see ``_FAMILIES``), plus ``version:<tool>`` for a tool's version."""
+@lru_cache(maxsize=4096)
+def families(text: str) -> frozenset[str]:
+    """The predicate families ``text`` speaks of (see ``_FAMILIES``), plus ``version:<tool>`` for a tool's version.
+
+    Cached: ``explain`` asks it of the statement and of every known fact at each of its steps."""
     out = {name for name, pat in _FAMILIES.items() if pat.search(text)}
     for m in _TOOL_VERSION.finditer(text):
         tool, shaped = m.group("t"), "." in m.group("v") or m.group("t")[:1].isupper()  # "Django 3.2", "React 17"
         if shaped and not _NOT_TOOL.match(tool) and tool.casefold() not in STOPWORDS and len(tool) >= 2:
             out.add("version:" + tool.casefold())
-    return out
+    return frozenset(out)
 
 
 _LIGHT = frozenset("use uses used using is are be been has have had go goes went run runs running do does get got "
@@ -191,6 +196,10 @@ def _modifiers_apart(s: str, fact: str) -> bool:
                for w in mine.keys() & theirs.keys())
 
 
+#: A word of a name's shape: a capital, then letters, digits, "+" or "-" (not ending on "-"): "Kafka", "C++", "Fly".
+_NAME_SHAPE = re.compile(r"(?<![\w.])[A-Z][\w+-]*[\w+]")
+
+
 def _only(hits: list[int]) -> int | None:
     return hits[0] if len(set(hits)) == 1 else None
 
@@ -233,7 +242,7 @@ def _one_value(hits: list[int], facts: list[str]) -> int | None:
         return _only(hits)
     common = None
     for i in hits:
-        mine = {w.casefold() for w in re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", facts[i])
+        mine = {w.casefold() for w in _NAME_SHAPE.findall(facts[i])
                 if len(w) >= 3 and w.casefold() not in STOPWORDS}
         common = mine if common is None else common & mine
     return hits[0] if common else None
@@ -270,6 +279,7 @@ def rewords(other: str, old: str, new: str, s: str) -> bool:
 
 def _names(text: str) -> set[str]:
     """Words of a name's shape in ``text`` past its first word (a capital inside the sentence, letters and digits)."""
-    words = re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)[1:] if re.match(r"[A-Z]", text) else \
-        re.findall(r"(?<![\w.])[A-Z][\w+-]*[\w+]", text)
+    words = _NAME_SHAPE.findall(text)
+    if text[:1].isupper() and text[:1].isascii():
+        words = words[1:]  # the sentence's first word is capitalised whatever it is
     return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS and not _NOT_TOOL.match(w)}

@@ -78,7 +78,7 @@ _IMPERATIVE = re.compile(r"^(?:please\s+|always\s+|never\s+|just\s+)*(?:don't|do
 def reports_change(text: str) -> bool:
     """Whether ``text`` reports that something changed ("Staging got bumped to Postgres 15", "Newsletters go out
     through Buttondown now"): a sign of change besides a negation, and no instruction ("Don't add emojis ...")."""
-    return not has_cjk(text) and not _IMPERATIVE.match(text.strip()) and slots.has_cue(_NEGATION.sub(" ", text))
+    return not has_cjk(text) and not imperative(text) and slots.has_cue(_NEGATION.sub(" ", text))
 
 
 def imperative(text: str) -> bool:

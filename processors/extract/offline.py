@@ -1192,14 +1192,15 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if at is None:
         return False
     k = known[at]
-    gone = sl.gone_values(s) or change.repeated_names(s, k.text)  # "最近改用 Cursor 了，PyCharm 太吃内存"
+    named_gone = sl.gone_values(s)
+    gone = named_gone or change.repeated_names(s, k.text)  # "最近改用 Cursor 了，PyCharm 太吃内存"
     body = s if zh else keep.with_subject(_strip_intro(s, ()))
     text = _swapped(s, k.text) or _restated(body, e, sp, gone)
     if text and not zh:
         text = _family_clause(body, text, k.text, gone, e, sp)
     if not text or not change.adds_value(text, k.text):
         return False
-    if not sl.gone_values(s) and not change.families(text) & change.families(k.text):
+    if not named_gone and not change.families(text) & change.families(k.text):
         return False  # the new fact is not about what the old one is ("..., and I'm excited to explore Kyoto")
     if fact_key(text) in {fact_key(x.text) for x in pool} | {fact_key(o.text) for o in ops if o.text}:
         return True  # already known as stated, or stated by this batch: the same statement again changes nothing
