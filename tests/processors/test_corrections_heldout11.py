@@ -20,7 +20,8 @@ What it covers:
   hypothetical, a tool tried and dropped, an addition, a plan not made, a one-off); the first fact must
   stay active.
 
-Floors: FLOOR and NOT_FLOOR are 0.0 until the lead measures the set once and sets them to the figure.
+Floors: measured by the lead once on main (2a288d1, 2026-12-02): 16/60 = 27% handled, 18/20 not-corrections
+kept (2 wrongly replaced). FLOOR and NOT_FLOOR hold those figures; the target (>= 90%) is not met.
 Do not tune the extractor on these cases, and do not edit them after seeing results.
 
 Run: python -m pytest tests/processors/test_corrections_heldout11.py -q -s
@@ -32,8 +33,8 @@ import re
 
 from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
-FLOOR = 0.0  # share of HELD_OUT_11 handled: the lead sets it after one measurement
-NOT_FLOOR = 0.0  # share of NOT_CORRECTIONS_11 kept: the lead sets it after one measurement
+FLOOR = 0.26  # share of HELD_OUT_11 handled: 16/60 on main at 2a288d1 (measured once)
+NOT_FLOOR = 0.9  # share of NOT_CORRECTIONS_11 kept: 18/20 on main at 2a288d1
 
 _ENGLISH = [
     # moves
