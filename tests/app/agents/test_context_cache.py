@@ -250,6 +250,28 @@ def test_a_hook_process_loads_only_light_standard_modules(ws_home) -> None:  # n
     assert b"NEW=['xxhash']" in runs[0].stderr, runs[0].stderr  # the miss renders: the recall text codec's hash
 
 
+def test_a_miss_compiles_only_the_anchor_scan_of_the_secrets_scanner(ws_home) -> None:  # noqa: ANN001
+    """Rendering redacts the memory files and the block (I24) but compiles no shape the text does not call for:
+    compiling every pattern of ``eventlog.secrets`` (and recall's CJK class) at import was a third of ``python -c
+    pass`` (issue 25)."""
+    home, project = ws_home
+    probe = ("import sys, atexit\n"
+             "def compiled():\n"
+             "    from eventlog.lazy_pattern import LazyPattern\n"
+             "    return sorted(f'{m}.{n}' for m in ('eventlog.secrets', 'projections.recall.text') if m in sys.modules\n"
+             "                  for n, v in vars(sys.modules[m]).items() if isinstance(v, LazyPattern) and v.compiled)\n"
+             "atexit.register(lambda: sys.stderr.write('COMPILED=%s\\n' % compiled()))\n"
+             "from eventlog.entry import main\n"
+             f"sys.argv = ['evlog', '--home', {home!r}, 'hook', 'claude-code']\n"
+             "main()\n")
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("EVLOG_HEADLESS", None)
+    context_cache.drop(home)
+    run = subprocess.run([sys.executable, "-c", probe], input=payload(project), capture_output=True, timeout=60, env=env)
+    assert run.returncode == 0 and run.stdout == (fresh(home, project) + "\n").encode()
+    assert b"COMPILED=['eventlog.secrets._ANCHOR', 'eventlog.secrets._WRAP']" in run.stderr, run.stderr
+
+
 # --- a property: over random workspaces and changes, the hook prints what a fresh render prints -----------------
 
 STEP = st.one_of(
