@@ -143,14 +143,15 @@ def fact_labels(home: str, projects: list[str]) -> dict[tuple[str, str], str]:
 
     Read from the recall index (read-only, never waited for); {} when it is missing or busy.
     """
-    import sqlite3
-
     from projections.recall.files import index_path
-    from projections.recall.text import STATE_CODES, unpack
 
     path = index_path(home)
     if not os.path.isfile(path):
-        return {}
+        return {}  # before importing SQLite and the text codec: a workspace the daemon has not indexed yet
+    import sqlite3
+
+    from projections.recall.text import STATE_CODES, unpack
+
     marks = ",".join("?" * len(projects))
     query = ("SELECT fact_id, time, body, project, scope FROM docs WHERE kind = 2 AND state = ? AND "
              + (f"(scope != 'project' OR project IN ({marks}))" if projects else "scope != 'project'"))
