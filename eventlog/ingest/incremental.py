@@ -19,9 +19,8 @@ whose inode changed, that shrank below the position, or whose fingerprints no lo
 match (rewritten, rotated, replaced by a shorter one) is read again from the start: safe,
 because every event carries a dedup key derived from the source, so what the log already
 has is not written again. The state is disposable (deleting it costs one full re-read).
-Its name and the
-quick "may it hold new lines?" check (``needs_ingest``) are in ``eventlog.source_state``, which
-a capture hook can ask without importing this module.
+Its name and the quick "may it hold new lines?" check (``needs_ingest``) are in
+``eventlog.source_state``, which a capture hook can ask without importing this module.
 
 **Partial lines.** Only complete lines (ending in ``\\n``) are read; a line still being
 written is left for the next call, so a chunk may end anywhere. ``final=True`` (the writer
