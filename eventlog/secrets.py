@@ -96,7 +96,10 @@ cookie, prose and wrap shapes), ~11 us for a chat-sized message, which is what t
 door adds to an append (``python -m eventlog.ingest.secrets [--show] PATH...`` measures it
 on transcripts and lists what it finds, with the secrets themselves masked). The scan is ``re``'s floor here: a
 multi-pattern engine (hyperscan) scans the same text ~6x faster, at the cost of a
-native dependency.
+native dependency. Every pattern is an ``eventlog.lazy_pattern.LazyPattern``, compiled at its
+first use: compiling all ~50 at import took ~17 ms, about a third of ``python -c pass``, and a
+short process (a SessionStart hook redacting its memory files) runs the anchor scan and only
+the shapes whose anchors it found.
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ import re
 from bisect import bisect_right
 from itertools import repeat
 
+from eventlog.lazy_pattern import LazyPattern
 from eventlog.record import FrozenRecord
 
 TYPE_CHECKING = False  # typing's, without importing it: a SessionStart that renders loads this module
@@ -205,19 +209,19 @@ def _free_after(text: str, i: int, chars: frozenset[str] = _TOKEN) -> bool:
     return i >= len(text) or text[i] not in chars
 
 
-_UPPER = re.compile(r"[A-Z]").search
-_LOWER = re.compile(r"[a-z]").search
-_DIGIT = re.compile(r"[0-9]").search
-_SPACE = re.compile(r"\s").search
-_SYMBOL = re.compile(r"[^A-Za-z0-9_.-]").search
+_UPPER = LazyPattern(r"[A-Z]")
+_LOWER = LazyPattern(r"[a-z]")
+_DIGIT = LazyPattern(r"[0-9]")
+_SPACE = LazyPattern(r"\s")
+_SYMBOL = LazyPattern(r"[^A-Za-z0-9_.-]")
 
 
 def _classes(s: str) -> tuple[bool, bool, bool]:
     """(has upper case, has lower case, has a digit) among ASCII letters and digits."""
-    return _UPPER(s) is not None, _LOWER(s) is not None, _DIGIT(s) is not None
+    return _UPPER.search(s) is not None, _LOWER.search(s) is not None, _DIGIT.search(s) is not None
 
 
-_HEX = re.compile(r"[0-9a-fA-F]+")
+_HEX = LazyPattern(r"[0-9a-fA-F]+")
 
 Hit = tuple[int, int, str]  # start, end (of the part replaced), kind
 Out = list[tuple[int, int, str, int]]  # hits with a priority: 0 = a token shape, 1 = a shape found by its context
@@ -229,7 +233,7 @@ Out = list[tuple[int, int, str, int]]  # hits with a priority: 0 = a token shape
 # appends what it accepts to ``out`` as (start, end, kind, priority): priority 0 for token
 # shapes, 1 for shapes found by their context, which lose where the two overlap.
 
-_SK = re.compile(r"sk-([A-Za-z0-9_-]{20,})")
+_SK = LazyPattern(r"sk-([A-Za-z0-9_-]{20,})")
 _SK_PREFIXES = ("proj-", "svcacct-", "admin-", "None-")
 
 
@@ -253,8 +257,8 @@ def _at_sk(text: str, s: int, out: Out) -> None:
         out.append((s, m.end(), "openai-key", 0))
 
 
-_A = re.compile(r"A(?:(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}|Iza[A-Za-z0-9_-]{35})")
-_AWS40 = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_A = LazyPattern(r"A(?:(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}|Iza[A-Za-z0-9_-]{35})")
+_AWS40 = LazyPattern(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 #: how far after an AWS access key id its secret key is looked for
 AWS_SECRET_WINDOW = 200
 
@@ -285,7 +289,7 @@ def _aws_secret_ok(v: str) -> bool:
     return len(v) == 40 and up and lo and dig and "EXAMPLE" not in v and not _fake(v)
 
 
-_G = re.compile(r"g(?:h[pousr]_[A-Za-z0-9]{36,251}|ithub_pat_[A-Za-z0-9_]{50,250}|"
+_G = LazyPattern(r"g(?:h[pousr]_[A-Za-z0-9]{36,251}|ithub_pat_[A-Za-z0-9_]{50,250}|"
                 r"l(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9]{2}\.[A-Za-z0-9]{6,12})?)")
 
 
@@ -299,7 +303,7 @@ def _at_g(text: str, s: int, out: Out) -> None:
         out.append((s, m.end(), "gitlab-token" if tok[1] == "l" else "github-token", 0))
 
 
-_G_UPPER = re.compile(r"G(?:OCSPX-[A-Za-z0-9_-]{20,}|R1348941[A-Za-z0-9_-]{20,})")
+_G_UPPER = LazyPattern(r"G(?:OCSPX-[A-Za-z0-9_-]{20,}|R1348941[A-Za-z0-9_-]{20,})")
 
 
 def _at_g_upper(text: str, s: int, out: Out) -> None:
@@ -308,7 +312,7 @@ def _at_g_upper(text: str, s: int, out: Out) -> None:
         out.append((s, m.end(), "google-oauth" if m.group()[1] == "O" else "gitlab-token", 0))
 
 
-_YA29 = re.compile(r"ya29\.[A-Za-z0-9_-]{20,}")
+_YA29 = LazyPattern(r"ya29\.[A-Za-z0-9_-]{20,}")
 
 
 def _at_ya29(text: str, s: int, out: Out) -> None:
@@ -317,7 +321,7 @@ def _at_ya29(text: str, s: int, out: Out) -> None:
         out.append((s, m.end(), "google-oauth", 0))
 
 
-_X = re.compile(r"x(?:ox(?:[abposr]|e(?:\.xox[bp])?)|app)-([A-Za-z0-9-]{10,})")
+_X = LazyPattern(r"x(?:ox(?:[abposr]|e(?:\.xox[bp])?)|app)-([A-Za-z0-9-]{10,})")
 
 
 def _at_x(text: str, s: int, out: Out) -> None:
@@ -326,7 +330,7 @@ def _at_x(text: str, s: int, out: Out) -> None:
         out.append((s, m.end(), "slack-token", 0))
 
 
-_SLACK_HOOK = re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{20,})")
+_SLACK_HOOK = LazyPattern(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{20,})")
 
 
 def _at_slack_hook(text: str, s: int, out: Out) -> None:
@@ -335,7 +339,7 @@ def _at_slack_hook(text: str, s: int, out: Out) -> None:
         out.append((m.start(1), m.end(1), "slack-webhook", 0))
 
 
-_STRIPE = re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9+/=]{24,}")
+_STRIPE = LazyPattern(r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9+/=]{24,}")
 
 
 def _at_stripe(text: str, s: int, out: Out) -> None:
@@ -344,8 +348,8 @@ def _at_stripe(text: str, s: int, out: Out) -> None:
         out.append((s, m.end(), "stripe-key", 0))
 
 
-_HF = re.compile(r"hf_([A-Za-z0-9]{34,})")
-_NPM = re.compile(r"npm_([A-Za-z0-9]{36})(?![A-Za-z0-9])")
+_HF = LazyPattern(r"hf_([A-Za-z0-9]{34,})")
+_NPM = LazyPattern(r"npm_([A-Za-z0-9]{36})(?![A-Za-z0-9])")
 
 
 def _at_hf(text: str, s: int, out: Out) -> None:
@@ -366,7 +370,7 @@ def _at_npm(text: str, s: int, out: Out) -> None:
         out.append((s, m.end(), "npm-token", 0))
 
 
-_JWT = re.compile(r"eyJ([A-Za-z0-9_-]{5,})\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+_JWT = LazyPattern(r"eyJ([A-Za-z0-9_-]{5,})\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
 
 
 def _at_jwt(text: str, s: int, out: Out) -> None:
@@ -384,10 +388,10 @@ def _json_b64(seg: str) -> bool:
         return False
 
 
-_PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----")
+_PEM = LazyPattern(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----")
 #: base64 lines (or RFC 1421 headers such as Proc-Type) after a BEGIN line whose END is missing
-_PEM_TAIL = re.compile(r"(?:(?>(?:\\[nr]|[ \t\r\n])+)(?:[A-Za-z0-9+/=]{16,}|[A-Z][A-Za-z-]*: [^\n\\\x00]*))+")
-_B64_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
+_PEM_TAIL = LazyPattern(r"(?:(?>(?:\\[nr]|[ \t\r\n])+)(?:[A-Za-z0-9+/=]{16,}|[A-Z][A-Za-z-]*: [^\n\\\x00]*))+")
+_B64_RUN = LazyPattern(r"[A-Za-z0-9+/=]{16,}")
 #: the longest private key block looked for (a 16384-bit RSA key is ~13 KB)
 PEM_MAX = 64 * 1024
 
@@ -417,7 +421,7 @@ def _pem_body_ok(body: str) -> bool:
 
 # ----------------------------------------------------------------------------- shapes found by context
 
-_URL = re.compile(r"://([^\s:/?#@\"'`<>\\\[\]\x00]{0,128}):([^\s/?#\"'`<>\\\x00]{1,256})@(?=[^\s/?#@\"'`<>\\\x00])")
+_URL = LazyPattern(r"://([^\s:/?#@\"'`<>\\\[\]\x00]{0,128}):([^\s/?#\"'`<>\\\x00]{1,256})@(?=[^\s/?#@\"'`<>\\\x00])")
 
 
 def _at_url(text: str, s: int, out: Out) -> None:
@@ -438,7 +442,7 @@ def _is_template_var(v: str) -> bool:
     return v.startswith(("$", "{", "<")) or (v.startswith("%") and v.endswith("%"))
 
 
-_AUTH = re.compile(r"uthorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?[ \t]*"
+_AUTH = LazyPattern(r"uthorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?[ \t]*"
                    r"(?:(?:[Bb]earer|BEARER|[Tt]oken)[ \t]+([A-Za-z0-9._~+/=-]{8,})|(?:[Bb]asic|BASIC)[ \t]+([A-Za-z0-9+/]{6,}={0,2}))")
 
 
@@ -470,7 +474,7 @@ def _basic_ok(v: str) -> bool:
     return bool(sep) and bool(pw) and raw.isprintable() and not _fake(pw)
 
 
-_CURL_USER = re.compile(r"[ \t](?:-u|--user)(?:[ \t]+|=)\\?[\"']?([^\s:\"'`\\\x00]*):([^\s\"'`\\\x00]+)")
+_CURL_USER = LazyPattern(r"[ \t](?:-u|--user)(?:[ \t]+|=)\\?[\"']?([^\s:\"'`\\\x00]*):([^\s\"'`\\\x00]+)")
 
 
 def _at_curl(text: str, s: int, out: Out) -> None:
@@ -495,11 +499,11 @@ def _at_curl(text: str, s: int, out: Out) -> None:
 # ---- assignments: password=..., "api_key": "...", SECRET_KEY: ..., --token=...
 
 #: what follows a name and its separator (the anchor scan matched up to the separator)
-_VALUE = re.compile(r"[ \t]*(?:\\?\"([^\"\\\r\n\x00]{1,256})\\?\"|\\?'([^'\\\r\n\x00]{1,256})\\?'|"
+_VALUE = LazyPattern(r"[ \t]*(?:\\?\"([^\"\\\r\n\x00]{1,256})\\?\"|\\?'([^'\\\r\n\x00]{1,256})\\?'|"
                     r"([^\s\"'`,;(){}\[\]<>\\|&\x00]{1,256}))")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _SEP_CHARS = " \t=:>\"'*\\]"
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _NOT_SECRET_TOKENS = frozenset({
     "next", "page", "continuation", "cursor", "sync", "max", "min", "input", "output", "total", "prompt",
     "completion", "eos", "bos", "pad", "unk", "sep", "cls", "mask", "special", "start", "end", "stop", "num",
@@ -513,9 +517,9 @@ _SECRET_KEY_WORDS = frozenset({
     "consumer", "deploy", "openai", "anthropic", "stripe"})
 _BARE_BAD_START = tuple("$%{<[(!*&@:=.~/#")
 _QUOTED_BAD_START = ("$", "%", "{", "<", "/", "~/", "./", "../", "#{")
-_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
-_SNAKE_NAME = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED_NAME = LazyPattern(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_SNAKE_NAME = LazyPattern(r"[a-z]+(?:_[a-z0-9]+)+")
+_IDENTIFIER = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_AFTER = frozenset(",)]};")
 _name_cache: dict[str, str] = {}
 
@@ -556,7 +560,7 @@ def _assigned_kind(fam: str, v: str, *, bare: bool) -> str | None:
     whitespace, or is a plain word or identifier. Password values need 6+ characters
     with a digit or a symbol; secret/token/key values 12+ with letters and digits.
     """
-    if not fam or not v or _REDACTED in v or "://" in v or _SPACE(v) is not None:
+    if not fam or not v or _REDACTED in v or "://" in v or _SPACE.search(v) is not None:
         return None
     if v.startswith(_BARE_BAD_START if bare else _QUOTED_BAD_START) or _is_template_var(v) or _fake(v):
         return None
@@ -568,7 +572,7 @@ def _assigned_kind(fam: str, v: str, *, bare: bool) -> str | None:
         return "aws-secret-key"
     up, lo, dig = _classes(v)
     if fam == "password":
-        return "password-assignment" if len(v) >= 6 and (dig or _SYMBOL(v) is not None) else None
+        return "password-assignment" if len(v) >= 6 and (dig or _SYMBOL.search(v) is not None) else None
     return "password-assignment" if len(v) >= 12 and dig and (up or lo) else None
 
 
@@ -621,9 +625,9 @@ _CMD_FLAGS: dict[str, tuple[str, bool]] = {
 }
 _CMD_PREFIXES = (("mysql", "mysql"), ("mariadb", "mysql"), ("mongo", "mongo"), ("ldap", "ldapsearch"))
 #: what ends a shell command: a value or a command word is looked for within one
-_CMD_STOP = re.compile(r"[\n\x00;|&`(]|\$\(")
-_ARG = re.compile(r"\\?\"([^\"\\\r\n\x00]{1,256})\\?\"|'([^'\\\r\n\x00]{1,256})'|([^\s\"'`;|&<>()\x00]{1,256})")
-_WORDS = re.compile(r"[^\s\"'`;|&<>()=\x00]+")
+_CMD_STOP = LazyPattern(r"[\n\x00;|&`(]|\$\(")
+_ARG = LazyPattern(r"\\?\"([^\"\\\r\n\x00]{1,256})\\?\"|'([^'\\\r\n\x00]{1,256})'|([^\s\"'`;|&<>()\x00]{1,256})")
+_WORDS = LazyPattern(r"[^\s\"'`;|&<>()=\x00]+")
 
 
 def _command_of(text: str, flag: int) -> str:
@@ -713,7 +717,7 @@ def _at_pass_colon(text: str, a: int, out: Out) -> None:
 
 # ---- cookies: Cookie: and Set-Cookie: headers, curl -b / --cookie
 
-_COOKIE_PAIR = re.compile(r"[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]{1,128})=([^;\s\"'\\\x00]*)")
+_COOKIE_PAIR = LazyPattern(r"[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]{1,128})=([^;\s\"'\\\x00]*)")
 
 
 def _cookie_value_ok(v: str) -> bool:
@@ -739,7 +743,7 @@ def _cookie_pairs(text: str, s: int, end: int, out: Out, *, first_only: bool) ->
         s += 1
 
 
-_COOKIE_HEADER = re.compile(r"ie(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?")
+_COOKIE_HEADER = LazyPattern(r"ie(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?")
 
 
 def _at_cookie(text: str, a: int, out: Out) -> None:
@@ -755,7 +759,7 @@ def _at_cookie(text: str, a: int, out: Out) -> None:
     _cookie_pairs(text, m.end(), end, out, first_only=text[a - 8:a - 3].lower() == "set-c")
 
 
-_CURL_COOKIE = re.compile(r"[ \t](?:-b|--cookie)(?:[ \t]+|=)(?:\\?[\"']?)([^\s\"'\\\x00=]+=[^\"'\\\n\x00]*)")
+_CURL_COOKIE = LazyPattern(r"[ \t](?:-b|--cookie)(?:[ \t]+|=)(?:\\?[\"']?)([^\s\"'\\\x00=]+=[^\"'\\\n\x00]*)")
 
 
 def _curl_cookies(text: str, s: int, eol: int, out: Out) -> None:
@@ -768,15 +772,15 @@ def _curl_cookies(text: str, s: int, eol: int, out: Out) -> None:
 
 # ---- a long random token next to a word that names a secret: "the api key is 3kF9...", "token 8f2a..."
 
-_ENTROPY_TOKEN = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{20,256}(?![A-Za-z0-9_+/=-])")
+_ENTROPY_TOKEN = LazyPattern(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{20,256}(?![A-Za-z0-9_+/=-])")
 #: how far after the word a token is looked for (characters, on the same line)
 ENTROPY_WINDOW = 48
 _PROSE_WORDS = frozenset({"key", "token", "secret", "password", "passwd", "passphrase", "credential", "apikey"})
 _NOT_SECRET_KEY_PREV = frozenset({
     "primary", "foreign", "sort", "partition", "cache", "unique", "composite", "index", "public", "idempotency",
     "dedup", "lookup", "map", "dict", "hash", "row", "object", "hot", "ssh", "gpg", "pgp", "host", "license", "the"})
-_VERSIONISH = re.compile(r"(?:[A-Za-z]+|[0-9]+)(?:[-_.](?:[A-Za-z]+|[0-9]+))*")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_VERSIONISH = LazyPattern(r"(?:[A-Za-z]+|[0-9]+)(?:[-_.](?:[A-Za-z]+|[0-9]+))*")
+_UUID = LazyPattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def entropy(s: str) -> float:
@@ -855,7 +859,7 @@ def _long_word(text: str, after: int) -> tuple[int, int] | None:
     return None
 
 
-_PROSE_VALUE = re.compile(r"(?:(?:is|was)[ \t]+|[=:][ \t]*)?(?:\"([^\"\\\r\n\x00]{1,256})\"|'([^'\\\r\n\x00]{1,256})'|"
+_PROSE_VALUE = LazyPattern(r"(?:(?:is|was)[ \t]+|[=:][ \t]*)?(?:\"([^\"\\\r\n\x00]{1,256})\"|'([^'\\\r\n\x00]{1,256})'|"
                           r"([^\s\"'`,;(){}\[\]<>\\|&\x00]{1,256}))")
 
 
@@ -886,7 +890,7 @@ _SEP = r"(?:\\?[\"']\]?|\*\*)?[ \t]*(?:=>|:=|=|:)"  # after a name: a closing qu
 _SEP_WS = "(?:" + _SEP + r"|[ \t]+)"  # ... or a space: --password X, "password is X"
 #: ... or a space before a 20+ character word within the window: "token 8f2a...", --api-key X (C-level prefilter)
 _SEP_LONG = "(?:" + _SEP + r"|[ \t]+(?=[^\n\x00]{0,48}?[A-Za-z0-9_+/=-]{20}))"
-_ANCHOR = re.compile("|".join([
+_ANCHOR = LazyPattern("|".join([
     r"c(?:ret(?<=[sS]ecret)" + _SEP_LONG + r"|url|_(?<=whsec_))",     # password-assignment, high-entropy; curl -u/-b; stripe
     r"_(?:(?<=hf_)|(?<=npm_))",                                 # huggingface-token, npm-token
     r"g(?:h[pousr]_|ithub_pat_|l(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-)",  # github-token, gitlab-token
@@ -993,12 +997,12 @@ _ROUNDS = 4
 
 
 #: characters no one sees: a token split by one of them is still the token
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+")
-_INVISIBLE_ONE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")  # search: faster without the +
+_INVISIBLE = LazyPattern("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+")
+_INVISIBLE_ONE = LazyPattern("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")  # search: faster without the +
 _RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.-")
 #: a line break between two token characters, after at least 8 of them or before at least 8 (C-level prefilter)
 _T = "[A-Za-z0-9_+/=-]"
-_WRAP = re.compile(r"\n(?:(?<=" + _T + r"{8}\n)|(?<=" + _T + r"{8}\r\n)|(?<=" + _T + r"{2}\n)(?=" + _T + r"{8})|"
+_WRAP = LazyPattern(r"\n(?:(?<=" + _T + r"{8}\n)|(?<=" + _T + r"{8}\r\n)|(?<=" + _T + r"{2}\n)(?=" + _T + r"{8})|"
                    r"(?<=" + _T + r"{2}\r\n)(?=" + _T + r"{8}))(?=" + _T + ")")  # starts with a literal: fast
 #: a wrapped line is at least this long (a terminal's width), and the token across the break this long
 WRAP_MIN_LINE = 30
@@ -1138,7 +1142,7 @@ def suspects(strings: Sequence[str]) -> set[int]:
         pos += len(text) + 1
     return {bisect_right(starts, p) - 1 for p in marks}
 
-_PLACEHOLDER = re.compile(r"\[REDACTED:(?:" + "|".join(KINDS) + r")\]")
+_PLACEHOLDER = LazyPattern(r"\[REDACTED:(?:" + "|".join(KINDS) + r")\]")
 
 
 def _apply(text: str, hits: list[Hit]) -> str:
@@ -1302,7 +1306,7 @@ def _scan_strings(strings: list[str], keyed: dict[int, str]) -> dict[int, tuple[
     return found
 
 
-_AUTH_VALUE = re.compile(r"[ \t]*((?:[Bb]earer|BEARER|[Tt]oken)[ \t]+)([A-Za-z0-9._~+/=-]{8,})[ \t]*$|"
+_AUTH_VALUE = LazyPattern(r"[ \t]*((?:[Bb]earer|BEARER|[Tt]oken)[ \t]+)([A-Za-z0-9._~+/=-]{8,})[ \t]*$|"
                          r"[ \t]*((?:[Bb]asic|BASIC)[ \t]+)([A-Za-z0-9+/]{6,}={0,2})[ \t]*$")
 
 

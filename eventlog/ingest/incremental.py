@@ -19,6 +19,8 @@ whose inode changed, that shrank below the position, or whose fingerprints no lo
 match (rewritten, rotated, replaced by a shorter one) is read again from the start: safe,
 because every event carries a dedup key derived from the source, so what the log already
 has is not written again. The state is disposable (deleting it costs one full re-read).
+Its name and the quick "may it hold new lines?" check (``needs_ingest``) are in
+``eventlog.source_state``, which a capture hook can ask without importing this module.
 
 **Partial lines.** Only complete lines (ending in ``\\n``) are read; a line still being
 written is left for the next call, so a chunk may end anywhere. ``final=True`` (the writer
@@ -83,11 +85,10 @@ from eventlog.ingest.lines import Line, iter_lines, long_line_warning
 from eventlog.ingest.model import ParsedFile, Summary
 from eventlog.ingest.source import open_source, refuse_workspace_files
 from eventlog.lock import FileLock
+from eventlog.source_state import STATE_VERSION, needs_ingest, source_key, state_path
 
 __all__ = ["SourceResult", "SourceState", "ingest_file", "load_state", "needs_ingest", "source_key", "state_path"]
 
-SOURCES_DIR = "sources"
-STATE_VERSION = 1
 FINGERPRINT_BYTES = 4096
 #: Metadata keys a parser derives from a session's structure (known when it is created):
 #: never "added later" as metadata updates.
@@ -166,16 +167,6 @@ _state_decoder = msgspec.json.Decoder(SourceState)
 _state_encoder = msgspec.json.Encoder()
 
 
-def source_key(path: str) -> str:
-    """The name of a source's state: the xxh3-64 of its real path."""
-    return xxhash.xxh3_64_hexdigest(os.path.realpath(path).encode("utf-8", "surrogatepass"))
-
-
-def state_path(state_dir: str, path: str) -> str:
-    """Where the state of source ``path`` is kept."""
-    return os.path.join(state_dir, SOURCES_DIR, source_key(path) + ".json")
-
-
 def load_state(state_dir: str, path: str) -> SourceState | None:
     """The saved state of ``path`` (None if there is none, or it cannot be read: it is disposable)."""
     try:
@@ -227,25 +218,6 @@ def _redacted_line(raw: str) -> str:
         return msgspec.json.encode(value).decode() if kinds else raw
     except (msgspec.MsgspecError, UnicodeError):
         return redact(raw)[0]  # not JSON (never written so): redact the text
-
-
-def needs_ingest(state_dir: str, path: str, *, final: bool = False) -> bool:
-    """Whether ``path`` may hold something not read yet (cheap: one ``stat`` and the state file).
-
-    True when the file's size, mtime or inode differ from the last read, or there is no state,
-    or the last read stopped at its ``max_bytes`` with lines left; with ``final``, also when an
-    unterminated last line was left for later.
-    """
-    try:
-        s = os.stat(path)
-    except OSError:
-        return False
-    st = load_state(state_dir, path)
-    if st is None or (s.st_size, s.st_mtime_ns, s.st_ino, s.st_dev) != (st.size, st.mtime_ns, st.ino, st.dev):
-        return True
-    if st.capped and st.position < s.st_size and not st.error:
-        return True
-    return final and st.position < s.st_size and not st.error
 
 
 # --- reading lines ------------------------------------------------------------------------------

@@ -21,17 +21,18 @@ import zlib
 
 import xxhash
 
+from eventlog.lazy_pattern import LazyPattern
+
 # Han (with extensions and compatibility ideographs), kana, Hangul, and the iteration marks.
 _CJK_CLASS = (
     "\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0002ffff"
 )
-CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_HAS_CJK = CJK_RUN.search
+CJK_RUN = LazyPattern(f"[{_CJK_CLASS}]+")  # compiled at first use (~5 ms): a SessionStart only unpacks stored text
 
 #: A word as FTS5's unicode61 tokenizer sees one (letters and digits; ``_`` separates).
-WORD = re.compile(r"[^\W_]+")
+WORD = LazyPattern(r"[^\W_]+")
 
 
 def cjk_grams(run: str) -> list[str]:
@@ -49,7 +50,7 @@ def _expand(m: re.Match[str]) -> str:
 
 def index_text(text: str) -> str:
     """``text`` as it is handed to the FTS5 tokenizer (CJK runs become bigrams)."""
-    if text.isascii() or _HAS_CJK(text) is None:
+    if text.isascii() or CJK_RUN.search(text) is None:
         return text
     return CJK_RUN.sub(_expand, text)
 

@@ -80,6 +80,19 @@ def test_neutralise_keeps_ordinary_text_and_angle_brackets() -> None:
     assert tags(out) == ([], []) and "evlog-memory" in out
 
 
+ASCII_PIECES = st.one_of(st.sampled_from(["<", "</", "< /", " ", "\t", "-", "_", "evlog", "EvLoG", "memory", "MEMORY", ">",
+                                                  "<evlog-memory>", "</EVLOG_Memory", "< / evlog \t- memory"]),
+                         st.text(alphabet=st.characters(max_codepoint=127), max_size=3))
+
+
+@given(st.lists(ASCII_PIECES, max_size=20).map("".join))
+def test_ascii_text_is_neutralised_as_the_character_by_character_fold_would(text: str) -> None:
+    """The ASCII shortcut (lower() instead of folding each character) finds the same tag starts."""
+    from eventlog.app.agents.context import _tag_starts, folded_tag_starts
+
+    assert _tag_starts(text) == folded_tag_starts(text)
+
+
 def test_a_recalled_fact_cannot_close_the_user_prompt_block(workspace, tmp_path) -> None:
     import json
 

@@ -133,6 +133,11 @@ def _entries(home: str) -> dict[str, Any]:
 
 
 def _code_files() -> list[str]:
-    from importlib import import_module
+    """The source files of ``CODE_MODULES``, found without importing them (rendering may not have needed them all)."""
+    from importlib.util import find_spec
 
-    return sorted(getattr(import_module(m), "__file__", None) or m for m in CODE_MODULES)
+    files = []
+    for name in CODE_MODULES:
+        spec = find_spec(name)
+        files.append(spec.origin if spec is not None and spec.origin else name)
+    return sorted(files)

@@ -230,16 +230,20 @@ def transcript_paths(data: dict[str, Any], event: str, notes: list[str]) -> list
 
 def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *, lock_timeout: float,
              max_bytes: int) -> None:
-    from eventlog.app.workspace import LOG_DIR, STATE_DIR, load_config
+    paths = transcript_paths(data, event, result.notes)
+    state_dir = os.path.join(home, "state")  # eventlog.app.workspace.STATE_DIR, not imported (see below)
+    final = event == "SessionEnd"
+    unread = [p for p in paths if not _read_up_to_date(state_dir, p, final)]
+    if not unread:
+        return  # each transcript's last read took it to its end: no ingest, log or workspace code imported
+    from eventlog.app.workspace import LOG_DIR, load_config
     from eventlog.errors import RefusedInput
     from eventlog.ingest import incremental
     from eventlog.ingest.source import kind_of, refuse_workspace_files
     from eventlog.log import Log
 
-    paths = transcript_paths(data, event, result.notes)
-    state_dir = os.path.join(home, STATE_DIR)
     todo = []
-    for p in paths:
+    for p in unread:
         try:
             refuse_workspace_files(p)
         except RefusedInput as e:
@@ -252,7 +256,7 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
             continue
         if not stat.S_ISREG(mode):
             result.notes.append(f"{event}: {p} is {kind_of(mode)}, not a transcript file; nothing captured from it")
-        elif incremental.needs_ingest(state_dir, p, final=event == "SessionEnd"):
+        elif incremental.needs_ingest(state_dir, p, final=final):
             todo.append(p)
     if not todo:
         return
@@ -266,7 +270,7 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
     try:
         for p in todo:
             try:
-                r = incremental.ingest_file(log, p, state_dir=state_dir, final=event == "SessionEnd", max_bytes=max_bytes,
+                r = incremental.ingest_file(log, p, state_dir=state_dir, final=final, max_bytes=max_bytes,
                                 lock_timeout=lock_timeout)
             except EvlogError as e:
                 result.notes.append(f"{event}: {e}")
@@ -280,6 +284,22 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
                                     f"the remaining {r.pending_bytes}")
     finally:
         log.close()
+
+
+def _read_up_to_date(state_dir: str, path: str, final: bool) -> bool:
+    """Whether ``path`` is a regular file whose last ingest read all there is (nothing to do, nothing to say).
+
+    Anything else (missing, not a regular file, grown, never read) goes the full way, which checks
+    and reports it. A workspace's own file is never read, so it never has a state saying so.
+    """
+    from eventlog.source_state import needs_ingest
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    return not needs_ingest(state_dir, path, final=final)
 
 
 def _session_start(data: dict[str, Any], home: str, budget: int | None, result: HookResult) -> None:

@@ -223,8 +223,14 @@ def test_a_hit_in_a_hook_process_imports_neither_the_secrets_scanner_nor_sqlite(
                            env=env) for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0] and runs[0].stdout == runs[1].stdout == \
         (fresh(home, project) + "\n").encode()
-    assert b"HEAVY=['eventlog.secrets', 'sqlite3']" in runs[0].stderr  # the miss rendered
+    assert b"HEAVY=['eventlog.secrets']" in runs[0].stderr  # the miss rendered (no recall index: no SQLite)
     assert b"HEAVY=[]" in runs[1].stderr  # the hit did not
+    with Workspace.open(home, writable=True) as ws:
+        recall.rebuild(ws)  # an index: a miss reads each fact's id and day from it
+    indexed = subprocess.run([sys.executable, "-c", probe], input=payload(project), capture_output=True, timeout=60,
+                             env=env)
+    assert indexed.returncode == 0 and indexed.stdout == (fresh(home, project) + "\n").encode()
+    assert b"[fact-" in indexed.stdout and b"HEAVY=['eventlog.secrets', 'sqlite3']" in indexed.stderr
 
 
 #: Modules a bare interpreter does not load and a SessionStart answered from the cache must not either (issue 25:
@@ -247,7 +253,29 @@ def test_a_hook_process_loads_only_light_standard_modules(ws_home) -> None:  # n
                            env=env) for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0] and runs[1].stdout == (fresh(home, project) + "\n").encode()
     assert b"NEW=[]" in runs[1].stderr, runs[1].stderr
-    assert b"NEW=['xxhash']" in runs[0].stderr, runs[0].stderr  # the miss renders: the recall text codec's hash
+    assert b"NEW=[]" in runs[0].stderr, runs[0].stderr  # the miss renders, and without a recall index reads none
+
+
+def test_a_miss_compiles_only_the_anchor_scan_of_the_secrets_scanner(ws_home) -> None:  # noqa: ANN001
+    """Rendering redacts the memory files and the block (I24) but compiles no shape the text does not call for:
+    compiling every pattern of ``eventlog.secrets`` (and recall's CJK class) at import was a third of ``python -c
+    pass`` (issue 25)."""
+    home, project = ws_home
+    probe = ("import sys, atexit\n"
+             "def compiled():\n"
+             "    from eventlog.lazy_pattern import LazyPattern\n"
+             "    return sorted(f'{m}.{n}' for m in ('eventlog.secrets', 'projections.recall.text') if m in sys.modules\n"
+             "                  for n, v in vars(sys.modules[m]).items() if isinstance(v, LazyPattern) and v.compiled)\n"
+             "atexit.register(lambda: sys.stderr.write('COMPILED=%s\\n' % compiled()))\n"
+             "from eventlog.entry import main\n"
+             f"sys.argv = ['evlog', '--home', {home!r}, 'hook', 'claude-code']\n"
+             "main()\n")
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("EVLOG_HEADLESS", None)
+    context_cache.drop(home)
+    run = subprocess.run([sys.executable, "-c", probe], input=payload(project), capture_output=True, timeout=60, env=env)
+    assert run.returncode == 0 and run.stdout == (fresh(home, project) + "\n").encode()
+    assert b"COMPILED=['eventlog.secrets._ANCHOR', 'eventlog.secrets._WRAP']" in run.stderr, run.stderr
 
 
 # --- a property: over random workspaces and changes, the hook prints what a fresh render prints -----------------

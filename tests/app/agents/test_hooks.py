@@ -353,3 +353,40 @@ def test_the_cli_path_never_raises(cli_runner, workspace, tmp_path) -> None:
     r = cli_runner.invoke(cli, ["--home", workspace, "hook", "claude-code"],
                           input=json.dumps(payload("Stop", transcript_path=str(t))))
     assert r.exit_code == 0 and f"{t}:1:" in r.stderr and "'uuid' must be a string" in r.stderr
+
+
+#: What a capture hook with nothing new to read does not import (the ingest code, msgspec, the log, the CLI).
+NOT_ON_A_QUIET_CAPTURE = ("eventlog.ingest", "eventlog.log", "eventlog.app.workspace", "msgspec", "click")
+
+
+@pytest.mark.parametrize("event", ["Stop", "PreCompact", "SessionEnd"])
+def test_a_capture_hook_with_nothing_new_to_read_imports_no_ingest_or_log_code(workspace, tmp_path, event) -> None:  # noqa: ANN001
+    transcript = str(tmp_path / "t.jsonl")
+    with open(real_data("claude-spotter", "short.jsonl"), "rb") as src, open(transcript, "wb") as dst:
+        dst.write(src.read())
+    probe = ("import sys, atexit\n"
+             f"atexit.register(lambda: sys.stderr.write('HEAVY=%s\\n' % sorted(m for m in {NOT_ON_A_QUIET_CAPTURE!r} "
+             "if m in sys.modules)))\n"
+             "from eventlog.entry import main\n"
+             f"sys.argv = ['evlog', '--home', {workspace!r}, 'hook', 'claude-code']\n"
+             "main()\n")
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("EVLOG_HEADLESS", None)
+
+    def hook() -> subprocess.CompletedProcess:
+        raw = json.dumps(payload(event, transcript_path=transcript, cwd=str(tmp_path))).encode()
+        return subprocess.run([sys.executable, "-c", probe], input=raw, capture_output=True, timeout=60, env=env)
+
+    first, again = hook(), hook()
+    stored = messages(workspace)
+    assert first.returncode == again.returncode == 0 and first.stdout == again.stdout == b""
+    assert stored and first.stderr.decode().startswith("HEAVY=[")  # the first read the transcript, no note
+    assert "'eventlog.log'" in first.stderr.decode()
+    assert again.stderr == b"HEAVY=[]\n"  # nothing new: answered from the source's state alone, no note
+    with open(transcript, "ab") as f:  # it grows: the next hook reads the new line
+        f.write(json.dumps({"type": "user", "sessionId": "55604662-cf2a-4331-851a-ec234028f8ca", "uuid": "u-new",
+                            "parentUuid": None, "cwd": "/home/marco/projects/spotter", "timestamp": "2026-02-10T22:00:00Z",
+                            "message": {"role": "user", "content": "one more line"}}).encode() + b"\n")
+    grown = hook()
+    assert grown.returncode == 0 and "'eventlog.log'" in grown.stderr.decode()
+    assert len(messages(workspace)) == len(stored) + 1
