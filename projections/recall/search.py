@@ -690,26 +690,18 @@ class _Search:
         length per row), summed by SQLite; filters are AND-ed onto every term. A term is
         read back from its newest row for at most ``generation_budget`` rows, which bounds
         the work of a question made of common words only.
-
-        One term without a time filter: every row weighs the same, so the ``k`` newest
-        (the same rows, in the same order, as the sum and its sort would give, which read
-        and sort up to ``generation_budget`` rows).
         """
         f = self.filters
         suffix = f.match_suffix()
         cap = self.r.generation_budget
-        if len(terms) == 1 and f.since is None and f.until is None:
-            term, prefix, weight = terms[0]
-            return self.db.execute("SELECT rowid, ? FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-                                   (weight, self.match_term(term, prefix) + suffix, min(k, cap))).fetchall()
+        if f.since is None and f.until is None:
+            return self.untimed_candidates(terms, k, suffix, cap)
         subs, args = [], []
         for term, prefix, weight in terms:
             subs.append("SELECT * FROM (SELECT rowid AS r, ? AS w FROM fts WHERE fts MATCH ? "
                         "ORDER BY rowid DESC LIMIT ?)")
             args += [weight, self.match_term(term, prefix) + suffix, cap]
         grouped = f"SELECT r, sum(w) AS s FROM ({' UNION ALL '.join(subs)}) GROUP BY r"
-        if f.since is None and f.until is None:
-            return self.db.execute(grouped + " ORDER BY s DESC, r DESC LIMIT ?", (*args, k)).fetchall()
         sql = f"SELECT g.r, g.s FROM ({grouped}) g JOIN docs d ON d.id = g.r WHERE 1"
         if f.since is not None:
             sql += " AND d.time >= ?"
@@ -718,6 +710,34 @@ class _Search:
             sql += " AND d.time <= ?"
             args.append(f.until)
         return self.db.execute(sql + " ORDER BY g.s DESC, g.r DESC LIMIT ?", (*args, k)).fetchall()
+
+    def untimed_candidates(self, terms: list[tuple[str, bool, float]], k: int, suffix: str,
+                           cap: int) -> list[tuple[int, float]]:
+        """``candidates`` without a time filter, the last term's (the commonest's) long row list read in SQLite only.
+
+        A row that holds the last term alone weighs that term's idf, the same for all, so of
+        those rows only the ``k`` newest can be candidates: the sum and its sort run over the
+        rows of the other terms (and their rows in the last term's list) only, instead of up to
+        ``generation_budget`` rows. SQLite's sum adds a group's rows in the union's order
+        (checked in tests/projections/test_recall_candidates.py), so the last term's weight is
+        added last, as before: the same sums, rows and order as one sum over every term's rows.
+        """
+        lists = [("SELECT rowid AS r FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                  [self.match_term(term, prefix) + suffix, cap], weight) for term, prefix, weight in terms]
+        last, last_args, last_weight = lists.pop()
+        if not lists:
+            return self.db.execute(f"SELECT r, ? FROM ({last}) LIMIT ?", (last_weight, *last_args, k)).fetchall()
+        weighted = " UNION ALL ".join(f"SELECT r, ? AS w FROM ({sql})" for sql, _a, _w in lists)
+        weighted_args = [x for _sql, a, w in lists for x in (w, *a)]
+        rows = " UNION ALL ".join(f"SELECT r FROM ({sql})" for sql, _a, _w in lists)
+        rows_args = [x for _sql, a, _w in lists for x in a]
+        summed = self.db.execute(
+            f"SELECT r, sum(w) AS s FROM ({weighted} UNION ALL SELECT r, ? AS w FROM ({last}) WHERE r IN ({rows})) "
+            "GROUP BY r ORDER BY s DESC, r DESC LIMIT ?",
+            (*weighted_args, last_weight, *last_args, *rows_args, k)).fetchall()
+        alone = self.db.execute(f"SELECT r, ? FROM ({last}) WHERE r NOT IN ({rows}) ORDER BY r DESC LIMIT ?",
+                                (last_weight, *last_args, *rows_args, k)).fetchall()
+        return sorted(summed + alone, key=lambda row: (-row[1], -row[0]))[:k]
 
     def match_term(self, term: str, prefix: bool) -> str:
         """``term`` for MATCH: quoted; a word the tokenizer splits into several tokens (its Unicode tables
