@@ -600,7 +600,7 @@ class _Search:
         self.context_chars = int(r.context_chars * scale)
         ctx_avg = avg_chars * (1 + (1 + r.after) * sum(weights.values()))
         for d in pool.values():
-            if not d.eligible:
+            if not d.eligible or not (d.tf or d.tf_aux or self.shown_by_context(d)):
                 continue
             scored = self.bm25f(d, self.context(d, by_pos, weights), terms, avg_chars, ctx_avg)
             if scored is None:
@@ -635,6 +635,12 @@ class _Search:
                 ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
         return ctx
 
+    def shown_by_context(self, d: _Doc) -> bool:
+        """Whether a doc that matches nothing itself may be shown through its context (``bm25f``'s rule, asked
+        before its context is gathered: most neighbours of the candidates are long turns without a term)."""
+        long = bool(self.r.context_chars) and d.nchars > self.r.context_chars
+        return not long and bool(d.text.strip())
+
     def bm25f(self, d: _Doc, ctx: list[tuple[float, _Doc]], terms: _Terms, avg_chars: float,
               ctx_avg: float) -> tuple[float, float] | None:
         """(BM25F of ``d`` with its context ``ctx``, BM25 of its own text); None when it is not to be shown."""
@@ -659,11 +665,9 @@ class _Search:
                 s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if mine:
                 own += idf[t] * mine * (k1 + 1) / (mine + own_norm)
-        if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
-            return None  # nothing of its own to show: an empty turn found only through its context
+        if s <= 0 or not (d.tf or d.tf_aux or self.shown_by_context(d)):
+            return None  # an empty turn, or a long one, that matches nothing itself: not found through its neighbours
         if not (d.tf or d.tf_aux):
-            if r.context_chars and d.nchars > r.context_chars:
-                return None  # a long turn that matches nothing itself is not found through its neighbours
             s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
         return s, own
 
