@@ -600,7 +600,7 @@ class _Search:
         self.context_chars = int(r.context_chars * scale)
         ctx_avg = avg_chars * (1 + (1 + r.after) * sum(weights.values()))
         for d in pool.values():
-            if not d.eligible:
+            if not d.eligible or not (d.tf or d.tf_aux or self.shown_by_context(d)):
                 continue
             scored = self.bm25f(d, self.context(d, by_pos, weights), terms, avg_chars, ctx_avg)
             if scored is None:
@@ -635,6 +635,12 @@ class _Search:
                 ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
         return ctx
 
+    def shown_by_context(self, d: _Doc) -> bool:
+        """Whether a doc that matches nothing itself may be shown through its context (``bm25f``'s rule, asked
+        before its context is gathered: most neighbours of the candidates are long turns without a term)."""
+        long = bool(self.r.context_chars) and d.nchars > self.r.context_chars
+        return not long and bool(d.text.strip())
+
     def bm25f(self, d: _Doc, ctx: list[tuple[float, _Doc]], terms: _Terms, avg_chars: float,
               ctx_avg: float) -> tuple[float, float] | None:
         """(BM25F of ``d`` with its context ``ctx``, BM25 of its own text); None when it is not to be shown."""
@@ -659,11 +665,9 @@ class _Search:
                 s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if mine:
                 own += idf[t] * mine * (k1 + 1) / (mine + own_norm)
-        if s <= 0 or not (d.tf or d.tf_aux or d.text.strip()):
-            return None  # nothing of its own to show: an empty turn found only through its context
+        if s <= 0 or not (d.tf or d.tf_aux or self.shown_by_context(d)):
+            return None  # an empty turn, or a long one, that matches nothing itself: not found through its neighbours
         if not (d.tf or d.tf_aux):
-            if r.context_chars and d.nchars > r.context_chars:
-                return None  # a long turn that matches nothing itself is not found through its neighbours
             s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
         return s, own
 
@@ -693,15 +697,15 @@ class _Search:
         """
         f = self.filters
         suffix = f.match_suffix()
-        subs, args = [], []
         cap = self.r.generation_budget
+        if f.since is None and f.until is None:
+            return self.untimed_candidates(terms, k, suffix, cap)
+        subs, args = [], []
         for term, prefix, weight in terms:
             subs.append("SELECT * FROM (SELECT rowid AS r, ? AS w FROM fts WHERE fts MATCH ? "
                         "ORDER BY rowid DESC LIMIT ?)")
             args += [weight, self.match_term(term, prefix) + suffix, cap]
         grouped = f"SELECT r, sum(w) AS s FROM ({' UNION ALL '.join(subs)}) GROUP BY r"
-        if f.since is None and f.until is None:
-            return self.db.execute(grouped + " ORDER BY s DESC, r DESC LIMIT ?", (*args, k)).fetchall()
         sql = f"SELECT g.r, g.s FROM ({grouped}) g JOIN docs d ON d.id = g.r WHERE 1"
         if f.since is not None:
             sql += " AND d.time >= ?"
@@ -710,6 +714,34 @@ class _Search:
             sql += " AND d.time <= ?"
             args.append(f.until)
         return self.db.execute(sql + " ORDER BY g.s DESC, g.r DESC LIMIT ?", (*args, k)).fetchall()
+
+    def untimed_candidates(self, terms: list[tuple[str, bool, float]], k: int, suffix: str,
+                           cap: int) -> list[tuple[int, float]]:
+        """``candidates`` without a time filter, the last term's (the commonest's) long row list read in SQLite only.
+
+        A row that holds the last term alone weighs that term's idf, the same for all, so of
+        those rows only the ``k`` newest can be candidates: the sum and its sort run over the
+        rows of the other terms (and their rows in the last term's list) only, instead of up to
+        ``generation_budget`` rows. SQLite's sum adds a group's rows in the union's order
+        (checked in tests/projections/test_recall_candidates.py), so the last term's weight is
+        added last, as before: the same sums, rows and order as one sum over every term's rows.
+        """
+        lists = [("SELECT rowid AS r FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                  [self.match_term(term, prefix) + suffix, cap], weight) for term, prefix, weight in terms]
+        last, last_args, last_weight = lists.pop()
+        if not lists:
+            return self.db.execute(f"SELECT r, ? FROM ({last}) LIMIT ?", (last_weight, *last_args, k)).fetchall()
+        weighted = " UNION ALL ".join(f"SELECT r, ? AS w FROM ({sql})" for sql, _a, _w in lists)
+        weighted_args = [x for _sql, a, w in lists for x in (w, *a)]
+        rows = " UNION ALL ".join(f"SELECT r FROM ({sql})" for sql, _a, _w in lists)
+        rows_args = [x for _sql, a, _w in lists for x in a]
+        summed = self.db.execute(
+            f"SELECT r, sum(w) AS s FROM ({weighted} UNION ALL SELECT r, ? AS w FROM ({last}) WHERE r IN ({rows})) "
+            "GROUP BY r ORDER BY s DESC, r DESC LIMIT ?",
+            (*weighted_args, last_weight, *last_args, *rows_args, k)).fetchall()
+        alone = self.db.execute(f"SELECT r, ? FROM ({last}) WHERE r NOT IN ({rows}) ORDER BY r DESC LIMIT ?",
+                                (last_weight, *last_args, *rows_args, k)).fetchall()
+        return sorted(summed + alone, key=lambda row: (-row[1], -row[0]))[:k]
 
     def match_term(self, term: str, prefix: bool) -> str:
         """``term`` for MATCH: quoted; a word the tokenizer splits into several tokens (its Unicode tables
