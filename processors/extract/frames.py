@@ -33,7 +33,8 @@ _IRREALIS = re.compile(
     r"|\b(?:going|plan|plans)\s+to\s+(?:move|switch|leave|change|quit|migrate|try)\b",
     re.IGNORECASE)
 _ZH_IRREALIS = re.compile(r"如果|要是|假如|假设|万一|可能|也许|或许|打算|考虑|想要|想去|想搬|要不要|会不会|准备|计划")
-_ADDITIVE = re.compile(r"\b(?:also|as\s+well|in\s+addition|on\s+top\s+of|besides|too)\b", re.IGNORECASE)
+_ADDITIVE = re.compile(r"\b(?:also|as\s+well|in\s+addition|on\s+top\s+of|besides)\b|\btoo\b(?=\s*(?:[.,;!?)]|$))",
+                       re.IGNORECASE)  # "me too", "..., too": not "too hot"
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|同时")
 
 #: Nouns for people (kin and the people around one): a closed class of the language.

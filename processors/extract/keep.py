@@ -46,7 +46,7 @@ _LEAD = re.compile(
     re.IGNORECASE)
 #: What to call the user, asked of the assistant: "you can call me X", "please (just) address me as X".
 _NAME_REQUEST = re.compile(
-    r"^(?:(?:please|so|and|just|you\s+can|you\s+may|feel\s+free\s+to|from\s+now\s+on,?)\s+)*"
+    r"^(?:(?:please|pls|plz|so|and|just|you\s+can|you\s+may|feel\s+free\s+to|from\s+now\s+on,?)\s+)*"
     r"(?:call|address|refer\s+to)\s+me\s+(?:as\s+)?(?P<v>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'-]*))?)"
     r"(?=\s*(?:[.,;!:-]|$|\s+(?:in|from|when|for|please|going|instead|now|these)\b))",
     re.IGNORECASE)

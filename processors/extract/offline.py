@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import change, frames, keep, notes, quality, referents, validity
+from processors.extract import change, frames, keep, notes, quality, referents, truecase, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -498,7 +498,7 @@ _ZH_FORGET_TOPIC = re.compile(r"^(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)
 _FUTURE = re.compile(r"\b(?:next\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter|(?:Mon|Tues|Wednes|Thurs|"
                      r"Fri|Satur|Sun)day)|tomorrow|later\s+this\s+(?:week|month|year)|in\s+(?:a|two|three|\d+)\s+"
                      r"(?:days?|weeks?|months?))\b|明天|下周|下个?月|明年", re.IGNORECASE)
-_CALL_ME = re.compile(r"^(?:(?:please|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
+_CALL_ME = re.compile(r"^(?:(?:please|pls|plz|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
 _REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind)\s+(?:that\s+)?[,:]?\s*", re.IGNORECASE)
 _CONTROL_WORDS = frozenset("""
 no longer anymore any more now actually switched switch changed change moved stopped stop quit gave give up dropped
@@ -1007,9 +1007,16 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
     writes its operations into ``ops`` / ``cands`` instead."""
     per_entry: list[Candidate] = []
     earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
-    for sentence in sentences(text):
-        if len(sentence) > MAX_SENTENCE:
-            continue  # a wall of text without a full stop states no fact we could keep whole
+    known = [k.text for k in pool]
+    own = not sp.named and e.role in ("user", "note")
+    said = [truecase.truecased(x, known) if own else x for x in sentences(text)]  # "i'm in austin now": lower case
+    skip = -1
+    for i, sentence in enumerate(said):
+        if len(sentence) > MAX_SENTENCE or i == skip:
+            continue  # a wall of text without a full stop states no fact we could keep whole; a pair's second half
+        if own and i + 1 < len(said) and _pair_change(sentence, said[i + 1], e, sp, pool, ops):
+            skip = i + 1
+            continue
         if _control(sentence, e, sp, pool, ops, cands):
             continue
         if has_cjk(sentence):
@@ -1021,6 +1028,21 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
             if c is not None:
                 per_entry.append(c)
     return per_entry
+
+
+def _pair_change(first: str, second: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """A change told in two sentences, the old value in the first and the new one in the second ("left spotify in the
+    spring. i'm at Klarna now", "we finally killed the jenkins box. everything runs in GitHub Actions now"): both
+    carry a sign of change and the first names a value a known fact holds; read as one statement (True if it was)."""
+    if not (change.marked(first) and change.marked(second)) or first.rstrip().endswith(("?", "？")):
+        return False
+    facts = [k.text for k in _subject_pool(pool, sp)]
+    gone = sl.gone_values(first)
+    if not any(sl.holds_value(f, g) for f in facts for g in gone) \
+            and not any(change.repeated_names(first + " " + second, f) for f in facts):
+        return False
+    joined = f"{first.rstrip(' .!。！')}{'；' if has_cjk(first) else '; '}{second}"
+    return _slot_change(joined, e, sp, pool, ops) or _general_change(joined, e, sp, pool, ops)
 
 
 def _best_of(per_entry: list[Candidate]) -> list[Candidate]:
