@@ -57,7 +57,8 @@ def marked(s: str) -> bool:
 #: Predicate families: the words of the language that say which slot a statement is about. A family is shared by
 #: a statement and a fact when both have one of its words; "version" is keyed by the tool it is a version of.
 _FAMILIES: dict[str, re.Pattern[str]] = {
-    "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town)|"
+    "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town|is)|"
+                       r"moved\s+(?:[a-z]+\s+){1,4}?to\s+(?=(?-i:[A-Z]))|"
                        r"hometown|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家", re.IGNORECASE),
     "employer": re.compile(r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employed|employer|company|job|joined|"
                            r"started\s+at|contracting|freelanc\w*|self-employed|hired)\b|工作|公司|上班|跳槽|入职|离职|在.{2,6}做",
@@ -70,7 +71,7 @@ _FAMILIES: dict[str, re.Pattern[str]] = {
     "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekly|biweekly|fortnightly|"
                            r"every\s+(?:other\s+)?(?:week|two\s+weeks|month)|\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|"
                            r"cadence)\b|周[一二三四五六日天]|星期|每[周月]|[一二三四五六七八九十\d]点", re.IGNORECASE),
-    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|indent\w*|spelling|tabs|spaces)\b|"
+    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|indent\w*|spelling|tabs|spaces|(?:a|an)\s+[a-z]+\s+person)\b|"
                          r"喜欢|偏好|主题|缩进", re.IGNORECASE),
     "diet": re.compile(r"\b(?:vegetarian|vegan|pescatarian|eat(?:s|ing)?\s+meat|gluten|dairy|coffee|tea)\b|吃素|素食",
                        re.IGNORECASE),
@@ -176,11 +177,14 @@ def _new_value(s: str, fact: str) -> bool:
 
 
 #: Families whose own words are the values ("vegetarian", "tabs", "npm"), not only the frame ("lives in").
-_VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone"})
+_VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone", "role"})  # "team lead" / "engineering manager"
 
 
 def _family_words(text: str, fam: str) -> set[str]:
     return {m.group(0).casefold() for m in _FAMILIES[fam].finditer(text)} - {"prefer", "prefers", "preferred", "rather"}
+
+
+_OWNERS = frozenset({"user's", "team's", "project's"})
 
 
 def _modifiers_apart(s: str, fact: str) -> bool:
@@ -188,7 +192,8 @@ def _modifiers_apart(s: str, fact: str) -> bool:
     of one kind, not one slot changed."""
     def before(text: str) -> dict[str, str]:
         ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
-        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS}
+        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS
+                and a not in _OWNERS}  # "the project's team": the extractor's subject, no modifier
     mine, theirs = before(s), before(fact)
     low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])

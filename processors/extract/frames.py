@@ -46,7 +46,8 @@ PERSON_NOUNS = (
 _OTHER_EN = re.compile(
     rf"\b(?:my|our|the\s+user's|the\s+team's|his|her|their)\s+(?:(?:older|younger|little|big|best|new|old|eldest|"
     rf"youngest|oldest)\s+)*(?P<who>{PERSON_NOUNS})\b(?!\s+and\s+(?:I|me|the\s+user)\b)", re.IGNORECASE)
-_PRONOUN_SUBJECT = re.compile(r"^(?:(?:and|but|so|now|then|also)\s+)*(?:he|she|they)\b(?!'s\s+(?:the\s+user|me))",
+_PRONOUN_SUBJECT = re.compile(r"^(?:(?:and|but|so|now|then|also)\s+)*(?:he|she|they)\b(?!'s\s+(?:the\s+user|me))"
+                              r"(?!\s+(?:made|promoted|hired|named|appointed|moved|transferred)\s+(?:me|us|the\s+user)\b)",
                               re.IGNORECASE)
 _NAME_SUBJECT = re.compile(r"^(?P<who>[A-Z][a-z]+)\s+(?:is|was|has|had|lives|works|moved|joined|left|likes|loves|prefers|"
                            r"got|became|started|quit|now|just|recently|finally|also)\b")

@@ -166,7 +166,7 @@ def _kept(x: sl.Slot, third: str) -> bool:
     if x.kind == "has":
         subject = re.match(r"(?:the\s+user's|the\s+team's)\s+(?:[a-z]+\s+){0,2}?" + re.escape(x.key.split()[-1]) + r"\b",
                            third, re.IGNORECASE) if x.key else None
-        return subject is not None and bool(re.match(r"(?:(?:a|an|the)\s+)?(?:[A-Z0-9])", x.value))
+        return subject is not None and bool(re.match(r"(?:(?:a|an|the)\s+)?(?:[A-Z0-9]|\w+[-_.]\w)", x.value))  # "billing-core"
     if x.kind == "schedule":
         return _recurring(third)
     return True

@@ -106,6 +106,13 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("style", re.compile(r"\bthe\s+assistant(?:'s)?\s+(?:to\s+)?(?:answers?|replies|reply|responses|respond|explain|"
                          r"explanations|keep|give|write)\b\s*(?P<v>.+)"
                          r"|\bprefers?\s+(?P<v2>(?:[\w-]+\s+){1,3}?)(?:answers|replies|responses|explanations)\b")),
+    # what a thing of one's own is named ("the repo is named billing-core", "the app got renamed to Kestrel")
+    ("has", re.compile(r"\b(?:the|our|my|the\s+user's|the\s+team's|the\s+project's)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+"
+                       r"(?:is|was|got|has\s+been|'s)\s+(?:now\s+)?(?:re)?(?:named|called)\s+(?:to\s+)?(?P<v>[\w.+-]*\w)",
+                       re.IGNORECASE)),
+    # what a thing of one's own uses, a tool typed in lower case ("our tests use unittest", "my dotfiles use stow")
+    ("use", re.compile(r"^(?:the\s+user's|the\s+team's|the\s+project's|our|my)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+"
+                       r"(?:uses?|runs?\s+on|(?:is|are)\s+on)\s+(?P<v>[a-z][\w.+-]*\w)\s*[.!]?$", re.IGNORECASE)),
     ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?!\.\d)(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
 ]
 #: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).

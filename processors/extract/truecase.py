@@ -33,7 +33,8 @@ _FRAME = re.compile(
     r"|(?:switched|switching|moved|migrated|migrating|upgraded|changed|went|ported|bumped)\s+(?:[a-z'.]+\s+){0,3}?(?:to|over\s+to)"
     r"|(?:replaced\s+[\w.'-]+(?:\s+[\w.'-]+)?\s+with)"
     r"|(?:is|are|runs?|lives?)\s+(?:now\s+)?on"
-    r"|(?:call\s+me|name\s+is|name's|go\s+by|goes\s+by))\s+",
+    r"|(?:call\s+me|name\s+is|name's|go\s+by|goes\s+by)"
+    r"|(?:I'm|I\s+am|we're)\s+(?:now\s+)?(?:a|an)(?=\s+[a-z]+\s+person\b))\s+",  # "i'm a chrome person now"
     re.IGNORECASE)
 _WORD = re.compile(r"[a-z][\w.+-]*[a-z0-9+]|[a-z]")
 #: Words that are never a value's start: determiners, quantities, time words and markers of change.
