@@ -138,7 +138,17 @@ def repeated_names(s: str, fact: str) -> list[str]:
     caps = _names(fact)
     versioned = {f.split(":", 1)[1] for f in families(s) & families(fact) if f.startswith("version:")}
     return sorted(c for c in caps if re.search(rf"(?<![\w]){re.escape(c.casefold())}(?![\w])", low)
-                  and c.casefold() not in versioned)  # "Django 3.2" / "django to 4.2": the tool stays
+                  and c.casefold() not in versioned  # "Django 3.2" / "django to 4.2": the tool stays
+                  and not _in_new_value(s, c, fact))
+
+
+def _in_new_value(s: str, name: str, fact: str) -> bool:
+    """Whether ``name`` follows, in ``s``, a value ``fact`` does not hold ("to 4am UTC" of "runs at 2am UTC"): a unit or
+    a word of the new value, not the old value named again."""
+    m = re.search(rf"(?P<before>[\w.:+-]+)\s+{re.escape(name)}(?!\w)", s, re.IGNORECASE)
+    before = m.group("before") if m else ""
+    return bool(before) and (any(c.isdigit() for c in before) or before[:1].isupper()) \
+        and not re.search(rf"(?<!\w){re.escape(before)}(?!\w)", fact, re.IGNORECASE)
 
 
 def new_name(s: str, fact: str) -> bool:

@@ -182,7 +182,8 @@ def _states(clause: str) -> bool:
 
 def _recurring(body: str) -> bool:
     """"Team meetings are on Thursdays": when a recurring thing happens (a plural weekday or "every ..."), its slot."""
-    return bool(re.search(r"\b(?:every\s+\w+|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days)\b", body)) \
+    return bool(re.search(r"\b(?:every\s+\w+|nightly|daily|weekly|biweekly|monthly|hourly|"
+                          r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days)\b", body)) \
         and any(x.kind == "schedule" for x in sl.slots(body)) and not _PERSON.match(body.removeprefix("The user"))
 
 

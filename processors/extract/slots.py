@@ -83,7 +83,13 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                          rf"(?P<v>{_NP})")),
     # when a recurring thing happens ("a standing meeting with Lee on Mondays", "the retro is on Friday mornings")
     ("schedule", re.compile(r"\b(?P<k>[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at|every)\s+"
-                            r"(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
+                            r"(?:other\s+)?(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
+    # when a recurring thing of one's own happens by the clock or the calendar ("the nightly backup job runs at 2am
+    # UTC", "standup is at 9:30 every day", "our release train ships every two weeks"; key = the thing)
+    ("schedule", re.compile(r"\b(?P<k>[a-z]+)\s+(?:is|are|runs?|happens?|ships?|starts?|goes\s+out)\s+(?:(?:now|still)\s+)?"
+                            r"(?P<v>(?:at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?(?:\s+UTC)?|every\s+(?:other\s+|two\s+|three\s+|"
+                            r"\d+\s+)?(?:day|night|morning|week|month|sprint)s?)(?:\s+every\s+(?:day|night|morning|week))?)"
+                            r"(?=\s*(?:[.,;!(]|$))", re.IGNORECASE)),
     # relationship status: the few words English has for it
     ("partner", re.compile(r"(?:'m|\bam|\bis|\bgot|\bgetting|\bbecame)\s+(?:now\s+)?(?P<v>single|married|engaged|divorced|"
                            r"separated|widowed)\b|\b(?:is|'m|am|been)\s+(?P<v2>in\s+a\s+relationship|dating\s+[A-Z]\w+)")),

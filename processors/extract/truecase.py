@@ -8,7 +8,8 @@ own English sentence:
 - the pronoun ``i`` ("i'm", "i've", "i" alone) as ``I``;
 - each name a known fact holds ("Spotify", "St Mary's", "Jenkins"), in the fact's own spelling, wherever the
   sentence has it in lower case (matching the old value a statement replaces against the facts' words);
-- in a sentence typed wholly in lower case, the value a frame of place, membership, naming or tool names: the one
+- in a sentence typed wholly in lower case, a word before a dotted version number ("python 3.12", "go 1.19"), and
+  the value a frame of place, membership, naming or tool names: the one
   or two words after "live in", "moved ... to", "I'm in", "joined", "started at", "work at", "switched ... to",
   "migrated ... to", "is on", "call me" ... (a closed class of the language, no list of values), unless the word is
   a function word, a time word, or a word a known fact holds in lower case ("mode" of "dark mode": a common noun).
@@ -85,6 +86,7 @@ def truecased(s: str, known: list[str]) -> str:
         out = re.sub(rf"(?<![\w.]){re.escape(low)}(?![\w])", name, out)  # only where typed in lower case
     if lower:
         out = _frame_values(out, common)
+        out = re.sub(r"(?<![\w.])([a-z])(?=[a-z]+\s+v?\d+\.\d)", lambda m: m.group(1).upper(), out)  # "python 3.12"
     return out
 
 
