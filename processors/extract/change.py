@@ -34,7 +34,7 @@ from processors.extract.text import STOPWORDS, content_tokens, fact_key, has_cjk
 #: since", "ended up", "finally", "officially"), and verbs whose meaning is a change of place, membership or tool.
 _MARKER_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
-    r"as\s+of|ended\s+up|no\s+more|"
+    r"as\s+of|ended\s+up|no\s+more|been\s+(?:[a-z]+\s+){1,4}?since|"
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
     r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired)|"
     r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from))\b",
@@ -215,6 +215,14 @@ def _modifiers_apart(s: str, fact: str) -> bool:
 _NAME_SHAPE = re.compile(r"(?<![\w.])[A-Z][\w+-]*[\w+]")
 
 
+def other_version(s: str, facts: list[str]) -> bool:
+    """Whether ``s`` names a known fact's tool with another version number, and not the fact's own ("React 18
+    everywhere" after "uses React 17"): a change said without a word of change."""
+    mine = {f for f in families(s) if f.startswith("version:")}
+    return any(mine & families(f) and not set(re.findall(r"\d+(?:\.\d+)*", f)) & set(re.findall(r"\d+(?:\.\d+)*", s))
+               for f in facts)
+
+
 def _only(hits: list[int]) -> int | None:
     return hits[0] if len(set(hits)) == 1 else None
 
@@ -227,7 +235,7 @@ def target(s: str, facts: list[str]) -> int | None:
 
 def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
-    if not marked(s) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
         return None, "no change marker, or a hypothetical or an addition"
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
         return None, "a hedge or chatty prose"

@@ -1224,12 +1224,12 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if sp.named or e.role not in ("user", "note") or frames.imperative(s):
         return False
     zh = has_cjk(s)
+    known = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
     if not zh and not (_ANY_FIRST_PERSON.search(s) or keep.thing_statement(s) or keep.dropped_subject(s)
-                       or frames.reports_change(s)):
-        return False
+                       or frames.reports_change(s) or change.other_version(s, [k.text for k in known])):
+        return False  # "React 18 everywhere" after "uses React 17": a known tool's other version needs no subject
     if zh and not re.search(r"我|项目|团队|我们", s) and not sl.slots(s) and not change.marked(s):
         return False
-    known = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
     at = change.target(s, [k.text for k in known])
     if at is None:
         return False
