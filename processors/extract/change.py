@@ -36,7 +36,8 @@ _MARKER_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
     r"as\s+of|ended\s+up|no\s+more|been\s+(?:[a-z]+\s+){1,4}?since|"
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
-    r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired)|"
+    r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired|"
+    r"shut\s+down|decommissioned)|"
     r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from))\b",
     re.IGNORECASE)
 #: Words that make a statement a thought, a wish or an attempt, not a report that something is now so.
@@ -170,7 +171,8 @@ def said_again(s: str, fact: str) -> bool:
         body = re.sub(r"^(?:用户|团队)|[。.]$", "", fact.strip())
         return len(body) >= 2 and body in s
     own = {sl.stem(w) for w in content_tokens(fact)} - {"user", "team", "project"}
-    return bool(own) and own <= {sl.stem(w) for w in content_tokens(s)}
+    clauses = [c for c in re.split(r"[,;]\s*|\s[-–—]+\s|\s+but\s+", s) if c.strip()]  # one clause says it again
+    return bool(own) and any(own <= {sl.stem(w) for w in content_tokens(c)} for c in clauses)
 
 
 def _new_value(s: str, fact: str) -> bool:

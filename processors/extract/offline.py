@@ -899,8 +899,9 @@ def _without_part(fact: str, target: str, sp: Speaker, *, kind: str | None = Non
             [c for c in clauses if len(want & _match_tokens(c)) < max(1, len(want) / 2)]
         if not kind and len(kept) == len(clauses):  # a long target ("鱼缸上个月清掉了，鱼都送人了"): the clause it shares most with
             shared = [len(want & _match_tokens(c)) for c in clauses]
-            kept = [c for c, n in zip(clauses, shared, strict=True) if n < max(shared)] if shared.count(max(shared)) == 1 \
-                and max(shared) >= 2 else kept
+            top = max(shared)
+            kept = [c for c, n in zip(clauses, shared, strict=True) if n < top] \
+                if shared.count(top) == 1 and (top >= 2 or shared.count(0) == len(shared) - 1) else kept
         if kept and len(kept) < len(clauses):
             return _finish(("，" if has_cjk(fact) else " and ").join(kept))
         return ""
@@ -941,8 +942,9 @@ class _Known:
         return self.fact.subject if self.fact else self.cand.speaker.subject  # type: ignore[union-attr]
 
 
-def _matches(target: str, pool: list[_Known], subject: str, *, limit: int) -> list[tuple[float, _Known]]:
-    """Facts of ``pool`` about ``subject`` (or the project) that ``target`` talks about, best first."""
+def _matches(target: str, pool: list[_Known], subject: str, *, limit: int, least: float = 0.34) -> list[tuple[float, _Known]]:
+    """Facts of ``pool`` about ``subject`` (or the project) that ``target`` talks about (sharing at least ``least`` of
+    the shorter side's words), best first."""
     want = _match_tokens(target)
     zh = has_cjk(target)
     out = []
@@ -961,7 +963,7 @@ def _matches(target: str, pool: list[_Known], subject: str, *, limit: int) -> li
         if not shared or not (shared - {_stem(w) for w in _SPECIFIC_WEAK}):
             continue
         ratio = len(shared) / max(1, min(len(want), len(have)))
-        if ratio >= 0.34:
+        if ratio >= least:
             out.append((ratio, k))
     out.sort(key=lambda p: -p[0])
     return out[:limit]
@@ -1143,8 +1145,8 @@ def _forget(s: str, target: str, e: Entry, sp: Speaker, pool: list[_Known], ops:
         return
     kind = sl.asked_kind(target)
     hits = [(1.0, k) for k in _subject_pool(pool, sp) if any(x.kind == kind for x in sl.slots(k.text))][:1] \
-        if kind else [(r, k) for r, k in _matches(target, pool, sp.subject, limit=1 if pointed else MAX_DELETES)
-                      if r >= (0.2 if pointed else 0.5)]
+        if kind else [(r, k) for r, k in _matches(target, pool, sp.subject, limit=1 if pointed else MAX_DELETES,
+                                                  least=0.2 if pointed else 0.34) if r >= (0.2 if pointed else 0.5)]
     if not hits:
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request matches no fact: {s[:80]}"))
     for _r, k in hits:

@@ -82,11 +82,11 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                          rf"(?P<k>[a-z]{{2,}}ing)\s+(?!(?:on|at|in|for|with|to|from|out|up|about|it|that|this|them|back)\b)"
                          rf"(?P<v>{_NP})")),
     # when a recurring thing happens ("a standing meeting with Lee on Mondays", "the retro is on Friday mornings")
-    ("schedule", re.compile(r"\b(?P<k>[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at|every)\s+"
+    ("schedule", re.compile(r"\b(?P<k>(?:(?<=^)[A-Z])?[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at|every)\s+"
                             r"(?:other\s+)?(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
     # when a recurring thing of one's own happens by the clock or the calendar ("the nightly backup job runs at 2am
     # UTC", "standup is at 9:30 every day", "our release train ships every two weeks"; key = the thing)
-    ("schedule", re.compile(r"\b(?P<k>[a-z]+)\s+(?:is|are|runs?|happens?|ships?|starts?|goes\s+out)\s+(?:(?:now|still)\s+)?"
+    ("schedule", re.compile(r"\b(?P<k>[a-z]+)\s+(?:is|are|runs?|happens?|ships?|starts?|go(?:es)?\s+out)\s+(?:(?:now|still)\s+)?"
                             r"(?P<v>(?:at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?(?:\s+UTC)?|every\s+(?:other\s+|two\s+|three\s+|"
                             r"\d+\s+)?(?:day|night|morning|week|month|sprint)s?)(?:\s+every\s+(?:day|night|morning|week))?)"
                             r"(?=\s*(?:[.,;!(]|$))", re.IGNORECASE)),
@@ -496,11 +496,12 @@ _BARE_FRAME = frozenset("the a an user team project we i user's team's uses use 
                         "been be was were just".split())  # auxiliaries keep no frame either
 
 
-def _framed(words: list[str]) -> bool:
-    """Whether ``words`` (the part two texts share) hold a frame word: not only a subject, "uses" or an auxiliary
-    ("has been" is one, "has a" keeps the verb of having)."""
-    return any(w not in _BARE_FRAME and not (w in ("has", "have", "had") and words[i + 1:i + 2] == ["been"])
-               for i, w in enumerate(words))
+def _framed(words: list[str], start: int = 0, end: int | None = None) -> bool:
+    """Whether ``words[start:end]`` (the part two texts share) hold a frame word: not only a subject, "uses" or an
+    auxiliary ("has been" is one, also when "been" is past the shared part; "has a" keeps the verb of having)."""
+    end = len(words) if end is None else end
+    return any(words[i] not in _BARE_FRAME and not (words[i] in ("has", "have", "had") and words[i + 1:i + 2] == ["been"])
+               for i in range(start, end))
 
 
 def _one_span(old: str, new: str) -> bool:
@@ -516,7 +517,7 @@ def _one_span(old: str, new: str) -> bool:
     if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4 or set(mid_a) & set(mid_b):
         return False  # a word on both sides: two spans changed ("Jest for unit" / "Playwright for browser")
     same = p + s
-    if not _framed(a[:p]) and not _framed(a[len(a) - s:]):
+    if not _framed(a, 0, p) and not _framed(a, len(a) - s):
         return False  # only "the team uses" is the same: the whole object changed, which says no frame is kept
     return same >= 3 and same >= 0.5 * min(len(a), len(b)) and any(w not in STOPWORDS for w in mid_b)
 
@@ -557,7 +558,7 @@ def _dash_sides(clause: str, gone: list[str]) -> list[str]:
 
 
 _OWN_THING = re.compile(r"\b(?P<p>my|our|the\s+user's|the\s+team's|the\s+project's)\s+(?P<k>[a-z]+)\b", re.IGNORECASE)
-_IT_IS = re.compile(r"^it(?:'s|\s+is)\s+(?:now\s+)?(?P<v>.+)$", re.IGNORECASE)
+_IT_IS = re.compile(r"^(?i:it(?:'s|\s+is))\s+(?:(?i:now)\s+)?(?P<v>(?i:an?)\s+.+|(?:the\s+)?[A-Z0-9].*)$")  # a value, not "it's been"
 
 
 def _it_named(parts: list[str]) -> list[str]:

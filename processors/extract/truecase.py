@@ -28,7 +28,7 @@ _PRONOUN = re.compile(r"(?<![\w'])i(?=(?:'(?:m|ve|d|ll))?(?![\w']))")
 _FACT_NAME = re.compile(r"(?<![\w.])(?:[A-Z][\w.&'+-]*[\w+]|[a-z]+[A-Z][\w.+-]*)(?:\s+(?:[A-Z][\w.&'+-]*[\w+]))*")
 #: The frames after which a lower-case sentence names its value (place, employer, name, tool).
 _FRAME = re.compile(
-    r"\b(?:(?:live[sd]?|living|based|settled|relocated|relocating|moved|moving|move)\s+(?:[a-z']+\s+){0,3}?(?:in|to)"
+    r"\b(?:(?:live[sd]?|living|based|settled)\s+(?:in|at)|(?:relocated|relocating|moved|moving|move)\s+(?:[a-z']+\s+){0,3}?(?:in|to)"
     r"|(?:I'm|I\s+am|we're|we\s+are)\s+(?:now\s+|still\s+)?(?:in|at)"
     r"|(?:joined|join|joining|started\s+at|starting\s+at|start\s+at|work(?:s|ing)?\s+(?:at|for)|been\s+(?:working\s+)?at)"
     r"|(?:switched|switching|moved|migrated|migrating|upgraded|changed|went|ported|bumped)\s+(?:[a-z'.]+\s+){0,3}?(?:to|over\s+to)"
@@ -92,19 +92,23 @@ def truecased(s: str, known: list[str]) -> str:
 
 def _frame_values(s: str, common: set[str]) -> str:
     """``s`` with the one or two words after each value frame capitalised (see the module docstring)."""
-    spans: list[tuple[int, int]] = []
+    starts: list[int] = []
     for m in _FRAME.finditer(s):
-        at = m.end()
+        at, span = m.end(), []
         for _n in range(2):
             w = _WORD.match(s, at)
-            if not w or w.group() in STOPWORDS or w.group() in _NOT_VALUE or w.group() in common:
+            if not w or w.group() in STOPWORDS or w.group() in _NOT_VALUE:
                 break
-            spans.append((w.start(), w.end()))
+            if w.group() in common:
+                span = []  # "dark theme" beside "a light theme": a common noun phrase, no name
+                break
+            span.append(w.start())
             at = w.end()
             if s[at:at + 1] != " ":
                 break
             at += 1
+        starts.extend(span)
     chars = list(s)
-    for start, _end in spans:
+    for start in starts:
         chars[start] = chars[start].upper()
     return "".join(chars)
