@@ -2,7 +2,7 @@
 statements of a thing's name, a lower-case tool and a schedule, a version named without a word of change.
 
 The wordings here are this file's own (none is taken from a correction set); each test would fail on the code
-before round 8 (checked once by running it there).
+before round 8 (checked once by running it there), except the not-corrections, which hold on both.
 """
 
 from __future__ import annotations
