@@ -1023,12 +1023,12 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
     earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
     known = [k.text for k in pool]
     own = not sp.named and e.role in ("user", "note")
-    said = [truecase.truecased(x, known) if own else x for x in sentences(text)]  # "i'm in austin now": lower case
+    parts = [truecase.truecased(x, known) if own else x for x in sentences(text)]  # "i'm in austin now": lower case
     skip = -1
-    for i, sentence in enumerate(said):
+    for i, sentence in enumerate(parts):
         if len(sentence) > MAX_SENTENCE or i == skip:
             continue  # a wall of text without a full stop states no fact we could keep whole; a pair's second half
-        if own and i + 1 < len(said) and _pair_change(sentence, said[i + 1], e, sp, pool, ops):
+        if own and i + 1 < len(parts) and _pair_change(sentence, parts[i + 1], e, sp, pool, ops):
             skip = i + 1
             continue
         if _control(sentence, e, sp, pool, ops, cands):

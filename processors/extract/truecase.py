@@ -94,7 +94,7 @@ def _frame_values(s: str, common: set[str]) -> str:
     """``s`` with the one or two words after each value frame capitalised (see the module docstring)."""
     starts: list[int] = []
     for m in _FRAME.finditer(s):
-        at, span = m.end(), []
+        at, span = m.end(), list[int]()
         for _n in range(2):
             w = _WORD.match(s, at)
             if not w or w.group() in STOPWORDS or w.group() in _NOT_VALUE:
