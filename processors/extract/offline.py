@@ -1422,6 +1422,8 @@ def _kept_clauses(old: str, text: str, s: str) -> str:
     if len(dropped) != 1:
         return text
     rest = [c for c in clauses if c is not dropped[0]]
+    if all(c.casefold() in text.casefold() for c in rest):
+        return text  # the new fact keeps them already (the old fact with its value swapped)
     if change.families(text) & change.families(dropped[0]):
         rest.append(text.rstrip(" ."))
     joined = [capitalized(r) if i == 0 else re.sub(r"^The (user|team)\b", r"the \1", r) for i, r in enumerate(rest)]
