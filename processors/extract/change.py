@@ -34,9 +34,10 @@ from processors.extract.text import STOPWORDS, content_tokens, fact_key, has_cjk
 #: since", "ended up", "finally", "officially"), and verbs whose meaning is a change of place, membership or tool.
 _MARKER_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
-    r"as\s+of|ended\s+up|no\s+more|"
+    r"as\s+of|ended\s+up|no\s+more|been\s+(?:[a-z]+\s+){1,4}?since|"
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
-    r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired)|"
+    r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired|"
+    r"shut\s+down|decommissioned)|"
     r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from))\b",
     re.IGNORECASE)
 #: Words that make a statement a thought, a wish or an attempt, not a report that something is now so.
@@ -57,7 +58,8 @@ def marked(s: str) -> bool:
 #: Predicate families: the words of the language that say which slot a statement is about. A family is shared by
 #: a statement and a fact when both have one of its words; "version" is keyed by the tool it is a version of.
 _FAMILIES: dict[str, re.Pattern[str]] = {
-    "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town)|"
+    "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town|is)|"
+                       r"moved\s+(?:[a-z]+\s+){1,4}?to\s+(?=(?-i:[A-Z]))|"
                        r"hometown|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家", re.IGNORECASE),
     "employer": re.compile(r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employed|employer|company|job|joined|"
                            r"started\s+at|contracting|freelanc\w*|self-employed|hired)\b|工作|公司|上班|跳槽|入职|离职|在.{2,6}做",
@@ -70,7 +72,7 @@ _FAMILIES: dict[str, re.Pattern[str]] = {
     "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekly|biweekly|fortnightly|"
                            r"every\s+(?:other\s+)?(?:week|two\s+weeks|month)|\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|"
                            r"cadence)\b|周[一二三四五六日天]|星期|每[周月]|[一二三四五六七八九十\d]点", re.IGNORECASE),
-    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|indent\w*|spelling|tabs|spaces)\b|"
+    "prefer": re.compile(r"\b(?:prefer\w*|rather|favou?rite|indent\w*|spelling|tabs|spaces|(?:a|an)\s+[a-z]+\s+person)\b|"
                          r"喜欢|偏好|主题|缩进", re.IGNORECASE),
     "diet": re.compile(r"\b(?:vegetarian|vegan|pescatarian|eat(?:s|ing)?\s+meat|gluten|dairy|coffee|tea)\b|吃素|素食",
                        re.IGNORECASE),
@@ -137,7 +139,17 @@ def repeated_names(s: str, fact: str) -> list[str]:
     caps = _names(fact)
     versioned = {f.split(":", 1)[1] for f in families(s) & families(fact) if f.startswith("version:")}
     return sorted(c for c in caps if re.search(rf"(?<![\w]){re.escape(c.casefold())}(?![\w])", low)
-                  and c.casefold() not in versioned)  # "Django 3.2" / "django to 4.2": the tool stays
+                  and c.casefold() not in versioned  # "Django 3.2" / "django to 4.2": the tool stays
+                  and not _in_new_value(s, c, fact))
+
+
+def _in_new_value(s: str, name: str, fact: str) -> bool:
+    """Whether ``name`` follows, in ``s``, a value ``fact`` does not hold ("to 4am UTC" of "runs at 2am UTC"): a unit or
+    a word of the new value, not the old value named again."""
+    m = re.search(rf"(?P<before>[\w.:+-]+)\s+{re.escape(name)}(?!\w)", s, re.IGNORECASE)
+    before = m.group("before") if m else ""
+    return bool(before) and (any(c.isdigit() for c in before) or before[:1].isupper()) \
+        and not re.search(rf"(?<!\w){re.escape(before)}(?!\w)", fact, re.IGNORECASE)
 
 
 def new_name(s: str, fact: str) -> bool:
@@ -159,7 +171,8 @@ def said_again(s: str, fact: str) -> bool:
         body = re.sub(r"^(?:用户|团队)|[。.]$", "", fact.strip())
         return len(body) >= 2 and body in s
     own = {sl.stem(w) for w in content_tokens(fact)} - {"user", "team", "project"}
-    return bool(own) and own <= {sl.stem(w) for w in content_tokens(s)}
+    clauses = [c for c in re.split(r"[,;]\s*|\s[-–—]+\s|\s+but\s+", s) if c.strip()]  # one clause says it again
+    return bool(own) and any(own <= {sl.stem(w) for w in content_tokens(c)} for c in clauses)
 
 
 def _new_value(s: str, fact: str) -> bool:
@@ -176,11 +189,14 @@ def _new_value(s: str, fact: str) -> bool:
 
 
 #: Families whose own words are the values ("vegetarian", "tabs", "npm"), not only the frame ("lives in").
-_VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone"})
+_VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone", "role"})  # "team lead" / "engineering manager"
 
 
 def _family_words(text: str, fam: str) -> set[str]:
     return {m.group(0).casefold() for m in _FAMILIES[fam].finditer(text)} - {"prefer", "prefers", "preferred", "rather"}
+
+
+_OWNERS = frozenset({"user's", "team's", "project's"})
 
 
 def _modifiers_apart(s: str, fact: str) -> bool:
@@ -188,7 +204,8 @@ def _modifiers_apart(s: str, fact: str) -> bool:
     of one kind, not one slot changed."""
     def before(text: str) -> dict[str, str]:
         ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
-        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS}
+        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS
+                and a not in _OWNERS}  # "the project's team": the extractor's subject, no modifier
     mine, theirs = before(s), before(fact)
     low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
@@ -198,6 +215,14 @@ def _modifiers_apart(s: str, fact: str) -> bool:
 
 #: A word of a name's shape: a capital, then letters, digits, "+" or "-" (not ending on "-"): "Kafka", "C++", "Fly".
 _NAME_SHAPE = re.compile(r"(?<![\w.])[A-Z][\w+-]*[\w+]")
+
+
+def other_version(s: str, facts: list[str]) -> bool:
+    """Whether ``s`` names a known fact's tool with another version number, and not the fact's own ("React 18
+    everywhere" after "uses React 17"): a change said without a word of change."""
+    mine = {f for f in families(s) if f.startswith("version:")}
+    return any(mine & families(f) and not set(re.findall(r"\d+(?:\.\d+)*", f)) & set(re.findall(r"\d+(?:\.\d+)*", s))
+               for f in facts)
 
 
 def _only(hits: list[int]) -> int | None:
@@ -212,7 +237,7 @@ def target(s: str, facts: list[str]) -> int | None:
 
 def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
-    if not marked(s) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
         return None, "no change marker, or a hypothetical or an addition"
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
         return None, "a hedge or chatty prose"

@@ -33,7 +33,8 @@ _IRREALIS = re.compile(
     r"|\b(?:going|plan|plans)\s+to\s+(?:move|switch|leave|change|quit|migrate|try)\b",
     re.IGNORECASE)
 _ZH_IRREALIS = re.compile(r"如果|要是|假如|假设|万一|可能|也许|或许|打算|考虑|想要|想去|想搬|要不要|会不会|准备|计划")
-_ADDITIVE = re.compile(r"\b(?:also|as\s+well|in\s+addition|on\s+top\s+of|besides|too)\b", re.IGNORECASE)
+_ADDITIVE = re.compile(r"\b(?:also|as\s+well|in\s+addition|on\s+top\s+of|besides)\b|\btoo\b(?=\s*(?:[.,;!?)]|$))",
+                       re.IGNORECASE)  # "me too", "..., too": not "too hot"
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|同时")
 
 #: Nouns for people (kin and the people around one): a closed class of the language.
@@ -45,7 +46,8 @@ PERSON_NOUNS = (
 _OTHER_EN = re.compile(
     rf"\b(?:my|our|the\s+user's|the\s+team's|his|her|their)\s+(?:(?:older|younger|little|big|best|new|old|eldest|"
     rf"youngest|oldest)\s+)*(?P<who>{PERSON_NOUNS})\b(?!\s+and\s+(?:I|me|the\s+user)\b)", re.IGNORECASE)
-_PRONOUN_SUBJECT = re.compile(r"^(?:(?:and|but|so|now|then|also)\s+)*(?:he|she|they)\b(?!'s\s+(?:the\s+user|me))",
+_PRONOUN_SUBJECT = re.compile(r"^(?:(?:and|but|so|now|then|also)\s+)*(?:he|she|they)\b(?!'s\s+(?:the\s+user|me))"
+                              r"(?!\s+(?:made|promoted|hired|named|appointed|moved|transferred)\s+(?:me|us|the\s+user)\b)",
                               re.IGNORECASE)
 _NAME_SUBJECT = re.compile(r"^(?P<who>[A-Z][a-z]+)\s+(?:is|was|has|had|lives|works|moved|joined|left|likes|loves|prefers|"
                            r"got|became|started|quit|now|just|recently|finally|also)\b")

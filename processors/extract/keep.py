@@ -46,7 +46,7 @@ _LEAD = re.compile(
     re.IGNORECASE)
 #: What to call the user, asked of the assistant: "you can call me X", "please (just) address me as X".
 _NAME_REQUEST = re.compile(
-    r"^(?:(?:please|so|and|just|you\s+can|you\s+may|feel\s+free\s+to|from\s+now\s+on,?)\s+)*"
+    r"^(?:(?:please|pls|plz|so|and|just|you\s+can|you\s+may|feel\s+free\s+to|from\s+now\s+on,?)\s+)*"
     r"(?:call|address|refer\s+to)\s+me\s+(?:as\s+)?(?P<v>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'-]*))?)"
     r"(?=\s*(?:[.,;!:-]|$|\s+(?:in|from|when|for|please|going|instead|now|these)\b))",
     re.IGNORECASE)
@@ -166,7 +166,7 @@ def _kept(x: sl.Slot, third: str) -> bool:
     if x.kind == "has":
         subject = re.match(r"(?:the\s+user's|the\s+team's)\s+(?:[a-z]+\s+){0,2}?" + re.escape(x.key.split()[-1]) + r"\b",
                            third, re.IGNORECASE) if x.key else None
-        return subject is not None and bool(re.match(r"(?:(?:a|an|the)\s+)?(?:[A-Z0-9])", x.value))
+        return subject is not None and bool(re.match(r"(?:(?:a|an|the)\s+)?(?:[A-Z0-9]|\w+[-_.]\w)", x.value))  # "billing-core"
     if x.kind == "schedule":
         return _recurring(third)
     return True
@@ -182,7 +182,8 @@ def _states(clause: str) -> bool:
 
 def _recurring(body: str) -> bool:
     """"Team meetings are on Thursdays": when a recurring thing happens (a plural weekday or "every ..."), its slot."""
-    return bool(re.search(r"\b(?:every\s+\w+|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days)\b", body)) \
+    return bool(re.search(r"\b(?:every\s+\w+|nightly|daily|weekly|biweekly|monthly|hourly|"
+                          r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days)\b", body)) \
         and any(x.kind == "schedule" for x in sl.slots(body)) and not _PERSON.match(body.removeprefix("The user"))
 
 

@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import change, frames, keep, notes, quality, referents, validity
+from processors.extract import change, frames, keep, notes, quality, referents, truecase, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -488,9 +488,17 @@ _FORGET = re.compile(
 #: A forget request naming a part of what was said ("scratch what I said about X", "forget the part about X", "please
 #: disregard the X bit"): the target ends at the first clause break.
 _FORGET_PART = re.compile(
-    r"^(?:(?:please|just|oh|and|so|also)\s+)*(?:scratch|disregard|forget)\s+(?:(?:what|everything)\s+I\s+(?:said|told\s+you|"
+    r"^(?:(?:please|pls|just|oh|and|so|also|you\s+can|feel\s+free\s+to)\s+)*(?:scratch|disregard|forget|drop|delete|remove)\s+"
+    r"(?:(?:what|everything)\s+I\s+(?:said|told\s+you|"
     r"mentioned|wrote)\s+(?:about|regarding)\s+(?P<t>[^,;.!:()-]+)|the\s+(?:part|bit|thing|stuff)\s+(?:about|on|with|where)\s+"
-    r"(?P<t3>[^,;.!:()-]+)|the\s+(?P<t2>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:part|bit|thing)\b)", re.IGNORECASE)
+    r"(?P<t3>[^,;.!:()-]+)|the\s+(?P<t2>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:part|bit|thing|stuff|note|one)\b)", re.IGNORECASE)
+#: A forget request pointing back at the clause before it ("the band broke up so scratch that part", 鱼缸清掉了，这条你删了吧):
+#: that clause names what to forget.
+_FORGET_THAT = re.compile(
+    r"^(?P<t>.+?)(?:,\s*|\s+)(?:so\s+|and\s+)?(?:(?:please|pls|you\s+can|just)\s+)*(?:scratch|forget|drop|delete|remove|disregard)"
+    r"\s+that(?:\s+(?:part|bit|one|note|fact))?\b", re.IGNORECASE)
+_ZH_FORGET_THAT = re.compile(r"^(?P<t>.+?)[，,]\s*(?:这条|这个|这件事|那条|那个)(?:你|就)?(?:可以|就)?(?:删了吧|删掉吧?|删了|删除|忘掉吧?|忘了吧|"
+                             r"忘记吧?|别记了|不用再?记了|不用记了)")
 #: The same, topic first, in Chinese: 金毛那个你忘掉吧, 住址的事忘了吧.
 _ZH_FORGET_TOPIC = re.compile(r"^(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)(?:那个|这个|那件事|这件事|的事|的部分|那部分)"
                               r"(?:你|就)?(?:忘掉|忘记|忘了|别记了?|不用记)")
@@ -498,7 +506,7 @@ _ZH_FORGET_TOPIC = re.compile(r"^(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)
 _FUTURE = re.compile(r"\b(?:next\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter|(?:Mon|Tues|Wednes|Thurs|"
                      r"Fri|Satur|Sun)day)|tomorrow|later\s+this\s+(?:week|month|year)|in\s+(?:a|two|three|\d+)\s+"
                      r"(?:days?|weeks?|months?))\b|明天|下周|下个?月|明年", re.IGNORECASE)
-_CALL_ME = re.compile(r"^(?:(?:please|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
+_CALL_ME = re.compile(r"^(?:(?:please|pls|plz|so|and|just)\s+)*call\s+me\s+([A-Z][\w'-]*)", re.IGNORECASE)
 _REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind)\s+(?:that\s+)?[,:]?\s*", re.IGNORECASE)
 _CONTROL_WORDS = frozenset("""
 no longer anymore any more now actually switched switch changed change moved stopped stop quit gave give up dropped
@@ -889,6 +897,11 @@ def _without_part(fact: str, target: str, sp: Speaker, *, kind: str | None = Non
     if len(clauses) > 1:
         kept = [c for c in clauses if not any(x.kind == kind for x in sl.slots(c))] if kind else \
             [c for c in clauses if len(want & _match_tokens(c)) < max(1, len(want) / 2)]
+        if not kind and len(kept) == len(clauses):  # a long target ("鱼缸上个月清掉了，鱼都送人了"): the clause it shares most with
+            shared = [len(want & _match_tokens(c)) for c in clauses]
+            top = max(shared)
+            kept = [c for c, n in zip(clauses, shared, strict=True) if n < top] \
+                if shared.count(top) == 1 and (top >= 2 or shared.count(0) == len(shared) - 1) else kept
         if kept and len(kept) < len(clauses):
             return _finish(("，" if has_cjk(fact) else " and ").join(kept))
         return ""
@@ -929,8 +942,9 @@ class _Known:
         return self.fact.subject if self.fact else self.cand.speaker.subject  # type: ignore[union-attr]
 
 
-def _matches(target: str, pool: list[_Known], subject: str, *, limit: int) -> list[tuple[float, _Known]]:
-    """Facts of ``pool`` about ``subject`` (or the project) that ``target`` talks about, best first."""
+def _matches(target: str, pool: list[_Known], subject: str, *, limit: int, least: float = 0.34) -> list[tuple[float, _Known]]:
+    """Facts of ``pool`` about ``subject`` (or the project) that ``target`` talks about (sharing at least ``least`` of
+    the shorter side's words), best first."""
     want = _match_tokens(target)
     zh = has_cjk(target)
     out = []
@@ -949,7 +963,7 @@ def _matches(target: str, pool: list[_Known], subject: str, *, limit: int) -> li
         if not shared or not (shared - {_stem(w) for w in _SPECIFIC_WEAK}):
             continue
         ratio = len(shared) / max(1, min(len(want), len(have)))
-        if ratio >= 0.34:
+        if ratio >= least:
             out.append((ratio, k))
     out.sort(key=lambda p: -p[0])
     return out[:limit]
@@ -1007,9 +1021,16 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
     writes its operations into ``ops`` / ``cands`` instead."""
     per_entry: list[Candidate] = []
     earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
-    for sentence in sentences(text):
-        if len(sentence) > MAX_SENTENCE:
-            continue  # a wall of text without a full stop states no fact we could keep whole
+    known = [k.text for k in pool]
+    own = not sp.named and e.role in ("user", "note")
+    parts = [truecase.truecased(x, known) if own else x for x in sentences(text)]  # "i'm in austin now": lower case
+    skip = -1
+    for i, sentence in enumerate(parts):
+        if len(sentence) > MAX_SENTENCE or i == skip:
+            continue  # a wall of text without a full stop states no fact we could keep whole; a pair's second half
+        if own and i + 1 < len(parts) and _pair_change(sentence, parts[i + 1], e, sp, pool, ops):
+            skip = i + 1
+            continue
         if _control(sentence, e, sp, pool, ops, cands):
             continue
         if has_cjk(sentence):
@@ -1021,6 +1042,21 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
             if c is not None:
                 per_entry.append(c)
     return per_entry
+
+
+def _pair_change(first: str, second: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """A change told in two sentences, the old value in the first and the new one in the second ("left spotify in the
+    spring. i'm at Klarna now", "we finally killed the jenkins box. everything runs in GitHub Actions now"): both
+    carry a sign of change and the first names a value a known fact holds; read as one statement (True if it was)."""
+    if not (change.marked(first) and change.marked(second)) or first.rstrip().endswith(("?", "？")):
+        return False
+    facts = [k.text for k in _subject_pool(pool, sp)]
+    gone = sl.gone_values(first)
+    if not any(sl.holds_value(f, g) for f in facts for g in gone) \
+            and not any(change.repeated_names(first + " " + second, f) for f in facts):
+        return False
+    joined = f"{first.rstrip(' .!。！')}{'；' if has_cjk(first) else '; '}{second}"
+    return _slot_change(joined, e, sp, pool, ops) or _general_change(joined, e, sp, pool, ops)
 
 
 def _best_of(per_entry: list[Candidate]) -> list[Candidate]:
@@ -1097,16 +1133,20 @@ def _loose_target(target: str, pool: list[_Known]) -> str:
     return " ".join(out)
 
 
-def _forget(s: str, target: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> None:
+def _forget(s: str, target: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp], *,
+            pointed: bool = False) -> None:
     """A forget request naming ``target``: the facts it names (or that fill the slot it names, ``slots.asked_kind``)
-    are dropped, deleted, or lose the part it names; a noop says why when it names nothing."""
+    are dropped, deleted, or lose the part it names; a noop says why when it names nothing. ``pointed``: the target is
+    a clause the request points back at ("..., so scratch that part"), which talks of more than the fact: the one
+    fact it shares most with is meant."""
     zh = has_cjk(s)
     if not _match_tokens(target) and not (zh and len(target) >= 2):
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request names nothing to match: {s[:80]}"))
         return
     kind = sl.asked_kind(target)
     hits = [(1.0, k) for k in _subject_pool(pool, sp) if any(x.kind == kind for x in sl.slots(k.text))][:1] \
-        if kind else [(r, k) for r, k in _matches(target, pool, sp.subject, limit=MAX_DELETES) if r >= 0.5]
+        if kind else [(r, k) for r, k in _matches(target, pool, sp.subject, limit=1 if pointed else MAX_DELETES,
+                                                  least=0.2 if pointed else 0.34) if r >= (0.2 if pointed else 0.5)]
     if not hits:
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"forget request matches no fact: {s[:80]}"))
     for _r, k in hits:
@@ -1137,6 +1177,10 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     part = (_ZH_FORGET_TOPIC.match(s) if zh else _FORGET_PART.match(s)) if not sp.named else None
     if part:  # "Scratch what I said about the allergy, ...", "Forget the part about Vue - ...", 金毛那个你忘掉吧
         _forget(s, _loose_target((part.group("t") or part.group("t2") or part.groupdict().get("t3") or "").strip(" .。!！"), pool), e, sp, pool, ops)
+        return True
+    that = None if sp.named else (_ZH_FORGET_THAT if zh else _FORGET_THAT).match(s)
+    if that:  # "the band broke up so scratch that part": the clause before names it
+        _forget(s, _loose_target(that.group("t").strip(" .。!！，,"), pool), e, sp, pool, ops, pointed=True)
         return True
     forget = _ZH_FORGET.match(s) if zh else _FORGET.match(s)
     if forget:
@@ -1182,12 +1226,12 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if sp.named or e.role not in ("user", "note") or frames.imperative(s):
         return False
     zh = has_cjk(s)
+    known = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
     if not zh and not (_ANY_FIRST_PERSON.search(s) or keep.thing_statement(s) or keep.dropped_subject(s)
-                       or frames.reports_change(s)):
-        return False
+                       or frames.reports_change(s) or change.other_version(s, [k.text for k in known])):
+        return False  # "React 18 everywhere" after "uses React 17": a known tool's other version needs no subject
     if zh and not re.search(r"我|项目|团队|我们", s) and not sl.slots(s) and not change.marked(s):
         return False
-    known = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
     at = change.target(s, [k.text for k in known])
     if at is None:
         return False
@@ -1366,8 +1410,29 @@ def _retire_rewordings(k: _Known, text: str, s: str, e: Entry, subjects: list[_K
             pool.remove(other)
 
 
+def _kept_clauses(old: str, text: str, s: str) -> str:
+    """The replacement of ``old`` when a statement ``s`` names as gone a value only one of its clauses holds ("no longer
+    training for the marathon" of "... training for a marathon and the user uses a standing desk"): the other clauses,
+    and the new fact ``text`` only when it is about what the dropped clause was (a value replacing it); else ``text``."""
+    gone = sl.gone_values(s)
+    clauses = [c.strip(" .") for c in _CLAUSE_JOIN.split(old) if c.strip(" .")]
+    if not gone or has_cjk(old) or len(clauses) < 2:
+        return text
+    dropped = [c for c in clauses if any(sl.holds_value(c, g) for g in gone)]
+    if len(dropped) != 1:
+        return text
+    rest = [c for c in clauses if c is not dropped[0]]
+    if all(c.casefold() in text.casefold() for c in rest):
+        return text  # the new fact keeps them already (the old fact with its value swapped)
+    if change.families(text) & change.families(dropped[0]):
+        rest.append(text.rstrip(" ."))
+    joined = [capitalized(r) if i == 0 else re.sub(r"^The (user|team)\b", r"the \1", r) for i, r in enumerate(rest)]
+    return _finish(" and ".join(joined))
+
+
 def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp]) -> bool:
     """Replace ``k`` by ``text``: a proposal of this batch changes in place, an existing fact gets an ``update``."""
+    text = _kept_clauses(k.text, text, s)
     if k.cand is not None:
         c = k.cand
         c.text, c.forced = text, True

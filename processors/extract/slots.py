@@ -82,8 +82,14 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
                          rf"(?P<k>[a-z]{{2,}}ing)\s+(?!(?:on|at|in|for|with|to|from|out|up|about|it|that|this|them|back)\b)"
                          rf"(?P<v>{_NP})")),
     # when a recurring thing happens ("a standing meeting with Lee on Mondays", "the retro is on Friday mornings")
-    ("schedule", re.compile(r"\b(?P<k>[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at|every)\s+"
-                            r"(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
+    ("schedule", re.compile(r"\b(?P<k>(?:(?<=^)[A-Z])?[a-z]+)(?:\s+with\s+[A-Z][\w'-]*)?\s+(?:(?:is|are|moved\s+to|now)\s+)*(?:on|at|every)\s+"
+                            r"(?:other\s+)?(?P<v>(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+(?:mornings?|afternoons?|evenings?))?)")),
+    # when a recurring thing of one's own happens by the clock or the calendar ("the nightly backup job runs at 2am
+    # UTC", "standup is at 9:30 every day", "our release train ships every two weeks"; key = the thing)
+    ("schedule", re.compile(r"\b(?P<k>[a-z]+)\s+(?:is|are|runs?|happens?|ships?|starts?|go(?:es)?\s+out)\s+(?:(?:now|still)\s+)?"
+                            r"(?P<v>(?:at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?(?:\s+UTC)?|every\s+(?:other\s+|two\s+|three\s+|"
+                            r"\d+\s+)?(?:day|night|morning|week|month|sprint)s?)(?:\s+every\s+(?:day|night|morning|week))?)"
+                            r"(?=\s*(?:[.,;!(]|$))", re.IGNORECASE)),
     # relationship status: the few words English has for it
     ("partner", re.compile(r"(?:'m|\bam|\bis|\bgot|\bgetting|\bbecame)\s+(?:now\s+)?(?P<v>single|married|engaged|divorced|"
                            r"separated|widowed)\b|\b(?:is|'m|am|been)\s+(?P<v2>in\s+a\s+relationship|dating\s+[A-Z]\w+)")),
@@ -106,6 +112,13 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
     ("style", re.compile(r"\bthe\s+assistant(?:'s)?\s+(?:to\s+)?(?:answers?|replies|reply|responses|respond|explain|"
                          r"explanations|keep|give|write)\b\s*(?P<v>.+)"
                          r"|\bprefers?\s+(?P<v2>(?:[\w-]+\s+){1,3}?)(?:answers|replies|responses|explanations)\b")),
+    # what a thing of one's own is named ("the repo is named billing-core", "the app got renamed to Kestrel")
+    ("has", re.compile(r"\b(?:the|our|my|the\s+user's|the\s+team's|the\s+project's)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+"
+                       r"(?:is|was|got|has\s+been|'s)\s+(?:now\s+)?(?:re)?(?:named|called)\s+(?:to\s+)?(?P<v>[\w.+-]*\w)",
+                       re.IGNORECASE)),
+    # what a thing of one's own uses, a tool typed in lower case ("our tests use unittest", "my dotfiles use stow")
+    ("use", re.compile(r"^(?:the\s+user's|the\s+team's|the\s+project's|our|my)\s+(?P<k>[a-z]+(?:\s+[a-z]+)?)\s+"
+                       r"(?:uses?|runs?\s+on|(?:is|are)\s+on)\s+(?P<v>[a-z][\w.+-]*\w)\s*[.!]?$", re.IGNORECASE)),
     ("age", re.compile(r"(?:\bis|'m|\bam|\bturned)\s+(?P<v>\d{1,3})(?!\.\d)(?:\s+years?\s+old)?(?=\s+(?:and|yesterday|today|last|this|in|on)\b|[.,;]|$)")),
 ]
 #: "Our team uses Scrum": a tool as a direct object; kept as a statement, never a slot change by itself (``tool``).
@@ -198,7 +211,7 @@ def _norm(text: str) -> str:
 def _key(text: str) -> str:
     text = _CUE_WORDS.sub(" ", re.sub(r"\(as of [^)]*\)", " ", text))
     words = [w for w in _norm(text).split() if w not in ("user's", "team's", "project's", "main", "new", "current", "all")]
-    words = ["favorite" if w == "favourite" else w for w in words]
+    words = ["favorite" if w in ("favourite", "fav", "fave") else w for w in words]
     return " ".join(words)
 
 
@@ -321,7 +334,7 @@ _GONE_EN = [
     re.compile(rf"\b(?:traded|swapped|exchanged)\s+(?:in\s+)?(?:(?:the|my|our)\s+)?(?P<old>(?-i:{_CAP}))\s+(?:in\s+)?for\b",
                re.IGNORECASE),
     re.compile(rf"\b(?:moved|switched|migrated|got)\s+(?:off|away\s+from|rid\s+of)\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"
-               rf"|\b(?i:ditched|no\s+more)\s+{_NOT_NP}(?P<old2>{_CAP}|{_NP})"),
+               rf"|\b(?i:ditched|no\s+more|killed|decommissioned|shut\s+down)\s+(?:the\s+)?{_NOT_NP}(?P<old2>{_CAP}|{_NP})"),
     re.compile(rf"\bnot\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*,?\s+but\b"),
     re.compile(rf"(?P<old>{_CAP})\s+in\s+favou?r\s+of\b"),
     re.compile(rf"\bused\s+to\s+(?:[a-z]+\s+){{0,2}}?(?P<old>{_CAP})"),
@@ -331,6 +344,7 @@ _ZH_CHANGE_VERB = r"(?:搬|跳槽|跳|换|迁移|迁|改|升级|转|调|挪|切�
 #: "from X to Y", "replaced X with Y", "not X but Y", "Y now, not X", "dropped X in favour of Y": (X, Y) as written.
 _SWAP = [
     re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)\s*$"),
+    re.compile(r"\b(?:moved|switched|migrated)\s+(?:[a-z]+\s+){0,2}?off\s+(?P<old>.+?)\s+(?:on)?to\s+(?P<new>.+?)\s*$"),
     re.compile(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>.+?)\s*$"),
     re.compile(r"\bnot\s+(?P<old>[^,;]+?)\s*,?\s+but\s+(?P<new>[^,;]+?)(?=\s+(?:where|who|that|which|for|as)\b|[,;]|$)"),
     re.compile(rf"(?P<new>(?-i:{_CAP}))(?:\s+(?:now|these\s+days|nowadays))?\s*,\s*not\s+(?P<old>(?-i:{_CAP}))\s*$",
@@ -349,6 +363,9 @@ _SWAP = [
 ]
 
 
+#: What follows the new value of a swap: a time or a reason ("... to Postgres over the weekend", "... since we ...").
+_SWAP_TAIL = re.compile(r"\s+(?:last|this|in|on|since|over|during|after|before|because|as|so|when|while|yesterday|"
+                        r"today|a\s+(?:few|couple))\b.*$", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"^(?:my|our|their|his|her|its|the\s+user's|the\s+team's|the\s+project's)\s+", re.IGNORECASE)
 
 
@@ -358,7 +375,7 @@ def swap(text: str) -> tuple[str, str] | None:
     for pat in _SWAP:
         m = pat.search(t)
         if m:
-            new = re.sub(r"\s+(?:last|this|in|on|since)\s+.*$", "", _value(m.group("new")))
+            new = _SWAP_TAIL.sub("", _value(re.split(r"\s*[,;]\s*", m.group("new"))[0]))
             old = _POSSESSIVE.sub("", _value(m.group("old")))  # "my ThinkPad X1": the value is "ThinkPad X1"
             if old and new and len(new.split()) <= 5 and len(old.split()) <= 5:
                 return old, new
@@ -479,11 +496,12 @@ _BARE_FRAME = frozenset("the a an user team project we i user's team's uses use 
                         "been be was were just".split())  # auxiliaries keep no frame either
 
 
-def _framed(words: list[str]) -> bool:
-    """Whether ``words`` (the part two texts share) hold a frame word: not only a subject, "uses" or an auxiliary
-    ("has been" is one, "has a" keeps the verb of having)."""
-    return any(w not in _BARE_FRAME and not (w in ("has", "have", "had") and words[i + 1:i + 2] == ["been"])
-               for i, w in enumerate(words))
+def _framed(words: list[str], start: int = 0, end: int | None = None) -> bool:
+    """Whether ``words[start:end]`` (the part two texts share) hold a frame word: not only a subject, "uses" or an
+    auxiliary ("has been" is one, also when "been" is past the shared part; "has a" keeps the verb of having)."""
+    end = len(words) if end is None else end
+    return any(words[i] not in _BARE_FRAME and not (words[i] in ("has", "have", "had") and words[i + 1:i + 2] == ["been"])
+               for i in range(start, end))
 
 
 def _one_span(old: str, new: str) -> bool:
@@ -499,7 +517,7 @@ def _one_span(old: str, new: str) -> bool:
     if not mid_a or not mid_b or len(mid_a) > 4 or len(mid_b) > 4 or set(mid_a) & set(mid_b):
         return False  # a word on both sides: two spans changed ("Jest for unit" / "Playwright for browser")
     same = p + s
-    if not _framed(a[:p]) and not _framed(a[len(a) - s:]):
+    if not _framed(a, 0, p) and not _framed(a, len(a) - s):
         return False  # only "the team uses" is the same: the whole object changed, which says no frame is kept
     return same >= 3 and same >= 0.5 * min(len(a), len(b)) and any(w not in STOPWORDS for w in mid_b)
 
@@ -509,9 +527,9 @@ def restate_clause(text: str, gone: list[str]) -> str:
     out), change words removed; the whole text if no clause is left."""
     parts = re.split(r"\s*(?:[;，；]|,\s*(?:and\s+|but\s+)?|\s+and\s+(?=(?:now\s+)?(?:the\s+user|the\s+team|I|we|"
                      r"用户|团队)\b)|\s+but\s+)\s*", text)
-    parts = [q for p in parts for q in _split_verbs(p, gone)]
-    plain = [p for p in parts if p.strip()
-             and not re.search(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别(?!人|的|处)", p)]
+    parts = [side for p in parts for side in _dash_sides(p, gone)]
+    parts = _it_named([q for p in parts for q in _split_verbs(p, gone)])
+    plain = [p for p in parts if p.strip() and not _NEGATED.search(p)]
     keep = [p for p in plain if not any(holds_value(p, g) for g in gone)] \
         or [p for p in plain if not any(names(p, g) for g in gone)]  # "a climbing gym" is not "Gold's Gym"
     changed = [p for p in keep if has_cjk(p) and re.search(_ZH_CHANGE_VERB + r"|改用|换用|改回|换回", p)]
@@ -525,6 +543,34 @@ def restate_clause(text: str, gone: list[str]) -> str:
     out = re.sub(r"^\s*(?:and|but|so|then)\s+", "", out, flags=re.IGNORECASE)
     out = " ".join(out.split()).strip(" ,;")
     return capitalized(out)  # a clause of its own starts a sentence
+
+
+_NEGATED = re.compile(r"\b(?i:no\s+longer|not|never|any\s*more)\b|n't\b|不再|不.{0,4}了|离开|别(?!人|的|处)")
+
+
+def _dash_sides(clause: str, gone: list[str]) -> list[str]:
+    """A clause cut at a dash between words when one side is the old value's ("no longer at st mary's — I've been
+    working at the royal free"); else the clause whole ("just Sasha is fine - that's what everyone calls me")."""
+    sides = [x for x in re.split(r"\s[-–—]+\s", clause) if x.strip()]
+    if len(sides) > 1 and any(_NEGATED.search(x) or any(holds_value(x, g) for g in gone) for x in sides):
+        return sides
+    return [clause]
+
+
+_OWN_THING = re.compile(r"\b(?P<p>my|our|the\s+user's|the\s+team's|the\s+project's)\s+(?P<k>[a-z]+)\b", re.IGNORECASE)
+_IT_IS = re.compile(r"^(?i:it(?:'s|\s+is))\s+(?:(?i:now)\s+)?(?P<v>(?i:an?)\s+.+|(?:the\s+)?[A-Z0-9].*)$")  # a value, not "it's been"
+
+
+def _it_named(parts: list[str]) -> list[str]:
+    """Clauses with "it's Y" after a clause naming one's own thing ("changed my name - it's Jordan now", "upgraded my
+    phone, it's a Pixel 8 now") read as "my name is Jordan now": the thing "it" stands for, with its new value."""
+    out = list(parts)
+    for i in range(1, len(out)):
+        m, owned = _IT_IS.match(out[i].strip()), list(_OWN_THING.finditer(out[i - 1]))
+        if m and owned:
+            thing = owned[-1]
+            out[i] = f"{thing.group('p')} {thing.group('k')} is {m.group('v')}"
+    return out
 
 
 def names(text: str, value: str) -> bool:

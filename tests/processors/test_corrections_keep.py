@@ -149,7 +149,7 @@ NOT_CORRECTIONS = [
 ]
 
 TARGET = 0.9
-FLOOR_3 = 0.85  # batch 3: 11/14 measured once, 12/14 after tuning
+FLOOR_3 = 0.92  # batch 3: 11/14 measured once, 12/14 after tuning, 13/14 with round 8
 FLOOR_2 = 1.0  # batch 2: 11/16 measured once, 16/16 after tuning
 FLOOR = 1.0  # batch 1: 28/29 measured once, 29/29 after tuning; never lower
 
