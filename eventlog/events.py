@@ -20,7 +20,7 @@ items out), so each item is in the log once, as if it were an event of its own.
 
 from __future__ import annotations
 
-from typing import Any, Union, cast
+from typing import Any, ClassVar, Union, cast
 
 import msgspec
 
@@ -47,15 +47,14 @@ class Event(msgspec.Struct, tag_field="type", frozen=True, kw_only=True, omit_de
     ``replica`` is set only on an event received from another device (``eventlog.replication``).
     """
 
+    #: The event's dotted type name (its tag): a class attribute, set on every type of ``EVENT_TYPES``
+    #: below (read for every event a projector routes: a plain attribute, not a property's call).
+    type: ClassVar[str]
+
     seq: int = 0
     ts: str = ""
     dedup: str = ""
     replica: Replica | None = None
-
-    @property
-    def type(self) -> str:
-        """The event's dotted type name (its tag)."""
-        return cast(str, self.__struct_config__.tag)  # every event type has a string tag
 
 
 # --- the log's own events ------------------------------------------------------------
@@ -552,6 +551,8 @@ AnyEvent: Any = Union.__getitem__(EVENT_TYPES)
 TYPES_BY_TAG: dict[str, type[Event]] = {
     cast(str, cls.__struct_config__.tag): cls for cls in EVENT_TYPES
 }
+for _tag, _cls in TYPES_BY_TAG.items():
+    _cls.type = _tag
 
 #: Types a user may not append by hand (they describe the log itself).
 RESERVED_TYPES = frozenset(tag for tag in TYPES_BY_TAG if tag.startswith("log."))

@@ -124,6 +124,19 @@ The benchmarks
     faster than per-line ``decode``, so the ratio can exceed 1 although evlog does more.
     The details therefore also report a stricter baseline,
     ``DECODER.decode_lines(data)`` per segment (the fastest unverified decode we know).
+``sessions_fold`` (informational, no target)
+    CPU microseconds per event of ``SessionsProjection.apply`` alone (a fresh projection, no
+    flush, nothing written) over a log of 100,000 chat messages (50,000 with ``--quick``) in
+    2000 sessions over 30 days, one ``session.created`` per session first (the shape of
+    ``replay_check_1m``'s workspace; written with ``append_batch`` in chunks of 1000). The
+    events are read and decoded before the clock starts. Baseline: the raw decode of the same
+    log (``raw_decode_lines``), CPU time too. Medians of ``--repeat`` (at least 3) interleaved
+    rounds. The ratio is what the sessions fold costs per event in decode-times: it is the
+    largest share of every replay (``replay_check_1m``, ``replay_1m``).
+``records_read`` (informational, no target)
+    CPU microseconds per event of ``for rec in Log.open(dir).records()`` (every line's framing
+    and checksum checked, seqs dense, one ``Record`` per event: what the projector reads) over
+    ``sessions_fold``'s log, against the same raw decode, medians of interleaved rounds.
 ``replay_rss_1m`` (target: peak RSS <= 150 MB)
     Peak RSS (``ru_maxrss``) of a fresh subprocess that imports eventlog and iterates
     ``read()`` over 1M events (200k with ``--quick``) without keeping them. Baseline:
@@ -615,6 +628,32 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def cpu_timed(fn: Callable[[], object]) -> float:
+    """CPU seconds (this process) ``fn()`` takes, after a gc pass: on a shared machine the steadier figure."""
+    gc.collect()
+    t0 = time.process_time()
+    fn()
+    return time.process_time() - t0
+
+
+def median_of(ctx: Context, trials: dict[str, Trial], rounds: int | None = None) -> dict[str, float]:
+    """Like ``best_of`` (interleaved, the order rotating each round), but the median seconds per trial name
+    (at least 3 rounds)."""
+    rounds = max(3, rounds or ctx.repeats)
+    names = list(trials)
+    runs: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            scratch = ctx.scratch(name)
+            try:
+                runs[name].append(trials[name](scratch))
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            progress(f"  round {r + 1}/{rounds} {name}: {runs[name][-1] * 1000:.1f} ms")
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
 def throughput_result(name: str, n: int, best: dict[str, float], *, baseline_name: str,
                       target: float | None, details: dict[str, Any]) -> Result:
     """A Result in events/s from best seconds of trials named 'ours' and 'baseline'."""
@@ -872,40 +911,24 @@ def bench_redact_door(ctx: Context) -> Result:
     events = EventFactory(ctx.rng("append_nofsync")).chat(ctx.size(100_000, 20_000))  # append_nofsync's events
     scan = secrets._ANCHOR.search
 
-    def cpu(fn: Callable[[], object]) -> float:
-        gc.collect()
-        t0 = time.process_time()
-        fn()
-        return time.process_time() - t0
-
     def append(scratch: str, door: bool) -> float:
         write_all, close = evlog_writer("none")(scratch)
         saved = writer_append.redact_event
         if not door:
             setattr(writer_append, "redact_event", lambda ev: ev)  # noqa: B010  (this row only: the door's share)
         try:
-            return cpu(lambda: write_all(events))
+            return cpu_timed(lambda: write_all(events))
         finally:
             setattr(writer_append, "redact_event", saved)  # noqa: B010
             close()
 
     trials: dict[str, Trial] = {
-        "door": lambda _s: cpu(lambda: [redact_event(ev) for ev in events]),
-        "anchor_scan": lambda _s: cpu(lambda: [scan(ev.content) for ev in events]),
+        "door": lambda _s: cpu_timed(lambda: [redact_event(ev) for ev in events]),
+        "anchor_scan": lambda _s: cpu_timed(lambda: [scan(ev.content) for ev in events]),
         "append_with_door": lambda s: append(s, True),
         "append_without_door": lambda s: append(s, False),
     }
-    rounds = max(3, ctx.repeats)
-    runs: dict[str, list[float]] = {k: [] for k in trials}
-    for r in range(rounds):
-        names = list(trials)[r % len(trials):] + list(trials)[:r % len(trials)]
-        for name in names:
-            scratch = ctx.scratch(name)
-            try:
-                runs[name].append(trials[name](scratch))
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
-    us = {k: round(statistics.median(v) / len(events) * 1e6, 3) for k, v in runs.items()}
+    us = {k: round(v / len(events) * 1e6, 3) for k, v in median_of(ctx, trials).items()}
     details = {**describe_events(events), **{f"cpu_us_per_event_{k}": v for k, v in us.items()},
                "door_share_of_append": round(1 - us["append_without_door"] / us["append_with_door"], 3)}
     return Result("redact_door", us["door"], us["anchor_scan"], "CPU us/event", len(events),
@@ -1002,6 +1025,96 @@ def bench_replay_verify(ctx: Context) -> Result:
     }
     return throughput_result("replay_verify", n, best, baseline_name="read segments, DECODER.decode per line (no checks)",
                              target=0.7, details=details)
+
+
+FOLD_SESSIONS = 2000
+
+
+def fold_log(ctx: Context) -> dict[str, Any]:
+    """A log of 100k chat messages (50k with --quick) in 2000 sessions over 30 days, shaped as ``big_workspace``'s.
+
+    One ``session.created`` per session first, then the messages in time order, written with
+    ``log.append_batch`` in chunks of 1000 (durability "none"). Shared by ``sessions_fold`` and
+    ``records_read``, which only read it.
+    """
+    n = ctx.size(100_000, 50_000)
+    path = os.path.join(ctx.scratch("fold_log"), "log")
+    rng = ctx.rng("fold_log")
+    factory = EventFactory(rng, sessions=FOLD_SESSIONS)
+    step = (BIG_DAYS * DAY - 120) / n
+    with Log.open(path, writable=True, create=True, durability="none") as log:
+        log.append_batch([SessionCreated(session_key=k, title=f"chat {i}", created_at=iso_ms(START))
+                          for i, k in enumerate(factory.sessions)])
+        for lo in range(0, n, 1000):
+            log.append_batch([factory.event(chat_length(rng), timestamp=iso_ms(START + 60 + i * step))
+                              for i in range(lo, min(n, lo + 1000))])
+    size = sum(os.path.getsize(p) for p in segment_files(path))
+    progress(f"fold_log: {n} messages in {FOLD_SESSIONS} sessions, {size / MIB:.0f} MiB")
+    return {"log": path, "events": n + FOLD_SESSIONS, "messages": n, "log_mib": round(size / MIB, 1)}
+
+
+def fold_result(name: str, ctx: Context, log: dict[str, Any], trials: dict[str, Trial], baseline_name: str) -> Result:
+    """CPU us per event of ``ours`` and of the raw decode (``baseline``), medians of interleaved rounds."""
+    n = log["events"]
+    us = {k: round(v / n * 1e6, 3) for k, v in median_of(ctx, trials).items()}
+    details = {"events": n, "messages": log["messages"], "sessions": FOLD_SESSIONS, "log_mib": log["log_mib"],
+               **{f"cpu_us_per_event_{k}": v for k, v in us.items()}}
+    return Result(name, us["ours"], us["baseline"], "CPU us/event", n, baseline_name, details=details)
+
+
+def raw_decode_trial(log_dir: str, n: int) -> Trial:
+    """CPU seconds of ``raw_decode_lines(log_dir)``, which must read ``n`` events."""
+
+    def trial(_scratch: str) -> float:
+        got: list[int] = []
+        seconds = cpu_timed(lambda: got.append(raw_decode_lines(log_dir)))
+        if got[0] != n:
+            raise RuntimeError(f"read {got[0]} events, expected {n}")
+        return seconds
+
+    return trial
+
+
+@benchmark("sessions_fold", "SessionsProjection.apply of every event of 100k chat messages in 2000 sessions vs raw decode, CPU us/event")
+def bench_sessions_fold(ctx: Context) -> Result:
+    from eventlog.fsio import OS_FS
+    from projections.sessions import SessionsProjection
+
+    log = ctx.shared("fold_log", lambda: fold_log(ctx))
+    events = list(Log.open(log["log"]).read())  # decoded before the clock starts: the fold alone is timed
+
+    def fold(scratch: str) -> float:
+        apply = SessionsProjection(scratch, OS_FS, live=False).apply
+
+        def run() -> None:
+            for ev in events:
+                apply(ev)
+
+        return cpu_timed(run)
+
+    return fold_result("sessions_fold", ctx, log, {"baseline": raw_decode_trial(log["log"], log["events"]), "ours": fold},
+                       "read segments, DECODER.decode per line (the same log)")
+
+
+@benchmark("records_read", "Log.records() (verified, a Record per event) over 100k chat messages vs raw decode, CPU us/event")
+def bench_records_read(ctx: Context) -> Result:
+    log = ctx.shared("fold_log", lambda: fold_log(ctx))
+    n = log["events"]
+
+    def records(_scratch: str) -> float:
+        got = [0]
+
+        def run() -> None:
+            for _rec in Log.open(log["log"]).records():
+                got[0] += 1
+
+        seconds = cpu_timed(run)
+        if got[0] != n:
+            raise RuntimeError(f"read {got[0]} records, expected {n}")
+        return seconds
+
+    return fold_result("records_read", ctx, log, {"baseline": raw_decode_trial(log["log"], n), "ours": records},
+                       "read segments, DECODER.decode per line (no checks)")
 
 
 _RSS_CHILD = """

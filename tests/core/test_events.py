@@ -36,3 +36,21 @@ def test_unknown_fields_from_a_newer_writer_are_skipped():
     line = b'{"type":"session.created","seq":3,"ts":"t","session_key":"k","added_later":{"x":1}}'
     ev = codec.decode(line)
     assert ev.session_key == "k" and ev.seq == 3
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
+def test_type_is_the_tag_on_every_event_class_and_instance_and_not_a_field():
+    assert set(_subclasses(Event)) == set(EVENT_TYPES), "every event class is in EVENT_TYPES (which sets its type)"
+    for tag, cls in TYPES_BY_TAG.items():
+        assert cls.type == tag and "type" in cls.__dict__, "a plain class attribute of its own"
+        assert "type" not in cls.__struct_fields__
+    ev = codec.decode(b'{"type":"message.appended","seq":4,"ts":"t","session_key":"k","message_id":"m",'
+                      b'"role":"user","content":"hi"}')
+    assert ev.type == "message.appended"
+    assert msgspec.structs.replace(ev, content="x").type == "message.appended"
+    assert msgspec.json.decode(msgspec.json.encode(ev))["type"] == "message.appended"
+    assert msgspec.json.encode(ev).startswith(b'{"type":"message.appended","seq":4,')
+    assert codec.decode(msgspec.json.encode(ev)) == ev
