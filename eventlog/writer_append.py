@@ -68,7 +68,7 @@ class Appender:
             first = state.dedup.get(h)
             if first is not None:
                 return first
-        claimed: dict[int, int] = {}  # the further keys it claims (``events``: ``dedup_keys``)
+        claimed: dict[int, int] | None = None  # the further keys it claims (``events``: ``dedup_keys``)
         if not plain and getattr(event, "dedup_keys", None):
             claimed = {h: 0} if key else {}  # its own key first: claiming it again is refused
             claim_keys(event, 0, state.dedup.get, claimed)
@@ -80,14 +80,15 @@ class Appender:
             check_types([line], [event])
         self.last_line = line
         pos = seg.size
-        if pos + len(line) > seg.limit or pos >= seg.next_mark:
+        end = pos + len(line)
+        if end > seg.limit or pos >= seg.next_mark:
             self.write(line, None)  # the general path: roll, index mark
         else:
             try:
                 self.fs.write(seg.fd, line)
             except OSError as e:
                 raise seg.failed("write failed", e) from e
-            seg.size = pos + len(line)
+            seg.size = end
             state.next_seq = seq + 1
             if self.fsync:
                 seg.sync()
@@ -95,8 +96,9 @@ class Appender:
                 seg.unsynced += 1
         if key:
             state.dedup.add(h, seq)
-        for k in claimed:
-            state.dedup.add(k, seq)
+        if claimed:
+            for k in claimed:
+                state.dedup.add(k, seq)
         self.last_append = (seq, seq)
         return seq
 
