@@ -19,12 +19,12 @@ from collections.abc import Callable
 
 import msgspec
 
-from eventlog.codec import hash_key
+from eventlog.codec import hash_key, stamp_and_frame
 from eventlog.errors import ConflictError, WriterClosedError
 from eventlog.events import Event
 from eventlog.fsio import FileSystem
 from eventlog.redact import redact_event
-from eventlog.validate import check_types, frame_checked, plain_message, validate_event
+from eventlog.validate import UNWRITABLE, check_types, plain_message, unwritable, validate_event
 from eventlog.writer_batch import claim_keys, prepare_batch
 from eventlog.writer_state import WriterState
 
@@ -75,7 +75,10 @@ class Appender:
         seq = state.next_seq
         ms = int(self.clock() * 1000)
         stamp = state.stamp
-        line = frame_checked(event, seq, stamp.text if ms <= stamp.ms else stamp.at(ms))
+        try:  # validate.frame_checked, inline
+            line = stamp_and_frame(event, seq, stamp.text if ms <= stamp.ms else stamp.at(ms))
+        except UNWRITABLE as e:
+            raise unwritable(event, e) from None
         if not plain:
             check_types([line], [event])
         self.last_line = line
