@@ -69,9 +69,9 @@ def stamp_and_frame(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
     """``frame(replace(event, seq=seq, ts=ts))``: the event stamped with ``seq`` and ``ts``, as one line.
 
     One ``structs.replace`` (C) and one encode: the encoder writes ``type`` first and then
-    ``seq`` and ``ts`` (the base fields). Measured against splicing the stamp into the
-    unstamped encoding (the former way, which copied the body three times): 2.75 vs 3.5 us
-    per chat-sized event. A test checks that it gives the bytes of ``frame`` on the stamped event.
+    ``seq`` and ``ts`` (the base fields). It takes about 0.8x the CPU time of splicing the
+    stamp into the unstamped encoding, which copied the body three times (notes/append.md).
+    A test checks that it gives the bytes of ``frame`` on the stamped event.
     """
     head = ENCODER.encode(_replace(event, seq=seq, ts=ts.decode()))[:-1]
     if more:
