@@ -35,6 +35,7 @@ HASH128_PREFIX = "xxh3_128:"
 
 _xxh64_hex = xxhash.xxh3_64_hexdigest
 _xxh128_hex = xxhash.xxh3_128_hexdigest
+_replace = msgspec.structs.replace
 
 
 class Frame(msgspec.Struct):
@@ -64,26 +65,17 @@ def frame(event: Event, more: int = 0) -> bytes:
     return head + CHECKSUM_PREFIX + _xxh64_hex(head).encode() + b'"}\n'
 
 
-_TAG_END: dict[type, int] = {}
-
-
 def stamp_and_frame(event: Event, seq: int, ts: bytes, more: int = 0) -> bytes:
-    """``frame(replace(event, seq=seq, ts=ts))`` without building the stamped Struct.
+    """``frame(replace(event, seq=seq, ts=ts))``: the event stamped with ``seq`` and ``ts``, as one line.
 
-    The encoder writes ``type`` first and then ``seq`` and ``ts`` (the base fields), so
-    the stamp is spliced in right after the tag of the unstamped encoding. A test
-    checks that this gives exactly the bytes of ``frame`` on the stamped event.
+    One ``structs.replace`` (C) and one encode: the encoder writes ``type`` first and then
+    ``seq`` and ``ts`` (the base fields). It takes about 0.8x the CPU time of splicing the
+    stamp into the unstamped encoding, which copied the body three times (notes/append.md).
+    A test checks that it gives the bytes of ``frame`` on the stamped event.
     """
-    if event.seq or event.ts:
-        event = msgspec.structs.replace(event, seq=0, ts="")
-    body = ENCODER.encode(event)
-    k = _TAG_END.get(type(event))
-    if k is None:
-        k = _TAG_END[type(event)] = len(b'{"type":') + len(ENCODER.encode(event.__struct_config__.tag))
+    head = ENCODER.encode(_replace(event, seq=seq, ts=ts.decode()))[:-1]
     if more:
-        head = b'%s,"seq":%d,"ts":"%s"%s,"more":%d' % (body[:k], seq, ts, body[k:-1], more)
-    else:
-        head = b'%s,"seq":%d,"ts":"%s"%s' % (body[:k], seq, ts, body[k:-1])
+        head += b',"more":%d' % more
     return b"".join((head, CHECKSUM_PREFIX, _xxh64_hex(head).encode(), b'"}\n'))
 
 

@@ -57,6 +57,8 @@ class Log:
         self.reader = reader
         self.writer = writer
         self.dir = reader.dir
+        if writer is not None:
+            self.append = writer.append  # type: ignore[method-assign]  # the hot path: one call less per append
 
     @classmethod
     def open(
@@ -103,8 +105,11 @@ class Log:
         return self.writer
 
     def append(self, event: Event, *, expected: int | None = None) -> int:
-        """Validate and append one event; returns its seq (the first one's seq if its dedup key is known)."""
-        return (self.writer or self._w()).append(event, expected=expected)
+        """Validate and append one event; returns its seq (the first one's seq if its dedup key is known).
+
+        A writable log answers with its writer's own ``append`` (bound in ``__init__``); this one
+        is what a read-only log answers: ``WriterClosedError``."""
+        return self._w().append(event, expected=expected)
 
     def append_batch(self, events: Iterable[Event], *, expected: int | None = None, sync: bool = True) -> list[int]:
         """Validate, then append events atomically (all survive a crash or none); see ``LogWriter.append_batch``."""

@@ -19,12 +19,12 @@ from collections.abc import Callable
 
 import msgspec
 
-from eventlog.codec import hash_key
+from eventlog.codec import hash_key, stamp_and_frame
 from eventlog.errors import ConflictError, WriterClosedError
 from eventlog.events import Event
 from eventlog.fsio import FileSystem
 from eventlog.redact import redact_event
-from eventlog.validate import check_types, frame_checked, plain_message, validate_event
+from eventlog.validate import UNWRITABLE, check_types, plain_message, unwritable, validate_event
 from eventlog.writer_batch import claim_keys, prepare_batch
 from eventlog.writer_state import WriterState
 
@@ -68,26 +68,30 @@ class Appender:
             first = state.dedup.get(h)
             if first is not None:
                 return first
-        claimed: dict[int, int] = {}  # the further keys it claims (``events``: ``dedup_keys``)
+        claimed: dict[int, int] | None = None  # the further keys it claims (``events``: ``dedup_keys``)
         if not plain and getattr(event, "dedup_keys", None):
             claimed = {h: 0} if key else {}  # its own key first: claiming it again is refused
             claim_keys(event, 0, state.dedup.get, claimed)
         seq = state.next_seq
         ms = int(self.clock() * 1000)
         stamp = state.stamp
-        line = frame_checked(event, seq, stamp.text if ms <= stamp.ms else stamp.at(ms))
+        try:  # validate.frame_checked, inline
+            line = stamp_and_frame(event, seq, stamp.text if ms <= stamp.ms else stamp.at(ms))
+        except UNWRITABLE as e:
+            raise unwritable(event, e) from None
         if not plain:
             check_types([line], [event])
         self.last_line = line
         pos = seg.size
-        if pos + len(line) > seg.limit or pos >= seg.next_mark:
+        end = pos + len(line)
+        if end > seg.limit or pos >= seg.next_mark:
             self.write(line, None)  # the general path: roll, index mark
         else:
             try:
                 self.fs.write(seg.fd, line)
             except OSError as e:
                 raise seg.failed("write failed", e) from e
-            seg.size = pos + len(line)
+            seg.size = end
             state.next_seq = seq + 1
             if self.fsync:
                 seg.sync()
@@ -95,8 +99,9 @@ class Appender:
                 seg.unsynced += 1
         if key:
             state.dedup.add(h, seq)
-        for k in claimed:
-            state.dedup.add(k, seq)
+        if claimed:
+            for k in claimed:
+                state.dedup.add(k, seq)
         self.last_append = (seq, seq)
         return seq
 

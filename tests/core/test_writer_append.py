@@ -7,8 +7,8 @@ import os
 import pytest
 
 from eventlog.codec import decode
-from eventlog.errors import ConflictError, WriterClosedError
-from eventlog.events import LogRecovered, SessionCreated
+from eventlog.errors import ConflictError, InvalidEventError, WriterClosedError
+from eventlog.events import LogRecovered, MessageAppended, SessionCreated
 from eventlog.fsio import OS_FS
 from eventlog.reader import LogReader
 from eventlog.writer_append import Appender
@@ -61,6 +61,22 @@ def test_a_closed_poisoned_or_moved_on_log_refuses(tmp_path):
     a.state.closed = True
     with pytest.raises(WriterClosedError, match="closed"):
         a.one(SessionCreated(session_key="b"), None)
+    a.state.seg.close()
+
+
+@pytest.mark.parametrize("bad", [
+    {"content": "lone \ud800 surrogate"},  # a plain message: the one-event path frames it inline
+    {"content": "x", "tool_calls": [object()]},  # not plain: validated, then refused by the encoder
+])
+def test_an_event_json_cannot_hold_is_refused_one_at_a_time_and_nothing_is_written(tmp_path, bad):
+    a = _appender(tmp_path, lambda: 1000.0)
+    ev = MessageAppended(session_key="k", message_id="1", role="user", **bad)
+    with pytest.raises(InvalidEventError, match="message.appended: cannot be written as JSON"):
+        a.one(ev, None)
+    with pytest.raises(InvalidEventError, match="message.appended: cannot be written as JSON"):
+        a.batch([SessionCreated(session_key="k"), ev], None)
+    assert a.state.seg.size == 0 and a.state.next_seq == 1 and not a.state.seg.poisoned
+    assert a.one(SessionCreated(session_key="k"), None) == 1  # the writer goes on
     a.state.seg.close()
 
 
