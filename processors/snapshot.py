@@ -60,7 +60,7 @@ class _Day:
 
     def event(self, date: str) -> DiaryLines:
         """The rows as one event; the day then gathers the next event's rows."""
-        lines, session_keys, message_ids, source_seqs, roles, keys = (list(column) for column in zip(*self.rows))
+        lines, session_keys, message_ids, source_seqs, roles, keys = (list(column) for column in zip(*self.rows, strict=True))
         self.rows = []
         self.nbytes = 0
         return DiaryLines(date=date, lines=lines, session_keys=session_keys, message_ids=message_ids,
