@@ -119,8 +119,9 @@ class HashIndex:
         for column, arrays in enumerate((self._hi, self._lo, self._val)):
             at = column * n
             for a in arrays:
-                words[at : at + len(a)] = a
-                at += len(a)
+                if a:  # most buckets of a small index are empty
+                    words[at : at + len(a)] = a
+                    at += len(a)
         words.release()
         _HEADER.pack_into(out, 0, _MAGIC, n, xxhash.xxh3_64_intdigest(memoryview(out)[_HEADER.size :]))
         return out
