@@ -44,32 +44,27 @@ LINE_CHARS = 2000
 EVENT_LINE_BYTES = 64 * 1024  # a diary.lines event closes once its lines hold this many bytes
 _h128 = xxhash.xxh3_128_intdigest
 _canonical_json = codec.canonical_json
+_HASH128_PREFIX = codec.HASH128_PREFIX
 
 
-class _Lines:
-    """The lines of one day a step has gathered for its next ``diary.lines`` event."""
+class _Day:
+    """What a step has gathered for one day: every new line's byte length (for the trim) and the lines
+    not yet in a ``diary.lines`` event, one row each (line, session key, message id, seq, role, key)."""
+
+    __slots__ = ("lengths", "rows", "nbytes")
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.session_keys: list[str] = []
-        self.message_ids: list[str] = []
-        self.source_seqs: list[int] = []
-        self.roles: list[str] = []
-        self.keys: list[str] = []
-        self.nbytes = 0
-
-    def add(self, line: str, size: int, ev: MessageAppended, key: str) -> None:
-        self.lines.append(line)
-        self.session_keys.append(ev.session_key)
-        self.message_ids.append(ev.message_id)
-        self.source_seqs.append(ev.seq)
-        self.roles.append(ev.role)
-        self.keys.append(key)
-        self.nbytes += size
+        self.lengths: list[int] = []
+        self.rows: list[tuple[str, str, str, int, str, str]] = []
+        self.nbytes = 0  # bytes of ``rows``' lines
 
     def event(self, date: str) -> DiaryLines:
-        return DiaryLines(date=date, lines=self.lines, session_keys=self.session_keys, message_ids=self.message_ids,
-                          source_seqs=self.source_seqs, roles=self.roles, dedup_keys=self.keys)
+        """The rows as one event; the day then gathers the next event's rows."""
+        lines, session_keys, message_ids, source_seqs, roles, keys = (list(column) for column in zip(*self.rows, strict=True))
+        self.rows = []
+        self.nbytes = 0
+        return DiaryLines(date=date, lines=lines, session_keys=session_keys, message_ids=message_ids,
+                          source_seqs=source_seqs, roles=roles, dedup_keys=keys)
 
 
 def canonical_message(ev: MessageAppended) -> list:
@@ -142,53 +137,49 @@ class Snapshot(Processor):
         self.seen: set[int] = set()
         self.legacy_horizon = self.diary.legacy_horizon  # messages up to this seq may carry a version 1 key
         self.lookup = ws.log.lookup_dedup_int
-        self.new: dict[str, list[int]] = {}  # date -> lengths of lines added in this step
-        self.open: dict[str, _Lines] = {}  # date -> lines not yet in an event
+        self.days: dict[str, _Day] = {}  # date -> what this step gathered for it
 
     def policy(self, ev: Event) -> list[Event]:
         assert isinstance(ev, MessageAppended)
-        lookup = self.lookup
+        lookup, seen = self.lookup, self.seen
         k = _h128(_canonical_json(canonical_message(ev)))
-        if k in self.seen or lookup(k) is not None or (
+        if k in seen or lookup(k) is not None or (
                 ev.seq <= self.legacy_horizon
-                and lookup(xxhash.xxh3_128_intdigest(codec.canonical_json(legacy_canonical_message(ev)))) is not None):
+                and lookup(_h128(_canonical_json(legacy_canonical_message(ev)))) is not None):
             self.report.duplicates_skipped += 1
             return []
-        self.seen.add(k)
+        seen.add(k)
         when = source_time(ev.timestamp, ev.ts)
         line = diary_line(ev, when)
         date = when[:10]
         size = len(line.encode()) + 1
-        day = self.open.get(date)
+        day = self.days.get(date)
         if day is None:
-            day = self.open[date] = _Lines()
-        new = self.new.get(date)
-        if new is None:
-            new = self.new[date] = []
-        new.append(size)
-        day.add(line, size, ev, f"{codec.HASH128_PREFIX}{k:032x}")
+            day = self.days[date] = _Day()
+        day.lengths.append(size)
+        day.rows.append((line, ev.session_key, ev.message_id, ev.seq, ev.role, f"{_HASH128_PREFIX}{k:032x}"))
+        day.nbytes += size
         if day.nbytes < EVENT_LINE_BYTES:
             return []
-        del self.open[date]
         return [day.event(date)]
 
     def entries_in(self, outputs: list[Event]) -> int:
         return sum(len(ev.lines) if isinstance(ev, DiaryLines) else 1 for ev in outputs)  # lines, as before diary.lines
 
     def end_step(self) -> list[Event]:
-        out: list[Event] = [day.event(date) for date, day in sorted(self.open.items())]  # lines before trims
-        self.open = {}
-        dates = set(self.new) | {d for d, day in self.diary.days.items() if day.size > self.budget}
+        days, self.days = self.days, {}
+        out: list[Event] = [day.event(date) for date, day in sorted(days.items()) if day.rows]  # lines before trims
+        dates = set(days) | {d for d, day in self.diary.days.items() if day.size > self.budget}
         for date in sorted(dates):
-            day = self.diary.days.get(date)
-            lengths = (day.lengths if day else []) + self.new.get(date, [])
+            known = self.diary.days.get(date)
+            new = days.get(date)
+            lengths = (known.lengths if known else []) + (new.lengths if new else [])
             lines, nbytes = plan_trim(lengths, self.budget)
             if not lines:
                 continue
-            start = day.start if day else 0
+            start = known.start if known else 0
             out.append(DiaryTrimmed(date=date, dropped_lines=lines, dropped_bytes=nbytes, start_before=start,
                                     start_after=start + nbytes, budget=self.budget))
             self.report.bytes_trimmed += nbytes
-        self.new = {}
         self.seen = set()  # the runner appends this step's lines (and their keys) before the next step
         return out
