@@ -21,7 +21,8 @@ What it covers:
   stay active.
 
 Floors: measured by the lead once on main (2a288d1, 2026-12-02): 16/60 = 27% handled, 18/20 not-corrections
-kept (2 wrongly replaced). FLOOR and NOT_FLOOR hold those figures; the target (>= 90%) is not met.
+kept (2 wrongly replaced); then once after round 8's corrections work merged: 20/60 = 33%, 18/20 kept.
+FLOOR and NOT_FLOOR hold the second figures; the target (>= 90%) is not met.
 Do not tune the extractor on these cases, and do not edit them after seeing results.
 
 Run: python -m pytest tests/processors/test_corrections_heldout11.py -q -s
@@ -33,7 +34,7 @@ import re
 
 from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
-FLOOR = 0.26  # share of HELD_OUT_11 handled: 16/60 on main at 2a288d1 (measured once)
+FLOOR = 0.33  # share of HELD_OUT_11 handled: 16/60 on main at 2a288d1, 20/60 after round 8 (measured once each)
 NOT_FLOOR = 0.9  # share of NOT_CORRECTIONS_11 kept: 18/20 on main at 2a288d1
 
 _ENGLISH = [
