@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from eventlog.errors import OffsetInvalidError
-from eventlog.events import TYPES_BY_TAG, Event, OffsetCommitted, OffsetReset
+from eventlog.events import Event, OffsetCommitted, OffsetReset
 from eventlog.segments import segment_name
 
 if TYPE_CHECKING:
@@ -173,7 +173,6 @@ def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_
             next_seq, reset = validate_offset(ws, proc.name, proc.reset_policy, proc.first_seq(ws))
             stop_at = ws.log.last_seq
             proc.begin(ws, report)
-        wanted = frozenset(TYPES_BY_TAG[t] for t in proc.consumes if t in TYPES_BY_TAG)  # a class per type name
         pending: list[Event] = []
         if reset is not None:
             pending.append(reset)
@@ -183,11 +182,12 @@ def run_log_processor(ws: Context, proc: Processor, *, step_records: int = STEP_
                 outputs: list[Event] = []
                 last = None
                 consumed = 0
+                wanted = proc.consumes
                 policy, full = proc.policy, proc.step_full
                 for rec in ws.log.records(next_seq, until_seq=min(stop_at, next_seq + step_records - 1)):
                     last = rec
                     ev = rec.event
-                    if type(ev) in wanted:
+                    if ev.type in wanted:  # a class attribute (eventlog.events): no call per record
                         consumed += 1
                         outputs.extend(policy(ev))
                         if full():

@@ -1021,9 +1021,9 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
     writes its operations into ``ops`` / ``cands`` instead."""
     per_entry: list[Candidate] = []
     earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
-    known = [k.text for k in pool]
     own = not sp.named and e.role in ("user", "note")
-    parts = [truecase.truecased(x, known) if own else x for x in sentences(text)]  # "i'm in austin now": lower case
+    caser = truecase.Truecaser([k.text for k in pool]) if own else None
+    parts = [caser(x) if caser else x for x in sentences(text)]  # "i'm in austin now": lower case
     skip = -1
     for i, sentence in enumerate(parts):
         if len(sentence) > MAX_SENTENCE or i == skip:

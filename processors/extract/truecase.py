@@ -20,6 +20,7 @@ Nothing else changes: the words, their order and their count stay as typed.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from processors.extract.text import STOPWORDS, has_cjk
 
@@ -54,40 +55,68 @@ def _typed_lower(s: str) -> bool:
 
 
 def _known_names(known: list[str]) -> dict[str, str]:
-    """Each name the known facts hold, by its lower case, in the spelling of the fact (past each fact's first word)."""
+    """Each name the known facts hold, by its lower case, in the spelling of the fact (the first fact's, if two)."""
     out: dict[str, str] = {}
     for fact in known:
-        if has_cjk(fact):
-            continue
-        for m in _FACT_NAME.finditer(fact):
-            if m.start() == 0:
-                continue  # the sentence's first word is capitalised whatever it is
-            name = m.group().rstrip(".")
-            if len(name) >= 3 and name.casefold() not in STOPWORDS:
-                out.setdefault(name.casefold(), name)
+        for low, name in _names_of(fact):
+            out.setdefault(low, name)
     return out
+
+
+@lru_cache(maxsize=8192)
+def _names_of(fact: str) -> tuple[tuple[str, str], ...]:
+    """(lower case, spelling) of each name ``fact`` holds past its first word (cached: an entry asks of every fact)."""
+    if has_cjk(fact):
+        return ()
+    out = []
+    for m in _FACT_NAME.finditer(fact):
+        if m.start() == 0:
+            continue  # the sentence's first word is capitalised whatever it is
+        name = m.group().rstrip(".")
+        if len(name) >= 3 and name.casefold() not in STOPWORDS:
+            out.append((name.casefold(), name))
+    return tuple(out)
 
 
 def _lower_words(known: list[str]) -> set[str]:
-    return {w for fact in known if not has_cjk(fact) for w in re.findall(r"(?<![\w.])[a-z][a-z-]+", fact)}
+    """The lower-case words the known facts hold."""
+    return set().union(*map(_lower_words_of, known))
+
+
+@lru_cache(maxsize=8192)
+def _lower_words_of(fact: str) -> frozenset[str]:
+    return frozenset() if has_cjk(fact) else frozenset(re.findall(r"(?<![\w.])[a-z][a-z-]+", fact))
+
+
+class Truecaser:
+    """``truecased`` against one list of known facts, for many sentences: the facts' names and lower-case words are
+    read once (an entry's sentences share them), and a name is looked for only where the sentence holds it."""
+
+    def __init__(self, known: list[str]) -> None:
+        self.common = _lower_words(known)
+        # longest first; a word the facts also hold in lower case ("Slack" beside "cut some slack") is no name alone
+        self.names = [(low, name) for low, name in sorted(_known_names(known).items(), key=lambda kv: -len(kv[0]))
+                      if low not in self.common]
+
+    def __call__(self, s: str) -> str:
+        """``s`` (a user's own English sentence) with the pronoun I, the known facts' names and, when it is typed
+        wholly in lower case, the values its frames name, capitalised (see the module docstring)."""
+        if has_cjk(s) or not s:
+            return s
+        lower = _typed_lower(s)
+        out = _PRONOUN.sub("I", s)
+        for low, name in self.names:
+            if low in out:  # only then can the whole-word pattern match (the check is what keeps this cheap)
+                out = re.sub(rf"(?<![\w.]){re.escape(low)}(?![\w])", name, out)  # only where typed in lower case
+        if lower:
+            out = _frame_values(out, self.common)
+            out = re.sub(r"(?<![\w.])([a-z])(?=[a-z]+\s+v?\d+\.\d)", lambda m: m.group(1).upper(), out)  # "python 3.12"
+        return out
 
 
 def truecased(s: str, known: list[str]) -> str:
-    """``s`` (a user's own English sentence) with the pronoun I, the known facts' names and, when it is typed wholly
-    in lower case, the values its frames name, capitalised (see the module docstring)."""
-    if has_cjk(s) or not s:
-        return s
-    lower = _typed_lower(s)
-    out = _PRONOUN.sub("I", s)
-    common = _lower_words(known)
-    for low, name in sorted(_known_names(known).items(), key=lambda kv: -len(kv[0])):
-        if low in common:
-            continue  # a word the facts also hold in lower case ("Slack" beside "cut some slack") is no name alone
-        out = re.sub(rf"(?<![\w.]){re.escape(low)}(?![\w])", name, out)  # only where typed in lower case
-    if lower:
-        out = _frame_values(out, common)
-        out = re.sub(r"(?<![\w.])([a-z])(?=[a-z]+\s+v?\d+\.\d)", lambda m: m.group(1).upper(), out)  # "python 3.12"
-    return out
+    """``s`` (a user's own English sentence) truecased against the facts ``known`` (``Truecaser`` for many)."""
+    return Truecaser(known)(s)
 
 
 def _frame_values(s: str, common: set[str]) -> str:

@@ -665,8 +665,8 @@ class _Search:
                 s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if mine:
                 own += idf[t] * mine * (k1 + 1) / (mine + own_norm)
-        if s <= 0 or not (d.tf or d.tf_aux or self.shown_by_context(d)):
-            return None  # an empty turn, or a long one, that matches nothing itself: not found through its neighbours
+        if s <= 0:
+            return None  # (a turn that matches nothing itself and is not ``shown_by_context`` never gets here)
         if not (d.tf or d.tf_aux):
             s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
         return s, own
