@@ -256,7 +256,7 @@ def _capture(data: dict[str, Any], event: str, home: str, result: HookResult, *,
             continue
         if not stat.S_ISREG(mode):
             result.notes.append(f"{event}: {p} is {kind_of(mode)}, not a transcript file; nothing captured from it")
-        else:  # a regular file ``_read_up_to_date`` found stale: its state is not read twice
+        elif incremental.needs_ingest(state_dir, p, final=final):
             todo.append(p)
     if not todo:
         return
