@@ -28,8 +28,8 @@ import re
 
 from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
-FLOOR = 0.0  # share of HELD_OUT_12 handled: set by the lead after measuring
-NOT_FLOOR = 0.0  # share of NOT_CORRECTIONS_12 kept: set by the lead after measuring
+FLOOR = 0.53  # share of HELD_OUT_12 handled: 32/60 on main at 9414b45 (measured once, before round 9)
+NOT_FLOOR = 0.95  # share of NOT_CORRECTIONS_12 kept: 19/20 on main at 9414b45
 
 _ENGLISH = [
     # moves
