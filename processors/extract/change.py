@@ -210,7 +210,14 @@ def _modifiers_apart(s: str, fact: str) -> bool:
     low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
                and mine[w] not in low_f and theirs[w] not in low_s  # "Django 3.2 LTS" / "django to 4.2 (the newer LTS)"
+               and not _value_modifiers(mine[w], theirs[w])
                for w in mine.keys() & theirs.keys())
+
+
+def _value_modifiers(a: str, b: str) -> bool:
+    """Whether two modifiers are both words of one value family ("senior" / "junior" designer): the value that
+    changed, not two slots of one kind."""
+    return any(_FAMILIES[fam].fullmatch(a) and _FAMILIES[fam].fullmatch(b) for fam in _VALUE_FAMILIES)
 
 
 #: A word of a name's shape: a capital, then letters, digits, "+" or "-" (not ending on "-"): "Kafka", "C++", "Fly".
