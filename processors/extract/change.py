@@ -232,6 +232,17 @@ def other_version(s: str, facts: list[str]) -> bool:
                for f in facts)
 
 
+_CLAUSES = re.compile(r"\s*(?:[,;，；。!！?？]|\s[-–—]+\s)\s*")
+
+
+def _adds(s: str) -> bool:
+    """Whether ``s`` adds a fact rather than replacing one: the clauses that carry the change marker are additive
+    ("上个月搬到杭州了，房子也退租了": the move is not what 也 adds to). A statement with no marked clause (a
+    version said again) is read whole."""
+    marked_parts = [p for p in _CLAUSES.split(s) if p and marked(p)]
+    return any(frames.additive(p) for p in marked_parts) if marked_parts else frames.additive(s)
+
+
 def _only(hits: list[int]) -> int | None:
     return hits[0] if len(set(hits)) == 1 else None
 
@@ -244,7 +255,7 @@ def target(s: str, facts: list[str]) -> int | None:
 
 def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
-    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or (_adds(s) and not sl.gone_values(s)):
         return None, "no change marker, or a hypothetical or an addition"
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
         return None, "a hedge or chatty prose"
