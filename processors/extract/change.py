@@ -38,7 +38,10 @@ _MARKER_EN = re.compile(
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
     r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired|"
     r"shut\s+down|decommissioned)|"
-    r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from))\b",
+    r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from)|"
+    # a time moved: "pushed to 10:15", "postponed", "brought forward to monday" (not "pushed to main")
+    r"rescheduled|postponed|(?:pushed|moved|brought)\s+(?:back\s+|up\s+|forward\s+|out\s+)?to\s+(?=\d|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|noon|midday))\b",
     re.IGNORECASE)
 #: Words that make a statement a thought, a wish or an attempt, not a report that something is now so.
 _HEDGE = re.compile(r"\b(?:think|thinking|guess|wonder|wondering|trying|tried|meaning|hoping|hope|looking\s+for|"
@@ -255,7 +258,7 @@ def target(s: str, facts: list[str]) -> int | None:
 
 def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
-    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or (_adds(s) and not sl.gone_values(s)):
+    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or frames.one_off(s) or (_adds(s) and not sl.gone_values(s)):
         return None, "no change marker, or a hypothetical or an addition"
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
         return None, "a hedge or chatty prose"
