@@ -279,7 +279,40 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
                 and families(facts[scored[0][1]]) & families(s):
             return scored[0][1], "frame"
     fam = families(s)
-    return (_one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None), "family"
+    hit = _one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None
+    if hit is None and not fam & _PERSONAL:
+        return _only_tool(s, [i for i in allowed if not (fam and fam & families(facts[i]))], facts), "tool"
+    return hit, "family"
+
+
+#: The families of who the user is: a statement naming a new tool never replaces one of these.
+_PERSONAL = frozenset({"home", "employer", "role", "name"})
+#: Tool-by-purpose families (see ``_FAMILIES``): a fact of one of them holds a tool.
+_TOOL_FAMILIES = frozenset({"editor", "ci", "database", "hosting", "packages", "tests", "queue", "tracker", "chat", "phone"})
+#: A statement that names only the tool it is on now, with no word of what the tool is for ("these days it's
+#: WezTerm for me", "we're on CockroachDB now", "been using Zed full time", "最近换成 Neovim 了").
+_TOOL_NOW = re.compile(r"\b(?:using|on|switched\s+(?:over\s+)?to|moved\s+(?:over\s+)?to|it's|it\s+is)\s+"
+                       r"(?P<v>(?-i:[A-Z][\w.+-]*[\w+]|[a-z]+[A-Z][\w.+-]*))", re.IGNORECASE)
+_ZH_TOOL_NOW = re.compile(r"(?:换成|换到|改用|切换到|换了|用上了?)\s*(?P<v>[A-Za-z][\w.+-]*)")
+
+
+def _tool_fact(fact: str) -> bool:
+    """Whether ``fact`` says which tool the user or a project uses (a use slot, a tool family, or "my X is <Name>")."""
+    if families(fact) & _TOOL_FAMILIES:
+        return True
+    return any(x.kind == "use" or (x.kind == "has" and re.fullmatch(r"[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*", x.value.split()[0] if x.value else ""))
+               for x in sl.slots(fact))
+
+
+def _only_tool(s: str, hits: list[int], facts: list[str]) -> int | None:
+    """The one tool fact of ``hits`` that a statement naming only its new tool (``_TOOL_NOW``) replaces: the tool it
+    names must be held by no known fact, and exactly one candidate may be a tool fact (two => no change)."""
+    m = (_ZH_TOOL_NOW if has_cjk(s) else _TOOL_NOW).search(s)
+    if not m or m.group("v").casefold() in STOPWORDS or any(sl.holds_value(f, m.group("v")) for f in facts):
+        return None
+    owned = [w.group("k").casefold() for w in re.finditer(r"\b(?:my|our|the)\s+(?P<k>[a-z]+)", s, re.IGNORECASE)]
+    hits = [i for i in hits if all(re.search(rf"\b{re.escape(k)}", facts[i], re.IGNORECASE) for k in owned)]
+    return _only([i for i in hits if _tool_fact(facts[i]) and not families(facts[i]) & _PERSONAL])
 
 
 def _one_value(hits: list[int], facts: list[str]) -> int | None:
@@ -329,3 +362,14 @@ def _names(text: str) -> set[str]:
     if text[:1].isupper() and text[:1].isascii():
         words = words[1:]  # the sentence's first word is capitalised whatever it is
     return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS and not _NOT_TOOL.match(w)}
+
+
+def tool_swap(s: str, fact: str) -> str | None:
+    """``fact`` with its tool replaced by the one a statement naming only its new tool (``_TOOL_NOW``) names ("The
+    team's main database is MySQL." + "we're on CockroachDB now" -> "... is CockroachDB."), or None."""
+    m = (_ZH_TOOL_NOW if has_cjk(s) else _TOOL_NOW).search(s)
+    values = sorted({x.value for x in sl.slots(fact) if x.kind in ("use", "has") and x.value and x.value in fact},
+                    key=len, reverse=True)
+    if not m or not values:
+        return None
+    return fact.replace(values[0], m.group("v"), 1)
