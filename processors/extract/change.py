@@ -38,7 +38,10 @@ _MARKER_EN = re.compile(
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
     r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired|"
     r"shut\s+down|decommissioned)|"
-    r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from))\b",
+    r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from)|"
+    # a time moved: "pushed to 10:15", "postponed", "brought forward to monday" (not "pushed to main")
+    r"rescheduled|postponed|(?:pushed|moved|brought)\s+(?:back\s+|up\s+|forward\s+|out\s+)?to\s+(?=\d|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|noon|midday))\b",
     re.IGNORECASE)
 #: Words that make a statement a thought, a wish or an attempt, not a report that something is now so.
 _HEDGE = re.compile(r"\b(?:think|thinking|guess|wonder|wondering|trying|tried|meaning|hoping|hope|looking\s+for|"
@@ -210,7 +213,14 @@ def _modifiers_apart(s: str, fact: str) -> bool:
     low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
                and mine[w] not in low_f and theirs[w] not in low_s  # "Django 3.2 LTS" / "django to 4.2 (the newer LTS)"
+               and not _value_modifiers(mine[w], theirs[w])
                for w in mine.keys() & theirs.keys())
+
+
+def _value_modifiers(a: str, b: str) -> bool:
+    """Whether two modifiers are both words of one value family ("senior" / "junior" designer): the value that
+    changed, not two slots of one kind."""
+    return any(_FAMILIES[fam].fullmatch(a) and _FAMILIES[fam].fullmatch(b) for fam in _VALUE_FAMILIES)
 
 
 #: A word of a name's shape: a capital, then letters, digits, "+" or "-" (not ending on "-"): "Kafka", "C++", "Fly".
@@ -225,6 +235,17 @@ def other_version(s: str, facts: list[str]) -> bool:
                for f in facts)
 
 
+_CLAUSES = re.compile(r"\s*(?:[,;，；。!！?？]|\s[-–—]+\s)\s*")
+
+
+def _adds(s: str) -> bool:
+    """Whether ``s`` adds a fact rather than replacing one: the clauses that carry the change marker are additive
+    ("上个月搬到杭州了，房子也退租了": the move is not what 也 adds to). A statement with no marked clause (a
+    version said again) is read whole."""
+    marked_parts = [p for p in _CLAUSES.split(s) if p and marked(p)]
+    return any(frames.additive(p) for p in marked_parts) if marked_parts else frames.additive(s)
+
+
 def _only(hits: list[int]) -> int | None:
     return hits[0] if len(set(hits)) == 1 else None
 
@@ -237,7 +258,7 @@ def target(s: str, facts: list[str]) -> int | None:
 
 def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
-    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+    if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or frames.one_off(s) or (_adds(s) and not sl.gone_values(s)):
         return None, "no change marker, or a hypothetical or an addition"
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
         return None, "a hedge or chatty prose"
@@ -258,7 +279,40 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
                 and families(facts[scored[0][1]]) & families(s):
             return scored[0][1], "frame"
     fam = families(s)
-    return (_one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None), "family"
+    hit = _one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None
+    if hit is None and not fam & _PERSONAL:
+        return _only_tool(s, [i for i in allowed if not (fam and fam & families(facts[i]))], facts), "tool"
+    return hit, "family"
+
+
+#: The families of who the user is: a statement naming a new tool never replaces one of these.
+_PERSONAL = frozenset({"home", "employer", "role", "name"})
+#: Tool-by-purpose families (see ``_FAMILIES``): a fact of one of them holds a tool.
+_TOOL_FAMILIES = frozenset({"editor", "ci", "database", "hosting", "packages", "tests", "queue", "tracker", "chat", "phone"})
+#: A statement that names only the tool it is on now, with no word of what the tool is for ("these days it's
+#: WezTerm for me", "we're on CockroachDB now", "been using Zed full time", "最近换成 Neovim 了").
+_TOOL_NOW = re.compile(r"\b(?:using|on|switched\s+(?:over\s+)?to|moved\s+(?:over\s+)?to|it's|it\s+is)\s+"
+                       r"(?P<v>(?-i:[A-Z][\w.+-]*[\w+]|[a-z]+[A-Z][\w.+-]*))", re.IGNORECASE)
+_ZH_TOOL_NOW = re.compile(r"(?:换成|换到|改用|切换到|换了|用上了?)\s*(?P<v>[A-Za-z][\w.+-]*)")
+
+
+def _tool_fact(fact: str) -> bool:
+    """Whether ``fact`` says which tool the user or a project uses (a use slot, a tool family, or "my X is <Name>")."""
+    if families(fact) & _TOOL_FAMILIES:
+        return True
+    return any(x.kind == "use" or (x.kind == "has" and re.fullmatch(r"[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*", x.value.split()[0] if x.value else ""))
+               for x in sl.slots(fact))
+
+
+def _only_tool(s: str, hits: list[int], facts: list[str]) -> int | None:
+    """The one tool fact of ``hits`` that a statement naming only its new tool (``_TOOL_NOW``) replaces: the tool it
+    names must be held by no known fact, and exactly one candidate may be a tool fact (two => no change)."""
+    m = (_ZH_TOOL_NOW if has_cjk(s) else _TOOL_NOW).search(s)
+    if not m or m.group("v").casefold() in STOPWORDS or any(sl.holds_value(f, m.group("v")) for f in facts):
+        return None
+    owned = [w.group("k").casefold() for w in re.finditer(r"\b(?:my|our|the)\s+(?P<k>[a-z]+)", s, re.IGNORECASE)]
+    hits = [i for i in hits if all(re.search(rf"\b{re.escape(k)}", facts[i], re.IGNORECASE) for k in owned)]
+    return _only([i for i in hits if _tool_fact(facts[i]) and not families(facts[i]) & _PERSONAL])
 
 
 def _one_value(hits: list[int], facts: list[str]) -> int | None:
@@ -308,3 +362,14 @@ def _names(text: str) -> set[str]:
     if text[:1].isupper() and text[:1].isascii():
         words = words[1:]  # the sentence's first word is capitalised whatever it is
     return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS and not _NOT_TOOL.match(w)}
+
+
+def tool_swap(s: str, fact: str) -> str | None:
+    """``fact`` with its tool replaced by the one a statement naming only its new tool (``_TOOL_NOW``) names ("The
+    team's main database is MySQL." + "we're on CockroachDB now" -> "... is CockroachDB."), or None."""
+    m = (_ZH_TOOL_NOW if has_cjk(s) else _TOOL_NOW).search(s)
+    values = sorted({x.value for x in sl.slots(fact) if x.kind in ("use", "has") and x.value and x.value in fact},
+                    key=len, reverse=True)
+    if not m or not values:
+        return None
+    return fact.replace(values[0], m.group("v"), 1)

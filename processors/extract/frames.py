@@ -93,6 +93,17 @@ def irrealis(text: str) -> bool:
     return bool(_ZH_IRREALIS.search(text) if has_cjk(text) else _IRREALIS.search(text.strip()))
 
 
+_ONE_OFF = re.compile(r"\b(?:(?:just\s+)?this\s+once|this\s+time\s+only|just\s+this\s+time|one[-\s]off|"
+                      r"(?:just\s+)?for\s+(?:today|tonight|this\s+(?:week|time))\s+only|only\s+(?:for\s+)?(?:today|tonight|"
+                      r"this\s+(?:time|week)))\b", re.IGNORECASE)
+_ZH_ONE_OFF = re.compile(r"就?这一次|仅此一次|只是这次|只有这次|这次例外")
+
+
+def one_off(text: str) -> bool:
+    """Whether ``text`` is scoped to one occasion ("pushed to 11 just this once", 就这一次): the standing fact holds."""
+    return bool(_ZH_ONE_OFF.search(text) if has_cjk(text) else _ONE_OFF.search(text))
+
+
 def additive(text: str) -> bool:
     """Whether ``text`` adds a fact beside what is known ("also", "as well", 也) rather than replacing it."""
     return bool(_ZH_ADDITIVE.search(text) if has_cjk(text) else _ADDITIVE.search(text))

@@ -1232,15 +1232,19 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return False  # "React 18 everywhere" after "uses React 17": a known tool's other version needs no subject
     if zh and not re.search(r"我|项目|团队|我们", s) and not sl.slots(s) and not change.marked(s):
         return False
-    at = change.target(s, [k.text for k in known])
+    at, step = change.explain(s, [k.text for k in known])
     if at is None:
         return False
     k = known[at]
     named_gone = sl.gone_values(s)
     gone = named_gone or change.repeated_names(s, k.text)  # "最近改用 Cursor 了，PyCharm 太吃内存"
     body = s if zh else keep.with_subject(_strip_intro(s, ()))
-    text = _swapped(s, k.text) or _restated(body, e, sp, gone)
-    if text and not zh:
+    if step == "tool":  # only the new tool is named: the old fact says what it is for
+        text = change.tool_swap(s, k.text) or ""
+        named_gone = named_gone or [k.text]
+    else:
+        text = _swapped(s, k.text) or _restated(body, e, sp, gone)
+    if text and not zh and step != "tool":
         text = _family_clause(body, text, k.text, gone, e, sp)
     if not text or not change.adds_value(text, k.text):
         return False
@@ -1350,7 +1354,7 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     False (and the sentence is read as usual)."""
     if SECOND_PERSON.search(s) and not has_cjk(s):
         return False
-    if frames.irrealis(s) or (frames.additive(s) and not sl.gone_values(s)):
+    if frames.irrealis(s) or frames.one_off(s) or (frames.additive(s) and not sl.gone_values(s)):
         return False  # "if I moved to ...", "I also use ...": nothing changes
     zh = has_cjk(s)
     if zh and not re.search(r"我|这个项目|本项目", s) and not (not sp.named and sl.has_cue(s) and sl.slots(s)):

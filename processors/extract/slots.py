@@ -40,7 +40,8 @@ _CUE = re.compile(
     r"new|switched|switch|moved|migrated|upgraded|downgraded|changed|replaced|relocated|left|quit|joined|gave\s+up|"
     r"stopped|sold|back|not|doesn't|don't|isn't|cancell?ed|dropped|promoted|demoted|became|bumped|again|ended\s+up|"
     r"went\s+with|since|as\s+of|off|favou?r\s+of|turns\s+out|finally|ditched|no\s+more|lately|recently|renamed|traded|"
-    r"swapped|exchanged|rewrote|rewritten|turned|retired|anymore)\b",
+    r"swapped|exchanged|rewrote|rewritten|turned|retired|anymore|rescheduled|postponed|"
+    r"(?:pushed|brought)\s+(?:back\s+|up\s+|forward\s+|out\s+)?to(?=\s+(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)day)))\b",
     re.IGNORECASE)
 _ZH_CUE = re.compile(r"现在|更喜欢|以后|今后|不再|已经|改|换|搬到|离开|跳槽|迁移|升级|升到|升至|重装|重新|升职|升为|当上|成为|回到|回来|挪到|其实|如今|目前"
                      r"|不.{0,4}了")
