@@ -89,7 +89,10 @@ class SessionState(msgspec.Struct, kw_only=True):
     key: str
     file: str
     title: str = ""
-    preview: str = ""
+    #: the preview as last computed; read ``preview`` (the one accessor), which folds ``preview_raw`` first
+    preview_done: str = msgspec.field(default="", name="preview")
+    #: the content of the message the preview comes from, not yet folded (None: ``preview_done`` is current)
+    preview_raw: str | None = None
     preview_set: bool = False  # set explicitly: not overwritten by new messages
     preview_id: str = ""  # the message the preview was taken from (a message.updated of it refreshes it)
     preview_key: Key = NO_KEY  # the newest preview's event
@@ -125,6 +128,23 @@ class SessionState(msgspec.Struct, kw_only=True):
     devices: list[str] = []
     # per updated message: per field ("content", "tool_calls", an extra key) the key of the update that set it
     edits: dict[str, dict[str, Key]] = {}
+
+    @property
+    def preview(self) -> str:
+        """The session's preview, computed once from the newest candidate message when first read."""
+        raw = self.preview_raw
+        if raw is not None:
+            self.preview_done, self.preview_raw = _preview(raw), None
+        return self.preview_done
+
+    @preview.setter
+    def preview(self, value: str) -> None:
+        self.preview_done, self.preview_raw = value, None
+
+
+def _has_preview(content: str) -> bool:
+    """``_preview(content) != ""`` without folding: the head it reads holds a non-whitespace character."""
+    return bool(content) and (not content[0].isspace() or bool(content[: PREVIEW_CHARS * 4].strip()))
 
 
 class _SessionsState(msgspec.Struct, kw_only=True):
@@ -256,6 +276,8 @@ class SessionsProjection(Projection):
                 self.index[item.key] = item
 
     def state(self) -> Any:
+        for s in self.index.values():
+            s.preview  # noqa: B018 - folds a pending preview, so the state holds it as before
         return _SessionsState(index=list(self.index.values()), clock=self.clock, deleted=self.deleted,
                               waiting=self.waiting)
 
@@ -347,9 +369,8 @@ class SessionsProjection(Projection):
         self.pending.setdefault(s.key, []).append((key, line or message_line(ev)))
         self._touch(s, event_time(ev), ev.timestamp)
         if not s.preview_set and ev.role in ("user", "assistant") and self._later(key, s.preview_key):
-            head = _preview(ev.content)
-            if head:
-                s.preview, s.preview_id, s.preview_key = head, ev.message_id, key
+            if _has_preview(ev.content):  # folded when read (SessionState.preview)
+                s.preview_raw, s.preview_id, s.preview_key = ev.content, ev.message_id, key
         if ev.role == "user":
             self._take_title(s, ev.message_id, ev.content, ev.extra, key)
 
@@ -368,7 +389,8 @@ class SessionsProjection(Projection):
         if "content" not in newer:
             return
         if not s.preview_set and ev.message_id == s.preview_id:
-            s.preview = _preview(ev.content) or s.preview
+            if _has_preview(ev.content):
+                s.preview_raw = ev.content
         if ev.message_id == s.request_id:
             self._take_title(s, ev.message_id, ev.content, ev.extra, s.request_key, again=True)
 
