@@ -66,6 +66,10 @@ SUMMARY_DEDUP = "ingest:"
 _nested_encoder = msgspec.json.Encoder(order="deterministic")  # sorts the keys of nested objects
 
 
+#: all of a message ``_preview`` reads (its length tests included): what a session holds until the preview is read
+_PREVIEW_HEAD = PREVIEW_CHARS * 4 + 1
+
+
 def _preview(content: str) -> str:
     """The start of a message, whitespace folded, as a session's preview.
 
@@ -370,7 +374,7 @@ class SessionsProjection(Projection):
         self._touch(s, event_time(ev), ev.timestamp)
         if not s.preview_set and ev.role in ("user", "assistant") and self._later(key, s.preview_key):
             if _has_preview(ev.content):  # folded when read (SessionState.preview)
-                s.preview_raw, s.preview_id, s.preview_key = ev.content, ev.message_id, key
+                s.preview_raw, s.preview_id, s.preview_key = ev.content[:_PREVIEW_HEAD], ev.message_id, key
         if ev.role == "user":
             self._take_title(s, ev.message_id, ev.content, ev.extra, key)
 
@@ -390,7 +394,7 @@ class SessionsProjection(Projection):
             return
         if not s.preview_set and ev.message_id == s.preview_id:
             if _has_preview(ev.content):
-                s.preview_raw = ev.content
+                s.preview_raw = ev.content[:_PREVIEW_HEAD]
         if ev.message_id == s.request_id:
             self._take_title(s, ev.message_id, ev.content, ev.extra, s.request_key, again=True)
 

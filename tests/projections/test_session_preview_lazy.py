@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from eventlog.events import MessageAppended, MessageUpdated, SessionUpdated
 from eventlog.fsio import MemoryFS
-from projections.sessions import SessionsProjection, _has_preview, _preview, info_of
+from projections.sessions import _PREVIEW_HEAD, SessionsProjection, _has_preview, _preview, info_of
 
 _TEXT = st.one_of(st.text(alphabet=st.sampled_from("ab é \n\t\u3000"), max_size=200),
                   st.sampled_from(["", " ", "\n\n", " " * 500 + "late", "x" * 130 + " y"]))
@@ -93,3 +93,14 @@ def test_has_preview_is_a_non_empty_preview(content: str) -> None:
 def test_has_preview_edges() -> None:
     for content in ["", " ", "\n" * 479 + "a", "\n" * 480 + "a", "a", " a", "\u3000" * 10]:
         assert _has_preview(content) == (_preview(content) != ""), repr(content)
+
+
+_HEADS = st.builds(lambda pad, n, body: pad * n + body, st.sampled_from([" ", "\n", " \t", "\u3000", "ab  "]),
+                   st.integers(0, 600), st.text(alphabet=st.sampled_from("ab \n"), max_size=60))
+
+
+@given(_HEADS | st.text(max_size=1200))
+def test_a_session_holds_only_the_head_the_preview_reads(content: str) -> None:
+    """The fold keeps ``content[:_PREVIEW_HEAD]`` of a long message, never all of it: the preview is the same."""
+    assert _preview(content[:_PREVIEW_HEAD]) == _preview(content)
+    assert _has_preview(content[:_PREVIEW_HEAD]) == _has_preview(content)
