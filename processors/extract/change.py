@@ -174,6 +174,8 @@ def said_again(s: str, fact: str) -> bool:
         body = re.sub(r"^(?:用户|团队)|[。.]$", "", fact.strip())
         return len(body) >= 2 and body in s
     own = {sl.stem(w) for w in content_tokens(fact)} - {"user", "team", "project"}
+    if own and own == {sl.stem(w) for w in content_tokens(s)} - {"user", "team", "project"}:
+        return True  # the whole statement is the fact, clauses joined ("moved to Madrid with my ex, Pablo, and ...")
     clauses = [c for c in re.split(r"[,;]\s*|\s[-–—]+\s|\s+but\s+", s) if c.strip()]  # one clause says it again
     return bool(own) and any(own <= {sl.stem(w) for w in content_tokens(c)} for c in clauses)
 

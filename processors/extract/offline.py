@@ -1213,6 +1213,8 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
             return True
         return False
     _r, k = hits[0]
+    if change.said_again(s, k.text):
+        return False  # the fact already says it: a statement read again corrects nothing
     text = _restated(s, e, sp, sl.gone_values(s))
     if not text:
         ops.append(FactOp(op="noop", sources=[e.ref], reason=f"correction could not be restated: {_cut_reason(s)}"))
