@@ -265,8 +265,13 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
         return None, "a hedge or chatty prose"
     keyed = fact_key(s)
-    allowed = [i for i, f in enumerate(facts) if not frames.other_people(s, f) and fact_key(f) != keyed
-               and not _modifiers_apart(s, f) and not said_again(s, f)]
+    theirs = [i for i, f in enumerate(facts) if not frames.other_people(s, f) and fact_key(f) != keyed and not said_again(s, f)]
+    liked = preference_object(s)
+    if liked:  # "i like light mode better now" after "prefers dark mode": one object, its modifier changed
+        same = [i for i in theirs if (o := preference_object(facts[i])) and o[1] == liked[1] and o[0] != liked[0]]
+        if same:
+            return _only(same), "preference"
+    allowed = [i for i in theirs if not _modifiers_apart(s, facts[i])]
     named = [i for i in _named_old(s, facts) if i in allowed]
     if named:
         return _only(named), "old value"
@@ -285,6 +290,35 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     if hit is None and not fam & _PERSONAL:
         return _only_tool(s, [i for i in allowed if not (fam and fam & families(facts[i]))], facts), "tool"
     return hit, "family"
+
+
+#: A preference and its object: "(the user) prefers / likes / loves / hates <object>", the object ending where the
+#: sentence says more than what is liked (a comparison, a reason, a time, a clause).
+_LIKED = re.compile(
+    r"\b(?:prefer|prefers|like|likes|love|loves|enjoy|enjoys|hate|hates|dislike|dislikes)\s+"
+    r"(?P<o>(?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*)(?=\s*(?:$|[.,;:!?()]|\s(?:better|more|most|best|over|than|instead|now|"
+    r"these|nowadays|anymore|again|for|because|since|when|while|but|and|so|as|in|on|at|from|to|with)\b))",
+    re.IGNORECASE)
+_NOT_OBJECT = frozenset("it them this that these those one ones the a an my our your his her their to".split())
+
+
+def preference_clause(s: str) -> str:
+    """The clause of ``s`` that states its preference ("weirdly i like light mode better now" of "..., easier on my
+    eyes outdoors"), or ``s``."""
+    return next((p for p in _CLAUSES.split(s) if p and preference_object(p)), s)
+
+
+def preference_object(text: str) -> tuple[str, str] | None:
+    """(the object, its head word) of the one preference ``text`` states ("prefers dark mode" -> ("dark mode",
+    "mode")), or None: no preference, two of them, or an object that is a pronoun, a verb's complement ("like to
+    run") or a single word (no modifier that could change)."""
+    found = [m.group("o").casefold() for m in _LIKED.finditer(text)]
+    if len(found) != 1:
+        return None
+    words = found[0].split()
+    if len(words) < 2 or words[0] in _NOT_OBJECT or words[-1] in STOPWORDS or any(w in _NOT_OBJECT for w in words):
+        return None
+    return found[0], sl.stem(words[-1])
 
 
 #: The families of who the user is: a statement naming a new tool never replaces one of these.

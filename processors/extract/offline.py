@@ -152,6 +152,9 @@ MAX_CHARS = 240
 MIN_WORDS = 5
 #: Longer sentences are not read at all (they cannot become a fact of at most MAX_CHARS).
 MAX_SENTENCE = 2000
+#: Only this many sentences of a message are read: a message of more is a document (a paste, a log, a wall of
+#: repeated lines), and reading each of 20,000 sentences (about 1 ms each) kept Dream on one message for 20 s.
+MAX_SENTENCES = 300
 #: At most this many facts are forgotten by one request.
 MAX_DELETES = 3
 
@@ -741,10 +744,12 @@ def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], exp
                   state: bool = False) -> Candidate | None:
     """The candidate of a statement worth keeping (see ``_english``), or None; ``state``: it states a slot."""
     s = _CALL_ME.sub(r"I want to be called \1", s)
+    if not sp.named and _PREFERENCE.match(s) and _ANSWERING_OBJECT.search(s):
+        return None  # "I prefer the first one", "I like the idea": it answers the conversation, no fact of the user's
     temporary = not sp.named and validity.is_temporary(s)
     if temporary:
         s = validity.with_end(s, e.time)
-    state = state or temporary or _states_a_slot(s)
+    state = state or temporary or _states_a_slot(s) or _own_short_statement(s, sp)
     if not sp.named and not explicit and not state and not (
             _CONVENTION.search(s) or _PREFERENCE.search(s) or _IDENTITY.search(s) or _HABIT.search(s)):
         return None  # a user talking to a coding agent: only stated conventions, preferences, habits and identity
@@ -804,6 +809,30 @@ _STATE = re.compile(
 #: A user's sentence whose subject is the project's own thing ("The app uses React 17", "Production runs MySQL 8").
 _PROJECT_THING = re.compile(r"(?:the|this|our)\s+(?:project|api|app|repo|service|backend|frontend|site)\b|production\b",
                             re.IGNORECASE)
+
+
+#: What a preference or a trait of one's own points at when it answers the conversation rather than states
+#: something about the speaker ("I like the idea", "I prefer the second option", "I love your plan"): the
+#: language's anaphoric nouns and ordinals, a closed class, not a list of the data's topics.
+_ANSWERING_OBJECT = re.compile(
+    r"\b(?:the|your|this|that|these|those|both|either|neither)\s+(?:(?:first|second|third|last|former|latter|other|"
+    r"new|old|current|original|proposed|suggested|above|previous|next)\s+)?(?:one|ones|idea|ideas|option|options|"
+    r"approach|approaches|way|plan|version|solution|suggestion|proposal|change|changes|fix|answer|result|output|"
+    r"draft|design|name|choice|sound\s+of\s+(?:it|that))\b|\b(?:first|second|third|last|former|latter)\b",
+    re.IGNORECASE)
+
+
+def _own_short_statement(s: str, sp: Speaker) -> bool:
+    """Whether an unnamed user (the one person an agent works for) states a preference or a trait of their own in
+    a short sentence ("I prefer dark mode.", "I'm vegetarian.", "I like tea."): kept as a fact, which the word count
+    and the score of talk between people would drop. It must start in the first person and point at nothing in
+    the conversation (no pronoun, no "this", no "the second option")."""
+    if sp.named or len(s.split()) > 14 or not re.match(r"(?:I\b|I'm\b|we\b|we're\b)", s, re.IGNORECASE):
+        return False
+    if not (_PREFERENCE.match(s) or _STRONG_IDENTITY.match(s)):
+        return False
+    return not (_LOOSE_PRONOUN.search(s) or _DEMONSTRATIVE.search(s) or _ANSWERING_OBJECT.search(s)
+                or SECOND_PERSON.search(s) or s.rstrip().endswith("?"))
 
 
 def _states_a_slot(s: str) -> bool:
@@ -1023,7 +1052,7 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
     earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
     own = not sp.named and e.role in ("user", "note")
     caser = truecase.Truecaser([k.text for k in pool]) if own else None
-    parts = [caser(x) if caser else x for x in sentences(text)]  # "i'm in austin now": lower case
+    parts = [caser(x) if caser else x for x in sentences(text)[:MAX_SENTENCES]]  # "i'm in austin now": lower case
     skip = -1
     for i, sentence in enumerate(parts):
         if len(sentence) > MAX_SENTENCE or i == skip:
@@ -1200,6 +1229,13 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return True
     if _general_change(s, e, sp, pool, ops):
         return True
+    return _correction(s, e, sp, pool, ops)
+
+
+def _correction(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """A statement worded as a correction ("actually ...", "I meant ..."): the best-matching known fact updated with
+    its restatement; True if it was one (a noop with the reason when it matches or restates nothing)."""
+    zh = has_cjk(s)
     strong = _ZH_CORRECTION.search(s) if zh else _CORRECTION_STRONG.search(s)
     weak = None if zh else _CORRECTION_WEAK.search(s)
     if not strong and not weak:
@@ -1244,13 +1280,15 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if step == "tool":  # only the new tool is named: the old fact says what it is for
         text = change.tool_swap(s, k.text) or ""
         named_gone = named_gone or [k.text]
+    elif step == "preference":  # the clause that says what is liked now, not the reason beside it
+        text = _restated(keep.with_subject(_strip_intro(change.preference_clause(s), ())), e, sp, gone)
     else:
         text = _swapped(s, k.text) or _restated(body, e, sp, gone)
-    if text and not zh and step != "tool":
+    if text and not zh and step not in ("tool", "preference"):
         text = _family_clause(body, text, k.text, gone, e, sp)
     if not text or not change.adds_value(text, k.text):
         return False
-    if not named_gone and not change.families(text) & change.families(k.text):
+    if not named_gone and step != "preference" and not change.families(text) & change.families(k.text):
         return False  # the new fact is not about what the old one is ("..., and I'm excited to explore Kyoto")
     if fact_key(text) in {fact_key(x.text) for x in pool} | {fact_key(o.text) for o in ops if o.text}:
         return True  # already known as stated, or stated by this batch: the same statement again changes nothing

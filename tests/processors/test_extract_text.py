@@ -171,7 +171,8 @@ def test_extraction_time_is_linear_in_the_size_of_a_message():
         return Entry(ref="s#1", seq=1, session_key="s", message_id="1", speaker="user", role="user", time=T, text=text)
 
     for text in ("I " * 100_000 + "love it", "<a-b>" * 50_000, "we love it last week you my " * 20_000,
-                 "我喜欢，" * 50_000, "I love tea. " * 20_000, "<memory>" + "x " * 100_000):
+                 "我喜欢，" * 50_000, "I love tea. " * 20_000,
+                 "I love green tea every morning. " * 20_000, "<memory>" + "x " * 100_000):
         start = time.perf_counter()
         extract([entry(text)], [])
         assert time.perf_counter() - start < 10, text[:20]
