@@ -34,7 +34,7 @@ import xxhash
 
 from eventlog import codec
 from eventlog.events import DiaryLines, DiaryTrimmed, Event, MessageAppended
-from eventlog.timeutil import normalize_time, source_time
+from eventlog.timeutil import source_time
 from processors.runner import Processor, RunReport
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ EVENT_LINE_BYTES = 64 * 1024  # a diary.lines event closes once its lines hold t
 _h128 = xxhash.xxh3_128_intdigest
 _canonical_json = codec.canonical_json
 _HASH128_PREFIX = codec.HASH128_PREFIX
-_normalize_time = normalize_time
 
 
 class _Day:
@@ -141,40 +140,24 @@ class Snapshot(Processor):
         self.days: dict[str, _Day] = {}  # date -> what this step gathered for it
 
     def policy(self, ev: Event) -> list[Event]:
-        """The message's line, unless the log (or this step) already holds its key; a full day's event.
-
-        One call per message, so it is written flat: ``canonical_message``, ``source_time`` and
-        ``diary_line`` inline (``tests/processors/test_snapshot_policy.py`` holds it to them)."""
         assert isinstance(ev, MessageAppended)
-        content, timestamp, ts = ev.content, ev.timestamp, ev.ts
-        key, mid, role = ev.session_key, ev.message_id, ev.role
-        k = _h128(_canonical_json(["diary/2", key, mid, role, content, timestamp, ev.tool_calls]))  # canonical_message
-        seen = self.seen
-        if k in seen or self.lookup(k) is not None or (
+        lookup, seen = self.lookup, self.seen
+        k = _h128(_canonical_json(canonical_message(ev)))
+        if k in seen or lookup(k) is not None or (
                 ev.seq <= self.legacy_horizon
-                and self.lookup(_h128(_canonical_json(legacy_canonical_message(ev)))) is not None):
+                and lookup(_h128(_canonical_json(legacy_canonical_message(ev)))) is not None):
             self.report.duplicates_skipped += 1
             return []
         seen.add(k)
-        when = _normalize_time(timestamp)
-        if not when or (ts and when > ts):
-            when = source_time(timestamp, ts)  # missing, invalid or later than the event: source_time decides
-        text = content.strip()
-        if text and key.isprintable() and role.isprintable():  # diary_line, but for its rare cases
-            if not text.isprintable():
-                text = " ⏎ ".join(filter(None, map(str.strip, text.splitlines()))) or "(no text)"
-            if len(text) > LINE_CHARS:
-                text = text[: LINE_CHARS - 1] + "…"
-            line = f"{when[11:19]} [{key}] {role}: {text}"
-        else:
-            line = diary_line(ev, when)
-        size = (len(line) if line.isascii() else len(line.encode())) + 1  # isascii: O(1), one byte a character
+        when = source_time(ev.timestamp, ev.ts)
+        line = diary_line(ev, when)
         date = when[:10]
+        size = len(line.encode()) + 1
         day = self.days.get(date)
         if day is None:
             day = self.days[date] = _Day()
         day.lengths.append(size)
-        day.rows.append((line, key, mid, ev.seq, role, f"{_HASH128_PREFIX}{k:032x}"))
+        day.rows.append((line, ev.session_key, ev.message_id, ev.seq, ev.role, f"{_HASH128_PREFIX}{k:032x}"))
         day.nbytes += size
         if day.nbytes < EVENT_LINE_BYTES:
             return []

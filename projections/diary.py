@@ -12,10 +12,9 @@ That is what lets the digest validate its position instead of re-reading or skip
 
 The in-memory state per day is ``start`` and the byte length of every line, enough to
 plan a trim without reading the file; lines appended since the last flush wait in
-``pending``, as text (a trim drops pending lines at once, so a long run holds at most about
-a budget's worth, and only the lines that reach the file are ever encoded). ``flush``
-reads a dirty day's file once, checks its hash, drops and appends lines and writes it
-back atomically.
+``pending`` (a trim drops pending lines at once, so a long run holds at most about a
+budget's worth). ``flush`` reads a dirty day's file once, checks its hash, drops and
+appends lines and writes it back atomically.
 """
 
 from __future__ import annotations
@@ -105,7 +104,7 @@ class DiaryProjection(Projection):
             for d in saved.days:
                 self.days[d.date] = d
             self.legacy_horizon = saved.legacy_horizon
-        self.pending: dict[str, list[str]] = {}  # lines not yet in their file, newline-less
+        self.pending: dict[str, list[bytes]] = {}
         self.to_drop: dict[str, int] = {}
         self.dirty: set[str] = set()
 
@@ -150,15 +149,14 @@ class DiaryProjection(Projection):
         day = self.days.get(date)
         if day is None:
             day = self.days[date] = DiaryDay(date=date)
-        # byte lengths without encoding an ASCII line (isascii is O(1)); the text is encoded at the flush, so
-        # the many lines a trim drops before it are never encoded
-        lengths = [len(line) + 1 if line.isascii() else len(line.encode()) + 1 for line in lines]
+        data = [line.encode() + b"\n" for line in lines]
+        lengths = [len(b) for b in data]
         if len(sources) != len(lines):  # only a log written around validation: one source per line all the same
             sources = (list(sources) + [0] * len(lines))[: len(lines)]
         day.lengths.extend(lengths)
         day.sources.extend(sources)
         day.size += sum(lengths)
-        self.pending.setdefault(date, []).extend(lines)
+        self.pending.setdefault(date, []).extend(data)
         self.dirty.add(date)
 
     def sources_between(self, date: str, start: int, end: int) -> list[int]:
@@ -191,11 +189,9 @@ class DiaryProjection(Projection):
     def flush(self) -> None:
         for date in sorted(self.dirty):
             day = self.days[date]
-            kept, pend = self.file_lines(day), self.pending.pop(date, [])
-            drop = self.to_drop.pop(date, 0)  # lines of the file (then of the pending ones) trims took
-            if drop > len(kept):
-                pend = pend[drop - len(kept) :]
-            data = b"".join(kept[drop:]) + "".join([line + "\n" for line in pend]).encode()
+            lines = self.file_lines(day) + self.pending.pop(date, [])
+            lines = lines[self.to_drop.pop(date, 0) :]
+            data = b"".join(lines)
             if len(data) != day.size:
                 raise ProjectionDrift(f"diary {date}: {len(data)} bytes where {day.size} were expected")
             self.write_file(diary_file(date), data)
