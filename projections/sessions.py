@@ -372,9 +372,9 @@ class SessionsProjection(Projection):
         s.count += 1
         self.pending.setdefault(s.key, []).append((key, line or message_line(ev)))
         self._touch(s, event_time(ev), ev.timestamp)
-        if not s.preview_set and ev.role in ("user", "assistant") and self._later(key, s.preview_key):
-            if _has_preview(ev.content):  # folded when read (SessionState.preview)
-                s.preview_raw, s.preview_id, s.preview_key = ev.content[:_PREVIEW_HEAD], ev.message_id, key
+        if (not s.preview_set and ev.role in ("user", "assistant") and self._later(key, s.preview_key)
+                and _has_preview(ev.content)):  # folded when read (SessionState.preview)
+            s.preview_raw, s.preview_id, s.preview_key = ev.content[:_PREVIEW_HEAD], ev.message_id, key
         if ev.role == "user":
             self._take_title(s, ev.message_id, ev.content, ev.extra, key)
 
@@ -392,9 +392,8 @@ class SessionsProjection(Projection):
         self.dirty.add(s.key)  # not touched: updated_at is the last message's time, not the edit's
         if "content" not in newer:
             return
-        if not s.preview_set and ev.message_id == s.preview_id:
-            if _has_preview(ev.content):
-                s.preview_raw = ev.content[:_PREVIEW_HEAD]
+        if not s.preview_set and ev.message_id == s.preview_id and _has_preview(ev.content):
+            s.preview_raw = ev.content[:_PREVIEW_HEAD]
         if ev.message_id == s.request_id:
             self._take_title(s, ev.message_id, ev.content, ev.extra, s.request_key, again=True)
 

@@ -52,9 +52,7 @@ class _Eager:
 def test_lazy_preview_is_the_eager_one(steps: list[tuple]) -> None:
     p = SessionsProjection("/nowhere", MemoryFS())
     eager: _Eager | None = None
-    n = 0
-    for step in steps:
-        n += 1
+    for n, step in enumerate(steps, start=1):
         if step[0] == "append":
             p.apply(MessageAppended(session_key="s", message_id=f"m{n}", role=step[1], content=step[2], seq=n))
             if eager is None:
