@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 
 from eventlog.errors import ConfigError
-from projections.recall import rank
+from projections.recall import overlap, rank
 from projections.recall.index import FACT, MESSAGE, RecallIndex
 from projections.recall.query import (
     MAX_TERMS,
@@ -565,12 +565,15 @@ class _Search:
         """Step 2: the candidates of ``terms`` and (with context on) their neighbours, eligibility marked."""
         r, f, ix = self.r, self.filters, self.ix
         selectivity = 1.0
+        tagged = n_docs  # no filter tag is held by more rows than this
         for tag in f.selective_tags():
+            tagged = min(tagged, ix.df(tag))
             selectivity = min(selectivity, ix.df(tag) / n_docs)
         gen = _generation_terms(terms.live, terms.dfs, r.generation_budget / max(selectivity, 1e-9))
         # FTS5 stems what MATCH is given: hand it a word of the question, never its stem again
         surface = {s: w for w, s in reversed(list(terms.word_stem.items()))}
-        cand = self.candidates([(surface.get(t, t), t in terms.singles, terms.idf[t]) for t in gen], r.candidates)
+        cand = self.candidates([(surface.get(t, t), t in terms.singles, terms.idf[t]) for t in gen], r.candidates,
+                               longest=max(min(terms.dfs[t], tagged) for t in gen))
         if not cand:
             return {}
         docs = self.fetch(cand)
@@ -684,7 +687,8 @@ class _Search:
 
     # -- data -------------------------------------------------------------------------------
 
-    def candidates(self, terms: list[tuple[str, bool, float]], k: int) -> list[tuple[int, float]]:
+    def candidates(self, terms: list[tuple[str, bool, float]], k: int, *,
+                   longest: int | None = None) -> list[tuple[int, float]]:
         """The ``k`` rows with the highest sum of idf over the ``terms`` they hold (newest first on ties).
 
         Each term is a word as the question wrote it (FTS5 stems it; a stem stemmed again
@@ -693,13 +697,14 @@ class _Search:
         One FTS5 lookup per term (a doclist walk, no ranking function: that would read a
         length per row), summed by SQLite; filters are AND-ed onto every term. A term is
         read back from its newest row for at most ``generation_budget`` rows, which bounds
-        the work of a question made of common words only.
+        the work of a question made of common words only. ``longest``: no term's row list
+        (filters applied) is longer than this (None: unknown).
         """
         f = self.filters
         suffix = f.match_suffix()
         cap = self.r.generation_budget
         if f.since is None and f.until is None:
-            return self.untimed_candidates(terms, k, suffix, cap)
+            return self.untimed_candidates(terms, k, suffix, cap, longest=longest)
         subs, args = [], []
         for term, prefix, weight in terms:
             subs.append("SELECT * FROM (SELECT rowid AS r, ? AS w FROM fts WHERE fts MATCH ? "
@@ -716,7 +721,7 @@ class _Search:
         return self.db.execute(sql + " ORDER BY g.s DESC, g.r DESC LIMIT ?", (*args, k)).fetchall()
 
     def untimed_candidates(self, terms: list[tuple[str, bool, float]], k: int, suffix: str,
-                           cap: int) -> list[tuple[int, float]]:
+                           cap: int, *, longest: int | None = None) -> list[tuple[int, float]]:
         """``candidates`` without a time filter, the last term's (the commonest's) long row list read in SQLite only.
 
         A row that holds the last term alone weighs that term's idf, the same for all, so of
@@ -725,7 +730,12 @@ class _Search:
         ``generation_budget`` rows. SQLite's sum adds a group's rows in the union's order
         (checked in tests/projections/test_recall_candidates.py), so the last term's weight is
         added last, as before: the same sums, rows and order as one sum over every term's rows.
+        When no list is longer than ``cap`` (``longest``), a few terms go by their lists'
+        overlaps instead (``overlap.py``: the same answer, reading a fraction of the rows).
         """
+        if longest is not None and longest <= cap and 2 <= len(terms) <= overlap.MAX_TERMS:
+            return overlap.candidates(self.db, [self.match_term(term, prefix) for term, prefix, _w in terms],
+                                      [w for _t, _p, w in terms], suffix, k)
         lists = [("SELECT rowid AS r FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?",
                   [self.match_term(term, prefix) + suffix, cap], weight) for term, prefix, weight in terms]
         last, last_args, last_weight = lists.pop()
