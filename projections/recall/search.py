@@ -657,13 +657,17 @@ class _Search:
         s = own = 0.0
         own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
         aux, tfs, tfs_aux = r.aux, d.tf, d.tf_aux
-        held = set(tfs).union(tfs_aux, *(n.tf for _w, n in ctx))  # a term none of them holds adds nothing
+        # a neighbour without a term adds w * 0.0 == 0.0 to every term frequency: left out, nothing changes
+        ctx_tfs = [(w, n.tf) for w, n in ctx if n.tf]
+        if not (tfs or tfs_aux or ctx_tfs):
+            return None  # no term anywhere: s would stay 0
+        held = set(tfs).union(tfs_aux, *(ntf for _w, ntf in ctx_tfs))  # a term none of them holds adds nothing
         for t in terms.live:
             if t not in held:
                 continue
             tf = mine = tfs.get(t, 0.0) + aux * tfs_aux.get(t, 0.0)
-            for w, n in ctx:
-                tf += w * n.tf.get(t, 0.0)
+            for w, ntf in ctx_tfs:
+                tf += w * ntf.get(t, 0.0)
             if tf:
                 s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if mine:
@@ -961,6 +965,8 @@ def _first_person(q: Question) -> bool:
 
 def _aux(d: _Doc) -> str:
     if d.kind == MESSAGE:
+        if not (d.speaker or d.caption or d.tools):
+            return ""  # most messages: no generator and join
         return " ".join(p for p in (d.speaker, d.caption, d.tools) if p)
     if d.kind == FACT:
         return d.section or ""
