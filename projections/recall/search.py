@@ -277,6 +277,7 @@ class _Doc:
 _DOC_COLUMNS = ("id, kind, time, body, nchars, sid, pos, mid, role, speaker, caption, tools, skey, project, source, "
                 "fact_id, scope, section, state")
 _DOC_SELECT = f"SELECT {_DOC_COLUMNS} FROM docs"
+_NEIGHBOUR_COLUMNS = ", ".join(f"d.{c}" for c in _DOC_COLUMNS.split(", "))
 
 
 def _validate_limit(limit: Any) -> int:
@@ -792,22 +793,26 @@ class _Search:
     def neighbours(self, docs: list[_Doc], window: int) -> list[_Doc]:
         """Messages within ``window`` turns of ``docs`` in their sessions, in session and turn order.
 
-        Ids first (one indexed join per chunk, nothing else read), then the rows of the new ones
-        only: most ranges overlap a candidate or each other, and a DISTINCT over whole rows costs more."""
+        The ranges are merged first (overlapping or touching ones of a session are one), so one
+        indexed join per chunk reads each row once, whole; the rows of ``docs`` themselves are
+        skipped. Their order is what the join over the unmerged sorted ranges gives, each row where
+        it first appears: a range's new turns always follow every turn of the ranges before it."""
         have = {d.id for d in docs}
-        ranges = sorted({(d.sid, d.pos - window, d.pos + window) for d in docs})
-        new: list[int] = []
-        for i in range(0, len(ranges), 300):
-            chunk = ranges[i : i + 300]
+        merged: list[tuple[int, int, int]] = []
+        for sid, lo, hi in sorted({(d.sid, d.pos - window, d.pos + window) for d in docs}):
+            if merged and merged[-1][0] == sid and lo <= merged[-1][2] + 1:
+                if hi > merged[-1][2]:
+                    merged[-1] = (sid, merged[-1][1], hi)
+            else:
+                merged.append((sid, lo, hi))
+        out: list[_Doc] = []
+        for i in range(0, len(merged), 300):
+            chunk = merged[i : i + 300]
             values = ",".join("(?, ?, ?)" for _ in chunk)
-            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT d.id FROM n JOIN docs d INDEXED BY docs_position "
-                   "ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo AND n.hi")
-            for (j,) in self.db.execute(sql, [x for r in chunk for x in r]):
-                if j not in have:
-                    have.add(j)
-                    new.append(j)
-        rows = self.rows(new)
-        return [rows[j] for j in new if j in rows]
+            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT {_NEIGHBOUR_COLUMNS} FROM n JOIN docs d "
+                   "INDEXED BY docs_position ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo AND n.hi")
+            out += [_Doc(row) for row in self.db.execute(sql, [x for r in chunk for x in r]) if row[0] not in have]
+        return out
 
     def rows(self, ids: list[int]) -> dict[int, _Doc]:
         """The docs of ``ids`` (missing ones absent)."""

@@ -1,15 +1,18 @@
-"""``_Search.bm25f`` gives the plain formula's scores to the bit (issue 23: it now skips neighbours without a term).
+"""``bm25f`` and ``neighbours`` give what their plain versions give, to the bit and in order (issue 23).
 
 The reference below is BM25F as it was written before the shortcut: every neighbour's
 frequency added for every term the doc or a neighbour holds, ``w * 0.0`` included.
-Hypothesis draws the term frequencies (many docs with none), weights and lengths.
+Hypothesis draws the term frequencies (many docs with none), weights and lengths. ``neighbours``
+merges the ranges before one join per chunk; the reference joins each sorted range and keeps each
+row where it first appears (interleaved sessions, so ids and turns differ in order).
 """
 
 from __future__ import annotations
 
 import types
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from projections.recall.search import DEFAULT_RANKING, _Doc, _Search, _Terms
@@ -68,3 +71,46 @@ def test_bm25f_equals_the_plain_formula(own, ctx, idf, avg):
                    name_tokens=frozenset(), boost=frozenset())
     ctx_avg = avg * 2.2
     assert s.bm25f(d, context, terms, avg, ctx_avg) == _reference(s, d, context, terms, avg, ctx_avg)
+
+
+def _old_neighbour_ids(s: _Search, docs: list[_Doc], window: int) -> list[int]:
+    """The neighbours as the unmerged sorted ranges' join gives them, each where it first appears."""
+    have = {d.id for d in docs}
+    out = []
+    for sid, lo, hi in sorted({(d.sid, d.pos - window, d.pos + window) for d in docs}):
+        for (j,) in s.db.execute("SELECT id FROM docs INDEXED BY docs_position WHERE kind = 0 AND sid = ? AND "
+                                 "pos BETWEEN ? AND ?", (sid, lo, hi)):
+            if j not in have:
+                have.add(j)
+                out.append(j)
+    return out
+
+
+@pytest.fixture(scope="module")
+def sessions_index(tmp_path_factory):
+    from eventlog.events import MessageAppended, SessionCreated
+    from projections.recall.index import RecallIndex
+
+    events: list = []
+    seq = 0
+    for sess in range(4):
+        seq += 1
+        events.append(SessionCreated(seq=seq, ts="2026-03-01T10:00:00.000Z", session_key=f"s{sess}", title="t",
+                                     project="p"))
+        for i in range(30):
+            seq += 1
+            events.append(MessageAppended(seq=seq, ts="2026-03-01T10:00:00.000Z", session_key=f"s{sess % 3}",
+                                          message_id=f"m{sess}-{i}", role="user", content=f"turn {i}"))
+    ix = RecallIndex(str(tmp_path_factory.mktemp("nb") / "recall.sqlite"))
+    ix.catch_up(events)
+    yield ix
+    ix.close()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picked=st.lists(st.integers(0, 125), max_size=40), window=st.integers(1, 4))
+def test_neighbours_are_the_unmerged_ranges_rows_in_their_order(sessions_index, picked, window):
+    s = _Search(sessions_index, DEFAULT_RANKING)
+    ids = [r for (r,) in s.db.execute("SELECT id FROM docs WHERE kind = 0 ORDER BY id")]
+    docs = list(s.rows([ids[i % len(ids)] for i in picked]).values())
+    assert [d.id for d in s.neighbours(docs, window)] == _old_neighbour_ids(s, docs, window)
