@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 
 from eventlog.errors import ConfigError
-from projections.recall import rank
+from projections.recall import overlap, rank
 from projections.recall.index import FACT, MESSAGE, RecallIndex
 from projections.recall.query import (
     MAX_TERMS,
@@ -277,6 +277,7 @@ class _Doc:
 _DOC_COLUMNS = ("id, kind, time, body, nchars, sid, pos, mid, role, speaker, caption, tools, skey, project, source, "
                 "fact_id, scope, section, state")
 _DOC_SELECT = f"SELECT {_DOC_COLUMNS} FROM docs"
+_NEIGHBOUR_COLUMNS = ", ".join(f"d.{c}" for c in _DOC_COLUMNS.split(", "))
 
 
 def _validate_limit(limit: Any) -> int:
@@ -565,12 +566,15 @@ class _Search:
         """Step 2: the candidates of ``terms`` and (with context on) their neighbours, eligibility marked."""
         r, f, ix = self.r, self.filters, self.ix
         selectivity = 1.0
+        tagged = n_docs  # no filter tag is held by more rows than this
         for tag in f.selective_tags():
+            tagged = min(tagged, ix.df(tag))
             selectivity = min(selectivity, ix.df(tag) / n_docs)
         gen = _generation_terms(terms.live, terms.dfs, r.generation_budget / max(selectivity, 1e-9))
         # FTS5 stems what MATCH is given: hand it a word of the question, never its stem again
         surface = {s: w for w, s in reversed(list(terms.word_stem.items()))}
-        cand = self.candidates([(surface.get(t, t), t in terms.singles, terms.idf[t]) for t in gen], r.candidates)
+        cand = self.candidates([(surface.get(t, t), t in terms.singles, terms.idf[t]) for t in gen], r.candidates,
+                               longest=max(min(terms.dfs[t], tagged) for t in gen))
         if not cand:
             return {}
         docs = self.fetch(cand)
@@ -654,13 +658,17 @@ class _Search:
         s = own = 0.0
         own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
         aux, tfs, tfs_aux = r.aux, d.tf, d.tf_aux
-        held = set(tfs).union(tfs_aux, *(n.tf for _w, n in ctx))  # a term none of them holds adds nothing
+        # a neighbour without a term adds w * 0.0 == 0.0 to every term frequency: left out, nothing changes
+        ctx_tfs = [(w, n.tf) for w, n in ctx if n.tf]
+        if not (tfs or tfs_aux or ctx_tfs):
+            return None  # no term anywhere: s would stay 0
+        held = set(tfs).union(tfs_aux, *(ntf for _w, ntf in ctx_tfs))  # a term none of them holds adds nothing
         for t in terms.live:
             if t not in held:
                 continue
             tf = mine = tfs.get(t, 0.0) + aux * tfs_aux.get(t, 0.0)
-            for w, n in ctx:
-                tf += w * n.tf.get(t, 0.0)
+            for w, ntf in ctx_tfs:
+                tf += w * ntf.get(t, 0.0)
             if tf:
                 s += idf[t] * tf * (k1 + 1) / (tf + norm)
             if mine:
@@ -684,7 +692,8 @@ class _Search:
 
     # -- data -------------------------------------------------------------------------------
 
-    def candidates(self, terms: list[tuple[str, bool, float]], k: int) -> list[tuple[int, float]]:
+    def candidates(self, terms: list[tuple[str, bool, float]], k: int, *,
+                   longest: int | None = None) -> list[tuple[int, float]]:
         """The ``k`` rows with the highest sum of idf over the ``terms`` they hold (newest first on ties).
 
         Each term is a word as the question wrote it (FTS5 stems it; a stem stemmed again
@@ -693,13 +702,14 @@ class _Search:
         One FTS5 lookup per term (a doclist walk, no ranking function: that would read a
         length per row), summed by SQLite; filters are AND-ed onto every term. A term is
         read back from its newest row for at most ``generation_budget`` rows, which bounds
-        the work of a question made of common words only.
+        the work of a question made of common words only. ``longest``: no term's row list
+        (filters applied) is longer than this (None: unknown).
         """
         f = self.filters
         suffix = f.match_suffix()
         cap = self.r.generation_budget
         if f.since is None and f.until is None:
-            return self.untimed_candidates(terms, k, suffix, cap)
+            return self.untimed_candidates(terms, k, suffix, cap, longest=longest)
         subs, args = [], []
         for term, prefix, weight in terms:
             subs.append("SELECT * FROM (SELECT rowid AS r, ? AS w FROM fts WHERE fts MATCH ? "
@@ -716,7 +726,7 @@ class _Search:
         return self.db.execute(sql + " ORDER BY g.s DESC, g.r DESC LIMIT ?", (*args, k)).fetchall()
 
     def untimed_candidates(self, terms: list[tuple[str, bool, float]], k: int, suffix: str,
-                           cap: int) -> list[tuple[int, float]]:
+                           cap: int, *, longest: int | None = None) -> list[tuple[int, float]]:
         """``candidates`` without a time filter, the last term's (the commonest's) long row list read in SQLite only.
 
         A row that holds the last term alone weighs that term's idf, the same for all, so of
@@ -725,7 +735,12 @@ class _Search:
         ``generation_budget`` rows. SQLite's sum adds a group's rows in the union's order
         (checked in tests/projections/test_recall_candidates.py), so the last term's weight is
         added last, as before: the same sums, rows and order as one sum over every term's rows.
+        When no list is longer than ``cap`` (``longest``), a few terms go by their lists'
+        overlaps instead (``overlap.py``: the same answer, reading a fraction of the rows).
         """
+        if longest is not None and longest <= cap and 2 <= len(terms) <= overlap.MAX_TERMS:
+            return overlap.candidates(self.db, [self.match_term(term, prefix) for term, prefix, _w in terms],
+                                      [w for _t, _p, w in terms], suffix, k)
         lists = [("SELECT rowid AS r FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?",
                   [self.match_term(term, prefix) + suffix, cap], weight) for term, prefix, weight in terms]
         last, last_args, last_weight = lists.pop()
@@ -778,22 +793,26 @@ class _Search:
     def neighbours(self, docs: list[_Doc], window: int) -> list[_Doc]:
         """Messages within ``window`` turns of ``docs`` in their sessions, in session and turn order.
 
-        Ids first (one indexed join per chunk, nothing else read), then the rows of the new ones
-        only: most ranges overlap a candidate or each other, and a DISTINCT over whole rows costs more."""
+        The ranges are merged first (overlapping or touching ones of a session are one), so one
+        indexed join per chunk reads each row once, whole; the rows of ``docs`` themselves are
+        skipped. Their order is what the join over the unmerged sorted ranges gives, each row where
+        it first appears: a range's new turns always follow every turn of the ranges before it."""
         have = {d.id for d in docs}
-        ranges = sorted({(d.sid, d.pos - window, d.pos + window) for d in docs})
-        new: list[int] = []
-        for i in range(0, len(ranges), 300):
-            chunk = ranges[i : i + 300]
+        merged: list[tuple[int, int, int]] = []
+        for sid, lo, hi in sorted({(d.sid, d.pos - window, d.pos + window) for d in docs}):
+            if merged and merged[-1][0] == sid and lo <= merged[-1][2] + 1:
+                if hi > merged[-1][2]:
+                    merged[-1] = (sid, merged[-1][1], hi)
+            else:
+                merged.append((sid, lo, hi))
+        out: list[_Doc] = []
+        for i in range(0, len(merged), 300):
+            chunk = merged[i : i + 300]
             values = ",".join("(?, ?, ?)" for _ in chunk)
-            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT d.id FROM n JOIN docs d INDEXED BY docs_position "
-                   "ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo AND n.hi")
-            for (j,) in self.db.execute(sql, [x for r in chunk for x in r]):
-                if j not in have:
-                    have.add(j)
-                    new.append(j)
-        rows = self.rows(new)
-        return [rows[j] for j in new if j in rows]
+            sql = (f"WITH n(s, lo, hi) AS (VALUES {values}) SELECT {_NEIGHBOUR_COLUMNS} FROM n JOIN docs d "
+                   "INDEXED BY docs_position ON d.kind = 0 AND d.sid = n.s AND d.pos BETWEEN n.lo AND n.hi")
+            out += [_Doc(row) for row in self.db.execute(sql, [x for r in chunk for x in r]) if row[0] not in have]
+        return out
 
     def rows(self, ids: list[int]) -> dict[int, _Doc]:
         """The docs of ``ids`` (missing ones absent)."""
@@ -951,6 +970,8 @@ def _first_person(q: Question) -> bool:
 
 def _aux(d: _Doc) -> str:
     if d.kind == MESSAGE:
+        if not (d.speaker or d.caption or d.tools):
+            return ""  # most messages: no generator and join
         return " ".join(p for p in (d.speaker, d.caption, d.tools) if p)
     if d.kind == FACT:
         return d.section or ""
