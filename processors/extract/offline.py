@@ -818,7 +818,8 @@ _ANSWERING_OBJECT = re.compile(
     r"\b(?:the|your|this|that|these|those|both|either|neither)\s+(?:(?:first|second|third|last|former|latter|other|"
     r"new|old|current|original|proposed|suggested|above|previous|next)\s+)?(?:one|ones|idea|ideas|option|options|"
     r"approach|approaches|way|plan|version|solution|suggestion|proposal|change|changes|fix|answer|result|output|"
-    r"draft|design|name|choice|sound\s+of\s+(?:it|that))\b|\b(?:first|second|third|last|former|latter)\b",
+    r"draft|design|name|choice|sound\s+of\s+(?:it|that))\b|\bthe\s+(?:former|latter)\b|"
+    r"\bthe\s+(?:first|second|third|last)\s*(?:[.!,;]|$|(?:a\s+lot|better|more|most|best|too|over|instead)\b)",  # not "first thing"
     re.IGNORECASE)
 
 

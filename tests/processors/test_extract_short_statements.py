@@ -27,11 +27,15 @@ def test_a_short_preference_or_trait_of_the_user_is_kept():
     assert _facts("I like tea.") == ["The user likes tea."]
     assert _facts("I'm allergic to peanuts.") == ["The user is allergic to peanuts."]
     assert _facts("i hate mornings") == ["The user hates mornings."]
+    # an ordinal inside the preference is no answer to the conversation
+    assert _facts("I prefer working out first thing in the morning.") == ["The user prefers working out first thing in the morning."]
+    assert _facts("I prefer to review PRs first before writing new code.") == ["The user prefers to review PRs first before writing new code."]
 
 
 _VERBS = st.sampled_from(["I like", "I love", "I prefer", "I really like", "I hate", "We prefer"])
 _ANSWERS = st.sampled_from(["it", "that", "this", "them", "the idea", "your plan", "the first one", "the new version",
-                            "both options", "the suggested fix", "that approach", "the latter"])
+                            "both options", "the suggested fix", "that approach", "the latter", "the first",
+                            "the second option"])
 
 
 @given(_VERBS, _ANSWERS, st.sampled_from([".", "!", "", " a lot."]))
