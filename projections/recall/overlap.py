@@ -35,14 +35,11 @@ def candidates(db: sqlite3.Connection, matches: list[str], weights: list[float],
     with ``suffix`` AND-ed on) they hold, ``(row, sum)`` by sum descending then row descending.
 
     Every term's list must be complete: the caller knows none is longer than its row cap."""
-    held: dict[int, list[int]] = {}  # a row holding two or more terms -> those terms (ascending)
+    held: dict[int, set[int]] = {}  # a row holding two or more terms -> those terms
     for i, j in itertools.combinations(range(len(matches)), 2):
         for (r,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?",
                                (f"({matches[i]}) AND ({matches[j]}){suffix}",)):
-            terms = held.setdefault(r, [])
-            for t in (i, j):
-                if t not in terms:
-                    terms.append(t)
+            held.setdefault(r, set()).update((i, j))
     sums: dict[tuple[int, ...], float] = {}
     scored: list[tuple[float, int]] = []
     shared = [0] * len(matches)  # per term: how many of its rows hold another term too

@@ -18,20 +18,9 @@ from eventlog.events import MessageAppended, SessionCreated
 from projections.recall import overlap
 from projections.recall.index import RecallIndex
 from projections.recall.search import Ranking, _Filters, _Search
+from tests.projections.test_recall_candidates import ORDER_SENSITIVE, _grouped  # the plain query
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
-#: Weights whose float sum depends on the order they are added in.
-ORDER_SENSITIVE = [1e16, 1.0, -1e16, 3.0]
-
-
-def _grouped(s: _Search, terms: list[tuple[str, bool, float]], k: int) -> list[tuple[int, float]]:
-    suffix, cap = s.filters.match_suffix(), s.r.generation_budget
-    subs, args = [], []
-    for term, prefix, weight in terms:
-        subs.append("SELECT * FROM (SELECT rowid AS r, ? AS w FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)")
-        args += [weight, s.match_term(term, prefix) + suffix, cap]
-    sql = f"SELECT r, sum(w) AS s FROM ({' UNION ALL '.join(subs)}) GROUP BY r ORDER BY s DESC, r DESC LIMIT ?"
-    return s.db.execute(sql, (*args, k)).fetchall()
 
 
 def _index(tmp_path, seed: int, n: int) -> RecallIndex:
