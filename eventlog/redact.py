@@ -82,15 +82,19 @@ def redact_event(ev: Event) -> Event:
     """``ev`` with every secret in its text fields replaced by ``[REDACTED:<kind>]`` (the same object if none)."""
     if _passed and _passed.pop(id(ev), None) is ev:
         return ev  # redact_events just found this very event clean
-    if (type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra and not ev.dedup
-            and type(ev.content) is str and not find(ev.content)):
+    if _plain_message(ev) and not ev.dedup and type(ev.content) is str and not find(ev.content):
         return ev  # the hot path: a plain message without a dedup key, clean in one scan (what _door gives back)
     return _door(ev)[0]
 
 
+def _plain_message(ev: Event) -> bool:
+    """A ``message.appended`` with no tool calls and no extra: its only scanned text is its content."""
+    return type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra
+
+
 def _door(ev: Event) -> tuple[Event, list[str]]:
     """``redact_event`` without the mark, and the kinds of the secrets it replaced (one per secret)."""
-    if type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra:  # the hot path: a plain message
+    if _plain_message(ev):  # the hot path
         content, kinds = redact(ev.content) if type(ev.content) is str else (ev.content, [])
         if kinds:
             ev = msgspec.structs.replace(ev, content=content, redacted=[*ev.redacted, *kinds])
@@ -120,7 +124,7 @@ def _redact_dedup(ev: Event) -> Event:
 def _scanned(ev: Event, strings: list[str]) -> bool:
     """Add to ``strings`` what ``redact_event`` would scan of ``ev``; False if it holds a value under a key
     naming a secret (checked whatever its shape: only the door itself may pass it)."""
-    if type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra:
+    if _plain_message(ev):
         if type(ev.content) is str:
             strings.append(ev.content)
     else:
