@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import change, frames, keep, notes, quality, referents, truecase, validity
+from processors.extract import change, frames, keep, notes, quality, referents, tails, truecase, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
