@@ -223,7 +223,7 @@ _EN_RULES: list[_Rule] = [
      lambda m, d: (f"a few weeks before {day_text(d)}", f"a few weeks before {day_text(d)}")),
     (re.compile(r"\b(?:just\s+)?the\s+other\s+(?:day|night)\b", re.I),
      lambda m, d: (f"a few days before {day_text(d)}", f"a few days before {day_text(d)}")),
-    (re.compile(r"\b(?:a\s+few|several|some)\s+(days|weeks|months|years)\s+(?:ago|back)\b", re.I),
+    (re.compile(r"\b(?:a\s+few|few|several|some)\s+(days|weeks|months|years)\s+(?:ago|back)\b", re.I),
      lambda m, d: (f"a few {m.group(1).lower()} before {day_text(d)}", f"a few {m.group(1).lower()} before {day_text(d)}")),
     (re.compile(r"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+(?:few\s+|couple\s+(?:of\s+)?|\w+\s+)?"
                 r"(days|weeks|months|years)\b", re.I), _coming),
@@ -312,7 +312,7 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
 #: (time adverbs, and "just" before a past form), not the vocabulary of any data set.
 UNDATED_NOW = re.compile(
     r"(?<!from\s)\bnow\b(?!\s+(?:on|that)\b)|"
-    r"\b(?:am|is|are|'m|'re|(?:has|have|'ve|'s)\s+(?:\w+ly\s+|also\s+|still\s+)?been)\s+"
+    r"\b(?:am|is|are|'m|'re|(?:has|have|'ve|'s)\s+(?:\w+ly\s+|also\s+|still\s+|just\s+)?been)\s+"
     r"(?:\w+ly\s+|still\s+|now\s+|also\s+)?\w+ing\b|\bsoon\b|"
     r"\b(?:recently|lately|currently|nowadays|these\s+days|right\s+now|at\s+the\s+moment|for\s+now|so\s+far|"
     r"just\s+(?:\w+ed|got|went|came|made|had|took|began|bought|found|left|won|lost|saw|met|ran|built|wrote|sold|"

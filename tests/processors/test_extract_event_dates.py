@@ -64,3 +64,17 @@ def test_his_name_is_no_name_of_the_speaker():
     assert not [s for s in sl.slots("His name's Ned and he's been awesome since I adopted him.") if s.kind == "name"]
     assert [s.value for s in sl.slots("My name's Ned.") if s.kind == "name"] == ["Ned"]
 
+
+
+def test_few_days_ago_without_its_article_is_resolved():
+    from processors.extract.timeref import resolve
+
+    assert resolve("I started a pottery course few days ago", "2024-05-06T10:00:00Z") == \
+        ("I started a pottery course a few days before 6 May 2024", True)
+
+
+def test_has_just_been_doing_is_true_as_of_its_day():
+    from processors.extract.timeref import as_of
+
+    assert as_of("Ana has just been helping her cousin move flats.", "2024-05-06T10:00:00Z") == \
+        "Ana has just been helping her cousin move flats (as of 6 May 2024)."
