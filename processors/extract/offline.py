@@ -786,7 +786,8 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
     text = _shorten(_finish(text), MAX_CHARS, None)
     if text is None or len(text.split()) < min_words or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
-    text = referents.without_additive(text) if sp.named else text
+    if sp.named:  # after the score: the same facts, without what leans on the chat
+        text = tails.without_comment(referents.without_additive(tails.without_aside(text, sp.name)), sp.name)
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
     if sp.named and _PAST.search(s):
         text = by_day(text, e.time)  # "Dave opened his own shop": when, since MEMORY.md prints no dates

@@ -11,6 +11,11 @@ after the score, which keeps the same facts, from the same turns, shorter:
   made ..." with nothing specific in it (no proper noun but the speaker's name, no number, no
   ordinal, no quoted title) is cut.
 
+* ``without_aside(fact, name)``: what points at the chat rather than at what happened: a discourse
+  marker opening the fact ("Of course, Ana ...", "Anyway, ..."), a "like/as <someone> said" aside,
+  and a first clause that only agrees before a dash ("Ana is trying new things too - Ana is learning
+  the harp" -> "Ana is learning the harp").
+
 Only facts of a named speaker (a conversation between people) go through here; what a user tells
 a coding agent is kept in its own words.
 """
@@ -68,3 +73,26 @@ def _cut(fact: str, start: int, rest: str, end: str, name: str) -> str:
     if len(head.split()) < 4:
         return fact
     return head + (end[:1] or ".")
+
+
+#: A discourse marker opening a fact: it answers the chat ("Of course, ...", "Anyway, ..."), a closed class of English.
+_MARKER = re.compile(r"^(?:of\s+course|anyway|anyways|honestly|actually|basically|well|so|plus|besides|oh|yeah|"
+                     r"like\s+i\s+said|as\s+i\s+said)\s*,\s*(?=\S)", re.IGNORECASE)
+#: "..., like Ana said, ...", "as Ana mentioned": what was said before in the chat.
+_SAID_ASIDE = re.compile(r",?\s+(?:like|as)\s+(?-i:[A-Z])[\w'-]*\s+(?:said|mentioned|told\s+\w+|says|put\s+it)\s*(?:,|(?=[.!?]$))",
+                         re.IGNORECASE)
+#: "Ana is trying new things too - Ana is learning the harp": a first clause that agrees with the other speaker,
+#: then the speaker's own news.
+_AGREEING_LEAD = re.compile(r"^[^-–—]*?\b(?:too|as\s+well)\s*(?:\s[-–—]+|[–—])\s*(?P<news>(?-i:[A-Z])[\w'-]*\s.*)$",
+                            re.IGNORECASE)
+
+
+def without_aside(fact: str, name: str) -> str:
+    """``fact`` without what points at the chat (see the module docstring)."""
+    s = _MARKER.sub("", fact)
+    s = _SAID_ASIDE.sub("", s)
+    lead = _AGREEING_LEAD.match(s)
+    if lead is not None and lead.group("news").split()[0].removesuffix("'s") in (name, *name.split()):
+        s = lead.group("news")
+    s = s[:1].upper() + s[1:]
+    return s if len(s.split()) >= 4 else fact

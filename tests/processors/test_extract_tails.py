@@ -65,3 +65,32 @@ def test_a_user_talking_to_an_agent_keeps_their_words():
                                             text="I always use pytest for tests, it's been great.")], [])
              if o.op == "add"]
     assert all("great" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(("fact", "want"), [
+    ("Of course, Ana rode the big wheel at the fair on 4 May 2024.", "Ana rode the big wheel at the fair on 4 May 2024."),
+    ("Anyway, Ana signed up for evening classes in Dutch.", "Ana signed up for evening classes in Dutch."),
+    ("Ana joined a hiking club, like Ana said, to meet people.", "Ana joined a hiking club to meet people."),
+    ("Ana is trying new things too - Ana is learning the harp.", "Ana is learning the harp."),
+])
+def test_an_aside_about_the_chat_is_cut(fact, want):
+    from processors.extract.tails import without_aside
+
+    assert without_aside(fact, "Ana") == want
+
+
+@pytest.mark.parametrize("fact", [
+    "Ana is good at chess too - Bo taught Ana in 2019.",   # the news after the dash is someone else's
+    "Well, done.",                                          # too little left
+    "Ana said like Bo said that she would come.",           # no aside: "like Bo said" has no comma or end after it
+])
+def test_no_aside_is_cut_from_what_stands_alone(fact):
+    from processors.extract.tails import without_aside
+
+    assert without_aside(fact, "Ana") == fact
+
+
+def test_the_extractor_cuts_an_opening_discourse_marker():
+    texts = [o.text for o in extract([_said("Of course, I also rode the big wheel at the Goose Fair in Nottingham.")],
+                                     []) if o.op == "add"]
+    assert texts and all(t.startswith("Ana rode the big wheel") for t in texts), texts
