@@ -134,7 +134,7 @@ from processors.extract.text import (
     skip_reason,
     words,
 )
-from processors.extract.timeref import TIME_HINT, as_of, by_day, message_date, resolve
+from processors.extract.timeref import PAST_BE, TIME_HINT, as_of, by_day, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 from processors.extract.workflow import command_facts, manifest_facts, session_tools
 
@@ -789,8 +789,8 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
     if sp.named:  # after the score: the same facts, without what leans on the chat
         text = tails.without_comment(referents.without_additive(tails.without_aside(text, sp.name)), sp.name)
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
-    if sp.named and _PAST.search(s):
-        text = by_day(text, e.time)  # "Dave opened his own shop": when, since MEMORY.md prints no dates
+    if sp.named and (_PAST.search(s) or _PRESENT_PERFECT.search(s) or PAST_BE.search(s)):
+        text = by_day(text, e.time)  # "Dave opened his own shop", "we have decided", "we were at": when
     about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)) or keep.thing_statement(s))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)

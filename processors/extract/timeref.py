@@ -347,6 +347,11 @@ def _with_day(text: str, relation: str, d: date) -> str:
     return f"{body[:len(body) - len(end)]} ({relation} {day_text(d)}){end or '.'}"
 
 
+#: "I was at the coast", "we were road tripping": the speaker's past state or doing, dated like a past event
+#: (``by_day``); a period of life ("when I was a kid") is left undated there.
+PAST_BE = re.compile(r"\b(?:I|we)\s+(?:(?:\w+ly|also|all|both|just|still)\s+)?(?:was|were)\b", re.IGNORECASE)
+
+
 def by_day(text: str, when: str) -> str:
     """``text``, a past event, with "(by <day>)" added when it says no date: read later from MEMORY.md (which prints
     no dates) "Dave opened his own shop" would not say when; its message's day bounds it.

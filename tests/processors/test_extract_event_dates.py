@@ -78,3 +78,20 @@ def test_has_just_been_doing_is_true_as_of_its_day():
 
     assert as_of("Ana has just been helping her cousin move flats.", "2024-05-06T10:00:00Z") == \
         "Ana has just been helping her cousin move flats (as of 6 May 2024)."
+
+
+@pytest.mark.parametrize(("said", "want"), [
+    ("My brother and I have decided to open a bike repair shop in Bristol.",
+     "Dave's brother and Dave have decided to open a bike repair shop in Bristol (by 1 May 2023)."),
+    ("My cousin and I were hiking along the Pembrokeshire coast path with our dog.",
+     "Dave's cousin and Dave were hiking along the Pembrokeshire coast path with their dog (by 1 May 2023)."),
+])
+def test_a_present_perfect_or_a_past_state_is_dated_too(said, want):
+    texts = [o.text for o in extract([_said(said)], []) if o.op == "add"]
+    assert texts == [want], texts
+
+
+def test_a_period_of_life_with_was_stays_undated():
+    texts = [o.text for o in extract([_said("When I was a kid I was obsessed with Formula 1 racing cars.")], [])
+             if o.op == "add"]
+    assert all("(by" not in t for t in texts), texts
