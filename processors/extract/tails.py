@@ -76,8 +76,9 @@ def _cut(fact: str, start: int, rest: str, end: str, name: str) -> str:
 
 
 #: A discourse marker opening a fact: it answers the chat ("Of course, ...", "Anyway, ..."), a closed class of English.
-_MARKER = re.compile(r"^(?:of\s+course|anyway|anyways|honestly|actually|basically|well|so|plus|besides|oh|yeah|"
-                     r"like\s+i\s+said|as\s+i\s+said)\s*,\s*(?=\S)", re.IGNORECASE)
+_MARKER = re.compile(r"^(?:(?:of\s+course|anyway|anyways|honestly|actually|basically|well|so|plus|besides|oh|yeah|"
+                     r"in\s+the\s+meantime|meanwhile|like\s+i\s+said|as\s+i\s+said)\s*,\s*|(?:especially|just)\s+"
+                     r"(?=(?:on|in|after|before|since|when)\s))(?=\S)", re.IGNORECASE)
 #: "..., like Ana said, ...", "as Ana mentioned": what was said before in the chat.
 _SAID_ASIDE = re.compile(r",?\s+(?:like|as)\s+(?-i:[A-Z])[\w'-]*\s+(?:said|mentioned|told\s+\w+|says|put\s+it)\s*(?:,|(?=[.!?]$))",
                          re.IGNORECASE)

@@ -72,6 +72,9 @@ def test_a_user_talking_to_an_agent_keeps_their_words():
     ("Anyway, Ana signed up for evening classes in Dutch.", "Ana signed up for evening classes in Dutch."),
     ("Ana joined a hiking club, like Ana said, to meet people.", "Ana joined a hiking club to meet people."),
     ("Ana is trying new things too - Ana is learning the harp.", "Ana is learning the harp."),
+    ("In the meantime, Ana gave her old bike to a repair cafe.", "Ana gave her old bike to a repair cafe."),
+    ("Just on 4 May 2024 Ana joined a book club.", "On 4 May 2024 Ana joined a book club."),
+    ("Especially after Ana moved to Leeds, Ana has been cycling more.", "After Ana moved to Leeds, Ana has been cycling more."),
 ])
 def test_an_aside_about_the_chat_is_cut(fact, want):
     from processors.extract.tails import without_aside
