@@ -1028,9 +1028,11 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
             user_entries.append(e)
-        asked = referents.asked_companion(said[1]) if sp.named and said[0] not in ("", sp.name) else ""
+        other = said[1] if sp.named and said[0] not in ("", sp.name) else ""
+        asked = referents.asked_companion(other) if other else ""
         said = (sp.name if sp.named else "", text)  # the other person's last words: whom "we" may mean
-        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands, asked)):
+        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands, asked,
+                                            other)):
             c.order = len(cands)
             cands.append(c)
             pool.append(_Known(None, c))
@@ -1047,9 +1049,9 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
 
 
 def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], pool: list[_Known],
-                      ops: list[FactOp], cands: list[Candidate], asked: str = "") -> list[Candidate]:
+                      ops: list[FactOp], cands: list[Candidate], asked: str = "", other: str = "") -> list[Candidate]:
     """The candidates of the sentences of one entry's ``text``; a control sentence ("forget that ...")
-    writes its operations into ``ops`` / ``cands`` instead."""
+    writes its operations into ``ops`` / ``cands`` instead. ``other``: the other speaker's message just before."""
     per_entry: list[Candidate] = []
     earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
     own = not sp.named and e.role in ("user", "note")
@@ -1068,6 +1070,8 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
             per_entry.extend(_chinese(sentence, e, sp))
         else:
             said = referents.resolve_we(sentence, earlier) if sp.named else sentence  # "we": who, if the message says
+            if sp.named:  # "I adopted her in May": whom, if this message or the question before it names one
+                said = referents.resolve_pronoun(said, earlier[1 if asked else 0:], other, (*vocatives, sp.name))
             earlier.append(sentence)
             c = _english(said, e, sp, vocatives)
             if c is not None:
