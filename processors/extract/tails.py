@@ -34,14 +34,15 @@ _COMMENT = re.compile(
     r"|(?<=[,–—-]\s)the\s+(?:\w+\s+){1,3}?(?:is|are|was|were))"  # "- the colours are stunning"
     r"\s+(?P<rest>[^.!?]*)(?P<end>[.!?]*)$",
     re.IGNORECASE)
-#: "... - tough but fun", "..., and Ana feels drawn to it", "... and Ana is really enjoying it": a closing mood with no
-#: clause of its own, or the speaker's feeling about what the fact told.
+#: "... - tough but fun", "..., and Ana feels drawn to it", "... and Ana is really enjoying it", "... and had a great
+#: time": a closing mood with no clause of its own, or the speaker's feeling about what the fact told.
 _MOOD = re.compile(
     r"(?:\s[-–—]+|[–—])\s*(?P<rest>(?:so\s+|really\s+|pretty\s+|super\s+|a\s+bit\s+)?[a-z]+\s+(?:but|and|yet)\s+"
     r"(?:so\s+|really\s+|also\s+)?[a-z]+)\s*(?P<end>[.!?]*)$|"
     r"(?:,\s*|\s+)(?:and|but|so)\s+(?P<name>(?-i:[A-Z])[\w'-]*)\s+(?:feels|felt|is\s+feeling|was\s+feeling|"
     r"(?:is|was)\s+(?:really\s+|so\s+|totally\s+)?(?:enjoying|loving)\s+(?:it|that|this|every\s+(?:minute|bit)\s+of\s+it))"
-    r"\b(?P<rest2>[^.!?]*)(?P<end2>[.!?]*)$",
+    r"\b(?P<rest2>[^.!?]*)(?P<end2>[.!?]*)$|"
+    r"(?:,\s*|\s+)and\s+had\s+(?:a|an|such\s+a|the)\s+(?P<rest3>(?:[a-z]+\s+){0,2}?(?:time|blast))\s*(?P<end3>[.!?]*)$",
     re.IGNORECASE)
 #: What makes a comment say something a reader needs: a number, an ordinal, a title in quotes.
 _SPECIFIC = re.compile(r"\d|[\"“]|\b(?:first|second|third|fourth|fifth|last|only|once|twice)\b", re.IGNORECASE)
@@ -54,7 +55,8 @@ def without_comment(fact: str, name: str) -> str:
     docstring); unchanged when there is none, when the comment names something, or when too little would be left."""
     mood = _MOOD.search(fact)
     if mood is not None and (mood.group("name") is None or mood.group("name") in (name, *name.split())):
-        rest, end = (mood.group("rest"), mood.group("end")) if mood.group("rest") else (mood.group("rest2"), mood.group("end2"))
+        n = next(k for k in ("", "2", "3") if mood.group("end" + k) is not None)
+        rest, end = mood.group("rest" + n), mood.group("end" + n)
         return _cut(fact, mood.start(), rest, end, name)
     m = _COMMENT.search(fact)
     if m is None:

@@ -28,6 +28,7 @@ from processors.extract.tails import without_comment
     ("Ana passed the driving test, and it feels like the practice paid off.", "Ana passed the driving test."),
     ("Ana signed up for a climbing course and Ana is really enjoying it.", "Ana signed up for a climbing course."),
     ("Ana got a place on the rowing team, and Ana feels drawn to coaching.", "Ana got a place on the rowing team."),
+    ("Ana video-called a pen pal from Osaka and had a great time.", "Ana video-called a pen pal from Osaka."),
 ])
 def test_a_closing_comment_is_cut(fact, want):
     assert without_comment(fact, "Ana") == want
