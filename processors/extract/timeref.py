@@ -321,6 +321,7 @@ UNDATED_NOW = re.compile(
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")  # a title in quotes ("Cyberpunk 2077", "Blade Runner 2049") dates nothing
 #: A past told against a period of the speaker's life rather than the calendar ("as a kid", "when John was ten",
 #: "used to", "growing up", "in high school"): it needs no day to stay true.
 _LIFE_PERIOD = re.compile(
@@ -336,7 +337,7 @@ def as_of(text: str, when: str) -> str:
     A text that already holds a year (a resolved date) or whose message has no time is kept.
     """
     d = message_date(when)
-    if d is None or not UNDATED_NOW.search(text) or _YEAR.search(text):
+    if d is None or not UNDATED_NOW.search(text) or _YEAR.search(_QUOTED.sub("", text)):
         return text
     return _with_day(text, "as of", d)
 
@@ -360,7 +361,7 @@ def by_day(text: str, when: str) -> str:
     kid", "used to"), one whose message has no time.
     """
     d = message_date(when)
-    if d is None or _YEAR.search(text) or _LIFE_PERIOD.search(text):
+    if d is None or _YEAR.search(_QUOTED.sub("", text)) or _LIFE_PERIOD.search(text):
         return text
     return _with_day(text, "by", d)
 

@@ -95,3 +95,10 @@ def test_a_period_of_life_with_was_stays_undated():
     texts = [o.text for o in extract([_said("When I was a kid I was obsessed with Formula 1 racing cars.")], [])
              if o.op == "add"]
     assert all("(by" not in t for t in texts), texts
+
+
+def test_a_year_in_a_quoted_title_dates_nothing():
+    assert as_of('Ana has been playing "Cyberpunk 2077" nonstop.', WHEN) == \
+        'Ana has been playing "Cyberpunk 2077" nonstop (as of 1 May 2023).'
+    assert by_day('Ana watched "Blade Runner 2049" with Bo.', WHEN) == 'Ana watched "Blade Runner 2049" with Bo (by 1 May 2023).'
+    assert as_of("Ana has been playing chess since 2019.", WHEN) == "Ana has been playing chess since 2019."
