@@ -276,8 +276,18 @@ _NOUN_BEFORE = re.compile(r"\b(?:a|an|the|my|our|his|her|their|some|\w+'s)\s+(?!
                           r"bunch|great\s+deal)\b)(?:\w+\s+){0,2}?\w+", re.IGNORECASE)
 
 
+#: "My mom loved to sit there", "I lived there for a year": a place said before, unless the sentence names one first.
+_BARE_THERE = re.compile(r"\b(?:sit|sat|sitting|live|lived|living|stand|stood|standing|walk|walked|walking)\s+there\b",
+                         re.IGNORECASE)
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|to|near|by|from|on)\s+(?:the\s+|a\s+|an\s+|my\s+|our\s+|his\s+|her\s+)?\w+",
+                           re.IGNORECASE)
+
+
 def lost_referent(sentence: str) -> bool:
     """Whether ``sentence`` points at something only another sentence (or a photo) says (see the module docstring)."""
+    there = _BARE_THERE.search(sentence)
+    if there is not None and not _PLACE_BEFORE.search(sentence[:there.start()]):
+        return True
     for m in _POINTED.finditer(sentence):
         word = m.group(1).lower()
         if re.match(rf"\s+(?:{_SPECIFIER})", sentence[m.end():]):

@@ -51,3 +51,10 @@ def test_the_extractor_keeps_a_reply_whose_pronoun_the_question_names():
                                       _entry(2, "Ana", "I adopted her two years ago from a shelter in Leeds.")], [])
              if o.op == "add"]
     assert texts == ["Ana adopted Ana's kitten around 2022 from a shelter in Leeds."], texts
+
+
+@pytest.mark.parametrize("sentence", ["My gran loved to sit there every evening", "I lived there for a year"])
+def test_a_bare_there_after_sitting_or_living_is_a_lost_place(sentence):
+    from processors.extract.referents import lost_referent
+
+    assert lost_referent(sentence)
