@@ -6,6 +6,7 @@ Run from the repository root::
     .venv/bin/python tools/eval_memory.py                      # LoCoMo and real transcripts, readable
     .venv/bin/python tools/eval_memory.py locomo --json        # one JSON object per line
     .venv/bin/python tools/eval_memory.py locomo --sample 50 --seed 1   # 50 random facts with their sources
+    .venv/bin/python tools/eval_memory.py locomo --sample 50 --seed 1 --half odd   # ... of the odd conversations
     .venv/bin/python tools/eval_memory.py locomo --pipeline    # the same metrics through evlog itself (Dream)
     .venv/bin/python tools/eval_memory.py real                 # the facts of every real transcript
 
@@ -613,6 +614,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--sample", type=int, default=0, help="print N random in-budget LoCoMo facts with their sources")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--half", choices=("even", "odd"), default="",
+                   help="--sample draws only from the LoCoMo conversations with an even (0, 2, ...) or odd index: "
+                        "a tuning / held-out split")
     p.add_argument("--conversations", type=int, default=0, help="only the first N LoCoMo conversations")
     p.add_argument("--batch", type=int, default=0,
                    help="coding: entries per extractor call (default: Dream's offline batch; batches of "
@@ -645,6 +649,11 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - wall
         if args.sample:
             rng = random.Random(args.seed)
+            if args.half:
+                import locomo_data
+
+                index = {c.sample_id: i for i, c in enumerate(locomo_data.load())}
+                facts = [f for f in facts if index[f["conversation"]] % 2 == (args.half == "odd")]
             for i, f in enumerate(rng.sample(facts, min(args.sample, len(facts))), 1):
                 emit({"kind": "sample", "n": i, **f},
                      f"[{i}] {f['conversation']} {f['section']} ({f['when'][:10]}; {f['reason']}): {f['text']}\n"

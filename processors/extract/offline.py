@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import change, frames, keep, notes, quality, referents, truecase, validity
+from processors.extract import change, frames, keep, notes, quality, referents, tails, truecase, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -134,7 +134,7 @@ from processors.extract.text import (
     skip_reason,
     words,
 )
-from processors.extract.timeref import TIME_HINT, as_of, by_day, message_date, resolve
+from processors.extract.timeref import PAST_BE, TIME_HINT, as_of, by_day, message_date, resolve
 from processors.extract.voice import FIRST_PERSON, SECOND_PERSON, third_person, zh_third_person
 from processors.extract.workflow import command_facts, manifest_facts, session_tools
 
@@ -786,10 +786,11 @@ def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: floa
     text = _shorten(_finish(text), MAX_CHARS, None)
     if text is None or len(text.split()) < min_words or text.count('"') % 2 or text.count("“") != text.count("”"):
         return None
-    text = referents.without_additive(text) if sp.named else text
+    if sp.named:  # after the score: the same facts, without what leans on the chat
+        text = tails.without_comment(referents.without_additive(tails.without_aside(text, sp.name)), sp.name)
     text = as_of(text, e.time)  # "just started", "lately", "for now": true as of that day, never read as current
-    if sp.named and _PAST.search(s):
-        text = by_day(text, e.time)  # "Dave opened his own shop": when, since MEMORY.md prints no dates
+    if sp.named and (_PAST.search(s) or _PRESENT_PERFECT.search(s) or PAST_BE.search(s)):
+        text = by_day(text, e.time)  # "Dave opened his own shop", "we have decided", "we were at": when
     about_project = not sp.named and (_about_project(s) or bool(_PROJECT_THING.match(s)) or keep.thing_statement(s))
     if not about_project and sp.name.casefold() not in " ".join(text.split()[:10]).casefold():
         return None  # the subject must be named near the start ("Just skyped with ..." has none)
@@ -1027,9 +1028,11 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
         if not sp.named and e.role == "user":
             user_texts[e.ref] = text
             user_entries.append(e)
-        asked = referents.asked_companion(said[1]) if sp.named and said[0] not in ("", sp.name) else ""
+        other = said[1] if sp.named and said[0] not in ("", sp.name) else ""
+        asked = referents.asked_companion(other) if other else ""
         said = (sp.name if sp.named else "", text)  # the other person's last words: whom "we" may mean
-        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands, asked)):
+        for c in _best_of(_entry_candidates(text, e, sp, _vocatives(speakers, sp.name), pool, ops, cands, asked,
+                                            other)):
             c.order = len(cands)
             cands.append(c)
             pool.append(_Known(None, c))
@@ -1046,9 +1049,9 @@ def extract(entries: list[Entry], existing: list[ExistingFact]) -> list[FactOp]:
 
 
 def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], pool: list[_Known],
-                      ops: list[FactOp], cands: list[Candidate], asked: str = "") -> list[Candidate]:
+                      ops: list[FactOp], cands: list[Candidate], asked: str = "", other: str = "") -> list[Candidate]:
     """The candidates of the sentences of one entry's ``text``; a control sentence ("forget that ...")
-    writes its operations into ``ops`` / ``cands`` instead."""
+    writes its operations into ``ops`` / ``cands`` instead. ``other``: the other speaker's message just before."""
     per_entry: list[Candidate] = []
     earlier: list[str] = [asked] if asked else []  # whom the other person just asked about ("you and your partner")
     own = not sp.named and e.role in ("user", "note")
@@ -1067,6 +1070,8 @@ def _entry_candidates(text: str, e: Entry, sp: Speaker, vocatives: tuple[str, ..
             per_entry.extend(_chinese(sentence, e, sp))
         else:
             said = referents.resolve_we(sentence, earlier) if sp.named else sentence  # "we": who, if the message says
+            if sp.named:  # "I adopted her in May": whom, if this message or the question before it names one
+                said = referents.resolve_pronoun(said, earlier[1 if asked else 0:], other, (*vocatives, sp.name))
             earlier.append(sentence)
             c = _english(said, e, sp, vocatives)
             if c is not None:

@@ -49,6 +49,10 @@ _META = re.compile(r"^I\s+shared\s+a\s+photo\b|\bthis\s+is\s+(?:(?-i:[A-Z])|my\b
                    r"\bcount\s+me\s+in\b", re.IGNORECASE)
 
 _FEEL = referents.FEEL
+#: The speaker's feeling as the main verb ("I feel a strong urge to help", "I felt so at home there"): how it felt,
+#: not what happened; "I feel like <doing>" is a wish, and stays.
+_FEEL_VERB = re.compile(r"^I\s+(?:(?:\w+ly|still|always|just|also|do|really|sometimes|often)\s+)*(?:feel|felt)\b"
+                        r"(?!\s+like\s+\w+ing\b)", re.IGNORECASE)
 _MOOD = re.compile(
     r"^(?:I|we|my\s+(?:\w+\s+)?\w+|our\s+(?:\w+\s+)?\w+)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were|\s+feel|\s+felt|"
     r"\s+have\s+been|\s+has\s+been|'ve\s+been)(?:\s+(?:so|really|super|very|truly|pretty|also|just|totally|getting|"
@@ -206,7 +210,7 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
     s = sentence.strip()
     if _ECHO.search(s):
         return "echo"
-    if _MOOD.match(s) and not proper:
+    if (_MOOD.match(s) or _FEEL_VERB.match(s)) and not proper:
         return "mood"
     if _GLAD_THAT.match(s) or _SUPPORT.search(s) or _RUMINATION.search(s) or _COPING.search(s) \
             or _FELT_CAUSE.match(s) or _PRAISE.match(s):

@@ -276,8 +276,18 @@ _NOUN_BEFORE = re.compile(r"\b(?:a|an|the|my|our|his|her|their|some|\w+'s)\s+(?!
                           r"bunch|great\s+deal)\b)(?:\w+\s+){0,2}?\w+", re.IGNORECASE)
 
 
+#: "My mom loved to sit there", "I lived there for a year": a place said before, unless the sentence names one first.
+_BARE_THERE = re.compile(r"\b(?:sit|sat|sitting|live|lived|living|stand|stood|standing|walk|walked|walking)\s+there\b",
+                         re.IGNORECASE)
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|to|near|by|from|on)\s+(?:the\s+|a\s+|an\s+|my\s+|our\s+|his\s+|her\s+)?\w+",
+                           re.IGNORECASE)
+
+
 def lost_referent(sentence: str) -> bool:
     """Whether ``sentence`` points at something only another sentence (or a photo) says (see the module docstring)."""
+    there = _BARE_THERE.search(sentence)
+    if there is not None and not _PLACE_BEFORE.search(sentence[:there.start()]):
+        return True
     for m in _POINTED.finditer(sentence):
         word = m.group(1).lower()
         if re.match(rf"\s+(?:{_SPECIFIER})", sentence[m.end():]):
@@ -291,3 +301,79 @@ def lost_referent(sentence: str) -> bool:
     if b is None:
         return False
     return not _NOUN_BEFORE.search(sentence[:b.start()]) and not _NAME_BEFORE.search(sentence[:b.start()])
+
+
+#: "him" / "her" as an object ("I adopted her two years ago", "I take him to the park"): not the possessive "her"
+#: (followed by a noun), which only the same rule on a name could rewrite.
+_OBJECT_PRONOUN = re.compile(r"\b(him|her)\b(?=\s*(?:[.,!?;:)]|$)|\s+(?:to|for|at|in|on|with|from|into|up|out|home|"
+                             r"back|over|around|every|each|a|an|the|some|two|three|last|this|next|yesterday|today|"
+                             r"when|since|after|before|because|and|but|so|again|too|already|now)\b)", re.IGNORECASE)
+_NOT_ANTECEDENT = frozenset(
+    "I I'm I've Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July "
+    "August September October November December Christmas Easter Halloween Thanksgiving God".split())
+_BEFORE_PLACE = frozenset("the in to from at of a an this that these those my your our his her their".split())
+#: "your puppy", "your sister": what the other speaker asked about, the speaker's own in the reply.
+_YOUR_ONE = re.compile(r"\byour\s+((?:(?:little|older|younger|big|new|old|baby)\s+)?(?!(?:other|own|one|way|time|life|"
+                       r"whole|first|last|best|favorite|favourite|very)\b)[a-z]{3,})\b", re.IGNORECASE)
+_MY_ONE = re.compile(r"\b(?:my|a|an)\s+((?:(?:little|older|younger|big|new|old|baby)\s+)?[a-z]{3,})\s+(?:named|called)\s+"
+                     r"(?-i:([A-Z][a-z]+))\b")
+
+
+def _names(text: str, speakers: tuple[str, ...]) -> set[str]:
+    """The one-word names of people (or pets) ``text`` holds: a capitalized word inside a sentence, not after another
+    one or after a preposition or article ("in Sweden", "the Finals", "Harry Potter"), not a demonym ("Canadian"),
+    not a speaker's name, a day or a month."""
+    words = re.findall(r"[\w'-]+|[.!?]", text)
+    out = set()
+    for i, w in enumerate(words):
+        if i == 0 or not re.fullmatch(r"(?-i:[A-Z][a-z][A-Za-z]+)", w) or w in _NOT_ANTECEDENT or w in speakers:
+            continue
+        before, after = words[i - 1], words[i + 1] if i + 1 < len(words) else ""
+        if before in ".!?" or before[:1].isupper() or before[:2].strip("'").isdigit() or before.lower() in _BEFORE_PLACE \
+                or after[:1].isupper() \
+                or re.search(r"(?:ian|ese|ish|ean)$", w):
+            continue
+        out.add(w)
+    return out
+
+
+def _antecedent(text: str, speakers: tuple[str, ...], mine: bool) -> str | None:
+    """The one someone ``text`` names for a later "him"/"her": a pet or person named ("a puppy named Max"), else the
+    one name or (``mine``: the speaker's own words) the one "my <relation>", or (the other speaker's words) the one
+    "your <noun>" they asked about, as "my <noun>"; None when there is none or more than one."""
+    named = _MY_ONE.findall(text)
+    if named:
+        return named[-1][1] if len({n for _, n in named}) == 1 else None
+    found = _names(text, speakers)
+    if mine:
+        found |= {"my " + m.lower() for m in _MY_COMPANION.findall(text) if not m.endswith("s")}
+    else:
+        found |= {f"my {m.lower()}" for m in _YOUR_ONE.findall(text) if not m.endswith("s") or m.endswith("ss")}
+    return found.pop() if len(found) == 1 else None
+
+
+def resolve_pronoun(sentence: str, earlier: list[str], previous: str, speakers: tuple[str, ...]) -> str:
+    """``sentence`` with its one object "him"/"her" made the one it stands for, when the sentence names no one before
+    it and the earlier sentences of the same message (nearest first), or else the other speaker's message just
+    before (``previous``), name exactly one candidate ("Did you name your kitten?" / "Yes, I named her Miso" -> "I
+    named my kitten Miso"); else unchanged. ``speakers``: the names (and nicknames) of the conversation's speakers."""
+    found = list(_OBJECT_PRONOUN.finditer(sentence)) or list(_SUBJECT_PRONOUN.finditer(sentence))
+    if len(found) != 1 or len(_THIRD_SINGULAR.findall(sentence)) != 1 \
+            or _NAME_BEFORE.search(sentence[:found[0].start()]) or _NOUN_BEFORE.search(sentence[:found[0].start()]):
+        return sentence
+    who = None
+    for text in reversed(earlier):
+        who = _antecedent(text, speakers, True)
+        if who is not None or _PERSONAL.search(text):
+            break  # the nearest sentence that names or points at someone decides
+    if who is None and previous:
+        who = _antecedent(previous, speakers, False)
+    if who is None:
+        return sentence
+    m = found[0]
+    return sentence[:m.start()] + (capitalized(who) if m.start() == 0 else who) + sentence[m.end():]
+
+
+#: "She loves the beach", "He's three now": the sentence's subject, said of someone named before.
+_SUBJECT_PRONOUN = re.compile(r"^(?:he|she)\b(?=\s|'s\b)", re.IGNORECASE)
+_THIRD_SINGULAR = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself|they|them|their)\b", re.IGNORECASE)

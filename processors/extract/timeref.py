@@ -223,7 +223,7 @@ _EN_RULES: list[_Rule] = [
      lambda m, d: (f"a few weeks before {day_text(d)}", f"a few weeks before {day_text(d)}")),
     (re.compile(r"\b(?:just\s+)?the\s+other\s+(?:day|night)\b", re.I),
      lambda m, d: (f"a few days before {day_text(d)}", f"a few days before {day_text(d)}")),
-    (re.compile(r"\b(?:a\s+few|several|some)\s+(days|weeks|months|years)\s+(?:ago|back)\b", re.I),
+    (re.compile(r"\b(?:a\s+few|few|several|some)\s+(days|weeks|months|years)\s+(?:ago|back)\b", re.I),
      lambda m, d: (f"a few {m.group(1).lower()} before {day_text(d)}", f"a few {m.group(1).lower()} before {day_text(d)}")),
     (re.compile(r"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+(?:few\s+|couple\s+(?:of\s+)?|\w+\s+)?"
                 r"(days|weeks|months|years)\b", re.I), _coming),
@@ -312,7 +312,7 @@ def resolve(text: str, when: str) -> tuple[str, bool]:
 #: (time adverbs, and "just" before a past form), not the vocabulary of any data set.
 UNDATED_NOW = re.compile(
     r"(?<!from\s)\bnow\b(?!\s+(?:on|that)\b)|"
-    r"\b(?:am|is|are|'m|'re|(?:has|have|'ve|'s)\s+(?:\w+ly\s+|also\s+|still\s+)?been)\s+"
+    r"\b(?:am|is|are|'m|'re|(?:has|have|'ve|'s)\s+(?:\w+ly\s+|also\s+|still\s+|just\s+)?been)\s+"
     r"(?:\w+ly\s+|still\s+|now\s+|also\s+)?\w+ing\b|\bsoon\b|"
     r"\b(?:recently|lately|currently|nowadays|these\s+days|right\s+now|at\s+the\s+moment|for\s+now|so\s+far|"
     r"just\s+(?:\w+ed|got|went|came|made|had|took|began|bought|found|left|won|lost|saw|met|ran|built|wrote|sold|"
@@ -321,6 +321,7 @@ UNDATED_NOW = re.compile(
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")  # a title in quotes ("Cyberpunk 2077", "Blade Runner 2049") dates nothing
 #: A past told against a period of the speaker's life rather than the calendar ("as a kid", "when John was ten",
 #: "used to", "growing up", "in high school"): it needs no day to stay true.
 _LIFE_PERIOD = re.compile(
@@ -336,7 +337,7 @@ def as_of(text: str, when: str) -> str:
     A text that already holds a year (a resolved date) or whose message has no time is kept.
     """
     d = message_date(when)
-    if d is None or not UNDATED_NOW.search(text) or _YEAR.search(text):
+    if d is None or not UNDATED_NOW.search(text) or _YEAR.search(_QUOTED.sub("", text)):
         return text
     return _with_day(text, "as of", d)
 
@@ -347,6 +348,11 @@ def _with_day(text: str, relation: str, d: date) -> str:
     return f"{body[:len(body) - len(end)]} ({relation} {day_text(d)}){end or '.'}"
 
 
+#: "I was at the coast", "we were road tripping": the speaker's past state or doing, dated like a past event
+#: (``by_day``); a period of life ("when I was a kid") is left undated there.
+PAST_BE = re.compile(r"\b(?:I|we)\s+(?:(?:\w+ly|also|all|both|just|still)\s+)?(?:was|were)\b", re.IGNORECASE)
+
+
 def by_day(text: str, when: str) -> str:
     """``text``, a past event, with "(by <day>)" added when it says no date: read later from MEMORY.md (which prints
     no dates) "Dave opened his own shop" would not say when; its message's day bounds it.
@@ -355,7 +361,7 @@ def by_day(text: str, when: str) -> str:
     kid", "used to"), one whose message has no time.
     """
     d = message_date(when)
-    if d is None or _YEAR.search(text) or _LIFE_PERIOD.search(text):
+    if d is None or _YEAR.search(_QUOTED.sub("", text)) or _LIFE_PERIOD.search(text):
         return text
     return _with_day(text, "by", d)
 

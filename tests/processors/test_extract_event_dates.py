@@ -64,3 +64,41 @@ def test_his_name_is_no_name_of_the_speaker():
     assert not [s for s in sl.slots("His name's Ned and he's been awesome since I adopted him.") if s.kind == "name"]
     assert [s.value for s in sl.slots("My name's Ned.") if s.kind == "name"] == ["Ned"]
 
+
+
+def test_few_days_ago_without_its_article_is_resolved():
+    from processors.extract.timeref import resolve
+
+    assert resolve("I started a pottery course few days ago", "2024-05-06T10:00:00Z") == \
+        ("I started a pottery course a few days before 6 May 2024", True)
+
+
+def test_has_just_been_doing_is_true_as_of_its_day():
+    from processors.extract.timeref import as_of
+
+    assert as_of("Ana has just been helping her cousin move flats.", "2024-05-06T10:00:00Z") == \
+        "Ana has just been helping her cousin move flats (as of 6 May 2024)."
+
+
+@pytest.mark.parametrize(("said", "want"), [
+    ("My brother and I have decided to open a bike repair shop in Bristol.",
+     "Dave's brother and Dave have decided to open a bike repair shop in Bristol (by 1 May 2023)."),
+    ("My cousin and I were hiking along the Pembrokeshire coast path with our dog.",
+     "Dave's cousin and Dave were hiking along the Pembrokeshire coast path with their dog (by 1 May 2023)."),
+])
+def test_a_present_perfect_or_a_past_state_is_dated_too(said, want):
+    texts = [o.text for o in extract([_said(said)], []) if o.op == "add"]
+    assert texts == [want], texts
+
+
+def test_a_period_of_life_with_was_stays_undated():
+    texts = [o.text for o in extract([_said("When I was a kid I was obsessed with Formula 1 racing cars.")], [])
+             if o.op == "add"]
+    assert all("(by" not in t for t in texts), texts
+
+
+def test_a_year_in_a_quoted_title_dates_nothing():
+    assert as_of('Ana has been playing "Cyberpunk 2077" nonstop.', WHEN) == \
+        'Ana has been playing "Cyberpunk 2077" nonstop (as of 1 May 2023).'
+    assert by_day('Ana watched "Blade Runner 2049" with Bo.', WHEN) == 'Ana watched "Blade Runner 2049" with Bo (by 1 May 2023).'
+    assert as_of("Ana has been playing chess since 2019.", WHEN) == "Ana has been playing chess since 2019."

@@ -118,3 +118,13 @@ def test_a_reply_s_we_is_the_speaker_and_the_companion_just_asked_about():
                   meta={"speaker": "Ana"})
     texts = [o.text for o in extract([asked, reply], []) if o.op == "add"]
     assert any(t.startswith("Ana's husband and Ana met in a chemistry class") for t in texts), texts
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("I feel a strong pull to give back to my town", "mood"),     # a feeling as the main verb
+    ("I really felt at home with my hosts", "mood"),
+    ("I feel like moving to the coast next year", None),          # a wish, not a mood
+    ("I felt a sharp pain in Oslo and saw a doctor", None),       # names something
+])
+def test_a_feeling_as_the_main_verb_is_a_mood(sentence, kind):
+    assert weak_reason(sentence, proper_names(sentence)) == kind
