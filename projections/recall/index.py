@@ -43,6 +43,9 @@ section) and its filter tokens (kind, project, session, role, fact state; see
 ``text.py``). It keeps neither positions nor lengths (``detail=none, columnsize=0``):
 FTS5 only finds the rows that hold a term, ranking happens in ``search.py``. That makes
 the FTS index about a quarter of the text's size. Long texts are stored zlib-compressed.
+``dfs``: each full-text term's document count, moved by the writer in the transaction of
+the rows (``_Writer.move_dfs``), so a search reads a common word's count in one lookup instead
+of fts5vocab's walk of its whole row list; ``verify`` compares it with fts5vocab term by term.
 
 Every decodable event of every type is either folded or ignored: ``apply`` never raises.
 """
