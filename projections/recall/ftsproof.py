@@ -14,12 +14,15 @@ insert's, the way a contentless index goes wrong, leaves the sums apart).
 
 What this does not see, and ``tokenise=True`` does: a write to the full-text table from
 outside the writer that keeps its row count (the count of rows it holds is compared with
-the stored rows through FTS5's own totals record, so a ghost row or a lost one is seen).
-Every term's row list is read too, so a damaged page of the full-text table fails here.
+the stored rows through FTS5's own totals record, so a ghost row or a lost one is seen) and
+every term's document count: each term's row list is read and counted, and compared with
+the counts the writer keeps (``dfs``, schema 3: what ``RecallIndex.df`` answers from), so a
+hand edit that moves a term from one row to another fails here, and so does a damaged page.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterable
 
@@ -76,9 +79,25 @@ def problems(db: sqlite3.Connection, expected: Iterable[tuple[int, str, str, str
     held = total_rows(db)
     if held != rows:
         out.append(f"the full-text index holds {held} rows, the index {rows} items")
-    db.execute("SELECT count(*), sum(doc) FROM fts_row").fetchone()  # reads every term's rows: damage raises
+    out += df_problems(db)  # reads every term's rows: damage raises
     want, have = add(0, expected), stored(db)
     if have != want:
         out.append(f"the full-text index was not written with the stored rows (digest {have:x} recorded, "
                    f"the rows give {want:x})" if have is not None else "the full-text index has no digest")
     return out
+
+
+def df_problems(db: sqlite3.Connection, limit: int = 3) -> list[str]:
+    """Where the document counts the writer keeps (``dfs``) differ from FTS5's own, which fts5vocab counts by
+    reading every term's row list ([] when they are equal, term by term)."""
+    have = db.execute("SELECT term, n FROM dfs ORDER BY term")
+    want = db.cursor().execute("SELECT term, doc FROM fts_row ORDER BY term")
+    try:
+        wrong = [(w, h) for w, h in itertools.zip_longest(want, have) if w != h]
+    finally:
+        have.close()
+        want.close()
+    if not wrong:
+        return []
+    return [f"the document counts (dfs) differ from the full-text index for {len(wrong)} terms "
+            f"((term, rows) held vs kept: {wrong[:limit]})"]

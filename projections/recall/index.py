@@ -43,6 +43,9 @@ section) and its filter tokens (kind, project, session, role, fact state; see
 ``text.py``). It keeps neither positions nor lengths (``detail=none, columnsize=0``):
 FTS5 only finds the rows that hold a term, ranking happens in ``search.py``. That makes
 the FTS index about a quarter of the text's size. Long texts are stored zlib-compressed.
+``dfs``: each full-text term's document count, moved by the writer in the transaction of
+the rows (``_Writer.move_dfs``), so a search reads a common word's count in one lookup instead
+of fts5vocab's walk of its whole row list; ``verify`` compares it with fts5vocab term by term.
 
 Every decodable event of every type is either folded or ignored: ``apply`` never raises.
 """
@@ -99,7 +102,8 @@ from projections.recall.text import (
 
 #: Bumped whenever the file layout or what goes into the index changes; an index with
 #: another schema is rebuilt (opened for writing) or refused (read-only).
-SCHEMA = 2  # 2: folded in the replication order (``fact_fold``, ``msg_edits``, ``msg_keys``, ``deleted``, ``meta``'s clock)
+SCHEMA = 3  # 2: folded in the replication order (``fact_fold``, ``msg_edits``, ``msg_keys``, ``deleted``, ``meta``'s clock)
+#            3: ``dfs``, each full-text term's document count kept by the writer
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 MESSAGE, HISTORY, FACT = 0, 1, 2
@@ -139,6 +143,7 @@ CREATE TABLE speakers(project TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT N
     WITHOUT ROWID;
 CREATE VIRTUAL TABLE fts USING fts5(t, content='', detail=none, columnsize=0, tokenize='{TOKENIZER}');
 CREATE VIRTUAL TABLE fts_row USING fts5vocab(fts, 'row');
+CREATE TABLE dfs(term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 _DOC_COLUMNS = ("id, kind, time, body, nchars, tseq, sid, pos, mid, role, speaker, caption, tools, "
@@ -149,6 +154,13 @@ _INSERT_DOC = f"INSERT INTO docs({_DOC_COLUMNS}) VALUES ({', '.join('?' * 20)})"
 # Python (search.py); FTS5 only finds the rows that hold a term.
 _INSERT_FTS = "INSERT INTO fts(rowid, t) VALUES (?1, ?2 || char(10) || ?3 || char(10) || ?4)"
 _DELETE_FTS = "INSERT INTO fts(fts, rowid, t) VALUES ('delete', ?1, ?2 || char(10) || ?3 || char(10) || ?4)"
+# A commit's full-text inserts and deletes are tokenised once more into two scratch tables (each write a
+# row of its own, numbered by the writer), whose per-term row counts move ``dfs`` (``_Writer.move_dfs``).
+_DF_TABLES = [sql for t in ("df_in", "df_out") for sql in (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{t} USING fts5(t, content='', detail=none, columnsize=0, "
+    f"tokenize='{TOKENIZER}')", f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{t}_row USING fts5vocab(temp, {t}, 'row')")]
+_DF_IN = "INSERT INTO temp.df_in(rowid, t) VALUES (?1, ?2 || char(10) || ?3 || char(10) || ?4)"
+_DF_OUT = "INSERT INTO temp.df_out(rowid, t) VALUES (?1, ?2 || char(10) || ?3 || char(10) || ?4)"
 
 
 @dataclass
@@ -664,11 +676,12 @@ class RecallIndex:
         key = term + "*" if prefix else term
         n = self._df_cache.get(key)
         if n is None:
+            # ``dfs`` holds what fts5vocab would count by walking the term's whole row list (``_Writer.finish``)
             if prefix:
-                row = self.db.execute("SELECT sum(doc) FROM fts_row WHERE term >= ? AND term < ?",
+                row = self.db.execute("SELECT sum(n) FROM dfs WHERE term >= ? AND term < ?",
                                       (term, term + "\U0010ffff")).fetchone()
             else:
-                row = self.db.execute("SELECT doc FROM fts_row WHERE term = ?", (term,)).fetchone()
+                row = self.db.execute("SELECT n FROM dfs WHERE term = ?", (term,)).fetchone()
             n = int(row[0] or 0) if row else 0
             if len(self._df_cache) > 100_000:
                 self._df_cache.clear()
@@ -733,6 +746,8 @@ class RecallIndex:
             h.update(enc(row))
         for row in self.db.execute("SELECT term, doc, cnt FROM fts_row ORDER BY term"):
             h.update(enc(row))
+        for row in self.db.execute("SELECT term, n FROM dfs ORDER BY term"):
+            h.update(enc(["df", *row]))
         return "xxh3_128:" + h.hexdigest()
 
     def _meta_values(self) -> dict[str, Any]:
@@ -851,6 +866,7 @@ class RecallIndex:
         fts = self._fts_difference()
         if fts:
             problems.append(f"the full-text index does not match the rows (expected (term, docs) vs held: {fts})")
+        problems += ftsproof.df_problems(db)
         return problems
 
     def _fts_difference(self, limit: int = 5) -> list[tuple[Any, ...]]:
@@ -991,6 +1007,10 @@ class _Writer:
         self.ftsdig = 0  # net hash of what this commit inserts into / deletes from the full-text table (ftsproof)
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
+        self.df_rows = itertools.count(1)  # rowids of the scratch tables' rows
+        if self.fts_on:
+            for sql in _DF_TABLES:  # (temp tables: gone when temp_store changes, see _fts_difference)
+                self.db.execute(sql)
 
     # -- dispatch ---------------------------------------------------------------------------
 
@@ -1283,11 +1303,14 @@ class _Writer:
             self.fts.append(row)
         else:
             self.db.execute(sql, row)
+            self.db.execute(_DF_IN if sql is _INSERT_FTS else _DF_OUT, (next(self.df_rows), *row[1:]))
 
     def _insert(self, docs: list[tuple[Any, ...]], fts: list[tuple[Any, ...]],
                 keys: list[tuple[int, int, str, int]]) -> None:
         self.db.executemany(_INSERT_DOC, docs)
         self.db.executemany(_INSERT_FTS, fts)
+        if fts:  # (none in a rows-only fold, which has no scratch tables)
+            self.db.executemany(_DF_IN, [(next(self.df_rows), *r[1:]) for r in fts])
         self.db.executemany("INSERT INTO msg_keys(id, hlc, device, oseq) VALUES (?, ?, ?, ?)", keys)
 
     def wait(self) -> None:
@@ -1305,6 +1328,18 @@ class _Writer:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
             self.pool = None
+
+    def move_dfs(self) -> None:
+        """Add this commit's inserted rows per term to ``dfs`` and take its deleted ones away (a term held by
+        no row has no entry, as in fts5vocab), then empty the scratch tables."""
+        db = self.db
+        db.execute("INSERT INTO dfs(term, n) SELECT term, doc FROM temp.df_in_row WHERE true "
+                   "ON CONFLICT(term) DO UPDATE SET n = n + excluded.n")
+        db.execute("INSERT INTO dfs(term, n) SELECT term, -doc FROM temp.df_out_row WHERE true "
+                   "ON CONFLICT(term) DO UPDATE SET n = n + excluded.n")
+        db.execute("DELETE FROM dfs WHERE term IN (SELECT term FROM temp.df_out_row) AND n <= 0")
+        db.execute("INSERT INTO temp.df_in(df_in) VALUES ('delete-all')")
+        db.execute("INSERT INTO temp.df_out(df_out) VALUES ('delete-all')")
 
     def finish(self, seq: int) -> None:
         self.flush()
@@ -1326,6 +1361,7 @@ class _Writer:
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'nchars'", (self.nchars,))
         if self.fts_on:
             ftsproof.save(self.db, self.ftsdig)
+            self.move_dfs()
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'seq'", (seq,))
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('clock', ?)",
                         (msgspec.json.encode(self.ix.clock).decode(),))

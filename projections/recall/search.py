@@ -265,7 +265,7 @@ class _Doc:
         (self.id, self.kind, self.time, body, self.nchars, self.sid, self.pos, self.mid, self.role, self.speaker,
          self.caption, self.tools, self.skey, self.project, self.source, self.fact_id, self.scope, self.section,
          self.state) = row
-        self.text = unpack(body)
+        self.text = body if body.__class__ is str else unpack(body)
         self.matches: list[tuple[int, int, str]] = []
         self.tf: dict[str, float] = {}
         self.tf_aux: dict[str, float] = {}
@@ -344,7 +344,7 @@ class _Texts:
                     continue
                 low = text.lower()
                 if text.isascii():
-                    if not any(p in low for p in prefixes):
+                    if not any(map(low.__contains__, prefixes)):
                         continue
                 else:
                     found += [(at + a, at + b, w) for a, b, w in _non_ascii_words(text)]  # folded by the stems
@@ -610,7 +610,8 @@ class _Search:
             if scored is None:
                 continue
             s, own = scored
-            if r.phrase and (pairs or runs):
+            # no pair can be adjacent in a text with fewer than two matches: its bonus is 0.0, s + 0.0 == s
+            if r.phrase and (runs or (pairs and len(d.matches) > 1)):
                 s += r.phrase * self.phrase_bonus(d, pairs, runs, terms.idf)
             if boost and len(boost) == 1 and d.speaker in boost:
                 s *= r.speaker
@@ -627,16 +628,19 @@ class _Search:
             return ctx
         # a short turn needs its neighbours to be understood, a long one speaks for itself
         cc = self.context_chars
+        sid, pos, nchars = d.sid, d.pos, d.nchars
+        get = by_pos.get
         for off in range(1, r.window + 1):
-            n = by_pos.get((d.sid, d.pos - off))
+            n = get((sid, pos - off))
             if n is not None:
-                w = weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0)
-                if off == 1 and r.answer != 1.0 and rank.answers(d, n):
+                w = weights[off] * (min(1.0, cc / max(nchars, n.nchars, 1)) if cc else 1.0)
+                # (``rank.answers`` is False for a turn without a "?": the call is skipped then)
+                if off == 1 and r.answer != 1.0 and "?" in n.text and rank.answers(d, n):
                     w *= r.answer
                 ctx.append((w, n))
-            n = by_pos.get((d.sid, d.pos + off))
+            n = get((sid, pos + off))
             if n is not None:
-                ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
+                ctx.append((weights[off] * r.after * (min(1.0, cc / max(nchars, n.nchars, 1)) if cc else 1.0), n))
         return ctx
 
     def shown_by_context(self, d: _Doc) -> bool:
