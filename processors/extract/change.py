@@ -14,7 +14,9 @@ never a guess):
 3. **shared frame words** (the same predicate: "live in", "work at", "use ... for", "call me"): the one fact
    sharing the most content words, once values, markers and light verbs are left out;
 4. a **predicate family** (``families``: home, employer, role, name, version of a tool, tool for a purpose,
-   schedule, preference, diet) that exactly one fact has.
+   schedule, preference, diet) that exactly one fact has;
+5. an **own slot** (``own_slot``: home, occupation, surname), which a person fills with one value at a time: a
+   first-person statement of it replaces the one fact filling it even when its value is no name ("I'm retired now").
 
 ``target`` returns the index of that fact or None; the caller (``offline``) emits the update through the ops
 protocol as every correction does. It never picks a fact that the statement merely restates (same key), so
@@ -50,7 +52,7 @@ _HEDGE = re.compile(r"\b(?:think|thinking|guess|wonder|wondering|trying|tried|me
 #: A statement of change is short: chatty prose ("I've been trying to incorporate more walking ...") changes nothing.
 MAX_WORDS = 22
 _MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不再|已经不|已经|不用了|不.{0,3}了|搬|换成|换到|换了|改成|改用|改为|"
-                        r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
+                        r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|辞职|退休|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
 
 
 def marked(s: str) -> bool:
@@ -70,8 +72,18 @@ _FAMILIES: dict[str, re.Pattern[str]] = {
     "role": re.compile(r"\b(?:promoted|title|role|position|engineer|developer|analyst|manager|designer|lead|"
                        r"senior|junior|intern|teacher|teaching|consultant|architect|scientist)\b|岗|经理|负责人|工程师|"
                        r"开发|设计师|分析师", re.IGNORECASE),
-    "name": re.compile(r"\b(?:call(?:ing)?\s+me|called|name|go\s+by|goes\s+by|nickname|handle|address\s+me)\b|叫我|名字|"
-                       r"英文名", re.IGNORECASE),
+    "name": re.compile(r"\b(?:call(?:ing)?\s+me|called|(?<!last\s)(?<!family\s)(?<!maiden\s)name|go\s+by|goes\s+by|"
+                       r"nickname|handle|address\s+me)\b|叫我|名字|英文名", re.IGNORECASE),
+    # the one surname a person has at a time: not the name they are called by ("call me Maggie")
+    "surname": re.compile(r"\b(?:surname|last\s+name|family\s+name|maiden\s+name)\b|姓", re.IGNORECASE),
+    # what one does for a living, whatever the wording: working as / at, a job, freelancing, retiring, teaching at
+    # a place, "doing platform work"; 工作, 上班, 退休, 当/做 a trade
+    "occupation": re.compile(r"\b(?:works?|working|worked)\s+(?:as|at|for)\b|\b(?:job|profession|occupation|career|"
+                             r"employ\w*|unemployed|self-employed|freelanc\w*|retired|retirement)\b|"
+                             r"\bteach(?:es|ing)?\s+(?:[a-z]+\s+){0,2}?(?:at|in)\s+(?-i:[A-Z])|"
+                             r"\bdoing\s+(?:[a-z]+\s+){0,2}?work\b|"
+                             r"工作|上班|退休|职业|辞职|离职|入职|跳槽|在.{1,8}[做当]|[当是做]一名",  # 在银行当柜员, 是一名老师
+                             re.IGNORECASE),
     "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekly|biweekly|fortnightly|"
                            r"every\s+(?:other\s+)?(?:week|two\s+weeks|month)|\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|"
                            r"cadence)\b|周[一二三四五六日天]|星期|每[周月]|[一二三四五六七八九十\d]点", re.IGNORECASE),
@@ -287,9 +299,41 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
             return scored[0][1], "frame"
     fam = families(s)
     hit = _one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None
+    if hit is None:
+        own = own_slot(s, [i for i in theirs if not _modifiers_apart(s, facts[i])], facts)
+        if own is not None:
+            return own, "own slot"
     if hit is None and not fam & _PERSONAL:
         return _only_tool(s, [i for i in allowed if not (fam and fam & families(facts[i]))], facts), "tool"
     return hit, "family"
+
+
+#: The slots a person fills with one value at a time: where they live, what they do for a living, their surname.
+_SINGLE = frozenset({"home", "occupation", "surname"})
+_SINGULAR = re.compile(r"\b(?:I|I'm|I've|my|me)\b|我(?!们)")
+_TEAM_FACT = re.compile(r"^(?:the\s+(?:team|project)\b|团队|项目)", re.IGNORECASE)
+#: Words of an occupation that are a value in themselves ("retired", "freelancing as a web designer", "a new job"),
+#: unlike "working at the library", which may say where one works today.
+_OCCUPATION_STATE = re.compile(r"\b(?:as\s+an?|job|profession|occupation|career|unemployed|self-employed|freelanc\w*|"
+                               r"retired|retirement|doing\s+(?:[a-z]+\s+){0,2}?work)\b|[\u3400-\u9fff]", re.IGNORECASE)
+
+
+def own_slot(s: str, hits: list[int], facts: list[str]) -> int | None:
+    """The one fact of ``hits`` filling the single-valued slot of the user (``_SINGLE``) that ``s``, a statement in
+    the first person singular, fills anew ("As of this month I'm retired" after "teaches chemistry at Ridgemont
+    High", "my surname is Adeyemi now" after "last name is Okonkwo"); None for a team's fact, two candidates, or a
+    statement naming no value of its own (a name, or an occupation's own words: see ``_OCCUPATION_STATE``)."""
+    mine = families(s) & _SINGLE
+    if not mine or not _SINGULAR.search(s) or _adds(s):  # "I'm also retired, no more ...": an addition all the same
+        return None
+    cands = [i for i in hits if families(facts[i]) & mine and not _TEAM_FACT.match(facts[i])]
+    if len(set(cands)) != 1:
+        return None
+    i = cands[0]
+    shared = families(facts[i]) & mine
+    if not (new_name(s, facts[i]) or has_cjk(s) or ("occupation" in shared and _OCCUPATION_STATE.search(s))):
+        return None
+    return i
 
 
 #: A preference and its object: "(the user) prefers / likes / loves / hates <object>", the object ending where the
@@ -322,7 +366,7 @@ def preference_object(text: str) -> tuple[str, str] | None:
 
 
 #: The families of who the user is: a statement naming a new tool never replaces one of these.
-_PERSONAL = frozenset({"home", "employer", "role", "name"})
+_PERSONAL = frozenset({"home", "employer", "role", "name", "surname", "occupation"})
 #: Tool-by-purpose families (see ``_FAMILIES``): a fact of one of them holds a tool.
 _TOOL_FAMILIES = frozenset({"editor", "ci", "database", "hosting", "packages", "tests", "queue", "tracker", "chat", "phone"})
 #: A statement that names only the tool it is on now, with no word of what the tool is for ("these days it's
@@ -377,8 +421,9 @@ def adds_value(new: str, old: str) -> bool:
     if set(re.findall(r"\d+(?:\.\d+)+", new)) - set(re.findall(r"\d+(?:\.\d+)+", old)):
         return True  # a version number of its own ("4.2" after "3.2")
     have = {sl.stem(w) for w in content_tokens(old)}
+    slot_words = [_FAMILIES[f] for f in families(new) if f in _FAMILIES]  # "retired": a marker and the value itself
     fresh = [w for w in content_tokens(new) if sl.stem(w) not in have and not _DATE_WORDS.match(w)
-             and not _MARKER_EN.fullmatch(w) and w not in _LIGHT]
+             and (not _MARKER_EN.fullmatch(w) or any(p.fullmatch(w) for p in slot_words)) and w not in _LIGHT]
     return bool(fresh)
 
 

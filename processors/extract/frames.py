@@ -113,7 +113,7 @@ def _others(text: str) -> set[str]:
     """The people other than the memory's owner that ``text`` is about (their person nouns or names)."""
     if has_cjk(text):
         return {m.group("who") or m.group("who2") for m in _OTHER_ZH.finditer(text)}
-    out = {m.group("who").casefold().rstrip("s") for m in _OTHER_EN.finditer(text)}
+    out = {m.group("who").casefold().rstrip("s") for m in _OTHER_EN.finditer(text) if not _beside_me(text[:m.start()])}
     s = text.strip()
     if _PRONOUN_SUBJECT.match(s):
         out.add("<pronoun>")
@@ -121,6 +121,17 @@ def _others(text: str) -> set[str]:
     if m and m.group("who").casefold() not in STOPWORDS:
         out.add(m.group("who").casefold())
     return out
+
+
+#: A person named after "for", "with", "near" once "I" is the subject ("I relocated to Denver for my partner's job",
+#: "I moved in with my girlfriend"): the statement is still about the user, the person only an adjunct.
+_ADJUNCT = re.compile(r"\b(?:I|I'm|I've|the\s+user)\b[^,;.!?]*\s(?:for|with|near|because\s+of|to\s+be\s+(?:near|with|closer\s+to))"
+                      r"\s+$", re.IGNORECASE)
+
+
+def _beside_me(before: str) -> bool:
+    """Whether the words ``before`` a person noun make it an adjunct of the user's own clause (see ``_ADJUNCT``)."""
+    return bool(_ADJUNCT.search(before))
 
 
 def other_people(new: str, old: str) -> bool:

@@ -1287,6 +1287,8 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         text = _swapped(s, k.text) or _restated(body, e, sp, gone)
     if text and not zh and step not in ("tool", "preference"):
         text = _family_clause(body, text, k.text, gone, e, sp)
+    if zh and text and not change.families(text) & change.families(k.text) & change.families(s):
+        text = _restated(s, e, sp, gone, entire=True)  # "辞职了，现在做自由翻译": the clause with the value lost the slot
     if not text or not change.adds_value(text, k.text):
         return False
     if not named_gone and step != "preference" and not change.families(text) & change.families(k.text):
@@ -1294,7 +1296,7 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if fact_key(text) in {fact_key(x.text) for x in pool} | {fact_key(o.text) for o in ops if o.text}:
         return True  # already known as stated, or stated by this batch: the same statement again changes nothing
     _retire_rewordings(k, text, s, e, known, pool, ops)
-    return _apply_update(k, text, s, e, pool, ops)
+    return _apply_update(k, text, s, e, pool, ops, step=step if step == "own slot" else "")
 
 
 def _family_clause(body: str, text: str, old: str, gone: list[str], e: Entry, sp: Speaker) -> str:
@@ -1356,11 +1358,12 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
     return None
 
 
-def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
-    """The new fact a change statement states: its clause with the new value, dated, in the third person."""
+def _restated(s: str, e: Entry, sp: Speaker, gone: list[str], *, entire: bool = False) -> str:
+    """The new fact a change statement states: its clause with the new value (``entire``: in Chinese, the whole
+    statement), dated, in the third person."""
     resolved, _dated = resolve(s, e.time)
     if has_cjk(resolved):
-        clause = sl.restate_clause(resolved, gone)
+        clause = resolved.strip() if entire else sl.restate_clause(resolved, gone)
         text = zh_third_person(clause, sp.zh_name)
         if not text.startswith((sp.zh_name, "团队")) and "我" not in clause:
             text = ("团队" if re.search(r"数据库|项目|仓库|代码|持续集成|部署", clause) and not sp.named else sp.zh_name) + text
@@ -1475,8 +1478,10 @@ def _kept_clauses(old: str, text: str, s: str) -> str:
     return _finish(" and ".join(joined))
 
 
-def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp]) -> bool:
-    """Replace ``k`` by ``text``: a proposal of this batch changes in place, an existing fact gets an ``update``."""
+def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp], *,
+                  step: str = "") -> bool:
+    """Replace ``k`` by ``text``: a proposal of this batch changes in place, an existing fact gets an ``update``
+    (its reason names the ``step`` that found the fact, when given, for ``evlog audit why``)."""
     text = _kept_clauses(k.text, text, s)
     if k.cand is not None:
         c = k.cand
@@ -1491,7 +1496,7 @@ def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], op
         return True
     ops.append(FactOp(op="update", fact_id=f.fact_id, text=text, subject=f.subject, scope=f.scope, project=f.project,
                       section=f.section or PREFERENCES, when=_when(e), sources=[e.ref],
-                      reason=f"correction: {_cut_reason(s)}"))
+                      reason=f"correction{f' ({step})' if step else ''}: {_cut_reason(s)}"))
     pool.remove(k)
     return True
 
