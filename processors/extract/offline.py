@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import change, frames, keep, notes, quality, referents, truecase, validity
+from processors.extract import change, frames, keep, notes, quality, referents, rename, truecase, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -1223,6 +1223,8 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return False
     if not zh and not sp.named and _style_change(s, e, sp, pool, ops):
         return True
+    if _rename_change(s, e, sp, pool, ops):
+        return True
     if _slot_change(s, e, sp, pool, ops):
         return True
     clause = None if zh or sp.named or not keep.differs(s) else keep.slot_clause(s)  # "..., prod is running PG 16."
@@ -1231,6 +1233,20 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if _general_change(s, e, sp, pool, ops):
         return True
     return _correction(s, e, sp, pool, ops)
+
+
+def _rename_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """The user's statement that a thing was renamed ("we renamed the repo to harbor-api", 项目改名了，现在叫银河计划):
+    the one fact naming that thing (``rename.target``) names it anew; False when none or two fit."""
+    said = None if sp.named or e.role not in ("user", "note") else rename.renamed(s)
+    if said is None or frames.irrealis(s.replace(said[2], " ")) or frames.one_off(s):
+        return False  # "we might rename it to X"; not "现在叫银河计划", whose new name holds 计划
+    subjects = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
+    found = rename.target(s, [k.text for k in subjects])
+    if found is None:
+        return False
+    at, text = found
+    return _apply_update(subjects[at], text, s, e, pool, ops, step="rename")
 
 
 def _correction(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
