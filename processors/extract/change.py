@@ -39,7 +39,7 @@ _MARKER_EN = re.compile(
     r"as\s+of|ended\s+up|no\s+more|been\s+(?:[a-z]+\s+){1,4}?since|"
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
     r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired|"
-    r"shut\s+down|decommissioned)|"
+    r"shut\s+down|decommissioned)|(?:not|never)\s+going\s+back|"
     r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from)|"
     # a time moved: "pushed to 10:15", "postponed", "brought forward to monday" (not "pushed to main")
     r"rescheduled|postponed|(?:pushed|moved|brought)\s+(?:back\s+|up\s+|forward\s+|out\s+)?to\s+(?=\d|"
@@ -110,12 +110,21 @@ _NOT_TOOL = re.compile(r"^(?:january|february|march|april|may|june|july|august|s
                        re.IGNORECASE)
 
 
+#: The subject right before a verb of living or moving that is no person: an organisation or a thing of software
+#: ("the team", "our repo", "everything", "it"), whose "moved to X" is a change of tool, not of home.
+_THING_SUBJECT = re.compile(r"(?:\b(?:the|our|my|their)\s+(?:[a-z]+\s+)?(?:team|project|company|org|organi[sz]ation|"
+                            r"repo|app|service|codebase|code|site|stack)|\beverything|\bit|\bthey\s+all)"
+                            r"\s+(?:has\s+|have\s+|just\s+|finally\s+|all\s+|now\s+)*$", re.IGNORECASE)
+
+
 @lru_cache(maxsize=4096)
 def families(text: str) -> frozenset[str]:
     """The predicate families ``text`` speaks of (see ``_FAMILIES``), plus ``version:<tool>`` for a tool's version.
 
     Cached: ``explain`` asks it of the statement and of every known fact at each of its steps."""
     out = {name for name, pat in _FAMILIES.items() if pat.search(text)}
+    if "home" in out and not any(not _THING_SUBJECT.search(text[:m.start()]) for m in _FAMILIES["home"].finditer(text)):
+        out.discard("home")  # "the team moved to Mattermost", "everything lives in Linear": no one's home
     for m in _TOOL_VERSION.finditer(text):
         tool, shaped = m.group("t"), "." in m.group("v") or m.group("t")[:1].isupper()  # "Django 3.2", "React 17"
         if shaped and not _NOT_TOOL.match(tool) and tool.casefold() not in STOPWORDS and len(tool) >= 2:
@@ -199,12 +208,14 @@ def _new_value(s: str, fact: str) -> bool:
         return True
     for fam in families(s) & families(fact) & _VALUE_FAMILIES:  # "pescatarian" / "vegetarian", "pnpm" / "npm"
         mine, theirs = _family_words(s, fam), _family_words(fact, fam)
-        if mine - theirs and theirs - mine:
-            return True
+        if mine - theirs and theirs and (theirs - mine or _SWITCHED.search(s)):
+            return True  # "switched the monorepo to pnpm, npm was too slow": the old value named beside the new
     own = _names(fact) or re.findall(r"\d", fact)
     return bool(own) and new_name(s, fact)
 
 
+#: A verb of switching: a statement with it names a new value even when it names the old one too.
+_SWITCHED = re.compile(r"\b(?:switched|moved|migrated|changed|replaced|swapped)\b", re.IGNORECASE)
 #: Families whose own words are the values ("vegetarian", "tabs", "npm"), not only the frame ("lives in").
 _VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone", "role"})  # "team lead" / "engineering manager"
 
@@ -220,9 +231,12 @@ def _modifiers_apart(s: str, fact: str) -> bool:
     """Whether a word both share carries its own modifier on each side ("unit tests" / "browser tests"): two slots
     of one kind, not one slot changed."""
     def before(text: str) -> dict[str, str]:
-        ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
-        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS
-                and a not in _OWNERS}  # "the project's team": the extractor's subject, no modifier
+        out = {}
+        for part in re.split(r"[,;:!?()]|\.(?!\w)", text.casefold()):  # "to pnpm, npm was slow": no modifier across a comma
+            ws = re.findall(r"[A-Za-z][\w'-]*", part)
+            out.update({sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS
+                        and b not in STOPWORDS and a not in _OWNERS})  # "the project's team": the subject, no modifier
+        return out
     mine, theirs = before(s), before(fact)
     low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
@@ -311,7 +325,7 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
 #: The slots a person fills with one value at a time: where they live, what they do for a living, their surname.
 _SINGLE = frozenset({"home", "occupation", "surname"})
 _SINGULAR = re.compile(r"\b(?:I|I'm|I've|my|me)\b|我(?!们)")
-_TEAM_FACT = re.compile(r"^(?:the\s+(?:team|project)\b|团队|项目)", re.IGNORECASE)
+_TEAM_FACT = re.compile(r"^(?:the\s+(?:(?:team|project)'s\s+)?(?:team|project)\b|团队|项目)", re.IGNORECASE)
 #: Words of an occupation that are a value in themselves ("retired", "freelancing as a web designer", "a new job"),
 #: unlike "working at the library", which may say where one works today.
 _OCCUPATION_STATE = re.compile(r"\b(?:as\s+an?|job|profession|occupation|career|unemployed|self-employed|freelanc\w*|"
@@ -380,8 +394,14 @@ def _tool_fact(fact: str) -> bool:
     """Whether ``fact`` says which tool the user or a project uses (a use slot, a tool family, or "my X is <Name>")."""
     if families(fact) & _TOOL_FAMILIES:
         return True
+    if _TEAM_FACT.match(fact) and _TOOL_OBJECT.search(fact) and len(_names(fact)) == 1:
+        return True  # "The project's team chats on Slack.": a team's doing, through the one thing it names
     return any(x.kind == "use" or (x.kind == "has" and re.fullmatch(r"[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*", x.value.split()[0] if x.value else ""))
                for x in sl.slots(fact))
+
+
+#: A team's fact naming its one thing after a preposition of means ("chats on Slack", "tracks bugs in Jira").
+_TOOL_OBJECT = re.compile(r"\b(?:on|in|via|through|with|using|to)\s+(?-i:[A-Z])", re.IGNORECASE)
 
 
 def _only_tool(s: str, hits: list[int], facts: list[str]) -> int | None:
@@ -433,6 +453,9 @@ def rewords(other: str, old: str, new: str, s: str) -> bool:
     same family the statement ``s`` changes; never a fact about another person."""
     if frames.other_people(s, other):
         return False
+    if families(other) & families(old) and any(sl.holds_value(other, g) and sl.holds_value(old, g)
+                                               and not sl.holds_value(new, g) for g in sl.gone_values(s)):
+        return True  # "We dropped Jira ..." names the value gone, which both wordings hold
     gone = [n for n in _names(old) if n.casefold() in other.casefold() and n.casefold() not in new.casefold()]
     return bool(gone) and bool(families(other) & families(s) & families(old))
 
@@ -451,6 +474,8 @@ def tool_swap(s: str, fact: str) -> str | None:
     m = (_ZH_TOOL_NOW if has_cjk(s) else _TOOL_NOW).search(s)
     values = sorted({x.value for x in sl.slots(fact) if x.kind in ("use", "has") and x.value and x.value in fact},
                     key=len, reverse=True)
+    if not values:  # "The project's team chats on Slack.": no use slot, but one name, the tool
+        values = sorted(_names(fact)) if len(_names(fact)) == 1 else []
     if not m or not values:
         return None
     return fact.replace(values[0], m.group("v"), 1)
