@@ -441,7 +441,7 @@ def adds_value(new: str, old: str) -> bool:
     if set(re.findall(r"\d+(?:\.\d+)+", new)) - set(re.findall(r"\d+(?:\.\d+)+", old)):
         return True  # a version number of its own ("4.2" after "3.2")
     have = {sl.stem(w) for w in content_tokens(old)}
-    slot_words = [_FAMILIES[f] for f in families(new) if f in _FAMILIES]  # "retired": a marker and the value itself
+    slot_words = [_FAMILIES[f] for f in families(new) & _SINGLE]  # "retired": a marker and the value itself (not "promoted")
     fresh = [w for w in content_tokens(new) if sl.stem(w) not in have and not _DATE_WORDS.match(w)
              and (not _MARKER_EN.fullmatch(w) or any(p.fullmatch(w) for p in slot_words)) and w not in _LIGHT]
     return bool(fresh)
