@@ -297,6 +297,11 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
         same = [i for i in theirs if (o := preference_object(facts[i])) and o[1] == liked[1] and o[0] != liked[0]]
         if same:
             return _only(same), "preference"
+    turned = polarity(s)
+    if turned:  # "I love cilantro now" after "hates cilantro": one object, the feeling turned over
+        flipped = [i for i in theirs if (p := polarity(facts[i])) and p[0] == turned[0] and p[1] != turned[1]]
+        if flipped:
+            return _only(flipped), "preference"
     allowed = [i for i in theirs if not _modifiers_apart(s, facts[i])]
     named = [i for i in _named_old(s, facts) if i in allowed]
     if named:
@@ -363,7 +368,29 @@ _NOT_OBJECT = frozenset("it them this that these those one ones the a an my our 
 def preference_clause(s: str) -> str:
     """The clause of ``s`` that states its preference ("weirdly i like light mode better now" of "..., easier on my
     eyes outdoors"), or ``s``."""
-    return next((p for p in _CLAUSES.split(s) if p and preference_object(p)), s)
+    return next((p for p in _CLAUSES.split(s) if p and (preference_object(p) or polarity(p))), s)
+
+
+#: A feeling about a thing, by its sign: the verbs of liking (+) and of disliking (-), a closed class of the language.
+_FEELING = re.compile(
+    r"\b(?:(?P<pos>like|likes|love|loves|enjoy|enjoys|adore|adores)|(?P<neg>hate|hates|dislike|dislikes|detest|detests|"
+    r"can't\s+stand|cannot\s+stand|can't\s+bear))\s+(?P<o>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)"
+    r"(?=\s*(?:$|[.,;:!?()]|\s(?:now|these|nowadays|anymore|again|actually|too|so|but|and|because)\b))", re.IGNORECASE)
+
+
+def polarity(text: str) -> tuple[str, int] | None:
+    """(the object's last word, stemmed; +1 or -1) of the one feeling ``text`` states about a thing ("hates
+    cilantro" -> ("cilantro", -1)), or None: none, two, a negated one ("don't like"), or an object that is a pronoun
+    or a verb's complement ("love to run")."""
+    found = list(_FEELING.finditer(text))
+    if len(found) != 1:
+        return None
+    m = found[0]
+    words = m.group("o").casefold().split()
+    if words[0] in _NOT_OBJECT or words[-1] in STOPWORDS or any(w in _NOT_OBJECT for w in words) \
+            or re.search(r"(?:n't|\bnot|\bnever|\bno\s+longer)\s+(?:\w+\s+)?$", text[:m.start()], re.IGNORECASE):
+        return None
+    return sl.stem(words[-1]), 1 if m.group("pos") else -1
 
 
 def preference_object(text: str) -> tuple[str, str] | None:

@@ -236,6 +236,9 @@ _NO_SUBJECT_BEEN = re.compile(r"^(?:(?:just|really|also|finally)\s+)*been\s+\w+i
 _NO_SUBJECT_OTHER = re.compile(r"^(?:\w+s|makes?|reminds?|gets?|got|keeps?|helps?|gives?)\s+(?:me|us)\b", re.IGNORECASE)
 _FILLER = re.compile(r"(?:^|(?<=,)|(?<=\s-))\s*(?:you\s+know|I\s+mean|if\s+you\s+know\s+what\s+I\s+mean)\s*(?:,|$)\s*",
                      re.IGNORECASE)
+#: A declarative said with a question mark in surprise: "I" and a verb that is no modal (a question inverts it).
+_SURPRISE = re.compile(r"^(?:(?:weirdly|honestly|somehow|apparently|oddly|so|and|ok|lol|wow|now)\s*,?\s+)*I(?:'m|\s+(?!can\b|"
+                       r"could\b|should\b|will\b|would\b|might\b|may\b|must\b|shall\b)[a-z]+)\b", re.IGNORECASE)
 _ANY_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|our|me)\b", re.IGNORECASE)
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
 _LEAD_PUNCT = re.compile(r"^[\s\-–—*•·|>:;,.!]+")
@@ -1219,6 +1222,8 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if zh and (s.endswith(("?", "？")) or _ZH_QUESTION_END.search(s) or _ZH_QUESTION_START.match(s)
                or re.search(r"[吗嘛么呢][？?！!。…~～]*$", s) or s.startswith(("你", "您"))):
         return False
+    if not zh and not sp.named and s.rstrip().endswith("?") and _SURPRISE.match(s) and change.marked(s):
+        s = s.rstrip(" ?!")  # "weirdly I love cilantro now??": a statement said in surprise, no question
     if not zh and (s.rstrip().endswith("?") or _QUESTION.match(s)):
         return False
     if not zh and not sp.named and _style_change(s, e, sp, pool, ops):
@@ -1328,13 +1333,22 @@ def _family_clause(body: str, text: str, old: str, gone: list[str], e: Entry, sp
     return text
 
 
+#: A fact on how the assistant answers: it speaks of answers, replies, responses or explanations.
+_ANSWER_NOUN = re.compile(r"\b(?:answers?|replies|repl(?:y|ies)|responses?|explanations?)\b", re.IGNORECASE)
+
+
 def _style_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
     """"Actually, I'd rather you explain things in detail": an ``update`` of the known fact on how the assistant
     answers (``keep.answer_style``), when the statement carries a sign of change."""
     style = keep.answer_style(s)
     if style is None:
         return False
-    k = next((k for k in _subject_pool(pool, sp) if sl.shared_slot(k.text, style, cue=sl.has_cue(s)) is not None), None)
+    own = _subject_pool(pool, sp)
+    k = next((k for k in own if sl.shared_slot(k.text, style, cue=sl.has_cue(s)) is not None), None)
+    if k is None and change.marked(s):  # "I'd rather have detailed explanations from now on": the one fact on answers
+        styled = [k for k in own if _ANSWER_NOUN.search(k.text) and not fact_key(k.text) == fact_key(style)]
+        k = styled[0] if len(styled) == 1 else None
+        return k is not None and _apply_update(k, style, s, e, pool, ops, step="answer style")
     return k is not None and _apply_update(k, style, s, e, pool, ops)
 
 
