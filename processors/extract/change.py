@@ -36,7 +36,8 @@ from processors.extract.text import STOPWORDS, content_tokens, fact_key, has_cjk
 #: since", "ended up", "finally", "officially"), and verbs whose meaning is a change of place, membership or tool.
 _MARKER_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
-    r"as\s+of|ended\s+up|no\s+more|been\s+(?:[a-z]+\s+){1,4}?since|"
+    r"as\s+of|ended\s+up|no\s+more|(?:from|starting)\s+(?:tomorrow|today|tonight|next\s+(?:week|month|year)|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|been\s+(?:[a-z]+\s+){1,4}?since|"
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
     r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired|"
     r"shut\s+down|decommissioned)|(?:not|never)\s+going\s+back|"
@@ -65,7 +66,8 @@ def marked(s: str) -> bool:
 _FAMILIES: dict[str, re.Pattern[str]] = {
     "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town|is)|"
                        r"moved\s+(?:[a-z]+\s+){1,4}?to\s+(?=(?-i:[A-Z]))|"
-                       r"hometown|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家", re.IGNORECASE),
+                       r"hometown|home\s+address|address\s+is\s+in|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家",
+                       re.IGNORECASE),
     "employer": re.compile(r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employed|employer|company|job|joined|"
                            r"started\s+at|contracting|freelanc\w*|self-employed|hired)\b|工作|公司|上班|跳槽|入职|离职|在.{2,6}做",
                            re.IGNORECASE),
@@ -414,7 +416,7 @@ _TOOL_FAMILIES = frozenset({"editor", "ci", "database", "hosting", "packages", "
 #: WezTerm for me", "we're on CockroachDB now", "been using Zed full time", "最近换成 Neovim 了").
 _TOOL_NOW = re.compile(r"\b(?:using|on|switched\s+(?:over\s+)?to|moved\s+(?:over\s+)?to|it's|it\s+is)\s+"
                        r"(?P<v>(?-i:[A-Z][\w.+-]*[\w+]|[a-z]+[A-Z][\w.+-]*))", re.IGNORECASE)
-_ZH_TOOL_NOW = re.compile(r"(?:换成|换到|改用|切换到|换了|用上了?)\s*(?P<v>[A-Za-z][\w.+-]*)")
+_ZH_TOOL_NOW = re.compile(r"(?:换成|换到|改用|切换到|换了|用上了?)\s*(?P<v>[A-Za-z][\w.+-]*|[\u4e00-\u9fff]{2,6}?(?=了|[，。,！!]|$))")
 
 
 def _tool_fact(fact: str) -> bool:
@@ -503,6 +505,9 @@ def tool_swap(s: str, fact: str) -> str | None:
                     key=len, reverse=True)
     if not values:  # "The project's team chats on Slack.": no use slot, but one name, the tool
         values = sorted(_names(fact)) if len(_names(fact)) == 1 else []
+    if not values and has_cjk(fact):  # 团队沟通用钉钉。: what it uses, at the fact's end
+        used = re.search(r"(?:用的是|使用|用)\s*(?P<v>[A-Za-z][\w.+-]*|[\u4e00-\u9fff]{2,6})\s*[。.]?$", fact)
+        values = [used.group("v")] if used else []
     if not m or not values:
         return None
     return fact.replace(values[0], m.group("v"), 1)

@@ -531,6 +531,9 @@ _ZH_TRIGGER = re.compile(
     r"|(?<!要)不要|(?:^|[，,；;：:\s]|请|你|千万)别(?![人的处])"
     r"|记住(?=$|[：:，,\s]|我(?!们))"
     r"|我们(?:用|使用|一般|习惯|约定|统一|都)"
+    # a team's or a project's thing and what it uses or is called: 团队沟通用钉钉, 项目用的是 Java 11, 我们的仓库叫 X
+    r"|^(?:我们|团队|项目|仓库)的?[\u4e00-\u9fff]{0,4}?(?:用的是|使用的是|用|使用|叫)"
+    r"|^[\u4e00-\u9fff]{1,4}(?:用的是|使用的是)\s*[A-Za-z]"  # 缓存用的是 Memcached
     r"|这个项目|本项目|项目里|项目中|仓库里|代码库"
     r"|我(?:[^，。！？]{0,12}?)(?:去了|买了|搬到|开始|参加了|换了|学会了|完成了|认识了|报名了|养了)"
 )
@@ -896,13 +899,13 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         resolved, dated = resolve(g, e.time)
         if _ZH_IMPERATIVE.match(resolved):
             text = f"{sp.zh_name}要求" + zh_third_person(re.sub(r"^(?:请|千万)", "", resolved), sp.zh_name)
-        elif "我" not in resolved and not sp.named and not re.search(r"项目|仓库|代码库", resolved):
+        elif "我" not in resolved and not sp.named and not re.search(r"项目|仓库|代码库|^团队", resolved):
             text = f"{sp.zh_name}说" + resolved
         else:
             text = zh_third_person(resolved, sp.zh_name)
             if not text.startswith((sp.zh_name, "团队")) and sp.zh_name not in text[:12]:
                 text = f"{sp.zh_name}说" + text
-        text = _finish(text)
+        text = _finish(text.replace("团队团队", "团队"))  # 我们团队 -> 团队
         if len(text) > MAX_CHARS:
             continue
         about = bool(re.search(r"我们|项目|仓库|代码库", g)) and not sp.named

@@ -89,3 +89,14 @@ def test_the_update_names_its_step_for_audit_why() -> None:
     assert [o.fact_id for o in updates] == ["f1"]
     assert updates[0].reason.startswith("correction (own slot): ") and "retired" in updates[0].text
     assert not [o for o in offline.extract([_entry("My brother is retired now.")], [old]) if o.op == "update"]
+
+
+@given(_NAME, _NAME, st.sampled_from(["From tomorrow", "Starting next week", "From monday"]))
+def test_a_home_from_a_day_on_is_a_change(old, new, start) -> None:
+    if old.casefold() == new.casefold():
+        return
+    s = f"{start} my home address is in {new}."
+    assert change.marked(s) and "home" in change.families(s)
+    assert change.target(s, [f"The user is living in {old} at the moment."]) == 0
+    assert change.target(f"{start} my sister's home address is in {new}.", [f"The user is living in {old}."]) is None
+    assert "home" not in change.families(f"{start} my email address is {new.casefold()}@example.com.")
