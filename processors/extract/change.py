@@ -81,7 +81,7 @@ _FAMILIES: dict[str, re.Pattern[str]] = {
     # what one does for a living, whatever the wording: working as / at, a job, freelancing, retiring, teaching at
     # a place, "doing platform work"; 工作, 上班, 退休, 当/做 a trade
     "occupation": re.compile(r"\b(?:works?|working|worked)\s+(?:as|at|for)\b|\b(?:job|profession|occupation|career|"
-                             r"employ\w*|unemployed|self-employed|freelanc\w*|retired|retirement)\b|"
+                             r"employed|employer|employment|unemployed|self-employed|freelanc\w*|retired|retirement)\b|"
                              r"\bteach(?:es|ing)?\s+(?:[a-z]+\s+){0,2}?(?:at|in)\s+(?-i:[A-Z])|"
                              r"\bdoing\s+(?:[a-z]+\s+){0,2}?work\b|"
                              r"工作|上班|退休|职业|辞职|离职|入职|跳槽|在.{1,8}[做当]|[当是做]一名",  # 在银行当柜员, 是一名老师

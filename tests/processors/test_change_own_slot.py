@@ -100,3 +100,22 @@ def test_a_home_from_a_day_on_is_a_change(old, new, start) -> None:
     assert change.target(s, [f"The user is living in {old} at the moment."]) == 0
     assert change.target(f"{start} my sister's home address is in {new}.", [f"The user is living in {old}."]) is None
     assert "home" not in change.families(f"{start} my email address is {new.casefold()}@example.com.")
+
+
+def test_only_a_persons_thing_as_the_users_reason_is_an_adjunct() -> None:
+    assert frames.other_subject("I played chess with my friends", "The user lives in Austin.")  # the friends are in it
+    assert not frames.other_people("I moved to Denver with my partner", "The user lives in Austin.")  # a household
+    assert not frames.other_people("I moved to Denver for my partner's job", "The user lives in Austin.")
+    assert frames.other_people("my partner moved to Denver for my job", "The user lives in Austin.")
+
+
+def test_employees_are_no_occupation_of_the_users() -> None:
+    assert "occupation" not in change.families("the average number of employees")
+    assert "occupation" in change.families("I'm self-employed now")
+
+
+def test_a_household_named_with_a_home_leaves_it_the_users() -> None:
+    old = "The user lives in Bristol with the user's partner."
+    assert not frames.other_people("we live in a village just outside Bath now", old)
+    assert frames.other_people("my sister lives in Bath now", old)
+    assert frames.other_subject("I played chess with my friends", "The user lives in Austin.")
