@@ -14,7 +14,9 @@ never a guess):
 3. **shared frame words** (the same predicate: "live in", "work at", "use ... for", "call me"): the one fact
    sharing the most content words, once values, markers and light verbs are left out;
 4. a **predicate family** (``families``: home, employer, role, name, version of a tool, tool for a purpose,
-   schedule, preference, diet) that exactly one fact has.
+   schedule, preference, diet) that exactly one fact has;
+5. an **own slot** (``own_slot``: home, occupation, surname), which a person fills with one value at a time: a
+   first-person statement of it replaces the one fact filling it even when its value is no name ("I'm retired now").
 
 ``target`` returns the index of that fact or None; the caller (``offline``) emits the update through the ops
 protocol as every correction does. It never picks a fact that the statement merely restates (same key), so
@@ -34,10 +36,11 @@ from processors.extract.text import STOPWORDS, content_tokens, fact_key, has_cjk
 #: since", "ended up", "finally", "officially"), and verbs whose meaning is a change of place, membership or tool.
 _MARKER_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|going\s+forward|no\s+longer|any\s*more|any\s+longer|instead|"
-    r"as\s+of|ended\s+up|no\s+more|been\s+(?:[a-z]+\s+){1,4}?since|"
+    r"as\s+of|ended\s+up|no\s+more|(?:from|starting)\s+(?:tomorrow|today|tonight|next\s+(?:week|month|year)|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|been\s+(?:[a-z]+\s+){1,4}?since|"
     r"(?:moved|relocated|switched|migrated|upgraded|downgraded|bumped|changed|replaced|left|quit|joined|promoted|"
     r"renamed|rewrote|rewritten|dropped|ditched|killed|retired|uninstalled|abandoned|gave\s+up|got\s+acquired|"
-    r"shut\s+down|decommissioned)|"
+    r"shut\s+down|decommissioned)|(?:not|never)\s+going\s+back|"
     r"started\s+(?:at|using|on|with)|moved\s+(?:to|off|from|over)|switched\s+(?:to|over|from)|"
     # a time moved: "pushed to 10:15", "postponed", "brought forward to monday" (not "pushed to main")
     r"rescheduled|postponed|(?:pushed|moved|brought)\s+(?:back\s+|up\s+|forward\s+|out\s+)?to\s+(?=\d|"
@@ -50,7 +53,7 @@ _HEDGE = re.compile(r"\b(?:think|thinking|guess|wonder|wondering|trying|tried|me
 #: A statement of change is short: chatty prose ("I've been trying to incorporate more walking ...") changes nothing.
 MAX_WORDS = 22
 _MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不再|已经不|已经|不用了|不.{0,3}了|搬|换成|换到|换了|改成|改用|改为|"
-                        r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
+                        r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|辞职|退休|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
 
 
 def marked(s: str) -> bool:
@@ -63,15 +66,26 @@ def marked(s: str) -> bool:
 _FAMILIES: dict[str, re.Pattern[str]] = {
     "home": re.compile(r"\b(?:(?:live[sd]?|living)\s+(?:in|at|on|near|down|up|out)|based\s+(?:in|at|out)|home\s+(?:base|town|is)|"
                        r"moved\s+(?:[a-z]+\s+){1,4}?to\s+(?=(?-i:[A-Z]))|"
-                       r"hometown|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家", re.IGNORECASE),
+                       r"hometown|home\s+address|address\s+is\s+in|moved\s+to|relocated|settled\s+in)\b|住|搬|家在|老家",
+                       re.IGNORECASE),
     "employer": re.compile(r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employed|employer|company|job|joined|"
                            r"started\s+at|contracting|freelanc\w*|self-employed|hired)\b|工作|公司|上班|跳槽|入职|离职|在.{2,6}做",
                            re.IGNORECASE),
     "role": re.compile(r"\b(?:promoted|title|role|position|engineer|developer|analyst|manager|designer|lead|"
                        r"senior|junior|intern|teacher|teaching|consultant|architect|scientist)\b|岗|经理|负责人|工程师|"
                        r"开发|设计师|分析师", re.IGNORECASE),
-    "name": re.compile(r"\b(?:call(?:ing)?\s+me|called|name|go\s+by|goes\s+by|nickname|handle|address\s+me)\b|叫我|名字|"
-                       r"英文名", re.IGNORECASE),
+    "name": re.compile(r"\b(?:call(?:ing)?\s+me|called|(?<!last\s)(?<!family\s)(?<!maiden\s)name|go\s+by|goes\s+by|"
+                       r"nickname|handle|address\s+me)\b|叫我|名字|英文名", re.IGNORECASE),
+    # the one surname a person has at a time: not the name they are called by ("call me Maggie")
+    "surname": re.compile(r"\b(?:surname|last\s+name|family\s+name|maiden\s+name)\b|姓", re.IGNORECASE),
+    # what one does for a living, whatever the wording: working as / at, a job, freelancing, retiring, teaching at
+    # a place, "doing platform work"; 工作, 上班, 退休, 当/做 a trade
+    "occupation": re.compile(r"\b(?:works?|working|worked)\s+(?:as|at|for)\b|\b(?:job|profession|occupation|career|"
+                             r"employed|employer|employment|unemployed|self-employed|freelanc\w*|retired|retirement)\b|"
+                             r"\bteach(?:es|ing)?\s+(?:[a-z]+\s+){0,2}?(?:at|in)\s+(?-i:[A-Z])|"
+                             r"\bdoing\s+(?:[a-z]+\s+){0,2}?work\b|"
+                             r"工作|上班|退休|职业|辞职|离职|入职|跳槽|在.{1,8}[做当]|[当是做]一名",  # 在银行当柜员, 是一名老师
+                             re.IGNORECASE),
     "schedule": re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekly|biweekly|fortnightly|"
                            r"every\s+(?:other\s+)?(?:week|two\s+weeks|month)|\d{1,2}(?::\d\d)?\s*(?:am|pm)|cron|standup|"
                            r"cadence)\b|周[一二三四五六日天]|星期|每[周月]|[一二三四五六七八九十\d]点", re.IGNORECASE),
@@ -98,12 +112,21 @@ _NOT_TOOL = re.compile(r"^(?:january|february|march|april|may|june|july|august|s
                        re.IGNORECASE)
 
 
+#: The subject right before a verb of living or moving that is no person: an organisation or a thing of software
+#: ("the team", "our repo", "everything", "it"), whose "moved to X" is a change of tool, not of home.
+_THING_SUBJECT = re.compile(r"(?:\b(?:the|our|my|their)\s+(?:[a-z]+\s+)?(?:team|project|company|org|organi[sz]ation|"
+                            r"repo|app|service|codebase|code|site|stack)|\beverything|\bit|\bthey\s+all)"
+                            r"\s+(?:has\s+|have\s+|just\s+|finally\s+|all\s+|now\s+)*$", re.IGNORECASE)
+
+
 @lru_cache(maxsize=4096)
 def families(text: str) -> frozenset[str]:
     """The predicate families ``text`` speaks of (see ``_FAMILIES``), plus ``version:<tool>`` for a tool's version.
 
     Cached: ``explain`` asks it of the statement and of every known fact at each of its steps."""
     out = {name for name, pat in _FAMILIES.items() if pat.search(text)}
+    if "home" in out and not any(not _THING_SUBJECT.search(text[:m.start()]) for m in _FAMILIES["home"].finditer(text)):
+        out.discard("home")  # "the team moved to Mattermost", "everything lives in Linear": no one's home
     for m in _TOOL_VERSION.finditer(text):
         tool, shaped = m.group("t"), "." in m.group("v") or m.group("t")[:1].isupper()  # "Django 3.2", "React 17"
         if shaped and not _NOT_TOOL.match(tool) and tool.casefold() not in STOPWORDS and len(tool) >= 2:
@@ -187,12 +210,14 @@ def _new_value(s: str, fact: str) -> bool:
         return True
     for fam in families(s) & families(fact) & _VALUE_FAMILIES:  # "pescatarian" / "vegetarian", "pnpm" / "npm"
         mine, theirs = _family_words(s, fam), _family_words(fact, fam)
-        if mine - theirs and theirs - mine:
-            return True
+        if mine - theirs and theirs and (theirs - mine or _SWITCHED.search(s)):
+            return True  # "switched the monorepo to pnpm, npm was too slow": the old value named beside the new
     own = _names(fact) or re.findall(r"\d", fact)
     return bool(own) and new_name(s, fact)
 
 
+#: A verb of switching: a statement with it names a new value even when it names the old one too.
+_SWITCHED = re.compile(r"\b(?:switched|moved|migrated|changed|replaced|swapped)\b", re.IGNORECASE)
 #: Families whose own words are the values ("vegetarian", "tabs", "npm"), not only the frame ("lives in").
 _VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone", "role"})  # "team lead" / "engineering manager"
 
@@ -208,9 +233,12 @@ def _modifiers_apart(s: str, fact: str) -> bool:
     """Whether a word both share carries its own modifier on each side ("unit tests" / "browser tests"): two slots
     of one kind, not one slot changed."""
     def before(text: str) -> dict[str, str]:
-        ws = re.findall(r"[A-Za-z][\w'-]*", text.casefold())
-        return {sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS and b not in STOPWORDS
-                and a not in _OWNERS}  # "the project's team": the extractor's subject, no modifier
+        out = {}
+        for part in re.split(r"[,;:!?()]|\.(?!\w)", text.casefold()):  # "to pnpm, npm was slow": no modifier across a comma
+            ws = re.findall(r"[A-Za-z][\w'-]*", part)
+            out.update({sl.stem(b): a for a, b in zip(ws, ws[1:], strict=False) if a not in STOPWORDS
+                        and b not in STOPWORDS and a not in _OWNERS})  # "the project's team": the subject, no modifier
+        return out
     mine, theirs = before(s), before(fact)
     low_s, low_f = s.casefold(), fact.casefold()
     return any(mine[w] != theirs[w] and not _MARKER_EN.fullmatch(mine[w]) and not _MARKER_EN.fullmatch(theirs[w])
@@ -271,6 +299,11 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
         same = [i for i in theirs if (o := preference_object(facts[i])) and o[1] == liked[1] and o[0] != liked[0]]
         if same:
             return _only(same), "preference"
+    turned = polarity(s)
+    if turned:  # "I love cilantro now" after "hates cilantro": one object, the feeling turned over
+        flipped = [i for i in theirs if (p := polarity(facts[i])) and p[0] == turned[0] and p[1] != turned[1]]
+        if flipped:
+            return _only(flipped), "preference"
     allowed = [i for i in theirs if not _modifiers_apart(s, facts[i])]
     named = [i for i in _named_old(s, facts) if i in allowed]
     if named:
@@ -287,9 +320,41 @@ def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
             return scored[0][1], "frame"
     fam = families(s)
     hit = _one_value([i for i in allowed if fam & families(facts[i])], facts) if fam else None
+    if hit is None:
+        own = own_slot(s, [i for i in theirs if not _modifiers_apart(s, facts[i])], facts)
+        if own is not None:
+            return own, "own slot"
     if hit is None and not fam & _PERSONAL:
         return _only_tool(s, [i for i in allowed if not (fam and fam & families(facts[i]))], facts), "tool"
     return hit, "family"
+
+
+#: The slots a person fills with one value at a time: where they live, what they do for a living, their surname.
+_SINGLE = frozenset({"home", "occupation", "surname"})
+_SINGULAR = re.compile(r"\b(?:I|I'm|I've|my|me)\b|我(?!们)")
+_TEAM_FACT = re.compile(r"^(?:the\s+(?:(?:team|project)'s\s+)?(?:team|project)\b|团队|项目)", re.IGNORECASE)
+#: Words of an occupation that are a value in themselves ("retired", "freelancing as a web designer", "a new job"),
+#: unlike "working at the library", which may say where one works today.
+_OCCUPATION_STATE = re.compile(r"\b(?:as\s+an?|job|profession|occupation|career|unemployed|self-employed|freelanc\w*|"
+                               r"retired|retirement|doing\s+(?:[a-z]+\s+){0,2}?work)\b|[\u3400-\u9fff]", re.IGNORECASE)
+
+
+def own_slot(s: str, hits: list[int], facts: list[str]) -> int | None:
+    """The one fact of ``hits`` filling the single-valued slot of the user (``_SINGLE``) that ``s``, a statement in
+    the first person singular, fills anew ("As of this month I'm retired" after "teaches chemistry at Ridgemont
+    High", "my surname is Adeyemi now" after "last name is Okonkwo"); None for a team's fact, two candidates, or a
+    statement naming no value of its own (a name, or an occupation's own words: see ``_OCCUPATION_STATE``)."""
+    mine = families(s) & _SINGLE
+    if not mine or not _SINGULAR.search(s) or _adds(s):  # "I'm also retired, no more ...": an addition all the same
+        return None
+    cands = [i for i in hits if families(facts[i]) & mine and not _TEAM_FACT.match(facts[i])]
+    if len(set(cands)) != 1:
+        return None
+    i = cands[0]
+    shared = families(facts[i]) & mine
+    if not (new_name(s, facts[i]) or has_cjk(s) or ("occupation" in shared and _OCCUPATION_STATE.search(s))):
+        return None
+    return i
 
 
 #: A preference and its object: "(the user) prefers / likes / loves / hates <object>", the object ending where the
@@ -305,7 +370,29 @@ _NOT_OBJECT = frozenset("it them this that these those one ones the a an my our 
 def preference_clause(s: str) -> str:
     """The clause of ``s`` that states its preference ("weirdly i like light mode better now" of "..., easier on my
     eyes outdoors"), or ``s``."""
-    return next((p for p in _CLAUSES.split(s) if p and preference_object(p)), s)
+    return next((p for p in _CLAUSES.split(s) if p and (preference_object(p) or polarity(p))), s)
+
+
+#: A feeling about a thing, by its sign: the verbs of liking (+) and of disliking (-), a closed class of the language.
+_FEELING = re.compile(
+    r"\b(?:(?P<pos>like|likes|love|loves|enjoy|enjoys|adore|adores)|(?P<neg>hate|hates|dislike|dislikes|detest|detests|"
+    r"can't\s+stand|cannot\s+stand|can't\s+bear))\s+(?P<o>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)"
+    r"(?=\s*(?:$|[.,;:!?()]|\s(?:now|these|nowadays|anymore|again|actually|too|so|but|and|because)\b))", re.IGNORECASE)
+
+
+def polarity(text: str) -> tuple[str, int] | None:
+    """(the object's last word, stemmed; +1 or -1) of the one feeling ``text`` states about a thing ("hates
+    cilantro" -> ("cilantro", -1)), or None: none, two, a negated one ("don't like"), or an object that is a pronoun
+    or a verb's complement ("love to run")."""
+    found = list(_FEELING.finditer(text))
+    if len(found) != 1:
+        return None
+    m = found[0]
+    words = m.group("o").casefold().split()
+    if words[0] in _NOT_OBJECT or words[-1] in STOPWORDS or any(w in _NOT_OBJECT for w in words) \
+            or re.search(r"(?:n't|\bnot|\bnever|\bno\s+longer)\s+(?:\w+\s+)?$", text[:m.start()], re.IGNORECASE):
+        return None
+    return sl.stem(words[-1]), 1 if m.group("pos") else -1
 
 
 def preference_object(text: str) -> tuple[str, str] | None:
@@ -322,22 +409,28 @@ def preference_object(text: str) -> tuple[str, str] | None:
 
 
 #: The families of who the user is: a statement naming a new tool never replaces one of these.
-_PERSONAL = frozenset({"home", "employer", "role", "name"})
+_PERSONAL = frozenset({"home", "employer", "role", "name", "surname", "occupation"})
 #: Tool-by-purpose families (see ``_FAMILIES``): a fact of one of them holds a tool.
 _TOOL_FAMILIES = frozenset({"editor", "ci", "database", "hosting", "packages", "tests", "queue", "tracker", "chat", "phone"})
 #: A statement that names only the tool it is on now, with no word of what the tool is for ("these days it's
 #: WezTerm for me", "we're on CockroachDB now", "been using Zed full time", "最近换成 Neovim 了").
 _TOOL_NOW = re.compile(r"\b(?:using|on|switched\s+(?:over\s+)?to|moved\s+(?:over\s+)?to|it's|it\s+is)\s+"
                        r"(?P<v>(?-i:[A-Z][\w.+-]*[\w+]|[a-z]+[A-Z][\w.+-]*))", re.IGNORECASE)
-_ZH_TOOL_NOW = re.compile(r"(?:换成|换到|改用|切换到|换了|用上了?)\s*(?P<v>[A-Za-z][\w.+-]*)")
+_ZH_TOOL_NOW = re.compile(r"(?:换成|换到|改用|切换到|换了|用上了?)\s*(?P<v>[A-Za-z][\w.+-]*|[\u4e00-\u9fff]{2,6}?(?=了|[，。,！!]|$))")
 
 
 def _tool_fact(fact: str) -> bool:
     """Whether ``fact`` says which tool the user or a project uses (a use slot, a tool family, or "my X is <Name>")."""
     if families(fact) & _TOOL_FAMILIES:
         return True
+    if _TEAM_FACT.match(fact) and _TOOL_OBJECT.search(fact) and len(_names(fact)) == 1:
+        return True  # "The project's team chats on Slack.": a team's doing, through the one thing it names
     return any(x.kind == "use" or (x.kind == "has" and re.fullmatch(r"[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*", x.value.split()[0] if x.value else ""))
                for x in sl.slots(fact))
+
+
+#: A team's fact naming its one thing after a preposition of means ("chats on Slack", "tracks bugs in Jira").
+_TOOL_OBJECT = re.compile(r"\b(?:on|in|via|through|with|using|to)\s+(?-i:[A-Z])", re.IGNORECASE)
 
 
 def _only_tool(s: str, hits: list[int], facts: list[str]) -> int | None:
@@ -377,8 +470,9 @@ def adds_value(new: str, old: str) -> bool:
     if set(re.findall(r"\d+(?:\.\d+)+", new)) - set(re.findall(r"\d+(?:\.\d+)+", old)):
         return True  # a version number of its own ("4.2" after "3.2")
     have = {sl.stem(w) for w in content_tokens(old)}
+    slot_words = [_FAMILIES[f] for f in families(new) & _SINGLE]  # "retired": a marker and the value itself (not "promoted")
     fresh = [w for w in content_tokens(new) if sl.stem(w) not in have and not _DATE_WORDS.match(w)
-             and not _MARKER_EN.fullmatch(w) and w not in _LIGHT]
+             and (not _MARKER_EN.fullmatch(w) or any(p.fullmatch(w) for p in slot_words)) and w not in _LIGHT]
     return bool(fresh)
 
 
@@ -388,6 +482,9 @@ def rewords(other: str, old: str, new: str, s: str) -> bool:
     same family the statement ``s`` changes; never a fact about another person."""
     if frames.other_people(s, other):
         return False
+    if families(other) & families(old) and any(sl.holds_value(other, g) and sl.holds_value(old, g)
+                                               and not sl.holds_value(new, g) for g in sl.gone_values(s)):
+        return True  # "We dropped Jira ..." names the value gone, which both wordings hold
     gone = [n for n in _names(old) if n.casefold() in other.casefold() and n.casefold() not in new.casefold()]
     return bool(gone) and bool(families(other) & families(s) & families(old))
 
@@ -406,6 +503,11 @@ def tool_swap(s: str, fact: str) -> str | None:
     m = (_ZH_TOOL_NOW if has_cjk(s) else _TOOL_NOW).search(s)
     values = sorted({x.value for x in sl.slots(fact) if x.kind in ("use", "has") and x.value and x.value in fact},
                     key=len, reverse=True)
+    if not values:  # "The project's team chats on Slack.": no use slot, but one name, the tool
+        values = sorted(_names(fact)) if len(_names(fact)) == 1 else []
+    if not values and has_cjk(fact):  # 团队沟通用钉钉。: what it uses, at the fact's end
+        used = re.search(r"(?:用的是|使用|用)\s*(?P<v>[A-Za-z][\w.+-]*|[\u4e00-\u9fff]{2,6})\s*[。.]?$", fact)
+        values = [used.group("v")] if used else []
     if not m or not values:
         return None
     return fact.replace(values[0], m.group("v"), 1)

@@ -109,11 +109,13 @@ def additive(text: str) -> bool:
     return bool(_ZH_ADDITIVE.search(text) if has_cjk(text) else _ADDITIVE.search(text))
 
 
-def _others(text: str) -> set[str]:
-    """The people other than the memory's owner that ``text`` is about (their person nouns or names)."""
+def _others(text: str, *, adjuncts: bool = True) -> set[str]:
+    """The people other than the memory's owner that ``text`` is about (their person nouns or names); ``adjuncts``
+    False leaves out a person whose thing is only the reason of the user's own act ("for my partner's job")."""
     if has_cjk(text):
         return {m.group("who") or m.group("who2") for m in _OTHER_ZH.finditer(text)}
-    out = {m.group("who").casefold().rstrip("s") for m in _OTHER_EN.finditer(text)}
+    out = {m.group("who").casefold().rstrip("s") for m in _OTHER_EN.finditer(text)
+           if adjuncts or not _beside_me(text[:m.start()], text[m.end():])}
     s = text.strip()
     if _PRONOUN_SUBJECT.match(s):
         out.add("<pronoun>")
@@ -123,15 +125,32 @@ def _others(text: str) -> set[str]:
     return out
 
 
+#: A person's thing named as the reason of the user's own act ("I relocated to Denver for my partner's job"): the
+#: statement is still about the user, the person only an adjunct.
+_ADJUNCT = re.compile(r"^(?:(?:oh|and|so|fyi|btw)\s*,?\s+)*(?:I|the\s+user)\s+[a-z]+\b[^,;.!?]*\s(?:for|because\s+of)\s+$",
+                      re.IGNORECASE)
+#: The people one lives with, named after a verb of living or moving ("I live in Bristol with my partner"): the home
+#: is still the user's.
+_HOUSEHOLD = re.compile(r"^(?:(?:oh|and|so|fyi|btw)\s*,?\s+)*(?:I|I'm|we|the\s+user)\s+(?:[a-z]+\s+)?(?:live[sd]?|living|"
+                        r"moved|relocated)\b[^,;.!?]*\swith\s+$", re.IGNORECASE)
+
+
+def _beside_me(before: str, after: str) -> bool:
+    """Whether a person noun between ``before`` and ``after`` is an adjunct of the user's own clause: a person's thing
+    as its reason (``_ADJUNCT``, "'s job" follows) or a household (``_HOUSEHOLD``)."""
+    return (bool(_ADJUNCT.search(before)) and bool(re.match(r"'s\s+[a-z]+", after))) or bool(_HOUSEHOLD.search(before))
+
+
 def other_people(new: str, old: str) -> bool:
     """Whether ``new`` is about a person ``old`` does not mention, or ``old`` about a kin or companion (a person noun)
     ``new`` does not: one-sided on names, so "Backend is Django 3.2" is no person."""
     if has_cjk(old) or has_cjk(new):
         return other_subject(new, old)
     low, words = old.casefold(), _tokens(old)
-    if any(who == "<pronoun>" or (who not in low and not _has(words, _stem(who))) for who in _others(new)):
+    if any(who == "<pronoun>" or (who not in low and not _has(words, _stem(who))) for who in _others(new, adjuncts=False)):
         return True
-    return any(m.group("who").casefold().rstrip("s") not in new.casefold() for m in _OTHER_EN.finditer(old))
+    return any(m.group("who").casefold().rstrip("s") not in new.casefold() for m in _OTHER_EN.finditer(old)
+               if not _beside_me(old[:m.start()], old[m.end():]))
 
 
 def other_subject(new: str, old: str) -> bool:

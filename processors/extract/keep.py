@@ -225,6 +225,9 @@ _STYLE_KEEP = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?:keep|make)\s+(?
 _STYLE_RATHER = re.compile(r"^(?:(?:actually|honestly|so|but|and|no)\s*,?\s+)*I(?:'d|\s+would)\s+(?:rather|prefer)\s+"
                            r"(?:(?:that|if)\s+)?you\s+(?P<v>(?:explain|answer|reply|respond|keep|give|write)\b[^.!?]+)",
                            re.IGNORECASE)
+_STYLE_HAVE = re.compile(r"^(?:(?:actually|honestly|so|but|and|no)\s*,?\s+)*I(?:'d|\s+would)\s+(?:rather|prefer\s+to|like\s+to)\s+"
+                         r"(?:have|get|see|receive)\s+(?P<v>(?:[\w-]+\s+){0,3}?)(?P<k>answers|replies|responses|explanations)\b"
+                         r"(?P<rest>[^.!?]*)", re.IGNORECASE)
 _STYLE_IN = re.compile(r"^(?:(?:please|always|just|and)\s+)*(?P<k>answer|reply|respond)\s+(?P<v>(?:in|with)\s+[^.!?]+)",
                        re.IGNORECASE)
 
@@ -246,6 +249,10 @@ def answer_style(s: str) -> str | None:
     m = _STYLE_RATHER.match(s)
     if m and not _PERSON.search(m.group("v").replace("you", "")):
         return f"The user would rather the assistant {m.group('v').strip(' ,;')}."
+    m = _STYLE_HAVE.match(s)  # "I'd rather have detailed explanations with examples from now on"
+    if m:
+        rest = _STANDING.sub("", m.group("rest")).rstrip(" ,;")
+        return f"The user would rather have {m.group('v').strip()} {m.group('k').lower()}{rest}.".replace("  ", " ")
     m = _STYLE_IN.match(s)
     if m and (re.match(r"in\s+(?-i:[A-Z])", m.group("v")) or _STANDING.search(raw)):  # a language, or "from now on"
         return f"The user wants the assistant to {m.group('k').lower()} {m.group('v').strip(' ,;')}."

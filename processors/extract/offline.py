@@ -109,7 +109,7 @@ import re
 from dataclasses import dataclass, field
 
 from eventlog.timeutil import normalize_time
-from processors.extract import change, frames, keep, notes, quality, referents, tails, truecase, validity
+from processors.extract import change, frames, keep, notes, quality, referents, rename, tails, truecase, validity
 from processors.extract import signals as sig
 from processors.extract import slots as sl
 from processors.extract.model import (
@@ -236,6 +236,9 @@ _NO_SUBJECT_BEEN = re.compile(r"^(?:(?:just|really|also|finally)\s+)*been\s+\w+i
 _NO_SUBJECT_OTHER = re.compile(r"^(?:\w+s|makes?|reminds?|gets?|got|keeps?|helps?|gives?)\s+(?:me|us)\b", re.IGNORECASE)
 _FILLER = re.compile(r"(?:^|(?<=,)|(?<=\s-))\s*(?:you\s+know|I\s+mean|if\s+you\s+know\s+what\s+I\s+mean)\s*(?:,|$)\s*",
                      re.IGNORECASE)
+#: A declarative said with a question mark in surprise: "I" and a verb that is no modal (a question inverts it).
+_SURPRISE = re.compile(r"^(?:(?:weirdly|honestly|somehow|apparently|oddly|so|and|ok|lol|wow|now)\s*,?\s+)*I(?:'m|\s+(?!can\b|"
+                       r"could\b|should\b|will\b|would\b|might\b|may\b|must\b|shall\b)[a-z]+)\b", re.IGNORECASE)
 _ANY_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|our|me)\b", re.IGNORECASE)
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
 _LEAD_PUNCT = re.compile(r"^[\s\-–—*•·|>:;,.!]+")
@@ -528,6 +531,9 @@ _ZH_TRIGGER = re.compile(
     r"|(?<!要)不要|(?:^|[，,；;：:\s]|请|你|千万)别(?![人的处])"
     r"|记住(?=$|[：:，,\s]|我(?!们))"
     r"|我们(?:用|使用|一般|习惯|约定|统一|都)"
+    # a team's or a project's thing and what it uses or is called: 团队沟通用钉钉, 项目用的是 Java 11, 我们的仓库叫 X
+    r"|^(?:我们|团队|项目|仓库)的?[\u4e00-\u9fff]{0,4}?(?:用的是|使用的是|用|使用|叫)"
+    r"|^[\u4e00-\u9fff]{1,4}(?:用的是|使用的是)\s*[A-Za-z]"  # 缓存用的是 Memcached
     r"|这个项目|本项目|项目里|项目中|仓库里|代码库"
     r"|我(?:[^，。！？]{0,12}?)(?:去了|买了|搬到|开始|参加了|换了|学会了|完成了|认识了|报名了|养了)"
 )
@@ -894,13 +900,13 @@ def _chinese(sentence: str, e: Entry, sp: Speaker) -> list[Candidate]:
         resolved, dated = resolve(g, e.time)
         if _ZH_IMPERATIVE.match(resolved):
             text = f"{sp.zh_name}要求" + zh_third_person(re.sub(r"^(?:请|千万)", "", resolved), sp.zh_name)
-        elif "我" not in resolved and not sp.named and not re.search(r"项目|仓库|代码库", resolved):
+        elif "我" not in resolved and not sp.named and not re.search(r"项目|仓库|代码库|^团队", resolved):
             text = f"{sp.zh_name}说" + resolved
         else:
             text = zh_third_person(resolved, sp.zh_name)
             if not text.startswith((sp.zh_name, "团队")) and sp.zh_name not in text[:12]:
                 text = f"{sp.zh_name}说" + text
-        text = _finish(text)
+        text = _finish(text.replace("团队团队", "团队"))  # 我们团队 -> 团队
         if len(text) > MAX_CHARS:
             continue
         about = bool(re.search(r"我们|项目|仓库|代码库", g)) and not sp.named
@@ -1224,9 +1230,13 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if zh and (s.endswith(("?", "？")) or _ZH_QUESTION_END.search(s) or _ZH_QUESTION_START.match(s)
                or re.search(r"[吗嘛么呢][？?！!。…~～]*$", s) or s.startswith(("你", "您"))):
         return False
+    if not zh and not sp.named and s.rstrip().endswith("?") and _SURPRISE.match(s) and change.marked(s):
+        s = s.rstrip(" ?!")  # "weirdly I love cilantro now??": a statement said in surprise, no question
     if not zh and (s.rstrip().endswith("?") or _QUESTION.match(s)):
         return False
     if not zh and not sp.named and _style_change(s, e, sp, pool, ops):
+        return True
+    if _rename_change(s, e, sp, pool, ops):
         return True
     if _slot_change(s, e, sp, pool, ops):
         return True
@@ -1236,6 +1246,20 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if _general_change(s, e, sp, pool, ops):
         return True
     return _correction(s, e, sp, pool, ops)
+
+
+def _rename_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """The user's statement that a thing was renamed ("we renamed the repo to harbor-api", 项目改名了，现在叫银河计划):
+    the one fact naming that thing (``rename.target``) names it anew; False when none or two fit."""
+    said = None if sp.named or e.role not in ("user", "note") else rename.renamed(s)
+    if said is None or frames.irrealis(s.replace(said[2], " ")) or frames.one_off(s):
+        return False  # "we might rename it to X"; not "现在叫银河计划", whose new name holds 计划
+    subjects = [k for k in _subject_pool(pool, sp) if not (k.cand is not None and k.cand.entry.ref == e.ref)]
+    found = rename.target(s, [k.text for k in subjects])
+    if found is None:
+        return False
+    at, text = found
+    return _apply_update(subjects[at], text, s, e, pool, ops, step="rename")
 
 
 def _correction(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
@@ -1292,6 +1316,8 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         text = _swapped(s, k.text) or _restated(body, e, sp, gone)
     if text and not zh and step not in ("tool", "preference"):
         text = _family_clause(body, text, k.text, gone, e, sp)
+    if zh and text and not change.families(text) & change.families(k.text) & change.families(s):
+        text = _restated(s, e, sp, gone, entire=True)  # "辞职了，现在做自由翻译": the clause with the value lost the slot
     if not text or not change.adds_value(text, k.text):
         return False
     if not named_gone and step != "preference" and not change.families(text) & change.families(k.text):
@@ -1299,7 +1325,7 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
     if fact_key(text) in {fact_key(x.text) for x in pool} | {fact_key(o.text) for o in ops if o.text}:
         return True  # already known as stated, or stated by this batch: the same statement again changes nothing
     _retire_rewordings(k, text, s, e, known, pool, ops)
-    return _apply_update(k, text, s, e, pool, ops)
+    return _apply_update(k, text, s, e, pool, ops, step=step if step == "own slot" else "")
 
 
 def _family_clause(body: str, text: str, old: str, gone: list[str], e: Entry, sp: Speaker) -> str:
@@ -1315,13 +1341,22 @@ def _family_clause(body: str, text: str, old: str, gone: list[str], e: Entry, sp
     return text
 
 
+#: A fact on how the assistant answers: it speaks of answers, replies, responses or explanations.
+_ANSWER_NOUN = re.compile(r"\b(?:answers?|replies|repl(?:y|ies)|responses?|explanations?)\b", re.IGNORECASE)
+
+
 def _style_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
     """"Actually, I'd rather you explain things in detail": an ``update`` of the known fact on how the assistant
     answers (``keep.answer_style``), when the statement carries a sign of change."""
     style = keep.answer_style(s)
     if style is None:
         return False
-    k = next((k for k in _subject_pool(pool, sp) if sl.shared_slot(k.text, style, cue=sl.has_cue(s)) is not None), None)
+    own = _subject_pool(pool, sp)
+    k = next((k for k in own if sl.shared_slot(k.text, style, cue=sl.has_cue(s)) is not None), None)
+    if k is None and change.marked(s):  # "I'd rather have detailed explanations from now on": the one fact on answers
+        styled = [k for k in own if _ANSWER_NOUN.search(k.text) and not fact_key(k.text) == fact_key(style)]
+        k = styled[0] if len(styled) == 1 else None
+        return k is not None and _apply_update(k, style, s, e, pool, ops, step="answer style")
     return k is not None and _apply_update(k, style, s, e, pool, ops)
 
 
@@ -1361,11 +1396,12 @@ def _slot_target(third: str, pool: list[_Known], gone: list[str], cue: bool, *, 
     return None
 
 
-def _restated(s: str, e: Entry, sp: Speaker, gone: list[str]) -> str:
-    """The new fact a change statement states: its clause with the new value, dated, in the third person."""
+def _restated(s: str, e: Entry, sp: Speaker, gone: list[str], *, entire: bool = False) -> str:
+    """The new fact a change statement states: its clause with the new value (``entire``: in Chinese, the whole
+    statement), dated, in the third person."""
     resolved, _dated = resolve(s, e.time)
     if has_cjk(resolved):
-        clause = sl.restate_clause(resolved, gone)
+        clause = resolved.strip() if entire else sl.restate_clause(resolved, gone)
         text = zh_third_person(clause, sp.zh_name)
         if not text.startswith((sp.zh_name, "团队")) and "我" not in clause:
             text = ("团队" if re.search(r"数据库|项目|仓库|代码|持续集成|部署", clause) and not sp.named else sp.zh_name) + text
@@ -1480,8 +1516,10 @@ def _kept_clauses(old: str, text: str, s: str) -> str:
     return _finish(" and ".join(joined))
 
 
-def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp]) -> bool:
-    """Replace ``k`` by ``text``: a proposal of this batch changes in place, an existing fact gets an ``update``."""
+def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], ops: list[FactOp], *,
+                  step: str = "") -> bool:
+    """Replace ``k`` by ``text``: a proposal of this batch changes in place, an existing fact gets an ``update``
+    (its reason names the ``step`` that found the fact, when given, for ``evlog audit why``)."""
     text = _kept_clauses(k.text, text, s)
     if k.cand is not None:
         c = k.cand
@@ -1496,7 +1534,7 @@ def _apply_update(k: _Known, text: str, s: str, e: Entry, pool: list[_Known], op
         return True
     ops.append(FactOp(op="update", fact_id=f.fact_id, text=text, subject=f.subject, scope=f.scope, project=f.project,
                       section=f.section or PREFERENCES, when=_when(e), sources=[e.ref],
-                      reason=f"correction: {_cut_reason(s)}"))
+                      reason=f"correction{f' ({step})' if step else ''}: {_cut_reason(s)}"))
     pool.remove(k)
     return True
 

@@ -332,6 +332,7 @@ _GONE_EN = [
                rf"(?:any\s*more|any\s+longer)"),
     re.compile(rf"(?:^|[,;]\s*)not\s+(?:(?:a|an|the)\s+)?{_NOT_NP}(?P<old>{_CAP}|{_NP})\s*(?:[,;.]|$)"),
     re.compile(rf"\binstead\s+of\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
+    re.compile(rf"\b(?:not|never)\s+going\s+back\s+to\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"),
     re.compile(rf"\b(?:traded|swapped|exchanged)\s+(?:in\s+)?(?:(?:the|my|our)\s+)?(?P<old>(?-i:{_CAP}))\s+(?:in\s+)?for\b",
                re.IGNORECASE),
     re.compile(rf"\b(?:moved|switched|migrated|got)\s+(?:off|away\s+from|rid\s+of)\s+{_NOT_NP}(?P<old>{_CAP}|{_NP})"

@@ -28,7 +28,9 @@ import re
 
 from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
 
-FLOOR = 0.53  # share of HELD_OUT_12 handled: 32/60 on main at 9414b45 (measured once, before round 9)
+FLOOR = 0.66  # share of HELD_OUT_12 handled: 32/60 on main at 9414b45 (measured once, before round 9); 35/60 after
+#   corr11's own-slot step, 37/60 after its rename step, 39/60 after its
+#   team-tool step, 40/60 after its Chinese team-thing step, all TUNED ON this set's failures (no longer blind)
 NOT_FLOOR = 0.95  # share of NOT_CORRECTIONS_12 kept: 19/20 on main at 9414b45
 
 _ENGLISH = [
