@@ -87,7 +87,7 @@ def redact_event(ev: Event) -> Event:
     return _door(ev)[0]
 
 
-def _plain_message(ev: Event) -> bool:
+def _plain_message(ev: Event) -> typing.TypeGuard[MessageAppended]:
     """A ``message.appended`` with no tool calls and no extra: its only scanned text is its content."""
     return type(ev) is MessageAppended and ev.tool_calls is None and not ev.extra
 

@@ -1354,7 +1354,7 @@ def _style_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[F
     own = _subject_pool(pool, sp)
     k = next((k for k in own if sl.shared_slot(k.text, style, cue=sl.has_cue(s)) is not None), None)
     if k is None and change.marked(s):  # "I'd rather have detailed explanations from now on": the one fact on answers
-        styled = [k for k in own if _ANSWER_NOUN.search(k.text) and not fact_key(k.text) == fact_key(style)]
+        styled = [k for k in own if _ANSWER_NOUN.search(k.text) and fact_key(k.text) != fact_key(style)]
         k = styled[0] if len(styled) == 1 else None
         return k is not None and _apply_update(k, style, s, e, pool, ops, step="answer style")
     return k is not None and _apply_update(k, style, s, e, pool, ops)
