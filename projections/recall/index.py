@@ -104,6 +104,8 @@ from projections.recall.text import (
 #: another schema is rebuilt (opened for writing) or refused (read-only).
 SCHEMA = 3  # 2: folded in the replication order (``fact_fold``, ``msg_edits``, ``msg_keys``, ``deleted``, ``meta``'s clock)
 #            3: ``dfs``, each full-text term's document count kept by the writer
+#: what a reader of an index of another schema is told (opening it for writing rebuilds it).
+_REBUILD = "`evlog recall` or `evlog replay` rebuilds it (so does the daemon's recall job)"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 MESSAGE, HISTORY, FACT = 0, 1, 2
@@ -409,7 +411,7 @@ class RecallIndex:
             if schema is None or schema[0] != SCHEMA:
                 db.close()
                 raise ConfigError(f"{self.path} has recall index schema {schema and schema[0]}, this evlog "
-                                  f"reads {SCHEMA}: rebuild it")
+                                  f"reads {SCHEMA}: {_REBUILD}")
             self._pragmas(db, write=False)
             return db
         if os.path.dirname(self.path):
@@ -478,7 +480,7 @@ class RecallIndex:
         schema = ix._meta("schema")
         if schema != SCHEMA:
             ix.close()
-            raise ConfigError(f"{path} has recall index schema {schema}, this evlog reads {SCHEMA}: rebuild it")
+            raise ConfigError(f"{path} has recall index schema {schema}, this evlog reads {SCHEMA}: {_REBUILD}")
         ix._seq = ix._pending_seq = int(ix._meta("seq", 0))
         ix._load_sessions()
         ix.clock = ix._stored_clock()
