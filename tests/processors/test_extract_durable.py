@@ -10,6 +10,7 @@ import pytest
 from processors.extract import offline
 from processors.extract import referents as r
 from processors.extract.model import Entry
+from processors.extract.quality import weak_reason
 from processors.extract.voice import third_person
 
 
@@ -67,3 +68,24 @@ def test_we_who_have_our_kids_are_the_household_not_the_kids():
 ])
 def test_gotta_and_wanna_agree(said, out):
     assert third_person(said, "Ana") == out
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("I wanted to make new friends and laugh together.", "mood"),       # a wish of that moment
+    ("Blue calms me, so I wanted the mural to feel serene.", "mood"),
+    ("Two days ago I wanted to be alone by the lake.", "mood"),
+    ("I was so embarrassed when I saw what happened the next morning.", "referent"),  # what happened: said before
+    ("I've been practicing for a month now, it's been tough but fun.", "referent"),  # practicing what
+])
+def test_a_wish_a_lost_event_or_a_bare_verb_is_weak(sentence, kind):
+    assert weak_reason(sentence, []) == kind
+
+
+@pytest.mark.parametrize("sentence", [
+    "I've always wanted to be a teacher.",                 # a long-held goal
+    "I wanted to become a nurse since I was ten.",
+    "I've been practicing for a month now, mostly scales.",  # the second clause names it
+    "I saw what happened at the market on Friday.",
+])
+def test_a_goal_or_a_named_thing_is_not(sentence):
+    assert weak_reason(sentence, []) is None
