@@ -145,6 +145,10 @@ MIN_SCORE = 4.0
 #: weights), lower, because ``quality`` and ``referents`` drop what a reader marks junk or trivial before scoring
 #: (issue 21; LoCoMo coverage 40.2% at 4.0 before those filters, 34.7% with them at 4.0, 41.5% with them here).
 PEOPLE_MIN_SCORE = 3.4
+#: A named speaker's own preference or habit ("I love discovering new cities", "I usually work regular hours") is
+#: durable, what a reader keeps, where a one-off scores the same and is not: it is kept from this score when it
+#: points at nothing said before (``_durable_own``). Measured on LoCoMo's even half (issue 21, round 12).
+DURABLE_MIN_SCORE = 2.5
 #: A second fact from one message needs this score.
 SECOND_SCORE = 5.0
 #: Facts are at most this long (characters); longer sentences are shortened at a clause boundary.
@@ -563,6 +567,7 @@ class Candidate:
     forced: bool = False  # a correction folded into a proposal of this batch: always kept
     sources: list[str] = field(default_factory=list)
     dropped: bool = False
+    durable: bool = False  # a named speaker's own standing preference or habit (``_durable_own``)
 
 
 def _vocatives(speakers: set[str], own: str) -> tuple[str, ...]:
@@ -766,7 +771,10 @@ def _english_fact(s: str, e: Entry, sp: Speaker, vocatives: tuple[str, ...], exp
     score, sections = _english_score(s, sp, vocatives, dated, state=state, explicit=explicit)
     if not sections:
         return None
-    return _english_candidate(s, resolved, e, sp, score, sections, min_words)
+    c = _english_candidate(s, resolved, e, sp, score, sections, min_words)
+    if c is not None:
+        c.durable = sp.named and _durable_own(s)
+    return c
 
 
 def _english_score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool, *, state: bool,
@@ -775,12 +783,29 @@ def _english_score(s: str, sp: Speaker, vocatives: tuple[str, ...], dated: bool,
     score, sections = _score(s, sp, vocatives, dated)
     if not sp.named and _HABIT.search(s) and _ANY_FIRST_PERSON.match(s) and score < MIN_SCORE:
         score = MIN_SCORE  # the user's own habit ("I drink coffee every morning") is worth keeping
+    if sp.named and DURABLE_MIN_SCORE <= score < PEOPLE_MIN_SCORE and _durable_own(s):
+        score, sections = PEOPLE_MIN_SCORE, [PREFERENCES]
     if state and score < MIN_SCORE + 1.0:
         floor = PEOPLE_MIN_SCORE if sp.named else MIN_SCORE + 1.0  # a person's state is kept, not preferred to news
         score, sections = max(score, floor), sections or [PROFILE if re.match(r"(?:I|my)\b", s, re.I) else PREFERENCES]
     if explicit:
         score, sections = max(score, MIN_SCORE + 1.0), sections or [PREFERENCES]
     return score, sections
+
+
+def _durable_own(s: str) -> bool:
+    """Whether ``s`` opens on the speaker's own preference or habit ("I love ...", "we usually ...") and leans on
+    nothing said before (no pronoun, demonstrative or dangling object, no mood): a standing trait, not an episode."""
+    return bool((_PREFERENCE.match(s) or _HABIT.match(s)) and not _LOOSE_PRONOUN.search(s)
+                and not _DEMONSTRATIVE.search(s) and not _DANGLING.search(s) and not _FEELING.match(s)
+                and not _EXCITED.search(s) and not _RECALL.search(s) and not _LIKES_THE.search(s))
+
+
+#: "I love the connection to nature", "I love the theme": a definite object met earlier in the chat (a photo, a place).
+_LIKES_THE = re.compile(r"\b(?:love|like|enjoy|adore|prefer)\s+the\b", re.IGNORECASE)
+#: A memory, a wish or a thought is no standing trait ("I still remember when ...", "I still miss ...").
+_RECALL = re.compile(r"\b(?:remember|remembers|miss|misses|think|thinks|wonder|wish|wishes|hope|hopes|regret)\b",
+                     re.IGNORECASE)
 
 
 def _english_candidate(s: str, resolved: str, e: Entry, sp: Speaker, score: float, sections: list[str],
@@ -1107,7 +1132,8 @@ def _best_of(per_entry: list[Candidate]) -> list[Candidate]:
     per_entry = sorted(per_entry, key=lambda c: -c.score)
     best = [per_entry[0]]
     for c in per_entry[1:]:
-        if c.score >= SECOND_SCORE and not any(similar(c.text, b.text) for b in best) and len(best) < 2:
+        second = c.score >= SECOND_SCORE or (c.durable and c.score >= PEOPLE_MIN_SCORE)  # news, or a standing trait
+        if second and not any(similar(c.text, b.text) for b in best) and len(best) < 2:
             best.append(c)
     return best
 

@@ -83,11 +83,16 @@ _DEPENDENT_ONLY = re.compile(r"^(?:since|because|cause|'cause|although|though|un
 _BARE_DOING = re.compile(r"^(?:I|we)(?:'m|\s+am|'re|\s+are|'ve\s+been|\s+have\s+been)\s+(?:just\s+|finally\s+|only\s+)?"
                          r"[a-z]+ing(?:\s+(?:for|in|since|next|last|this|a|an|the|about|now|soon|today|tomorrow|tonight|"
                          r"week|weekend|month|year|years|months|weeks|days|day|couple|few|of|again|already|\d+)\b)*"
-                         r"\s*[.!,]*$", re.IGNORECASE)
+                         r"\s*(?:[.!,]*$|[,;]\s+(?:and\s+|but\s+)?(?:it|that|this)(?:'s|\s+(?:is|was|has))\b)", re.IGNORECASE)
 #: ... and its past: "I started a few days ago", "We finished last week": started what was said before.
 _BARE_DONE = re.compile(r"^(?:I|we)\s+(?:just\s+|finally\s+|only\s+)?(?:started|began|finished|stopped|quit|joined|left)"
                         r"(?:\s+(?:for|in|since|next|last|this|a|an|the|about|ago|few|couple|of|again|already|week|weekend|"
                         r"month|year|years|months|weeks|days|day|\d+)\b)*\s*[.!,]*$", re.IGNORECASE)
+#: "I wanted to make connections", "I wanted the painting to feel calm": a wish of that moment, not what happened
+#: (a long-held one, "I've always wanted to ...", is a goal and stays).
+_PAST_WISH = re.compile(r"(?:^|,\s*(?:so|and|but)\s+|^(?:\w+\s+){1,5}?)I\s+(?:just\s+|really\s+)?wanted\s+"
+                        r"(?:to|the|a|an|my|some)\b(?!.*\b(?:since|as\s+a\s+(?:kid|child)|growing\s+up|for\s+years|"
+                        r"when\s+I\s+was)\b)", re.IGNORECASE)
 #: "The views were spectacular", "The game was called ...": a sentence about "the <thing>" the chat was just on.
 _DEFINITE_OPENING = re.compile(r"^The\s+(?!last\b|first\b|next\b|only\b|best\b|whole\b)(?:[a-z][\w-]*\s+){1,3}?"
                                r"(?:was|were|is|are|has|have|had|always|really|just|got|went|made|remind|reminds)\b")
@@ -227,7 +232,7 @@ def weak_reason(sentence: str, proper: list[str]) -> str | None:
         return "fragment"
     if _BARE_DOING.match(s) or _BARE_DONE.match(s):
         return "referent"
-    if _HEDGE.match(s):
+    if _HEDGE.match(s) or _PAST_WISH.search(s):
         return "mood"
     if _OUTING.search(s) and len(proper) <= 1:
         return "outing"

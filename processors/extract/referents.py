@@ -78,11 +78,19 @@ def resolve_we(sentence: str, earlier: list[str]) -> str:
         found = next((c for c in (_companion(s) for s in reversed(earlier)) if c), None)
         if found is None:
             return sentence
-        who = found
+        # "we ... to teach our kids": the kids are not among "we", the household is
+        who = "my family" if _ours(found, sentence[m.end():]) else found
     subject = f"{who} and I{_WE_VERB[m.group(1).lower()]}"
     if m.start() == 0 or sentence[:m.start()].rstrip()[-1:] in ".!?":
         subject = capitalized(subject)
     return sentence[:m.start()] + subject + sentence[m.end():]
+
+
+def _ours(companion: str, rest: str) -> bool:
+    """Whether the rest of a "we" sentence calls ``companion`` ("my kids") "our kids": then they are not "we"."""
+    relation = companion.split()[-1]
+    return companion.startswith("my ") and bool(re.search(rf"\bour\s+(?:\w+\s+)?{re.escape(relation)}\b", rest,
+                                                          re.IGNORECASE))
 
 
 #: "your husband", "your two kids": a companion of the person spoken to, named by relation.
@@ -263,6 +271,7 @@ _BARE_OBJECT = re.compile(
     r"|\b(?:some|all|most|part|any|much)\s+of\s+(?:it|this|that|them)\b"
     r"|\b(?:go|going|went|gone|head|heading|headed|move|moving|moved|stay|staying|stayed|travel|traveling|travelling|"
     r"fly|flying|flew|get|got|getting)\s+(?:back\s+)?there\b"
+    r"|\b(?:saw|see|seen|heard|realized|remember|told\s+\w+)\s+what\s+(?:had\s+)?happened\b(?!\s+(?:at|in|on|to|with|during)\b)"
     r"|\bsomething\s+(?:similar|like\s+(?:that|this|it))\b|\bthe\s+same\s+(?:thing|way)\b(?!\s+(?:as|that)\b)"
     r"|\b(?:been|be|am|is|was|become|became)\s+one\b(?!\s+of\b|\s+(?:\w+\s+)?(?:who|that|which)\b)",
     re.IGNORECASE)

@@ -58,7 +58,8 @@ stretch exercise lift bike surf ski skate climb fish camp garden sew knit create
 use prefer keep need want test deploy review commit push
 """.split())
 _SPECIAL_3SG = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "are": "is", "don't": "doesn't",
-                "haven't": "hasn't", "aren't": "isn't", "ain't": "isn't", "'m": "is", "were": "was"}
+                "haven't": "hasn't", "aren't": "isn't", "ain't": "isn't", "'m": "is", "were": "was",
+                "gotta": "has to", "wanna": "wants to"}  # "I gotta be patient": never "gottas"
 #: "My name is Dana and I work": a word before "<X> and I" that makes it two clauses, not one plural subject.
 _NOT_COMPOUND = frozenset("is was are were be am called named to with for from at in on of by about".split())
 _AUXILIARIES = frozenset("was were did do does have had has am is are can could would will should".split())
