@@ -118,13 +118,17 @@ def _inputs_pending(ws: Context, seq: int, last: int, types: frozenset[str]) -> 
 
 
 def _dream_pending(ws: Context) -> tuple[int, str]:
-    """Dream's inputs after its offset not yet claimed by a call (a bounded look), and its failed runs, in words."""
+    """Dream's inputs after its offset not yet claimed by a call (a bounded look: ``LAG_SCAN_RECORDS``), and its
+    failed runs, in words."""
+    look = min(DREAM_SCAN_RECORDS, LAG_SCAN_RECORDS)  # status's bound: Dream's own window is 10x this
     with ws.lock:
         pos = ws.offsets.position("dream").seq
         claimed = set(ws.dream_runs.s.claimed)
-        pending = sum(1 for rec in ws.log.records(pos + 1, until_seq=pos + DREAM_SCAN_RECORDS)
-                      if is_dream_input(rec.event) and rec.seq not in claimed)
+        pending = sum(1 for ev in ws.log.read(pos + 1, until_seq=pos + look)
+                      if is_dream_input(ev) and ev.seq not in claimed)
+        beyond = ws.log.last_seq - pos > look
     failed = sum(1 for r in ws.dream_runs.s.runs.values() if r.failed)
-    detail = f"{pending} input(s) pending" + (f"; {failed} failed run(s): 'evlog run dream --retry-failed'"
-                                              if failed else "")
+    detail = (f"at least {pending} input(s) pending (in the next {look:,} events)" if beyond
+              else f"{pending} input(s) pending")
+    detail += f"; {failed} failed run(s): 'evlog run dream --retry-failed'" if failed else ""
     return pending, detail

@@ -16,8 +16,8 @@ wall and CPU (``RUSAGE_CHILDREN``) medians and the peak RSS (GNU time):
 * ``Workspace.open(home)`` + ``catch_up()`` + ``close()``, read-only and as the writer;
 * ``evlog status``, ``evlog recall QUERY`` (index built) and a SessionStart hook
   (``evlog hook claude-code``), which do only that and read a little;
-* ``evlog stats``, which counts every event by type (one full read of the log): shown
-  for the growth, not a target.
+* ``evlog stats``, which counts every event by type (one full read of the log): run
+  once after the rounds, shown for its growth, not a target.
 
 After the rows, ``evlog replay`` of the workspace (its wall, CPU and peak RSS in the
 details: issue 25's "``replay`` of 10M <= 60 s"). The figure is the writer's open +
@@ -26,7 +26,7 @@ catch-up, wall seconds, median; the target is 2 s at 10M (``--slow``; 1M by defa
 read ``cpu_s`` beside it. Subprocesses may write bytecode caches (an installed evlog
 has them; ``PYTHONDONTWRITEBYTECODE`` is dropped from their environment, as
 tools/bench_agents.py does). ``python tools/bench_open.py HOME [ROUNDS]`` times the rows
-on an existing workspace.
+on an existing workspace (the recall row only if its index is built).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def keyed_ndjson(ctx: Context, n: int) -> dict[str, Any]:
 
 
 def open_workspace_home(ctx: Context, n: int) -> tuple[str, dict[str, Any]]:
-    """The workspace of ``n`` keyed messages, its recall index built and its projections replayed once."""
+    """The workspace of ``n`` keyed messages (projections caught up by the append), its recall index built."""
     data = keyed_ndjson(ctx, n)
     home = os.path.join(ctx.scratch(f"open-{size_label(n)}"), "home")
     init_workspace(home)
@@ -147,10 +147,12 @@ def session_start_payload(home: str) -> bytes:
                        "cwd": cwd, "transcript_path": os.path.join(cwd, "none.jsonl")}).encode()
 
 
-def open_rows(home: str) -> dict[str, list[str]]:
-    """Every timed command, baselines first (argv; the hook's stdin is written next to the workspace)."""
+def open_rows(home: str, *, recall: bool = True) -> dict[str, list[str]]:
+    """The commands timed in rounds, baselines first (argv; the hook's stdin is written next to the workspace).
+
+    ``recall``: the recall index is built (without it ``evlog recall`` would build it)."""
     py = sys.executable
-    return {
+    rows = {
         "python -c 'import eventlog'": [py, "-c", "import eventlog"],
         "read the checkpoint files raw": [py, "-c", _RAW_CHILD, home],
         "Workspace.open + catch_up (read-only)": [py, "-c", _OPEN_CHILD, home, "reader"],
@@ -158,12 +160,18 @@ def open_rows(home: str) -> dict[str, list[str]]:
         "evlog status": evlog(home, "status"),
         "evlog recall (index built)": evlog(home, "recall", RECALL_QUERY),
         "SessionStart hook": evlog(home, "hook", "claude-code"),
-        "evlog stats (reads the whole log)": evlog(home, "stats"),
     }
+    if not recall:
+        del rows["evlog recall (index built)"]
+    return rows
 
 
-def time_rows(ctx: Context, home: str, rounds: int) -> list[dict[str, Any]]:
-    rows = open_rows(home)
+#: Run once after the rounds: a full read of the log (minutes at 10M), shown for its growth.
+ONCE = {"evlog stats (reads the whole log, once)": ("stats",)}
+
+
+def time_rows(ctx: Context, home: str, rounds: int, *, recall: bool = True) -> list[dict[str, Any]]:
+    rows = open_rows(home, recall=recall)
     stdin = os.path.join(os.path.dirname(home), "session-start.json")
     with open(stdin, "wb") as f:
         f.write(session_start_payload(home))
@@ -173,22 +181,27 @@ def time_rows(ctx: Context, home: str, rounds: int) -> list[dict[str, Any]]:
     cpus: dict[str, list[float]] = {k: [] for k in rows}
     peaks: dict[str, float] = {}
     names = list(rows)
+
+    def run(name: str, argv: list[str]) -> None:
+        before = children_cpu()
+        m = run_measured(argv, env=ENV, stdin_path=stdin)
+        cpus.setdefault(name, []).append(children_cpu() - before)
+        walls.setdefault(name, []).append(m.seconds)
+        peaks[name] = max(peaks.get(name, 0.0), m.peak_mib)
+
     for r in range(rounds):
         k = r % len(names)
         for name in names[k:] + names[:k]:
-            before = children_cpu()
-            m = run_measured(rows[name], env=ENV, stdin_path=stdin)
-            cpus[name].append(children_cpu() - before)
-            walls[name].append(m.seconds)
-            peaks[name] = max(peaks.get(name, 0.0), m.peak_mib)
+            run(name, rows[name])
         progress(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n.split(' (')[0]} {walls[n][-1]:.2f}s" for n in names))
+    for name, args in ONCE.items():
+        run(name, evlog(home, *args))
+        progress(f"  {name}: {walls[name][-1]:.2f} s")
     return [{"command": name, "wall_s": round(statistics.median(walls[name]), 3),
              "cpu_s": round(statistics.median(cpus[name]), 3), "peak_mib": round(peaks[name], 1),
-             "wall_min_s": round(min(walls[name]), 3)} for name in names]
+             "wall_min_s": round(min(walls[name]), 3), "runs": len(walls[name])} for name in walls]
 
 
-@benchmark("open_caught_up", "open + catch up a caught-up workspace of 1M events (10M under --slow): Workspace, "
-                             "status, recall, hook, vs import eventlog")
 def bench_open_caught_up(ctx: Context) -> Result:
     n = 100_000 if ctx.quick else 10_000_000 if ctx.slow else 1_000_000
     progress(f"open_caught_up: building a workspace of {size_label(n)} messages")
@@ -209,13 +222,19 @@ def bench_open_caught_up(ctx: Context) -> Result:
                   details=details, tables={f"open and catch up, caught up, {size_label(n)} messages (median of rounds)": rows})
 
 
+if __name__ != "__main__":  # run as a script, bench.py has imported (and registered) this module already
+    benchmark("open_caught_up", "open + catch up a caught-up workspace of 1M events (10M under --slow): Workspace, "
+                                "status, recall, hook, vs import eventlog")(bench_open_caught_up)
+
+
 def _main() -> None:
     """Time the rows on an existing workspace: ``python tools/bench_open.py HOME [ROUNDS]`` (prints JSON lines)."""
     home = os.path.abspath(sys.argv[1])
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     ctx = Context(root=os.path.dirname(home))
     print(f"# load {os.getloadavg()[0]:.2f}", flush=True)
-    for row in time_rows(ctx, home, rounds):
+    recall = os.path.exists(os.path.join(home, "state", "recall.sqlite"))
+    for row in time_rows(ctx, home, rounds, recall=recall):
         print(json.dumps(row), flush=True)
     print(f"# load {os.getloadavg()[0]:.2f}", flush=True)
 

@@ -119,3 +119,16 @@ def test_a_processors_lag_is_counted_in_a_bounded_look(tmp_path, monkeypatch):
     with Workspace.open(home) as ws:
         snap = {r.processor: r for r in processors.offsets(ws)}["snapshot"]
     assert snap.lag == 16 and snap.detail == "16 input event(s) pending"
+
+
+def test_dreams_pending_inputs_are_counted_in_the_same_bounded_look(tmp_path, monkeypatch):
+    import processors
+
+    home = _home(tmp_path, sessions=4)
+    with Workspace.open(home) as ws:
+        full = {r.processor: r for r in processors.offsets(ws)}["dream"]
+    monkeypatch.setattr(processors, "LAG_SCAN_RECORDS", 10)
+    with Workspace.open(home) as ws:
+        dream = {r.processor: r for r in processors.offsets(ws)}["dream"]
+    assert full.detail == f"{full.lag} input(s) pending" and full.lag >= dream.lag
+    assert dream.detail == f"at least {dream.lag} input(s) pending (in the next 10 events)"
