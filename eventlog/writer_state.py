@@ -32,7 +32,7 @@ class WriterState:
         self.reader = reader
         self.fs = fs
         self.seg = ActiveSegment(reader, fs, limit=segment_bytes)
-        self.dedup = DedupIndex(reader, fs)
+        self.dedup = DedupIndex(reader, fs, next_seq=lambda: self.next_seq)
         self.stamp = LogStamp()
         self.recovery = Recovery(reader, fs, clock)
         self.next_seq = 1  # the seq the next appended event gets
@@ -66,7 +66,7 @@ class WriterState:
             self.recovered = self.recovery.cut(plan.cut)
         if seg.fd < 0:
             seg.open()
-        self.dedup.load(self.next_seq, seg.base, res.dedup)  # before anything is appended (a roll saves it)
+        self.dedup.defer(self.next_seq, seg.base, res.dedup)  # loaded when first needed (a roll may save it)
         return self.recovered is not None  # a cut tail, or sealed segments a repair quarantined
 
     def catch_up(self) -> bool:

@@ -60,8 +60,10 @@ class OffsetRow:
     """One line of ``evlog offsets``: a processor's position, lag and recorded losses.
 
     ``lag`` is the work still to do: the input events after the offset for a processor whose
-    inputs are known (snapshot, digest, dream), else every event after it; ``behind`` is
-    always the number of log events after the offset (most are not the processor's input).
+    inputs are known (snapshot, digest, dream; counted in a bounded look, the next
+    ``LAG_SCAN_RECORDS`` records, so a lower bound beyond them, as ``detail`` says), else
+    every event after it; ``behind`` is always the number of log events after the offset
+    (most are not the processor's input).
     """
 
     processor: str
@@ -91,8 +93,7 @@ def offsets(ws: Context) -> list[OffsetRow]:
         if name == "dream":
             lag, detail = _dream_pending(ws)
         elif name in inputs:
-            lag = sum(1 for e in ws.log.read(seq + 1) if e.type in inputs[name])
-            detail = f"{lag} input event(s) pending"
+            lag, detail = _inputs_pending(ws, seq, last, inputs[name])
         else:
             lag, detail = last - seq, ""
         rows.append(OffsetRow(name, seq, lag, p.committed_at if p else "", p.resets if p else 0,
@@ -102,16 +103,32 @@ def offsets(ws: Context) -> list[OffsetRow]:
 
 #: Log records ``evlog offsets`` looks at after Dream's offset (as Dream does to plan one call).
 DREAM_SCAN_RECORDS = 100_000
+#: Log records ``evlog offsets`` (and ``evlog status``) read after a processor's offset to count its
+#: pending inputs: a processor that never ran on a log of 10M events would otherwise cost a read of it all.
+LAG_SCAN_RECORDS = 10_000
+
+
+def _inputs_pending(ws: Context, seq: int, last: int, types: frozenset[str]) -> tuple[int, str]:
+    """The input events after ``seq`` (a bounded look: the next ``LAG_SCAN_RECORDS`` records), in words."""
+    until = seq + LAG_SCAN_RECORDS
+    lag = sum(1 for e in ws.log.read(seq + 1, until_seq=until) if e.type in types)
+    if last <= until:
+        return lag, f"{lag} input event(s) pending"
+    return lag, f"at least {lag} input event(s) pending (in the next {LAG_SCAN_RECORDS:,} of {last - seq:,} events)"
 
 
 def _dream_pending(ws: Context) -> tuple[int, str]:
-    """Dream's inputs after its offset not yet claimed by a call (a bounded look), and its failed runs, in words."""
+    """Dream's inputs after its offset not yet claimed by a call (a bounded look: ``LAG_SCAN_RECORDS``), and its
+    failed runs, in words."""
+    look = min(DREAM_SCAN_RECORDS, LAG_SCAN_RECORDS)  # status's bound: Dream's own window is 10x this
     with ws.lock:
         pos = ws.offsets.position("dream").seq
         claimed = set(ws.dream_runs.s.claimed)
-        pending = sum(1 for rec in ws.log.records(pos + 1, until_seq=pos + DREAM_SCAN_RECORDS)
-                      if is_dream_input(rec.event) and rec.seq not in claimed)
+        pending = sum(1 for ev in ws.log.read(pos + 1, until_seq=pos + look)
+                      if is_dream_input(ev) and ev.seq not in claimed)
+        beyond = ws.log.last_seq - pos > look
     failed = sum(1 for r in ws.dream_runs.s.runs.values() if r.failed)
-    detail = f"{pending} input(s) pending" + (f"; {failed} failed run(s): 'evlog run dream --retry-failed'"
-                                              if failed else "")
+    detail = (f"at least {pending} input(s) pending (in the next {look:,} events)" if beyond
+              else f"{pending} input(s) pending")
+    detail += f"; {failed} failed run(s): 'evlog run dream --retry-failed'" if failed else ""
     return pending, detail

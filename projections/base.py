@@ -34,6 +34,9 @@ class Projection(ABC):
     name: ClassVar[str]
     #: Event types this projection reacts to (the projector skips others cheaply).
     consumes: ClassVar[frozenset[str]]
+    #: The type ``state()`` returns, when the checkpoint's JSON can be decoded straight into it (one pass,
+    #: where decoding to dicts and lists and then ``load``'s ``msgspec.convert`` took two); None: plain JSON.
+    checkpoint_type: ClassVar[Any] = None
 
     def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         self.root = root

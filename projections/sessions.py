@@ -257,6 +257,7 @@ class SessionsProjection(Projection):
     name = "sessions"
     consumes = frozenset({"session.created", "session.updated", "session.deleted", "message.appended",
                           "message.updated", "session.consolidated", "replication.pulled", "replication.device"})
+    checkpoint_type = _SessionsState  # the largest state by far (~2 KB a session): decoded typed, in one pass
 
     def __init__(self, root: str, fs: FileSystem, *, live: bool = True) -> None:
         super().__init__(root, fs, live=live)

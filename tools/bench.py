@@ -350,6 +350,16 @@ The benchmarks
     probe lines until one shows up, so start-up is not counted. Debatable: GNU tail
     waits on inotify, evlog polls the active segment every 10 ms (one ``stat`` a poll),
     so half a poll interval is its floor; the target is what an agent UI needs.
+``open_caught_up`` (target: the writer's open + catch-up <= 2 s; 10M events under ``--slow``)
+    tools/bench_open.py (its module docstring says what each row measures): a workspace of
+    1M chat messages with an ingest's dedup keys (10M with ``--slow``, 100k with
+    ``--quick``), made with ``evlog append FILE``, its recall index built; then, nothing
+    new in the log, a fresh process each, interleaved, medians of 5: ``Workspace.open`` +
+    ``catch_up`` (read-only and writer), ``evlog status``, ``evlog recall`` and a
+    SessionStart hook, against ``python -c 'import eventlog'`` and a raw read of the
+    checkpoint files; ``evlog stats`` (a full read) for the growth; then ``evlog replay``
+    (wall, CPU, peak RSS). Debatable: sessions of 500 messages (20,000 at 10M); a user
+    with many more, shorter sessions has a larger session index (it grows with sessions).
 ``recall_1m`` (target: build >= 50,000 msg/s; query p50 <= 20 ms, p95 <= 100 ms; index <= 1.5x the text)
     ``projections/recall/bench.py``'s ``bench(n)`` at 1M messages (100k with ``--quick``):
     seeded chat texts over a Zipf vocabulary, the index built from in-memory events (the
@@ -2038,6 +2048,7 @@ def bench_help_time(ctx: Context) -> Result:
 
 import bench_cli  # noqa: E402,F401  (registers append_file_1m, cli_growth, sessions_5000, tail_follow_latency)
 import bench_hybrid  # noqa: E402,F401  (registers embed_rate, hybrid_query_100k, hybrid_cli_oneshot)
+import bench_open  # noqa: E402,F401  (registers open_caught_up)
 
 # --------------------------------------------------------------------------- recall at scale
 

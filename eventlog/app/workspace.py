@@ -365,6 +365,10 @@ class Workspace:
         self._projector = proj
         self._views = Views.of(proj.projections)
         self._ckpt_seen = proj.checkpoint_identity()
+        if proj.seq and proj.seq == proj.written_seq:
+            # the files on disk are those of the checkpoint just loaded: a flush with nothing new writes nothing
+            # (at 10M events the checkpoint is ~50 MB; a writer that only read used to rewrite it at close)
+            self._flushed_seq = proj.seq
         if live:
             with self._flushing():
                 proj.clean_temp_files()

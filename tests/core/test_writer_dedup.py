@@ -90,3 +90,123 @@ def test_staleness_and_due(tmp_path):
     idx.save(3)
     assert not idx.stale(3 + 10, stale_ok=10) and idx.stale(3 + 11, stale_ok=10)
     assert not idx.due()  # just saved
+
+
+# -- deferred: a writer reads the keys only when it first needs one ---------------------------------
+
+
+def _writer(d: str) -> Log:
+    return Log.open(d, writable=True, segment_bytes=2048)
+
+
+def _reads_of(monkeypatch, path: str) -> list[str]:
+    """Every open() of ``path`` from now on (the dedup checkpoint is read with open())."""
+    import builtins
+
+    seen: list[str] = []
+    real = builtins.open
+
+    def spy(file, *a, **k):  # noqa: ANN001, ANN002, ANN003
+        if os.fspath(file) == path if isinstance(file, str | os.PathLike) else False:
+            seen.append(path)
+        return real(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    return seen
+
+
+def test_a_writer_that_needs_no_key_never_reads_or_rewrites_the_checkpoint(tmp_path, monkeypatch):
+    d = _log(tmp_path, 40, segment_bytes=2048)
+    path = os.path.join(d, DEDUP_FILE)
+    before = os.stat(path)
+    reads = _reads_of(monkeypatch, path)
+    with _writer(d) as log:
+        log.append(SessionCreated(session_key="no key"))  # an event without a dedup key
+    assert reads == []
+    after = os.stat(path)
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
+
+
+def test_the_first_lookup_loads_every_key_and_a_known_key_is_not_written_again(tmp_path, monkeypatch):
+    d = _log(tmp_path, 40, segment_bytes=2048)
+    reads = _reads_of(monkeypatch, os.path.join(d, DEDUP_FILE))
+    with _writer(d) as log:
+        assert reads == []
+        end = log.last_seq
+        assert log.append(SessionCreated(session_key="again", dedup="d7")) == 8  # loads, finds it
+        assert len(reads) == 1 and log.last_seq == end
+        assert [log.lookup_dedup(f"d{i}") for i in range(40)] == list(range(1, 41))
+        assert len(reads) == 1  # loaded once
+
+
+def test_keys_other_writers_append_while_deferred_are_known_after_the_load(tmp_path):
+    d = _log(tmp_path, 20, segment_bytes=2048)
+    with _writer(d) as mine:
+        with _writer(d) as other:  # rolls segments past the one ``mine`` had open
+            for i in range(20, 80):
+                other.append(SessionCreated(session_key=f"k{i}", dedup=f"d{i}"))
+        assert mine.append(SessionCreated(session_key="no key")) == 81  # a turn: catches up, still deferred
+        assert mine.writer._dedup.deferred is not None  # noqa: SLF001
+        assert [mine.lookup_dedup(f"d{i}") for i in range(80)] == list(range(1, 81))
+        assert mine.lookup_dedup("never") is None
+
+
+def test_a_deferred_load_uses_a_checkpoint_saved_after_the_writer_opened(tmp_path, monkeypatch):
+    d = _log(tmp_path, 20, segment_bytes=2048)
+    with _writer(d) as mine:
+        with _writer(d) as other:
+            for i in range(20, 80):
+                other.append(SessionCreated(session_key=f"k{i}", dedup=f"d{i}"))
+            other.writer._dedup.save(80)  # noqa: SLF001 - what a roll or a close of a busy writer does
+        mine.append(SessionCreated(session_key="no key"))
+        scanned: list[int] = []
+        real = DedupIndex._scan_sealed
+        monkeypatch.setattr(DedupIndex, "_scan_sealed",
+                            lambda self, base, pos, keys: (scanned.append(base), real(self, base, pos, keys)))
+        assert mine.lookup_dedup("d79") == 80 and mine.lookup_dedup("d3") == 4
+        assert scanned == []  # the newer checkpoint covers all: no segment read again
+        assert mine.writer._dedup.file_seq == 80  # noqa: SLF001
+
+
+def test_a_deferred_writer_saves_at_close_once_the_log_grew_past_the_staleness_bound(tmp_path):
+    from eventlog.writer_dedup import DEDUP_STALE_OK
+
+    d = _log(tmp_path, 10)
+    with Log.open(d, writable=True, durability="none") as log:
+        log.append_batch([SessionCreated(session_key=f"k{i}") for i in range(DEDUP_STALE_OK)])  # no keys
+        assert log.writer._dedup.deferred is not None  # noqa: SLF001
+        assert not log.writer._dedup.stale(log.last_seq)  # noqa: SLF001 - exactly the bound behind
+        log.append(SessionCreated(session_key="one more"))
+        assert log.writer._dedup.stale(log.last_seq)  # noqa: SLF001
+        last = log.last_seq
+    again = _loaded(d)
+    assert again.file_seq == last and again.get(hash_key("d9")) == 10
+
+
+def test_a_deferred_index_holds_a_bounded_number_of_others_keys(tmp_path, monkeypatch):
+    import eventlog.writer_dedup as wd
+
+    monkeypatch.setattr(wd, "DEFERRED_KEYS_MAX", 10)
+    d = _log(tmp_path, 5)
+    with Log.open(d, writable=True) as mine:
+        with Log.open(d, writable=True) as other:
+            for i in range(5, 30):
+                other.append(SessionCreated(session_key=f"k{i}", dedup=f"d{i}"))
+        mine.append(SessionCreated(session_key="no key"))  # its catch-up adds 25 keys: over the bound, it loads
+        assert mine.writer._dedup.deferred is None  # noqa: SLF001
+        assert mine.lookup_dedup("d29") == 30 and mine.lookup_dedup("d0") == 1
+
+
+def test_a_damaged_sealed_segment_met_by_a_deferred_load_is_named_and_the_index_stays_deferred(tmp_path):
+    d = _log(tmp_path, 60, segment_bytes=2048)
+    os.remove(os.path.join(d, DEDUP_FILE))  # no checkpoint: the load reads every sealed segment
+    with _writer(d) as log:
+        second = LogReader(d).seg_path(segment_bases(d)[1])
+        os.chmod(second, 0o644)
+        with open(second, "r+b") as f:
+            f.seek(os.path.getsize(second) // 2)
+            f.write(b"#")
+        for _ in range(2):  # never an empty index answering "unknown": each lookup meets the damage again
+            with pytest.raises(CorruptionError, match="sealed segment"):
+                log.lookup_dedup("d1")
+            assert log.writer._dedup.deferred is not None  # noqa: SLF001
