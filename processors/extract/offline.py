@@ -1318,6 +1318,7 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         text = _family_clause(body, text, k.text, gone, e, sp)
     if zh and text and not change.families(text) & change.families(k.text) & change.families(s):
         text = _restated(s, e, sp, gone, entire=True)  # "辞职了，现在做自由翻译": the clause with the value lost the slot
+    text = _unless_lost(text, s, k.text)
     if not text or not change.adds_value(text, k.text):
         return False
     if not named_gone and step != "preference" and not change.families(text) & change.families(k.text):
@@ -1468,12 +1469,28 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     olds = [] if gone else sl.old_values(k.text, third)
     if olds and any(sl.names(text, v) for v in olds):  # the value the matched fact holds is the one gone
         text = _restated(s, e, sp, olds) or text  # ("handed in my notice at Airbus and now work for Rolls-Royce")
+    text = _unless_lost(text, s, k.text)
     if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
         return False
     if not gone and _restates(text, k.text):
         return False  # says nothing the fact does not, in its order: a repeated message, never a change
     _retire_rewordings(k, text, s, e, subjects, pool, ops)
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _unless_lost(text: str, s: str, old: str) -> str:
+    """``text``, the restated change, or when it lost the new value or kept the old one ("Auth0 got too pricey so the
+    team is on Keycloak."; "The team ontoes Woodpecker.", which lost what CI is) the old fact with its one value swapped (``change.value_swap``:
+    "Login goes through Keycloak."), undated: the fact's own frame says what the value is for."""
+    swap = change.value_swap(s, old)
+    if swap is None:
+        return text
+    gone, new, swapped = swap
+    kept = change.families(old) - {"prefer"}  # what the old fact is about, which the new one must still say
+    if text and sl.holds_value(text, new) and not sl.holds_value(text, gone) \
+            and (not kept or change.families(text) & kept):
+        return text
+    return _finish(re.sub(r"\s*\((?:as\s+of|by)\s+[^)]*\)", "", swapped).rstrip(" .")) or text
 
 
 def _restates(text: str, fact: str) -> bool:
