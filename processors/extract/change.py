@@ -272,6 +272,11 @@ def other_version(s: str, facts: list[str]) -> bool:
 _CLAUSES = re.compile(r"\s*(?:[,;，；。!！?？]|\s[-–—]+\s)\s*")
 
 
+def clauses(s: str) -> list[str]:
+    """The clauses of ``s``, cut at commas, semicolons, stops and dashes between words."""
+    return [p for p in _CLAUSES.split(s) if p and p.strip()]
+
+
 def _adds(s: str) -> bool:
     """Whether ``s`` adds a fact rather than replacing one: the clauses that carry the change marker are additive
     ("上个月搬到杭州了，房子也退租了": the move is not what 也 adds to). A statement with no marked clause (a
