@@ -56,6 +56,17 @@ _MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不�
                         r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|辞职|退休|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
 
 
+#: Signs that a statement tells the past as the past ("back in 2019 it was still on Ruby 2.6", "at the time we used
+#: Jenkins", 当年): without a change marker, it says what held then, not what holds now.
+_HISTORY = re.compile(r"\b(?:back\s+(?:in|then|when)|at\s+the\s+time|in\s+those\s+days|before\s+that|(?:was|were)\s+still|"
+                      r"used\s+to)\b|当年|那时候?|那会儿", re.IGNORECASE)
+
+
+def told_as_past(s: str) -> bool:
+    """Whether ``s`` tells a past state as the past, with no sign of change (see ``_HISTORY``): it replaces nothing."""
+    return not marked(s) and bool(_HISTORY.search(s))
+
+
 def marked(s: str) -> bool:
     """Whether ``s`` carries a sign that a state changed (see ``_MARKER_EN``)."""
     return bool(_MARKER_ZH.search(s) if has_cjk(s) else _MARKER_EN.search(s))
@@ -297,6 +308,8 @@ def target(s: str, facts: list[str]) -> int | None:
 
 def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
+    if told_as_past(s):
+        return None, "history: a past state told as such, no change"  # "Back in 2019 it was still on Ruby 2.6"
     if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or frames.one_off(s) or (_adds(s) and not sl.gone_values(s)):
         return None, "no change marker, or a hypothetical or an addition"
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):

@@ -1494,8 +1494,8 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     False (and the sentence is read as usual)."""
     if SECOND_PERSON.search(s) and not has_cjk(s):
         return False
-    if frames.irrealis(s) or frames.one_off(s) or (frames.additive(s) and not sl.gone_values(s)):
-        return False  # "if I moved to ...", "I also use ...": nothing changes
+    if frames.irrealis(s) or frames.one_off(s) or (frames.additive(s) and not sl.gone_values(s)) or change.told_as_past(s):
+        return False  # "if I moved to ...", "I also use ...", "back in 2019 it was still on ...": nothing changes
     zh = has_cjk(s)
     if zh and not re.search(r"我|这个项目|本项目", s) and not (not sp.named and sl.has_cue(s) and sl.slots(s)):
         return False
