@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from processors.extract import change, frames
 from processors.extract.text import STOPWORDS
 
+
 #: A generated name is no English function word or slot word ("Here", "Will", "Role"): those are language, which the
 #: rules rightly read as such, not a tool's or a person's name.
 def _no_word(w: str) -> bool:

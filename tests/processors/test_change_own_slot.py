@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors.extract import change, frames, offline
-from processors.extract.text import STOPWORDS
 from processors.extract.model import Entry, ExistingFact
+from processors.extract.text import STOPWORDS
+
 
 #: A generated name is no English function word or slot word ("Here", "Will", "Role"): those are language, which the
 #: rules rightly read as such, not a tool's or a person's name.

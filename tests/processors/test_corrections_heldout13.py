@@ -28,8 +28,6 @@ Run: python -m pytest tests/processors/test_corrections_heldout13.py -q -s
 
 from __future__ import annotations
 
-import re
-
 from tests.memory_pipeline import Case, assert_corrections_floor, assert_kept_floor, check_blind_set
 
 FLOOR = 0.91  # share of HELD_OUT_13 handled: 41/60 on main at b9b668e and at c6a665b (measured once each, 2026-12-03);
