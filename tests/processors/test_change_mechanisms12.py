@@ -1,7 +1,7 @@
 """Round 12 mechanisms of the change path (processors/extract: change.py, offline.py, validity.py), as properties over
 generated names: a restated change that lost its value falls back on the old fact's frame with the value swapped; a
 return ends the one temporary fact; a forget request names only what comes before its reason and may drop one "and"
-conjunct; the past told as the past changes nothing."""
+conjunct; the past told as the past changes nothing; "X is now Y" and "renamed my github account (to) Y" rename."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import date
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.extract import change, offline, validity
+from processors.extract import change, offline, rename, validity
 from processors.extract.model import Entry, ExistingFact, FactOp
 from processors.extract.text import STOPWORDS
 
@@ -130,3 +130,28 @@ def test_the_past_told_as_the_past_changes_nothing() -> None:
     assert not _updates(_ops(["The API runs on Ruby 3.3."], "Back in 2019 it was still on Ruby 2.6, what a pain that was."))
     assert not change.told_as_past("I used to live in Ljubljana, but these days I'm in Maribor.")
     assert _updates(_ops(["The user lives in Ljubljana."], "I used to live in Ljubljana, but these days I'm in Maribor."))
+
+
+# --- renames ------------------------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(_PAIR)
+def test_an_old_name_is_now_a_new_one(pair) -> None:
+    old, new = pair
+    facts = ["The user likes tea.", f"The app the user is building is called {old} (as of 1 March 2025)."]
+    assert rename.target(f"{old} is now {new} \U0001F680 new logo and everything", facts) \
+        == (1, f"The app the user is building is called {new}.")
+    assert rename.target(f"{old} is now live", facts) is None  # no name's shape: no rename
+    assert rename.target(f"{new} is now {old}", facts) is None  # the new name is the known one
+
+
+@settings(max_examples=40, deadline=None)
+@given(_PAIR)
+def test_an_account_renamed_by_a_word_of_its_own(pair) -> None:
+    old, new = pair
+    fact = f"The user's github handle is @{old.casefold()}."
+    for said in (f"renamed my github account to @{new.casefold()}, the old one redirects",
+                 f"I renamed my github account, it's @{new.casefold()} now"):
+        assert rename.target(said, [fact]) == (0, f"The user's github handle is @{new.casefold()}.")
+    assert rename.target(f"renamed my github account to @{new.casefold()}",
+                         [fact, f"The user's github org is called {old}."]) is None  # two facts of github: no guess

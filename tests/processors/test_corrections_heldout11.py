@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from tests.memory_pipeline import Case, assert_corrections_floor, assert_kept_floor, check_blind_set
 
-FLOOR = 0.58  # share of HELD_OUT_11 handled: 16/60 on main at 2a288d1, 20/60 after round 8, 25/60 after round 9 (whose engineer read the even half: odd half 9/30 before and after); 29/60 after corr11's own-slot step, 30/60 after its rename step, 31/60 with 'promoted' no value of its own again, 32/60 after its Chinese team-thing step (all built on sets 12/13, set 11 not read); 35/60 after corr12 (round 12, which studied sets 9-14's failures, this one's TUNED ON)
+FLOOR = 0.6  # share of HELD_OUT_11 handled: 16/60 on main at 2a288d1, 20/60 after round 8, 25/60 after round 9 (whose engineer read the even half: odd half 9/30 before and after); 29/60 after corr11's own-slot step, 30/60 after its rename step, 31/60 with 'promoted' no value of its own again, 32/60 after its Chinese team-thing step (all built on sets 12/13, set 11 not read); 35/60 after corr12 and 36/60 with its rename step (round 12, which studied sets 9-14's failures, this one's TUNED ON)
 NOT_FLOOR = 0.9  # share of NOT_CORRECTIONS_11 kept: 18/20 on main at 2a288d1
 
 _ENGLISH = [
