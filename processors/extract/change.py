@@ -487,10 +487,11 @@ def adds_value(new: str, old: str) -> bool:
     dates, so an update is never a fact replaced by itself."""
     if fact_key(new) == fact_key(old):
         return False
-    if has_cjk(new):  # a character of its own, or a Latin name of its own (用的是 TiDB after 用的是 MongoDB)
+    if has_cjk(new):  # a character of its own, or a Latin name of its own (用的是 TiDB after 用的是 MongoDB), not a
+        # lower-case word or a number beside the same Chinese ("(said in gamma at 50)" after "(said in beta at 20)")
         return bool(set(re.findall(r"[\u3400-\u9fff]", new)) - set(re.findall(r"[\u3400-\u9fff]", old)) - set("用户团队的了是在现")
-                    or {w.casefold() for w in re.findall(r"[A-Za-z][\w.+-]*", new)}
-                    - {w.casefold() for w in re.findall(r"[A-Za-z][\w.+-]*", old)})
+                    or {w.casefold() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", new) if not w.islower()}
+                    - {w.casefold() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", old)})
     if set(re.findall(r"\d+(?:\.\d+)+", new)) - set(re.findall(r"\d+(?:\.\d+)+", old)):
         return True  # a version number of its own ("4.2" after "3.2")
     have = {sl.stem(w) for w in content_tokens(old)}

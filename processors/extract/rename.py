@@ -30,8 +30,8 @@ _RENAME_EN = [
                rf"the\s+new\s+(?:one|name)\s+is)\s+(?:now\s+)?(?P<new>{_NAME})", re.IGNORECASE),
     # "Pocketgrove is now Grovekit": an old name, "is now (called)", a new name; only a naming fact holding the old
     # name as written is changed (``target``), and the new one has a name's shape
-    re.compile(rf"^(?:(?:so|and|btw|fyi|update)\s*[,:]?\s+)?(?P<old>(?-i:[A-Z])[\w.+-]*[\w+])\s+is\s+now\s+(?:called\s+|named\s+)?"
-               rf"(?P<new>(?-i:[A-Z@])[\w@.+-]*[\w+])", re.IGNORECASE),
+    re.compile(r"^(?:(?:so|and|btw|fyi|update)\s*[,:]?\s+)?(?P<old>(?-i:[A-Z])[\w.+-]*[\w+])\s+is\s+now\s+(?:called\s+|named\s+)?"
+               r"(?P<new>(?-i:[A-Z@])[\w@.+-]*[\w+])", re.IGNORECASE),
 ]
 _RENAME_ZH = [
     # 项目改名了，现在叫银河计划 / 仓库已经改名为 sunray-web 了 / 把项目更名为 X

@@ -69,6 +69,8 @@ def test_no_swap_when_the_value_is_not_one_name_or_the_new_one_holds_the_old() -
 def test_a_chinese_update_may_add_only_a_latin_name() -> None:
     assert change.adds_value("用户说数据库用的是 TiDB。", "用户说数据库用的是 MongoDB。")
     assert not change.adds_value("用户说数据库用的是 MongoDB。", "用户说数据库用的是 MongoDB。")
+    # lower-case words and numbers beside the same Chinese add nothing (a daemon test's "(said in gamma at 50)")
+    assert not change.adds_value("不要在晚上十点以后给用户发提醒 (said in gamma at 50)。", "不要在晚上十点以后给用户发提醒 (said in beta at 20)。")
 
 
 # --- a return ends the temporary fact -----------------------------------------------------------------------------
