@@ -121,3 +121,43 @@ def show(capsys, headline: str, lines: list[str], mark: str = "FAIL") -> None:  
         print("\n" + headline)
         for line in lines:
             print(f"  {mark}", line)
+
+
+# --- the harness of a blind set (held-out 11 onwards): its stated shape, its two rates and their floors -----------
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def check_blind_set(cases: list[Case], not_cases: list[Case], *, chinese: int = 15, not_chinese: int = 5) -> None:
+    """The shape a blind set's docstring states: 60 corrections (``chinese`` of them in Chinese), 20 non-corrections
+    (``not_chinese`` in Chinese), 2-4 statements each, names unique."""
+    assert len(cases) == 60
+    assert sum(1 for c in cases if _CJK.search(c.said[-1])) == chinese
+    assert all(2 <= len(c.said) <= 4 and c.active and c.gone for c in cases)
+    assert len(not_cases) == 20
+    assert sum(1 for c in not_cases if _CJK.search(c.said[-1])) == not_chinese
+    assert all(2 <= len(c.said) <= 4 and c.gone == "" and c.active for c in not_cases)
+    names = [c.name for c in cases + not_cases]
+    assert len(names) == len(set(names))
+
+
+def assert_corrections_floor(cases: list[Case], root: os.PathLike[str], capsys, label: str,  # noqa: ANN001 - capsys
+                             floor: float) -> None:
+    """Each correction of a set through the real pipeline: print "<label>: ok/n corrections handled (blind set)" and
+    every failure, and hold the set's measured ``floor`` (a share of ``cases``)."""
+    failures = failures_of(cases, root)
+    n = len(cases)
+    ok = n - len(failures)
+    show(capsys, f"{label}: {ok}/{n} corrections handled (blind set)", failures)
+    assert ok / n >= floor, "\n".join(failures)
+
+
+def assert_kept_floor(not_cases: list[Case], root: os.PathLike[str], capsys, label: str,  # noqa: ANN001 - capsys
+                      floor: float) -> None:
+    """Each non-correction of a set through the real pipeline (the first fact must stay active, never superseded):
+    print "<label> not-corrections: kept/n kept (blind set)" and every case lost, and hold ``floor``."""
+    wrong = wrongly_replaced(not_cases, root)
+    n = len(not_cases)
+    kept = n - len(wrong)
+    show(capsys, f"{label} not-corrections: {kept}/{n} kept (blind set)", wrong, mark="REPLACED")
+    assert kept / n >= floor, "\n".join(wrong)

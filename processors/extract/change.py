@@ -56,6 +56,17 @@ _MARKER_ZH = re.compile(r"现在|如今|目前|最近|以后|今后|从此|不�
                         r"改做|改回|换回|改到|换到|挪到|调到|推迟到|提前到|跳槽|离职|辞职|退休|入职|转岗|升到|升级|升为|迁移|迁到|重构成|其实")
 
 
+#: Signs that a statement tells the past as the past ("back in 2019 it was still on Ruby 2.6", "at the time we used
+#: Jenkins", 当年): without a change marker, it says what held then, not what holds now.
+_HISTORY = re.compile(r"\b(?:back\s+(?:in|then|when)|at\s+the\s+time|in\s+those\s+days|before\s+that|(?:was|were)\s+still|"
+                      r"used\s+to)\b|当年|那时候?|那会儿", re.IGNORECASE)
+
+
+def told_as_past(s: str) -> bool:
+    """Whether ``s`` tells a past state as the past, with no sign of change (see ``_HISTORY``): it replaces nothing."""
+    return not marked(s) and bool(_HISTORY.search(s))
+
+
 def marked(s: str) -> bool:
     """Whether ``s`` carries a sign that a state changed (see ``_MARKER_EN``)."""
     return bool(_MARKER_ZH.search(s) if has_cjk(s) else _MARKER_EN.search(s))
@@ -222,6 +233,10 @@ _SWITCHED = re.compile(r"\b(?:switched|moved|migrated|changed|replaced|swapped)\
 _VALUE_FAMILIES = frozenset({"diet", "prefer", "packages", "phone", "role"})  # "team lead" / "engineering manager"
 
 
+#: Words of a value family that name the slot, not a value of it ("indentation" of "likes tabs for indentation").
+_SLOT_WORD = re.compile(r"prefer\w*|rather|favou?rite|indent\w*|spelling|package\s+manager|lockfile|偏好|喜欢|主题|缩进", re.IGNORECASE)
+
+
 def _family_words(text: str, fam: str) -> set[str]:
     return {m.group(0).casefold() for m in _FAMILIES[fam].finditer(text)} - {"prefer", "prefers", "preferred", "rather"}
 
@@ -268,6 +283,11 @@ def other_version(s: str, facts: list[str]) -> bool:
 _CLAUSES = re.compile(r"\s*(?:[,;，；。!！?？]|\s[-–—]+\s)\s*")
 
 
+def clauses(s: str) -> list[str]:
+    """The clauses of ``s``, cut at commas, semicolons, stops and dashes between words."""
+    return [p for p in _CLAUSES.split(s) if p and p.strip()]
+
+
 def _adds(s: str) -> bool:
     """Whether ``s`` adds a fact rather than replacing one: the clauses that carry the change marker are additive
     ("上个月搬到杭州了，房子也退租了": the move is not what 也 adds to). A statement with no marked clause (a
@@ -288,6 +308,8 @@ def target(s: str, facts: list[str]) -> int | None:
 
 def explain(s: str, facts: list[str]) -> tuple[int | None, str]:
     """``target`` with the step that found it ("old value", "version", "frame", "family") or why none did."""
+    if told_as_past(s):
+        return None, "history: a past state told as such, no change"  # "Back in 2019 it was still on Ruby 2.6"
     if not (marked(s) or other_version(s, facts)) or frames.irrealis(s) or frames.one_off(s) or (_adds(s) and not sl.gone_values(s)):
         return None, "no change marker, or a hypothetical or an addition"
     if not has_cjk(s) and (_HEDGE.search(s) or len(s.split()) > MAX_WORDS):
@@ -465,8 +487,11 @@ def adds_value(new: str, old: str) -> bool:
     dates, so an update is never a fact replaced by itself."""
     if fact_key(new) == fact_key(old):
         return False
-    if has_cjk(new):
-        return bool(set(re.findall(r"[\u3400-\u9fff]", new)) - set(re.findall(r"[\u3400-\u9fff]", old)) - set("用户团队的了是在现"))
+    if has_cjk(new):  # a character of its own, or a Latin name of its own (用的是 TiDB after 用的是 MongoDB), not a
+        # lower-case word or a number beside the same Chinese ("(said in gamma at 50)" after "(said in beta at 20)")
+        return bool(set(re.findall(r"[\u3400-\u9fff]", new)) - set(re.findall(r"[\u3400-\u9fff]", old)) - set("用户团队的了是在现")
+                    or {w.casefold() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", new) if not w.islower()}
+                    - {w.casefold() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", old)})
     if set(re.findall(r"\d+(?:\.\d+)+", new)) - set(re.findall(r"\d+(?:\.\d+)+", old)):
         return True  # a version number of its own ("4.2" after "3.2")
     have = {sl.stem(w) for w in content_tokens(old)}
@@ -495,6 +520,68 @@ def _names(text: str) -> set[str]:
     if text[:1].isupper() and text[:1].isascii():
         words = words[1:]  # the sentence's first word is capitalised whatever it is
     return {w for w in words if len(w) >= 3 and w.casefold() not in STOPWORDS and not _NOT_TOOL.match(w)}
+
+
+#: A run of words of a name's shape ("NATS JetStream", "GitLab CI", "Java 21", "@loudkestrel", "3.12").
+_NAME_RUN = re.compile(r"(?<![A-Za-z0-9_.@/])(?:@[A-Za-z0-9_.-]*[A-Za-z0-9_]|[A-Z][A-Za-z0-9_.+-]*[A-Za-z0-9_+]|"
+                       r"[a-z]+[A-Z][A-Za-z0-9_.+-]*|\d+(?:\.\d+)*(?![A-Za-z0-9]))"
+                       r"(?:\s+(?:[A-Z][A-Za-z0-9_.+-]*[A-Za-z0-9_+]|\d+(?:\.\d+)*(?![A-Za-z0-9])))*")
+_STARTS = re.compile(r"(?:^|[.!?;:,，。；！？]\s*|\s[-–—]+\s)$")
+
+
+def _new_runs(s: str, fact: str) -> list[str]:
+    """The runs of name-shaped words of ``s`` (``_NAME_RUN``) that ``fact`` does not hold: the new values a statement
+    names past a sentence's or clause's first word (any first word is capitalised: "Team reshuffle last sprint, ...")."""
+    low = fact.casefold()
+    inner = []
+    for m in _NAME_RUN.finditer(s):
+        words = [w for w in m.group().rstrip(".").split() if w != "I" and w.casefold() not in STOPWORDS
+                 and not _MARKER_EN.fullmatch(w) and not _NOT_TOOL.match(w)]
+        run = " ".join(words)
+        if not run or re.search(rf"(?<![\w@]){re.escape(run.casefold())}(?!\w)", low):
+            continue
+        if not (_STARTS.search(s[:m.start()]) and " " not in m.group()):
+            inner.append(run)
+    return inner
+
+
+def _last_value(fact: str) -> str:
+    """The value a fact's main clause states last: its last run of name-shaped words past its first word, dates and
+    subordinate clauses left out ("Auth0" of
+    "Login goes through Auth0.", "GitLab CI" of 团队的 CI 用的是 GitLab CI。), or ""."""
+    body = re.sub(r"\s*\((?:as\s+of|by)\s+[^)]*\)", "", fact)
+    body = re.split(r"(?<=\w)\s*(?:[,;，；]|\s(?:because|since|so|while|when|but|though|although|until|after|before)\b)",
+                    body, maxsplit=1)[0]  # the main clause: not "... ThinkPad because the user's MacBook is in for repair"
+    runs = [m for m in _NAME_RUN.finditer(body) if m.start() > 0 or has_cjk(body)]
+    return runs[-1].group().rstrip(".") if runs else ""
+
+
+def value_swap(s: str, fact: str) -> tuple[str, str, str] | None:
+    """(old value, new value, ``fact`` with the one swapped for the other) when the change statement ``s`` names, as
+    written, the value ``fact`` states (``_last_value``: "auth0 got too pricey so we're on Keycloak now" of "Login goes
+    through Auth0.") and exactly one new value of a name's shape: the fact's own frame, which says what the value is
+    for, with the new value. For a family whose words are the values ("tabs" / "spaces"), its words. None when either
+    side is not one value, or the new value holds the old one ("Jennifer Ortiz" of "Jennifer Walsh")."""
+    if has_cjk(fact) != has_cjk(s):
+        return None
+    old = _last_value(fact)
+    olds = [old] if old and re.search(rf"(?<![A-Za-z0-9_@]){re.escape(old)}(?![A-Za-z0-9_])", s) else []
+    news = [r for r in _new_runs(s, fact) if not any(w.casefold() in fact.casefold().split() for w in r.split())]
+    if not olds and not has_cjk(s):  # "spaces from now on" of "likes tabs for indentation": a value family's own words
+        for fam in families(s) & families(fact) & _VALUE_FAMILIES:
+            if _family_words(s, fam) & _family_words(fact, fam) - {"prefer"}:
+                continue  # "from npm to pnpm" names the old value itself: the statement's own wording holds it
+            a, b = _family_words(s, fam), _family_words(fact, fam)
+            mine, theirs = {w for w in a - b if not _SLOT_WORD.fullmatch(w)}, {w for w in b - a if not _SLOT_WORD.fullmatch(w)}
+            if len(mine) == 1 and len(theirs) == 1:
+                olds, news = sorted(theirs), sorted(mine)
+    if len(olds) != 1 or len(set(news)) != 1:
+        return None
+    old, new = olds[0], news[0]
+    at = re.search(rf"(?<![A-Za-z0-9_@]){re.escape(old)}(?![A-Za-z0-9_])", fact, re.IGNORECASE)
+    if at is None:
+        return None
+    return old, new, fact[:at.start()] + new + fact[at.end():]
 
 
 def tool_swap(s: str, fact: str) -> str | None:

@@ -141,6 +141,11 @@ def _beside_me(before: str, after: str) -> bool:
     return (bool(_ADJUNCT.search(before)) and bool(re.match(r"'s\s+[a-z]+", after))) or bool(_HOUSEHOLD.search(before))
 
 
+def about_others(text: str) -> bool:
+    """Whether ``text`` is about a person other than the memory's owner ("my sister is back home", "he's back")."""
+    return bool(_others(text, adjuncts=False))
+
+
 def other_people(new: str, old: str) -> bool:
     """Whether ``new`` is about a person ``old`` does not mention, or ``old`` about a kin or companion (a person noun)
     ``new`` does not: one-sided on names, so "Backend is Django 3.2" is no person."""

@@ -489,8 +489,10 @@ _CORRECTION_WEAK = re.compile(
     r"stopped\s+\w+ing|quit\s+(?:my|our|the|\w+ing)|gave\s+up|dropped)\b|\binstead\s+of\b",
     re.IGNORECASE,
 )
+#: Words a request may open with before its verb ("hmm could you forget my age?", "actually drop the Pablo part").
+_REQUEST_LEAD = r"^(?:(?:hmm+|um+|ok(?:ay)?|oh|actually|also|and|so|btw|wait|right)\s*,?\s+)*"
 _FORGET = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|you\s+can\s+|kindly\s+)?(?:forget|don'?t\s+remember|stop\s+remembering|"
+    _REQUEST_LEAD + r"(?:please\s+|can\s+you\s+|could\s+you\s+|you\s+can\s+|kindly\s+)?(?:forget|don'?t\s+remember|stop\s+remembering|"
     r"remove\s+(?:the\s+)?(?:fact|memory|note)|delete\s+(?:the\s+)?(?:fact|memory|note)|erase\s+(?:the\s+)?(?:fact|memory))"
     r"(?:\s+(?:that|about|the\s+fact\s+that|what\s+I\s+said\s+about|my))?\s*[,:]?\s*(.*)$",
     re.IGNORECASE,
@@ -498,7 +500,8 @@ _FORGET = re.compile(
 #: A forget request naming a part of what was said ("scratch what I said about X", "forget the part about X", "please
 #: disregard the X bit"): the target ends at the first clause break.
 _FORGET_PART = re.compile(
-    r"^(?:(?:please|pls|just|oh|and|so|also|you\s+can|feel\s+free\s+to)\s+)*(?:scratch|disregard|forget|drop|delete|remove)\s+"
+    r"^(?:(?:please|pls|just|oh|and|so|also|actually|hmm+|ok(?:ay)?|btw|you\s+can|feel\s+free\s+to)\s*,?\s+)*"
+    r"(?:scratch|disregard|forget|drop|delete|remove)\s+"
     r"(?:(?:what|everything)\s+I\s+(?:said|told\s+you|"
     r"mentioned|wrote)\s+(?:about|regarding)\s+(?P<t>[^,;.!:()-]+)|the\s+(?:part|bit|thing|stuff)\s+(?:about|on|with|where)\s+"
     r"(?P<t3>[^,;.!:()-]+)|the\s+(?P<t2>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:part|bit|thing|stuff|note|one)\b)", re.IGNORECASE)
@@ -509,8 +512,8 @@ _FORGET_THAT = re.compile(
     r"\s+that(?:\s+(?:part|bit|one|note|fact))?\b", re.IGNORECASE)
 _ZH_FORGET_THAT = re.compile(r"^(?P<t>.+?)[，,]\s*(?:这条|这个|这件事|那条|那个)(?:你|就)?(?:可以|就)?(?:删了吧|删掉吧?|删了|删除|忘掉吧?|忘了吧|"
                              r"忘记吧?|别记了|不用再?记了|不用记了)")
-#: The same, topic first, in Chinese: 金毛那个你忘掉吧, 住址的事忘了吧.
-_ZH_FORGET_TOPIC = re.compile(r"^(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)(?:那个|这个|那件事|这件事|的事|的部分|那部分)"
+#: The same, topic first, in Chinese: 金毛那个你忘掉吧, 住址的事忘了吧, 把学吉他那条忘掉吧.
+_ZH_FORGET_TOPIC = re.compile(r"^(?:请|你)?把?(?P<t>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<t2>)(?:那个|这个|那条|这条|那件事|这件事|的事|的部分|那部分)"
                               r"(?:你|就)?(?:忘掉|忘记|忘了|别记了?|不用记)")
 #: A time still to come: what a statement says of it holds not yet, so it replaces nothing.
 _FUTURE = re.compile(r"\b(?:next\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter|(?:Mon|Tues|Wednes|Thurs|"
@@ -969,11 +972,32 @@ def _without_part(fact: str, target: str, sp: Speaker, *, kind: str | None = Non
         return ""
     if kind:
         return ""  # a single clause holding the named slot goes whole
+    rest = _without_conjunct(fact, want, sp)
+    if rest:
+        return rest
     third = third_person(target, sp.name, team=not sp.named) or target
     for slot in sl.slots(third):
         cut = re.sub(rf"\s+(?:at|for|in|with|from|on)\s+(?:the\s+)?{re.escape(slot.value)}(?![\w])", "", fact, count=1)
         if cut != fact and len(_match_tokens(cut) - _match_tokens(sp.name)) >= 2:
             return _finish(cut)
+    return ""
+
+
+def _without_conjunct(fact: str, want: set[str], sp: Speaker) -> str:
+    """``fact`` without the one "and" conjunct a forget request names, when the other still says something: the last
+    ("has a cat called Biscuit and a parrot called Nimbus" -> "has a cat called Biscuit"), or the first when the
+    second is a verb phrase of the same subject ("has two kids and drive a Prius" -> "drives a Prius"); else ""."""
+    m = re.match(r"^(?P<a>.+?)\s+and\s+(?P<b>[^,;]+?)[.。]?$", fact)
+    if not m or has_cjk(fact) or " and " in m.group("b"):
+        return ""
+    a, b = m.group("a"), m.group("b")
+    in_a, in_b = bool(want & _match_tokens(a)), bool(want & _match_tokens(b))
+    if in_b and not in_a and len(_match_tokens(a) - _match_tokens(sp.name)) >= 2:
+        return _finish(a)
+    verb = re.match(r"(?!(?:a|an|the|my|his|her|their|two|three|some)\b)[a-z]+\b", b)
+    if in_a and not in_b and verb:
+        said = third_person("I " + b, sp.name, team=not sp.named)
+        return _finish(said) if said and len(_match_tokens(said) - _match_tokens(sp.name)) >= 2 else ""
     return ""
 
 
@@ -1236,6 +1260,13 @@ def _forget(s: str, target: str, e: Entry, sp: Speaker, pool: list[_Known], ops:
         pool.remove(k)
 
 
+def _forget_target(said: str) -> str:
+    """What an English forget request names: its words up to the first clause break, the reason after it left out
+    ("that I have kids, I'd rather that wasn't stored" -> "I have kids"), and "the X thing / part / bit" as X."""
+    target = re.split(r"\s*(?:[,;:!?]|\s[-–—]+\s|\.(?!\w))\s*", said.strip(), maxsplit=1)[0]
+    return re.sub(r"^the\s+(.+?)\s+(?:thing|part|bit|stuff|note)$", r"\1", target.strip(" ."), flags=re.IGNORECASE)
+
+
 def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp],
              cands: list[Candidate]) -> bool:
     """Handle a forget request or a correction in ``sentence``; True if it was one (and is no fact)."""
@@ -1251,7 +1282,7 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return True
     forget = _ZH_FORGET.match(s) if zh else _FORGET.match(s)
     if forget:
-        _forget(s, forget.group(1).strip(" .。!！"), e, sp, pool, ops)
+        _forget(s, forget.group(1).strip(" .。!！") if zh else _forget_target(forget.group(1)), e, sp, pool, ops)
         return True
     if zh and (s.endswith(("?", "？")) or _ZH_QUESTION_END.search(s) or _ZH_QUESTION_START.match(s)
                or re.search(r"[吗嘛么呢][？?！!。…~～]*$", s) or s.startswith(("你", "您"))):
@@ -1268,6 +1299,8 @@ def _control(sentence: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         return True
     clause = None if zh or sp.named or not keep.differs(s) else keep.slot_clause(s)  # "..., prod is running PG 16."
     if clause and clause != s and _slot_change(clause, e, sp, pool, ops):
+        return True
+    if _return_change(s, e, sp, pool, ops):
         return True
     if _general_change(s, e, sp, pool, ops):
         return True
@@ -1286,6 +1319,30 @@ def _rename_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[
         return False
     at, text = found
     return _apply_update(subjects[at], text, s, e, pool, ops, step="rename")
+
+
+#: A return told without its subject ("back home in Gdańsk now", "back in my own flat since saturday").
+_BARE_RETURN = re.compile(r"^(?:(?:and|so|now|finally|ok|anyway)\s*,?\s+)*back\s+(?:in|at|to|home|on|from)\b", re.IGNORECASE)
+
+
+def _return_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
+    """The user says they are back ("back home in Gdańsk now, the visit went great", "I'm back at work since Monday"):
+    the one temporary fact of theirs (``validity.ends_on``: "until Friday 7 March 2025", "in March 2025") has ended, and
+    the clause of the return replaces it (``update``). False for another person, a plan, or not exactly one such fact."""
+    if sp.named or e.role not in ("user", "note") or not sl.returns(s) or frames.irrealis(s) or _FUTURE.search(s) \
+            or frames.about_others(s):
+        return False  # "my sister is back home": not the user's stay that ended
+    temps = [k for k in _subject_pool(pool, sp) if validity.ends_on(k.text) is not None
+             and not (k.cand is not None and k.cand.entry.ref == e.ref)]  # a stay "at my brother's" is still the user's
+    if len(temps) != 1:
+        return False
+    clause = next((p for p in change.clauses(s) if sl.returns(p)), s)
+    if _BARE_RETURN.match(clause) and not has_cjk(clause):
+        clause = "I'm " + clause.lstrip()
+    text = _restated(clause, e, sp, [])
+    if not text or fact_key(text) == fact_key(temps[0].text):
+        return False
+    return _apply_update(temps[0], text, s, e, pool, ops, step="temporary fact ended")
 
 
 def _correction(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[FactOp]) -> bool:
@@ -1344,6 +1401,7 @@ def _general_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list
         text = _family_clause(body, text, k.text, gone, e, sp)
     if zh and text and not change.families(text) & change.families(k.text) & change.families(s):
         text = _restated(s, e, sp, gone, entire=True)  # "辞职了，现在做自由翻译": the clause with the value lost the slot
+    text = _unless_lost(text, s, k.text)
     if not text or not change.adds_value(text, k.text):
         return False
     if not named_gone and step != "preference" and not change.families(text) & change.families(k.text):
@@ -1462,8 +1520,8 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     False (and the sentence is read as usual)."""
     if SECOND_PERSON.search(s) and not has_cjk(s):
         return False
-    if frames.irrealis(s) or frames.one_off(s) or (frames.additive(s) and not sl.gone_values(s)):
-        return False  # "if I moved to ...", "I also use ...": nothing changes
+    if frames.irrealis(s) or frames.one_off(s) or (frames.additive(s) and not sl.gone_values(s)) or change.told_as_past(s):
+        return False  # "if I moved to ...", "I also use ...", "back in 2019 it was still on ...": nothing changes
     zh = has_cjk(s)
     if zh and not re.search(r"我|这个项目|本项目", s) and not (not sp.named and sl.has_cue(s) and sl.slots(s)):
         return False
@@ -1494,12 +1552,28 @@ def _slot_change(s: str, e: Entry, sp: Speaker, pool: list[_Known], ops: list[Fa
     olds = [] if gone else sl.old_values(k.text, third)
     if olds and any(sl.names(text, v) for v in olds):  # the value the matched fact holds is the one gone
         text = _restated(s, e, sp, olds) or text  # ("handed in my notice at Airbus and now work for Rolls-Royce")
+    text = _unless_lost(text, s, k.text)
     if not text or similar(text, k.text) and fact_key(text) == fact_key(k.text):
         return False
     if not gone and _restates(text, k.text):
         return False  # says nothing the fact does not, in its order: a repeated message, never a change
     _retire_rewordings(k, text, s, e, subjects, pool, ops)
     return _apply_update(k, text, s, e, pool, ops)
+
+
+def _unless_lost(text: str, s: str, old: str) -> str:
+    """``text``, the restated change, or when it lost the new value or kept the old one ("Auth0 got too pricey so the
+    team is on Keycloak."; "The team ontoes Woodpecker.", which lost what CI is) the old fact with its one value swapped (``change.value_swap``:
+    "Login goes through Keycloak."), undated: the fact's own frame says what the value is for."""
+    swap = change.value_swap(s, old)
+    if swap is None:
+        return text
+    gone, new, swapped = swap
+    kept = change.families(old) - {"prefer"}  # what the old fact is about, which the new one must still say
+    if text and sl.holds_value(text, new) and not sl.holds_value(text, gone) \
+            and (not kept or change.families(text) & kept):
+        return text
+    return _finish(re.sub(r"\s*\((?:as\s+of|by)\s+[^)]*\)", "", swapped).rstrip(" .")) or text
 
 
 def _restates(text: str, fact: str) -> bool:

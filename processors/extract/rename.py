@@ -1,6 +1,7 @@
 """A rename: a thing's name changed, so the one fact naming that thing now names it anew.
 
 "we renamed the repo to harbor-api", "renamed pebble to Cobblestone", "the package was renamed to sqlwren",
+"renamed my github account, it's @loudfox_dev now", "Pocketgrove is now Grovekit",
 "项目改名了，现在叫银河计划", "仓库已经改名为 sunray-web 了". The statement says *that* a name changed (a verb of
 renaming, a closed class of the language: rename, 改名, 更名) and gives the new name; it names the thing by its old
 name or by its noun ("the repo", 项目). The fact it changes is the one naming fact ("X is called / named N", "X's name
@@ -24,6 +25,13 @@ _RENAME_EN = [
     # "the repo was / got / has been renamed (to) X", "pebble is now renamed X"
     re.compile(rf"\b(?:the|our|my)\s+(?P<thing>[a-z][\w-]*)\s+(?:was|got|has\s+been|is\s+now|is)\s+renamed\s+(?:to\s+|as\s+)?"
                rf"(?P<new>{_NAME})", re.IGNORECASE),
+    # "I renamed my github account, it's @loudfox_dev now": the new name in the clause after the rename
+    re.compile(rf"\brenamed\s+(?:the|our|my)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*[,;:-]+\s*(?:it's|it\s+is|"
+               rf"the\s+new\s+(?:one|name)\s+is)\s+(?:now\s+)?(?P<new>{_NAME})", re.IGNORECASE),
+    # "Pocketgrove is now Grovekit": an old name, "is now (called)", a new name; only a naming fact holding the old
+    # name as written is changed (``target``), and the new one has a name's shape
+    re.compile(r"^(?:(?:so|and|btw|fyi|update)\s*[,:]?\s+)?(?P<old>(?-i:[A-Z])[\w.+-]*[\w+])\s+is\s+now\s+(?:called\s+|named\s+)?"
+               r"(?P<new>(?-i:[A-Z@])[\w@.+-]*[\w+])", re.IGNORECASE),
 ]
 _RENAME_ZH = [
     # 项目改名了，现在叫银河计划 / 仓库已经改名为 sunray-web 了 / 把项目更名为 X
@@ -61,7 +69,7 @@ def renamed(s: str) -> tuple[str, str, str] | None:
             old = (m.groupdict().get("old") or "").rstrip(".")
             if new.casefold() in STOPWORDS or old.casefold() in ("it", "them", "this", "that"):
                 return None
-            return (m.group("thing") or "").casefold(), old, new
+            return (m.groupdict().get("thing") or "").casefold(), old, new
     return None
 
 
@@ -79,8 +87,9 @@ def _about(fact: str, thing: str) -> bool:
         return False
     if has_cjk(thing):
         return thing in fact
-    head = thing.split()[-1]
-    return re.search(rf"\b{re.escape(head)}s?\b", fact, re.IGNORECASE) is not None
+    head, *mods = reversed(thing.split())  # the noun, else a word of its own before it ("github" of "github account")
+    return any(re.search(rf"\b{re.escape(w)}s?\b", fact, re.IGNORECASE) is not None
+               for w in [head, *[m for m in mods if m not in STOPWORDS]])
 
 
 def target(s: str, facts: list[str]) -> tuple[int, str] | None:
@@ -99,4 +108,5 @@ def target(s: str, facts: list[str]) -> tuple[int, str] | None:
     i, v = hits[0]
     fact = facts[i]
     at = fact.rfind(v)
-    return i, fact[:at] + new + fact[at + len(v):]
+    renamed_fact = fact[:at] + new + fact[at + len(v):]
+    return i, re.sub(r"\s*\((?:as\s+of|by)\s+[^)]*\)", "", renamed_fact)  # the old name's date is not the new one's

@@ -8,7 +8,7 @@ the month" -> its last day ("this week", "today" are resolved by
 ``is_temporary(sentence)`` says whether a sentence states such a state (a present tense
 with one of those phrases). ``ends_on(fact)`` reads the last day a fact holds from its
 text: the date after "until", the Sunday of "in the week of <date>", the day of "on
-<date>" / "today"; only for a fact in the present tense (an event that happened stays).
+<date>" / "today", the last day of "in <month> <year>" ("this month"); only for a fact in the present tense (an event that happened stays).
 The offline extractor forgets an active fact once a message is later than that day.
 """
 
@@ -33,6 +33,8 @@ _DATE = rf"(\d{{1,2}})\s+({'|'.join(MONTHS)})\s+(\d{{4}})"
 _END_UNTIL = re.compile(rf"\b(?:until|till|through)\s+(?:(?:{'|'.join(DAYS)})\s+)?{_DATE}", re.IGNORECASE)
 _END_WEEK = re.compile(rf"\bin\s+the\s+week\s+of\s+{_DATE}", re.IGNORECASE)
 _END_ON = re.compile(rf"\bon\s+(?:(?:{'|'.join(DAYS)})\s+)?{_DATE}", re.IGNORECASE)
+#: "in March 2025", which ``timeref`` writes for "this month": a present state of that month ends with it.
+_END_MONTH = re.compile(rf"\bin\s+({'|'.join(MONTHS)})\s+(\d{{4}})\b(?!\s*\))", re.IGNORECASE)
 _FACT_PRESENT = re.compile(r"\b(?:is|are)\s+(?:on|in|at|working|staying|covering|away|off|out|travell?ing|visiting)\b"
                            r"|\b(?:works|stays)\b", re.IGNORECASE)
 
@@ -96,4 +98,7 @@ def ends_on(fact: str) -> date | None:
         start = _date(m)
         return start + timedelta(days=6 - start.weekday()) if start else None
     m = _END_ON.search(fact)
-    return _date(m) if m else None
+    if m:
+        return _date(m)
+    m = _END_MONTH.search(fact)
+    return _last_day(int(m.group(2)), MONTHS.index(m.group(1).capitalize()) + 1) if m else None

@@ -7,9 +7,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors.extract import change, frames
+from processors.extract.text import STOPWORDS
+
+
+#: A generated name is no English function word or slot word ("Here", "Will", "Role"): those are language, which the
+#: rules rightly read as such, not a tool's or a person's name.
+def _no_word(w: str) -> bool:
+    return w.casefold() not in STOPWORDS and not change.families(w)
+
 
 _TOOL = st.builds(lambda a, b: a.upper() + b, st.sampled_from("BCDFGHJKLMNPQRSTVWXZ"),
-                  st.text(alphabet="aeiouklmnrstxz", min_size=3, max_size=8))
+                  st.text(alphabet="aeiouklmnrstxz", min_size=3, max_size=8)).filter(_no_word)
 _PAIR = st.lists(_TOOL, min_size=2, max_size=2, unique_by=str.casefold)
 
 

@@ -28,9 +28,7 @@ Run: python -m pytest tests/processors/test_corrections_heldout13.py -q -s
 
 from __future__ import annotations
 
-import re
-
-from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
+from tests.memory_pipeline import Case, assert_corrections_floor, assert_kept_floor, check_blind_set
 
 FLOOR = 0.91  # share of HELD_OUT_13 handled: 41/60 on main at b9b668e and at c6a665b (measured once each, 2026-12-03);
 #   46/60 after corr11's own-slot step, 47/60 after its rename step, 49/60 after its
@@ -384,34 +382,16 @@ NOT_CORRECTIONS_13 = [
          active="Python", gone=""),
 ]
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
 def test_set_is_as_described() -> None:
     """The counts the docstring states: 60 corrections (45 English, 15 Chinese), 20 non-corrections (5 Chinese), names unique."""
-    assert len(HELD_OUT_13) == 60
-    assert sum(1 for c in HELD_OUT_13 if _CJK.search(c.said[-1])) == 15
-    assert all(2 <= len(c.said) <= 4 and c.active and c.gone for c in HELD_OUT_13)
-    assert len(NOT_CORRECTIONS_13) == 20
-    assert sum(1 for c in NOT_CORRECTIONS_13 if _CJK.search(c.said[-1])) == 5
-    assert all(2 <= len(c.said) <= 4 and c.gone == "" and c.active for c in NOT_CORRECTIONS_13)
-    names = [c.name for c in HELD_OUT_13 + NOT_CORRECTIONS_13]
-    assert len(names) == len(set(names))
+    check_blind_set(HELD_OUT_13, NOT_CORRECTIONS_13)
 
 
 def test_heldout13_corrections(tmp_path, capsys) -> None:  # noqa: ANN001 - pytest fixtures
     """Each correction through the real pipeline; print the rate and hold the measured floor."""
-    failures = failures_of(HELD_OUT_13, tmp_path)
-    n = len(HELD_OUT_13)
-    ok = n - len(failures)
-    show(capsys, f"held-out13: {ok}/{n} corrections handled (blind set)", failures)
-    assert ok / n >= FLOOR, "\n".join(failures)
+    assert_corrections_floor(HELD_OUT_13, tmp_path, capsys, "held-out13", FLOOR)
 
 
 def test_heldout13_not_corrections(tmp_path, capsys) -> None:  # noqa: ANN001 - pytest fixtures
     """Each non-correction through the real pipeline: the first fact must stay active and not be superseded."""
-    wrong = wrongly_replaced(NOT_CORRECTIONS_13, tmp_path)
-    n = len(NOT_CORRECTIONS_13)
-    kept = n - len(wrong)
-    show(capsys, f"held-out13 not-corrections: {kept}/{n} kept (blind set)", wrong, mark="REPLACED")
-    assert kept / n >= NOT_FLOOR, "\n".join(wrong)
+    assert_kept_floor(NOT_CORRECTIONS_13, tmp_path, capsys, "held-out13", NOT_FLOOR)

@@ -329,7 +329,7 @@ NOT_CORRECTIONS_9 = [
 
 #: The issue's target; the test fails below FLOOR, the rate measured on this set (rounded down).
 TARGET = 0.9
-FLOOR = 0.57  # 13/54 with the merged round-5 code, measured once, no rule changed for it; 20/54 with the change path (read, not tuned into word lists); 31/54 with round 8 (read)
+FLOOR = 0.62  # 34/54 after corr12 (round 12, read); 13/54 with the merged round-5 code, measured once, no rule changed for it; 20/54 with the change path (read, not tuned into word lists); 31/54 with round 8 (read)
 MAX_WRONG = 4  # of NOT_CORRECTIONS_9, the first fact lost or wrongly replaced: 6/18 with that code, 5/18 with the change path, 4/18 with round 8
 
 
