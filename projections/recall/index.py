@@ -46,6 +46,12 @@ the FTS index about a quarter of the text's size. Long texts are stored zlib-com
 ``dfs``: each full-text term's document count, moved by the writer in the transaction of
 the rows (``_Writer.move_dfs``), so a search reads a common word's count in one lookup instead
 of fts5vocab's walk of its whole row list; ``verify`` compares it with fts5vocab term by term.
+A build from empty (``catch_up`` of an index whose full-text table holds no row: a rebuild,
+replay, the first ``evlog recall``) does not move it commit by commit: its commits mark
+``meta``'s ``dfs_pending`` instead, and one pass over FTS5's own counts (fts5vocab) fills it at
+the end (``_fill_dfs``). While the mark is set, ``df`` reads fts5vocab (the counts are exact
+either way), and the next writer that is not building from empty fills ``dfs`` in its own commit
+(a build that stopped half-way).
 
 Every decodable event of every type is either folded or ignored: ``apply`` never raises.
 """
@@ -388,10 +394,12 @@ class RecallIndex:
         self._stemmer = False
         self._df_cache: dict[str, int] = {}
         self._cache_seq = -1
+        self._bulk = False  # this process is building the index from empty (``catch_up``): ``dfs`` is filled at the end
         self._wal_tries = 0
         self.db = self._connect()
         self._seq = int(self._meta("seq", 0))
         self._pending_seq = self._seq
+        self._dfs_kept = self._meta(ftsproof.DFS_PENDING) is None  # False: ``df`` reads fts5vocab (see the module docstring)
         self._sessions = _SessionMap(self.db)
         self.clock = self._stored_clock()
         self.deleted = self._stored_deleted()
@@ -482,6 +490,7 @@ class RecallIndex:
             ix.close()
             raise ConfigError(f"{path} has recall index schema {schema}, this evlog reads {SCHEMA}: {_REBUILD}")
         ix._seq = ix._pending_seq = int(ix._meta("seq", 0))
+        ix._dfs_kept = ix._meta(ftsproof.DFS_PENDING) is None
         ix._load_sessions()
         ix.clock = ix._stored_clock()
         ix.deleted = ix._stored_deleted()
@@ -605,12 +614,38 @@ class RecallIndex:
                                   None if text is None else clean(text), seq))
 
     def catch_up(self, events: Iterable[Event], *, batch: int = 20_000) -> int:
-        """Apply ``events`` and commit every ``batch`` of them and at the end; returns the new seq."""
-        for ev in events:
-            self.apply(ev)
-            if len(self._ops) >= batch:
-                self.commit()
-        return self.commit()
+        """Apply ``events`` and commit every ``batch`` of them and at the end; returns the new seq.
+
+        From an empty full-text table (or one whose build stopped half-way) this is a build: its
+        commits leave ``dfs`` to one pass over FTS5's counts at the end (see the module docstring)."""
+        self._bulk = self.fts and not self.readonly and (not self._dfs_kept or ftsproof.total_rows(self.db) == 0)
+        try:
+            for ev in events:
+                self.apply(ev)
+                if len(self._ops) >= batch:
+                    self.commit()
+            seq = self.commit()
+            if self._bulk and not self._dfs_kept:
+                self._end_build()
+            return seq
+        finally:
+            self._bulk = False
+
+    def _end_build(self) -> None:
+        """End a build from empty: ``dfs`` becomes FTS5's own counts (one pass over fts5vocab), in one transaction."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._meta(ftsproof.DFS_PENDING) is not None:
+                    _fill_dfs(self.db)
+                self.db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            raise EvlogError(f"recall index {self.path}: {e}") from e
+        self._dfs_kept = True
 
     def sync(self, log: Any) -> int:
         """Catch up from a log (anything with ``read(from_seq)``, e.g. ``Workspace.log``)."""
@@ -635,17 +670,19 @@ class RecallIndex:
                 if not self._ops:
                     return self._seq
                 self.db.execute("BEGIN IMMEDIATE")
+            pending = self._meta(ftsproof.DFS_PENDING) is not None  # a build from empty is under way (or stopped half-way)
         except sqlite3.Error as e:
             raise EvlogError(f"recall index {self.path}: {e}") from e
         ops, self._ops = self._ops, []
         target = self._pending_seq
-        w = _Writer(self)
+        w = _Writer(self, dfs=_BULK if self._bulk else _FILL if pending else _KEEP)
         try:
             for op in ops:
                 w.fold(op)
             w.finish(target)
             self.db.execute("COMMIT")
             self.message_digest = (self.message_digest + w.msgdig) & ftsproof.MASK
+            self._dfs_kept = w.dfs != _BULK
         except BaseException as e:
             w.close()
             with contextlib.suppress(sqlite3.Error):
@@ -666,7 +703,9 @@ class RecallIndex:
 
     def snapshot(self) -> tuple[int, int, int]:
         """(seq, items, text characters) as committed now; clears per-seq caches when the file moved."""
-        vals = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN ('seq', 'ndocs', 'nchars')").fetchall())
+        vals = dict(self.db.execute(f"SELECT key, value FROM meta WHERE key IN ('seq', 'ndocs', 'nchars', "
+                                    f"'{ftsproof.DFS_PENDING}')").fetchall())
+        self._dfs_kept = ftsproof.DFS_PENDING not in vals
         seq = int(vals.get("seq", 0))
         if seq != self._cache_seq:
             self._df_cache.clear()
@@ -678,12 +717,14 @@ class RecallIndex:
         key = term + "*" if prefix else term
         n = self._df_cache.get(key)
         if n is None:
-            # ``dfs`` holds what fts5vocab would count by walking the term's whole row list (``_Writer.finish``)
+            # ``dfs`` holds what fts5vocab would count by walking the term's whole row list (``_Writer.finish``),
+            # except while a build from empty is under way (``catch_up``): then fts5vocab counts
+            table, count = ("dfs", "n") if self._dfs_kept else ("fts_row", "doc")
             if prefix:
-                row = self.db.execute("SELECT sum(n) FROM dfs WHERE term >= ? AND term < ?",
+                row = self.db.execute(f"SELECT sum({count}) FROM {table} WHERE term >= ? AND term < ?",
                                       (term, term + "\U0010ffff")).fetchone()
             else:
-                row = self.db.execute("SELECT n FROM dfs WHERE term = ?", (term,)).fetchone()
+                row = self.db.execute(f"SELECT {count} FROM {table} WHERE term = ?", (term,)).fetchone()
             n = int(row[0] or 0) if row else 0
             if len(self._df_cache) > 100_000:
                 self._df_cache.clear()
@@ -748,7 +789,9 @@ class RecallIndex:
             h.update(enc(row))
         for row in self.db.execute("SELECT term, doc, cnt FROM fts_row ORDER BY term"):
             h.update(enc(row))
-        for row in self.db.execute("SELECT term, n FROM dfs ORDER BY term"):
+        kept = self._meta(ftsproof.DFS_PENDING) is None  # (a build under way: the counts dfs will hold when it ends)
+        for row in self.db.execute("SELECT term, n FROM dfs ORDER BY term" if kept else
+                                   "SELECT term, doc FROM fts_row ORDER BY term"):
             h.update(enc(["df", *row]))
         return "xxh3_128:" + h.hexdigest()
 
@@ -987,14 +1030,27 @@ def _as_is(text: str) -> str:
 
 _FOLDED = (HistoryAppended, _SetFact)
 
+# What a commit does with ``dfs``: moves it by the commit's rows; leaves it to the build's end (marks it
+# pending); fills it from FTS5's counts at its end (a build that stopped half-way, or another one's)
+_KEEP, _BULK, _FILL = "keep", "bulk", "fill"
+
+
+def _fill_dfs(db: sqlite3.Connection) -> None:
+    """``dfs`` made FTS5's own document counts (one pass over fts5vocab's row table), its pending mark gone."""
+    db.execute("DELETE FROM dfs")
+    db.execute("INSERT INTO dfs(term, n) SELECT term, doc FROM fts_row")
+    db.execute("DELETE FROM meta WHERE key = ?", (ftsproof.DFS_PENDING,))
+
 
 class _Writer:
     """One commit's worth of folding: batches inserts, flushes them before any read-modify-write."""
 
-    def __init__(self, index: RecallIndex) -> None:
+    def __init__(self, index: RecallIndex, *, dfs: str = _KEEP) -> None:
         self.ix = index
         self.db = index.db
         self.fts_on = index.fts  # False: a rows-only scratch fold (no tokenising, no FTS writes)
+        self.dfs = dfs  # _KEEP, _BULK or _FILL (what this commit does with ``dfs``)
+        self.count_rows = self.fts_on and dfs == _KEEP  # tokenise the full-text writes again into the scratch tables
         self.pack = pack if index.fts else _as_is  # a scratch fold stores texts as they are (compared unpacked)
         self.sessions = index._sessions
         self.sessions.before_read = self.wait
@@ -1010,7 +1066,7 @@ class _Writer:
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
         self.df_rows = itertools.count(1)  # rowids of the scratch tables' rows
-        if self.fts_on:
+        if self.count_rows:
             for sql in _DF_TABLES:  # (temp tables: gone when temp_store changes, see _fts_difference)
                 self.db.execute(sql)
 
@@ -1305,13 +1361,14 @@ class _Writer:
             self.fts.append(row)
         else:
             self.db.execute(sql, row)
-            self.db.execute(_DF_IN if sql is _INSERT_FTS else _DF_OUT, (next(self.df_rows), *row[1:]))
+            if self.count_rows:
+                self.db.execute(_DF_IN if sql is _INSERT_FTS else _DF_OUT, (next(self.df_rows), *row[1:]))
 
     def _insert(self, docs: list[tuple[Any, ...]], fts: list[tuple[Any, ...]],
                 keys: list[tuple[int, int, str, int]]) -> None:
         self.db.executemany(_INSERT_DOC, docs)
         self.db.executemany(_INSERT_FTS, fts)
-        if fts:  # (none in a rows-only fold, which has no scratch tables)
+        if fts and self.count_rows:  # (none in a rows-only fold or a build from empty: no scratch tables)
             self.db.executemany(_DF_IN, [(next(self.df_rows), *r[1:]) for r in fts])
         self.db.executemany("INSERT INTO msg_keys(id, hlc, device, oseq) VALUES (?, ?, ?, ?)", keys)
 
@@ -1363,7 +1420,12 @@ class _Writer:
         self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'nchars'", (self.nchars,))
         if self.fts_on:
             ftsproof.save(self.db, self.ftsdig)
-            self.move_dfs()
+            if self.dfs == _KEEP:
+                self.move_dfs()
+            elif self.dfs == _BULK:
+                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, 1)", (ftsproof.DFS_PENDING,))
+            else:
+                _fill_dfs(self.db)
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'seq'", (seq,))
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('clock', ?)",
                         (msgspec.json.encode(self.ix.clock).decode(),))

@@ -630,17 +630,29 @@ class _Search:
         cc = self.context_chars
         sid, pos, nchars = d.sid, d.pos, d.nchars
         get = by_pos.get
-        for off in range(1, r.window + 1):
+        answer, after = r.answer, r.after
+        # (``weights`` holds the offsets 1..window in order; ``max``/``min`` written out: the same values)
+        for off, weight in weights.items():
             n = get((sid, pos - off))
             if n is not None:
-                w = weights[off] * (min(1.0, cc / max(nchars, n.nchars, 1)) if cc else 1.0)
+                if cc:
+                    m = n.nchars if n.nchars > nchars else nchars
+                    x = cc / (m if m > 1 else 1)
+                    w = weight * (x if x < 1.0 else 1.0)
+                else:
+                    w = weight * 1.0
                 # (``rank.answers`` is False for a turn without a "?": the call is skipped then)
-                if off == 1 and r.answer != 1.0 and "?" in n.text and rank.answers(d, n):
-                    w *= r.answer
+                if off == 1 and answer != 1.0 and "?" in n.text and rank.answers(d, n):
+                    w *= answer
                 ctx.append((w, n))
             n = get((sid, pos + off))
             if n is not None:
-                ctx.append((weights[off] * r.after * (min(1.0, cc / max(nchars, n.nchars, 1)) if cc else 1.0), n))
+                if cc:
+                    m = n.nchars if n.nchars > nchars else nchars
+                    x = cc / (m if m > 1 else 1)
+                    ctx.append((weight * after * (x if x < 1.0 else 1.0), n))
+                else:
+                    ctx.append((weight * after * 1.0, n))
         return ctx
 
     def shown_by_context(self, d: _Doc) -> bool:
@@ -654,32 +666,31 @@ class _Search:
         """(BM25F of ``d`` with its context ``ctx``, BM25 of its own text); None when it is not to be shown."""
         r, idf = self.r, terms.idf
         k1, b = r.k1, r.b
-        if ctx:
-            length = d.nchars + sum(w * n.nchars for w, n in ctx)
-            norm = k1 * (1 - b + b * length / ctx_avg)
-        else:
-            norm = k1 * (1 - b + b * d.nchars / avg_chars)
-        s = own = 0.0
         own_norm = k1 * (1 - b + b * d.nchars / avg_chars)
-        aux, tfs, tfs_aux = r.aux, d.tf, d.tf_aux
+        tfs, tfs_aux = d.tf, d.tf_aux
         # a neighbour without a term adds w * 0.0 == 0.0 to every term frequency: left out, nothing changes
         ctx_tfs = [(w, n.tf) for w, n in ctx if n.tf]
+        if ctx:  # (``sum``: Python's float sum, compensated since 3.12, not a loop of +=)
+            norm = k1 * (1 - b + b * (d.nchars + sum([w * n.nchars for w, n in ctx])) / ctx_avg)
+        else:
+            norm = own_norm
         if not (tfs or tfs_aux or ctx_tfs):
             return None  # no term anywhere: s would stay 0
-        held = set(tfs).union(tfs_aux, *(ntf for _w, ntf in ctx_tfs))  # a term none of them holds adds nothing
+        s = own = 0.0
+        aux, kp1 = r.aux, k1 + 1
         for t in terms.live:
-            if t not in held:
-                continue
-            tf = mine = tfs.get(t, 0.0) + aux * tfs_aux.get(t, 0.0)
+            mine = tfs.get(t, 0.0) + aux * tfs_aux.get(t, 0.0)
+            tf = mine
             for w, ntf in ctx_tfs:
-                tf += w * ntf.get(t, 0.0)
+                if t in ntf:  # (one without it adds w * 0.0: nothing)
+                    tf += w * ntf[t]
             if tf:
-                s += idf[t] * tf * (k1 + 1) / (tf + norm)
+                s += idf[t] * tf * kp1 / (tf + norm)
             if mine:
-                own += idf[t] * mine * (k1 + 1) / (mine + own_norm)
+                own += idf[t] * mine * kp1 / (mine + own_norm)
         if s <= 0:
             return None  # (a turn that matches nothing itself and is not ``shown_by_context`` never gets here)
-        if not (d.tf or d.tf_aux):
+        if not (tfs or tfs_aux):
             s *= r.context_only  # found through its neighbours only: below turns with evidence of their own
         return s, own
 

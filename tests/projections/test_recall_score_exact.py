@@ -1,4 +1,4 @@
-"""``bm25f`` and ``neighbours`` give what their plain versions give, to the bit and in order (issue 23).
+"""``bm25f``, ``context`` and ``neighbours`` give what their plain versions give, to the bit and in order (issue 23).
 
 The reference below is BM25F as it was written before the shortcut: every neighbour's
 frequency added for every term the doc or a neighbour holds, ``w * 0.0`` included.
@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from projections.recall.search import DEFAULT_RANKING, _Doc, _Search, _Terms
+from projections.recall import rank
+from projections.recall.search import DEFAULT_RANKING, Ranking, _Doc, _Search, _Terms
 
 TERMS = ["alpha", "bravo", "charlie", "delta"]
 
@@ -71,6 +72,49 @@ def test_bm25f_equals_the_plain_formula(own, ctx, idf, avg):
                    name_tokens=frozenset(), boost=frozenset())
     ctx_avg = avg * 2.2
     assert s.bm25f(d, context, terms, avg, ctx_avg) == _reference(s, d, context, terms, avg, ctx_avg)
+
+
+def _plain_context(s: _Search, d: _Doc, by_pos: dict, weights: dict) -> list:
+    """``context`` as it was written before its loop was tightened (``max``/``min``, the weights by offset)."""
+    r = s.r
+    ctx: list = []
+    if r.context <= 0:
+        return ctx
+    cc = s.context_chars
+    for off in range(1, r.window + 1):
+        n = by_pos.get((d.sid, d.pos - off))
+        if n is not None:
+            w = weights[off] * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0)
+            if off == 1 and r.answer != 1.0 and rank.answers(d, n):
+                w *= r.answer
+            ctx.append((w, n))
+        n = by_pos.get((d.sid, d.pos + off))
+        if n is not None:
+            ctx.append((weights[off] * r.after * (min(1.0, cc / max(d.nchars, n.nchars, 1)) if cc else 1.0), n))
+    return ctx
+
+
+@settings(max_examples=300, deadline=None)
+@given(lengths=st.lists(st.integers(0, 3000), min_size=1, max_size=9), at=st.integers(0, 8),
+       asks=st.lists(st.booleans(), min_size=9, max_size=9), cc=st.sampled_from([0, 1, 125, 250]),
+       window=st.integers(1, 3), context=st.floats(0.0, 1.0), decay=st.floats(0.1, 1.0),
+       after=st.floats(0.1, 1.0), answer=st.sampled_from([1.0, 2.0, 0.7]), roles=st.lists(st.booleans(), min_size=9,
+                                                                                            max_size=9))
+def test_context_equals_the_plain_formula(lengths, at, asks, cc, window, context, decay, after, answer, roles):
+    r = Ranking(window=window, context=context, decay=decay, after=after, answer=answer)
+    s = _Search(types.SimpleNamespace(db=None), r)  # type: ignore[arg-type]
+    s.context_chars = cc
+    docs = []
+    for i, n in enumerate(lengths):
+        text = ("what do you think?" if asks[i] else "fine") + " x" * (n // 2)
+        d = _Doc((i + 1, 0, "2026-01-01T00:00:00.000Z", text, n, 1, i, f"m{i}", "user" if roles[i] else "assistant",
+                  None, None, None, None, None, None, None, None, None, None))
+        docs.append(d)
+    by_pos = {(d.sid, d.pos): d for d in docs}
+    weights = {off: r.context * r.decay ** (off - 1) for off in range(1, r.window + 1)}
+    d = docs[at % len(docs)]
+    got = [(w, n.id) for w, n in s.context(d, by_pos, weights)]
+    assert got == [(w, n.id) for w, n in _plain_context(s, d, by_pos, weights)]
 
 
 def _old_neighbour_ids(s: _Search, docs: list[_Doc], window: int) -> list[int]:
