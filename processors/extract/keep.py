@@ -16,7 +16,13 @@ clause by grammar, never by a list of values:
   noun phrase without a person: "the app", "background jobs", "error tracking", "prod") with
   a verb of running, deploying, building or handling and a preposition, then a value of the
   shape of a name ("Heroku", "Fly.io", "PostgreSQL 16", "React 17": a capital letter or a
-  version), see ``project_statement``. A weekday or a month is no value.
+  version), see ``project_statement``. A weekday or a month is no value;
+- a first statement must become a fact, or a later correction has nothing to supersede (round 12), so three more
+  shapes keep a clause: the speaker's own activity in the present simple ("I teach chemistry at a high school",
+  "we pin node 18 in .nvmrc": ``own_activity``, not a verb of thinking, saying or wanting, nor a definite object of
+  the chat), a tool done to a project's thing ("Prettier formats the frontend code", "The Python code is linted
+  with flake8", a lower-case tool name at the clause's end: ``tool_statement``) and the speaker's own handle ("My
+  GitHub handle is @quietfox": ``own_id``).
 
 How the assistant should answer is a standing preference too ("Please keep answers short, bullet
 points only.", "I'd rather you explain things in detail."): ``answer_style`` words it in the third
@@ -111,10 +117,11 @@ _OWN_ACTIVITY = re.compile(
     r"suppose|doubt|assume|promise|bet|hear|heard|notice|wonder|get|got|just|really|actually|like|love|hate|prefer|"
     r"hope|wish|want|need|let|expect|care|reckon|figure|suspect|admit|apologi[sz]e|appreciate|went|ran|made|took|wrote|"
     r"left|came|gave|found|did|thought|bought|brought|sat|met|spent|lost|built|sent|began|broke|ate|drank|drove|flew|"
-    r"fell|kept|paid|put|set|sold|spoke|stood|taught|won|quit|moved|not|never|no)\b)"
+    r"fell|kept|paid|put|set|sold|spoke|stood|taught|won|quit|read|hit|cut|moved|not|never|no)\b)"
     r"(?P<verb>[a-z]+)(?<!ed)(?<!ing)\s+(?P<rest>\S.*)$", re.IGNORECASE)
 _OTHER_PERSON = re.compile(rf"\b(?:{frames.PERSON_NOUNS}|you|he|she|him|her|they|them|his|their)\b", re.IGNORECASE)
 _BARE_THING = re.compile(r"^(?:(?:by|with|on|in|to|at|for)\s+)?(?:my|our|the)\s+[\w-]+$", re.IGNORECASE)
+_DEFINITE_OBJECT = re.compile(r"^(?:the|this|that|these|those|your)\b", re.IGNORECASE)
 _POINTS_AT_CHAT = re.compile(r"\b(?:it|them|this|that|these|those|there|here|yesterday|today|tonight|tomorrow|"
                              r"ago|last\s+(?:week|month|year|night|time)|this\s+(?:morning|afternoon|evening|week))\b",
                              re.IGNORECASE)
@@ -179,8 +186,8 @@ def tool_statement(clause: str) -> bool:
     m = _TOOL_FRAME.match(body)
     if m and not _NOT_VALUE.match(m.group("v")) and not _PERSON.search(m.group("k")):
         return True
-    m = _LOWER_FRAME.match(body)
-    return bool(m) and not _PERSON.search(m.group("k")) and not _EPISODE.search(m.group("k"))
+    lower = _LOWER_FRAME.match(body)
+    return lower is not None and not _PERSON.search(lower.group("k")) and not _EPISODE.search(lower.group("k"))
 
 
 def own_activity(clause: str) -> bool:
@@ -191,8 +198,8 @@ def own_activity(clause: str) -> bool:
     if not m or len(body.split()) > 12 or _HEDGE.search(body) or _POINTS_AT_CHAT.search(m.group("rest")):
         return False
     rest = m.group("rest")
-    if _BARE_THING.match(rest):  # "I go by my handle" (its value cut off by a comma): no content of its own
-        return False
+    if _BARE_THING.match(rest) or _DEFINITE_OBJECT.match(rest):  # "I go by my handle" (its value cut off by a comma),
+        return False  # "I read the output file": a thing of the chat, the work at hand
     return not frames.other_subject(body, "") and not _OTHER_PERSON.search(rest)
 
 
