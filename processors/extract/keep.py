@@ -16,7 +16,13 @@ clause by grammar, never by a list of values:
   noun phrase without a person: "the app", "background jobs", "error tracking", "prod") with
   a verb of running, deploying, building or handling and a preposition, then a value of the
   shape of a name ("Heroku", "Fly.io", "PostgreSQL 16", "React 17": a capital letter or a
-  version), see ``project_statement``. A weekday or a month is no value.
+  version), see ``project_statement``. A weekday or a month is no value;
+- a first statement must become a fact, or a later correction has nothing to supersede (round 12), so three more
+  shapes keep a clause: the speaker's own activity in the present simple ("I teach chemistry at a high school",
+  "we pin node 18 in .nvmrc": ``own_activity``, not a verb of thinking, saying or wanting, nor a definite object of
+  the chat), a tool done to a project's thing ("Prettier formats the frontend code", "The Python code is linted
+  with flake8", a lower-case tool name at the clause's end: ``tool_statement``) and the speaker's own handle ("My
+  GitHub handle is @quietfox": ``own_id``).
 
 How the assistant should answer is a standing preference too ("Please keep answers short, bullet
 points only.", "I'd rather you explain things in detail."): ``answer_style`` words it in the third
@@ -67,12 +73,22 @@ _NOT_VALUE = re.compile(r"^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|^(?:Januar
 _THING = (r"(?:(?:the|our|my|this|all|all\s+the|all\s+our)\s+)?(?!(?:he|she|they|it|i|we|you|there|this|that|what|who|"
           r"everyone|everybody|someone|nobody|please|pls|kindly|just|always|never|also|then|so|and|but|or|let|lets|"
           r"let's|don't|do|does|maybe|actually|now|still|only|first|next)\b)[a-z][\w-]*(?:\s+(?!(?:is|are|was|were|runs?|goes|go)\b)[a-z][\w-]*){0,2}")
+#: Participles of what a tool does to a project's thing ("is linted with", "is published on", "are reported to").
+_TOOL_PASSIVE = (r"linted|formatted|published|released|reported|logged|pinned|versioned|installed|compiled|transpiled|"
+                 r"type-?checked|checked|shipped|distributed|cached|queued|mirrored|rendered|styled|authenticated|"
+                 r"orchestrated|containeri[sz]ed|proxied|load-balanced|indexed|searched|translated|localized|documented")
+#: A tool's own name as a value may be lower case ("flake8", "ruff", "ferncrate", "acme/billing-api"): one token,
+#: the clause's last word, never an article, a pronoun or a word of manner ("by hand", "with care": a closed class).
+_LOWER_VALUE = r"(?!(?:a|an|the|it|them|us|me|hand|care|default|ease|caution|default)\b)[a-z@.][\w.+/@-]*"
+#: Verbs a tool does to a project's thing, in the present ("Prettier formats the frontend code").
+_TOOL_ACTIVE = (r"formats|lints|bundles|compiles|transpiles|type-?checks|builds|deploys|hosts|serves|caches|queues|"
+                r"monitors|tracks|renders|proxies|schedules|orchestrates|indexes|mirrors|publishes")
 #: Verbs of where a project's thing runs or what it is made with, each with its preposition.
 _PROJECT_FRAME = re.compile(
     rf"^(?P<k>{_THING})\s+(?:"
     rf"(?:is|are|gets|get)\s+(?:(?:now|currently|all|still|mostly|entirely)\s+)?(?:deployed|hosted|built|written|"
     rf"managed|handled|run|stored|served|tracked|kept|done|powered|backed|packaged|bundled|tested|monitored|"
-    rf"provisioned|scheduled|sent|processed)\s+(?:on|with|in|by|through|via|to|using|at|from)\s+"
+    rf"provisioned|scheduled|sent|processed|{_TOOL_PASSIVE})\s+(?:on|with|in|by|through|via|to|using|at|from)\s+"
     rf"|(?:goes|go|runs|run|lives|live|sits|sit|go\s+out)\s+(?:now\s+)?(?:on|through|to|via|in|"
     rf"out\s+through|over|under|with|on\s+top\s+of)\s+"
     rf"|(?:is|are)\s+(?:now\s+)?(?:on|via)\s+"
@@ -80,6 +96,35 @@ _PROJECT_FRAME = re.compile(
     rf"|(?:is|are|'s)\s+(?:now\s+|currently\s+)?(?:running|using|on)\s+"
     rf"|(?:uses|use|runs|run|targets|target|requires|require)\s+)"
     rf"(?:(?:a|an|the)\s+)?(?P<v>{_VALUE})", re.IGNORECASE)
+#: A tool-subject doing its work on a project's thing: "Prettier formats the frontend code" (a determiner before the thing).
+_TOOL_FRAME = re.compile(rf"^(?P<v>{_VALUE})\s+(?:{_TOOL_ACTIVE})\s+(?:the|our|all|all\s+the|all\s+our|every)\s+"
+                         rf"(?P<k>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}})$", re.IGNORECASE)
+#: A project's thing done by a tool of a lower-case name, the clause's end ("The Python code is linted with flake8",
+#: "the repo is acme/billing-api": a bare "is" only with a path of the shape owner/name).
+_LOWER_FRAME = re.compile(
+    rf"^(?P<k>{_THING})\s+(?:(?:is|are|gets|get)\s+(?:(?:now|currently|all|still|always)\s+)?(?:{_TOOL_PASSIVE}|deployed|"
+    rf"hosted|built|written|managed|handled|tested|bundled|packaged|formatted)\s+(?:with|by|using|via|through|on|to|as)\s+"
+    rf"(?P<v>{_LOWER_VALUE}(?:\s+v?\d[\w.]*)?)|(?:is|are)\s+(?:named|called)\s+(?P<n>{_LOWER_VALUE})"
+    rf"|(?:is|are)\s+(?P<p>[a-z][\w.-]*/[\w.-]*\w))$", re.IGNORECASE)
+#: The speaker's own activity in the present simple ("I teach chemistry at a high school", "I work night shifts", "we
+#: pin node 18 in .nvmrc", "I play in a chess club and I run marathons"): I or we, a verb in its plain form and what
+#: follows; not a verb of thinking, saying, seeing or wanting, a form of be/have/do, a modal or an irregular past
+#: (closed classes of the grammar), nor an object that points at the chat ("I run it nightly").
+_OWN_ACTIVITY = re.compile(
+    r"^(?:I|we)\s+(?:(?:usually|normally|mostly|always|also|still|currently|generally|often|mainly|now)\s+)?"
+    r"(?!(?:am|are|is|was|were|be|been|have|has|had|do|does|did|don't|doesn't|didn't|can|can't|cannot|must|shall|"
+    r"think|know|knew|mean|see|saw|seen|feel|felt|guess|say|said|ask|tell|told|agree|understand|remember|forget|believe|"
+    r"suppose|doubt|assume|promise|bet|hear|heard|notice|wonder|get|got|just|really|actually|like|love|hate|prefer|"
+    r"hope|wish|want|need|let|expect|care|reckon|figure|suspect|admit|apologi[sz]e|appreciate|went|ran|made|took|wrote|"
+    r"left|came|gave|found|did|thought|bought|brought|sat|met|spent|lost|built|sent|began|broke|ate|drank|drove|flew|"
+    r"fell|kept|paid|put|set|sold|spoke|stood|taught|won|quit|read|hit|cut|moved|not|never|no)\b)"
+    r"(?P<verb>[a-z]+)(?<!ed)(?<!ing)\s+(?P<rest>\S.*)$", re.IGNORECASE)
+_OTHER_PERSON = re.compile(rf"\b(?:{frames.PERSON_NOUNS}|you|he|she|him|her|they|them|his|their)\b", re.IGNORECASE)
+_BARE_THING = re.compile(r"^(?:(?:by|with|on|in|to|at|for)\s+)?(?:my|our|the)\s+[\w-]+$", re.IGNORECASE)
+_DEFINITE_OBJECT = re.compile(r"^(?:the|this|that|these|those|your)\b", re.IGNORECASE)
+_POINTS_AT_CHAT = re.compile(r"\b(?:it|them|this|that|these|those|there|here|yesterday|today|tonight|tomorrow|"
+                             r"ago|last\s+(?:week|month|year|night|time)|this\s+(?:morning|afternoon|evening|week))\b",
+                             re.IGNORECASE)
 #: Where a clause's own statement ends: a clause of reason or time with its own subject ("since we consolidated").
 _SUBORDINATE = re.compile(r"\s+(?:ever\s+)?(?:since|because|as|after|when|so|once|now\s+that)\s+"
                           r"(?:the|we|I|our|my|it|they|he|she|you)\b.*$", re.IGNORECASE)
@@ -133,10 +178,47 @@ def project_statement(clause: str) -> bool:
     return not _PERSON.search(k) and not _EPISODE.search(k)  # "my brother is running Arch", "the bug is in Chrome"
 
 
+def tool_statement(clause: str) -> bool:
+    """Whether ``clause`` says which tool does what to a project's thing where ``project_statement``'s value of a
+    capitalised name does not fit: a tool-subject ("Prettier formats the frontend code") or a tool of a lower-case
+    name at the clause's end ("The Python code is linted with flake8", "The repo is acme/billing-api")."""
+    body = clause.strip(" .!")
+    m = _TOOL_FRAME.match(body)
+    if m and not _NOT_VALUE.match(m.group("v")) and not _PERSON.search(m.group("k")):
+        return True
+    lower = _LOWER_FRAME.match(body)
+    return lower is not None and not _PERSON.search(lower.group("k")) and not _EPISODE.search(lower.group("k"))
+
+
+def own_activity(clause: str) -> bool:
+    """Whether ``clause`` states what the speaker does as a standing matter, in the present simple ("I teach chemistry
+    at a high school", "we pin node 18 in .nvmrc"), short, about the speaker alone, pointing at nothing in the chat."""
+    body = clause.strip(" .!")
+    m = _OWN_ACTIVITY.match(body)
+    if not m or len(body.split()) > 12 or _HEDGE.search(body) or _POINTS_AT_CHAT.search(m.group("rest")):
+        return False
+    rest = m.group("rest")
+    if _BARE_THING.match(rest) or _DEFINITE_OBJECT.match(rest):  # "I go by my handle" (its value cut off by a comma),
+        return False  # "I read the output file": a thing of the chat, the work at hand
+    return not frames.other_subject(body, "") and not _OTHER_PERSON.search(rest)
+
+
+#: A speaker's own identifier: "My GitHub handle is @quietfox", "my username on the forum is ktran_9" (the nouns of an
+#: identifier, a closed class; a secret is never one, see ``notes.secret_in``).
+_OWN_ID = re.compile(r"^(?:my|our)\s+(?:[\w.-]+\s+){0,2}?(?:handle|username|user\s*name|user\s+id|id|nick(?:name)?|"
+                     r"login|alias|gamertag|account(?:\s+name)?)(?:\s+(?:on|at|in|for)\s+(?:the\s+)?[\w.-]+(?:\s+[\w.-]+)?)?"
+                     r"\s+is\s+(?P<v>@?[\w][\w.@+-]*\w)$", re.IGNORECASE)
+
+
+def own_id(clause: str) -> bool:
+    """Whether ``clause`` states the speaker's own handle or user name ("My GitHub handle is @quietfox")."""
+    return bool(_OWN_ID.match(clause.strip(" .!")))
+
+
 def thing_statement(clause: str) -> bool:
     """Whether ``clause`` is about a thing, not a person: a project statement or when a recurring thing happens."""
     body = clause.strip(" .!")
-    return project_statement(body) or _recurring(body)
+    return project_statement(body) or tool_statement(body) or _recurring(body)
 
 
 #: The slots a clause about the speaker is kept for: who they are, where they live and work, what they are called,
@@ -177,7 +259,7 @@ def _states(clause: str) -> bool:
     if not body or len(body.split()) > 16 or SECOND_PERSON.search(body) or frames.irrealis(body) \
             or notes.secret_in(body):  # "The staging password is Swordfish": never a fact
         return False
-    return _speaker_slot(body) or thing_statement(body)
+    return _speaker_slot(body) or own_activity(body) or own_id(body) or thing_statement(body)
 
 
 def _recurring(body: str) -> bool:

@@ -543,6 +543,10 @@ _ZH_TRIGGER = re.compile(
     r"|^[\u4e00-\u9fff]{1,4}(?:用的是|使用的是)\s*[A-Za-z]"  # 缓存用的是 Memcached
     r"|这个项目|本项目|项目里|项目中|仓库里|代码库"
     r"|我(?:[^，。！？]{0,12}?)(?:去了|买了|搬到|开始|参加了|换了|学会了|完成了|认识了|报名了|养了)"
+    # one's own diet or habit: 我不吃辣, 我不喝酒, 我每天早上七点起床跑步; what one drives or rides: 我开的是一辆丰田
+    r"|^我(?:从来)?不(?:吃|喝|抽)|^我每[天周晚月年]|^我(?:开|骑|用)的是"
+    # where a service or a project's thing runs: 服务部署在阿里云上, 数据库托管在 AWS
+    r"|^[\u4e00-\u9fff]{1,6}(?:部署|托管|运行|跑)在"
 )
 _ZH_QUESTION_END = re.compile(r"[吗嘛么呢][\s~～。！!…]*$")
 _ZH_QUESTION_START = re.compile(r"^(?:请问|你|您)?(?:能不能|可不可以|是不是|要不要|有没有|为什么|怎么|什么|哪)")
