@@ -36,9 +36,7 @@ Run: python -m pytest tests/processors/test_corrections_heldout15.py -q -s
 
 from __future__ import annotations
 
-import re
-
-from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
+from tests.memory_pipeline import Case, assert_corrections_floor, assert_kept_floor, check_blind_set
 
 FLOOR = 0.66  # share of HELD_OUT_15 handled: 37/60 on main at 8aaf7d6 (measured once by the writer and once by the lead), 39/60 after corr12+quality12, 40/60 after keep12 (2026-12-04)
 NOT_FLOOR = 0.95  # share of NOT_CORRECTIONS_15 kept: 20/20 on main at 8aaf7d6 (one case of slack, as sets 11-14)
@@ -384,34 +382,17 @@ NOT_CORRECTIONS_15 = [
          active="骑车", gone=""),
 ]
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
 
 def test_set_is_as_described() -> None:
     """The counts the docstring states: 60 corrections (45 English, 15 Chinese), 20 non-corrections (5 Chinese), names unique."""
-    assert len(HELD_OUT_15) == 60
-    assert sum(1 for c in HELD_OUT_15 if _CJK.search(c.said[-1])) == 15
-    assert all(2 <= len(c.said) <= 4 and c.active and c.gone for c in HELD_OUT_15)
-    assert len(NOT_CORRECTIONS_15) == 20
-    assert sum(1 for c in NOT_CORRECTIONS_15 if _CJK.search(c.said[-1])) == 5
-    assert all(2 <= len(c.said) <= 4 and c.gone == "" and c.active for c in NOT_CORRECTIONS_15)
-    names = [c.name for c in HELD_OUT_15 + NOT_CORRECTIONS_15]
-    assert len(names) == len(set(names))
+    check_blind_set(HELD_OUT_15, NOT_CORRECTIONS_15)
 
 
 def test_heldout15_corrections(tmp_path, capsys) -> None:  # noqa: ANN001 - pytest fixtures
     """Each correction through the real pipeline; print the rate and hold the measured floor."""
-    failures = failures_of(HELD_OUT_15, tmp_path)
-    n = len(HELD_OUT_15)
-    ok = n - len(failures)
-    show(capsys, f"held-out15: {ok}/{n} corrections handled (blind set)", failures)
-    assert ok / n >= FLOOR, "\n".join(failures)
+    assert_corrections_floor(HELD_OUT_15, tmp_path, capsys, "held-out15", FLOOR)
 
 
 def test_heldout15_not_corrections(tmp_path, capsys) -> None:  # noqa: ANN001 - pytest fixtures
     """Each non-correction through the real pipeline: the first fact must stay active and not be superseded."""
-    wrong = wrongly_replaced(NOT_CORRECTIONS_15, tmp_path)
-    n = len(NOT_CORRECTIONS_15)
-    kept = n - len(wrong)
-    show(capsys, f"held-out15 not-corrections: {kept}/{n} kept (blind set)", wrong, mark="REPLACED")
-    assert kept / n >= NOT_FLOOR, "\n".join(wrong)
+    assert_kept_floor(NOT_CORRECTIONS_15, tmp_path, capsys, "held-out15", NOT_FLOOR)
