@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from tests.memory_pipeline import Case, failures_of, show, wrongly_replaced
+from tests.memory_pipeline import Case, assert_corrections_floor, assert_kept_floor
 
 #: Share of HELD_OUT_10 handled: 24/60 on main before round 7, 29/60 after (measured once each); 49/60 with round 8,
 #: which read and used its first 35 English cases (10/35 -> 30/35) and held out the other 25 (19/25 before and after).
@@ -203,17 +203,9 @@ def test_set_is_as_described() -> None:
 
 def test_heldout10_corrections(tmp_path, capsys) -> None:  # noqa: ANN001 - pytest fixtures
     """Each correction through the real pipeline; print the rate and hold the measured floor."""
-    failures = failures_of(HELD_OUT_10, tmp_path)
-    n = len(HELD_OUT_10)
-    ok = n - len(failures)
-    show(capsys, f"held-out10: {ok}/{n} corrections handled (blind set)", failures)
-    assert ok / n >= FLOOR, "\n".join(failures)
+    assert_corrections_floor(HELD_OUT_10, tmp_path, capsys, "held-out10", FLOOR)
 
 
 def test_heldout10_not_corrections(tmp_path, capsys) -> None:  # noqa: ANN001 - pytest fixtures
     """Each non-correction through the real pipeline: the first fact must stay active and not be superseded."""
-    wrong = wrongly_replaced(NOT_CORRECTIONS_10, tmp_path)
-    n = len(NOT_CORRECTIONS_10)
-    kept = n - len(wrong)
-    show(capsys, f"held-out10 not-corrections: {kept}/{n} kept (blind set)", wrong, mark="REPLACED")
-    assert kept / n >= NOT_FLOOR, "\n".join(wrong)
+    assert_kept_floor(NOT_CORRECTIONS_10, tmp_path, capsys, "held-out10", NOT_FLOOR)
